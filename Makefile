@@ -1,0 +1,36 @@
+# rag_lab: `make reproduce` runs every notebook; `make test` runs the test suite (CI calls this).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export RAGAS_DO_NOT_TRACK := true
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: setup test reproduce notebooks benchmark clean
+
+setup: $(STAMP)
+	@bash scripts/ensure_chromium.sh
+
+# CPU torch first (the local wheel), so nothing later pulls a CUDA build.
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(PY) -m ipykernel install --sys-prefix --name rag_lab --display-name "rag_lab (.venv)"
+	$(PY) -m pip check
+	touch $(STAMP)
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+reproduce: setup
+	$(PY) -m rag_lab run
+
+benchmark: setup
+	$(PY) benchmarks/run.py --out benchmarks/report.json
+
+clean:
+	rm -rf papermill_runs figures .pytest_cache

@@ -1,0 +1,32 @@
+"""Command line: ``python -m rag_lab COMMAND``. Each command is a module here with
+``add_arguments(parser)`` and ``run(args) -> exit code``; ``COMMANDS`` lists them."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+COMMANDS = {
+    "datasets": "list the datasets that load by name",
+    "methods": "list the registered retrieval methods",
+    "eval": "build methods on a dataset and score retrieval for every question",
+    "run": "execute notebooks headlessly with papermill (writes papermill_runs/<run-id>/)",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rag_lab", description="rag_lab: structure-aware RAG lab")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    modules = {}
+    for name, help_text in COMMANDS.items():
+        module = importlib.import_module(f"rag_lab.cli.{name.replace('-', '_')}")
+        modules[name] = module
+        module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return modules[args.command].run(args)
+    except (ValueError, FileNotFoundError, RuntimeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2

@@ -1,0 +1,65 @@
+"""Dataset registry: shipped folders under ``data/`` and loaders for public datasets.
+
+``load_dataset("italian_cuisine")`` reads a shipped folder; ``load_dataset(path)``
+reads any folder in the generic form; a registered loader name (``qasper`` …)
+calls that loader, which reads a local copy and says where to put one if absent.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+from ..io import read_dataset
+from ..types import Dataset
+
+DATA_DIR = Path(os.environ.get("RAG_LAB_DATA", Path(__file__).resolve().parents[2] / "data"))
+
+# name -> (loader(limit=..., **kw) -> Dataset, one-line description); filled by loader modules.
+LOADERS: dict[str, tuple[Callable[..., Dataset], str]] = {}
+
+
+def register_loader(name: str, description: str):
+    def deco(fn):
+        LOADERS[name] = (fn, description)
+        return fn
+    return deco
+
+
+def shipped_datasets() -> dict[str, str]:
+    """Folders under data/ that hold a dataset, with their first README line as description."""
+    out = {}
+    if DATA_DIR.is_dir():
+        for folder in sorted(DATA_DIR.iterdir()):
+            if (folder / "documents.jsonl").exists() or list(folder.glob("*.txt")) or (folder / "loader.txt").exists():
+                readme = folder / "README.md"
+                desc = readme.read_text(encoding="utf-8").strip().splitlines()[0].lstrip("# ") if readme.exists() else ""
+                out[folder.name] = desc
+    return out
+
+
+def available_datasets() -> dict[str, str]:
+    _import_loaders()
+    out = dict(shipped_datasets())
+    out.update({name: desc for name, (_, desc) in LOADERS.items()})
+    return out
+
+
+def _import_loaders() -> None:
+    from . import loaders  # noqa: F401  (registers the public-dataset loaders)
+
+
+def load_dataset(name_or_path: str | os.PathLike, limit: int | None = None, **kwargs) -> Dataset:
+    """Load a shipped dataset by name, a folder in the generic form, or a registered public dataset."""
+    _import_loaders()
+    key = str(name_or_path)
+    if key in LOADERS:
+        dataset = LOADERS[key][0](**kwargs)
+    elif (DATA_DIR / key).is_dir() and key in shipped_datasets():
+        dataset = read_dataset(DATA_DIR / key, name=key)
+    elif Path(key).is_dir():
+        dataset = read_dataset(Path(key))
+    else:
+        known = ", ".join(sorted(available_datasets()))
+        raise ValueError(f"unknown dataset {key!r}: not a folder and not one of: {known}")
+    return dataset.limit(limit) if limit else dataset

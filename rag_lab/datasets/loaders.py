@@ -1,0 +1,1 @@
+"""Loaders for public datasets that cannot be downloaded here; each reads a local copy."""

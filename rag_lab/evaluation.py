@@ -1,0 +1,113 @@
+"""Run retrievers over a dataset's questions and score them into one tidy table.
+
+One row per (method, question, metric, k): ``method, question_id, metric, k, value``.
+Costs and latency are rows too (``k`` empty), so one table feeds every figure.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from typing import Mapping, Sequence
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from .metrics import questions_with_gold, retrieval_metrics, section_coverage
+from .retrievers import Retriever, get_retriever
+from .types import Dataset, Retrieval
+
+log = logging.getLogger(__name__)
+COLUMNS = ["method", "question_id", "metric", "k", "value"]
+
+
+def as_retrievers(methods: Sequence[str | Retriever] | Mapping[str, Retriever]) -> dict[str, Retriever]:
+    if isinstance(methods, Mapping):
+        return dict(methods)
+    out = {}
+    for m in methods:
+        r = get_retriever(m) if isinstance(m, str) else m
+        out[r.name] = r
+    return out
+
+
+def build_all(retrievers: Mapping[str, Retriever], dataset: Dataset) -> None:
+    """Build every retriever not built yet (a built one has chunks)."""
+    for name, r in retrievers.items():
+        if not r.chunks:
+            log.info("building %s over %d documents", name, len(dataset.documents))
+            r.build(dataset.documents)
+
+
+def run_queries(retrievers: Mapping[str, Retriever], dataset: Dataset, k: int,
+                progress: bool = True) -> dict[str, dict[str, Retrieval]]:
+    """method -> question id -> Retrieval of the top ``k``."""
+    out: dict[str, dict[str, Retrieval]] = {}
+    total = len(retrievers) * len(dataset.questions)
+    with tqdm(total=total, desc="retrieving", disable=not progress or total < 20) as bar:
+        for name, r in retrievers.items():
+            out[name] = {}
+            for q in dataset.questions:
+                out[name][q.id] = r.retrieve(q.question, k)
+                bar.update()
+    return out
+
+
+def score_retrievals(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dataset, ks: Sequence[int],
+                     min_overlap: float = 0.5) -> pd.DataFrame:
+    """Retrieval metrics, section coverage (when documents have sections) and per-query cost."""
+    docs = {d.id: d for d in dataset.documents}
+    has_sections = any(d.sections for d in dataset.documents)
+    scored, skipped = questions_with_gold(dataset)
+    scored_ids = {q.id for q in scored}
+    if skipped:
+        log.warning("skipping %d question(s) with no gold_doc_ids or gold_contexts for retrieval metrics: %s",
+                    len(skipped), ", ".join(skipped[:10]))
+    rows = []
+    for method, by_q in results.items():
+        for q in dataset.questions:
+            ret = by_q[q.id]
+            chunks = [h.chunk for h in ret.hits]
+            if q.id in scored_ids:
+                rows += [(method, q.id, m, k, v) for m, k, v in retrieval_metrics(chunks, q, docs, ks, min_overlap)]
+            if has_sections:
+                for k in ks:
+                    count, share = section_coverage(chunks, k, docs)
+                    rows += [(method, q.id, "section_coverage", k, float(count)),
+                             (method, q.id, "section_coverage_norm", k, share)]
+            c = ret.cost
+            rows += [(method, q.id, "latency_seconds", math.nan, c.seconds),
+                     (method, q.id, "query_embedding_tokens", math.nan, float(c.embedding_tokens)),
+                     (method, q.id, "query_llm_tokens", math.nan, float(c.llm_prompt_tokens + c.llm_completion_tokens))]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def build_costs(retrievers: Mapping[str, Retriever]) -> pd.DataFrame:
+    """One row per method and cost field of its build (index time, tokens, chunk count)."""
+    rows = []
+    for name, r in retrievers.items():
+        for field, value in r.build_cost.as_dict().items():
+            rows.append({"method": name, "metric": f"build_{field}", "value": float(value)})
+        rows.append({"method": name, "metric": "chunks", "value": float(len(r.chunks))})
+    return pd.DataFrame(rows)
+
+
+def evaluate_retrieval(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), min_overlap: float = 0.5,
+                       progress: bool = True) -> pd.DataFrame:
+    """Build (if needed), query and score; tidy rows for every method and question."""
+    if not dataset.questions:
+        raise ValueError(f"dataset {dataset.name!r} has no questions to evaluate")
+    ks = sorted({int(k) for k in ks})
+    if not ks or ks[0] <= 0:
+        raise ValueError(f"k values must be positive integers, got {ks}")
+    retrievers = as_retrievers(methods)
+    build_all(retrievers, dataset)
+    results = run_queries(retrievers, dataset, max(ks), progress)
+    return score_retrievals(results, dataset, ks, min_overlap)
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean over questions: rows = method, columns = metric@k (NaN values are left out of means)."""
+    d = df.copy()
+    d["column"] = [m if pd.isna(k) else f"{m}@{int(k)}" for m, k in zip(d["metric"], d["k"])]
+    table = d.pivot_table(index="method", columns="column", values="value", aggfunc="mean", sort=False)
+    return table.reindex(columns=list(dict.fromkeys(d["column"])))

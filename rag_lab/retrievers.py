@@ -1,0 +1,125 @@
+"""The Retriever contract and the registry that finds methods by name.
+
+A retriever is built once over documents and answers ``retrieve(query, k)`` with a
+``Retrieval``. The registry maps a name to ``"module:Class"`` so listing methods
+imports nothing heavy; a method module is imported only when built.
+"""
+from __future__ import annotations
+
+import importlib
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from .types import Chunk, Cost, Document, Hit, Retrieval
+
+# name -> (import path "module:Class", default params, one-line description)
+REGISTRY: dict[str, tuple[str, dict[str, Any], str]] = {}
+
+
+def register(name: str, target: str, description: str, **defaults) -> None:
+    REGISTRY[name] = (target, defaults, description)
+
+
+def available_methods() -> dict[str, str]:
+    return {name: desc for name, (_, _, desc) in REGISTRY.items()}
+
+
+def get_retriever(name: str, **params) -> "Retriever":
+    """A fresh, unbuilt retriever registered as ``name``; ``params`` override its defaults."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown method {name!r}; registered: {', '.join(REGISTRY)}")
+    target, defaults, _ = REGISTRY[name]
+    module, cls_name = target.split(":")
+    cls = getattr(importlib.import_module(module), cls_name)
+    retriever = cls(**{**defaults, **params})
+    retriever.name = name
+    return retriever
+
+
+class Retriever:
+    """Base class: subclasses implement ``_build`` and ``_retrieve``; timing and costs are kept here."""
+
+    name = "retriever"
+
+    def __init__(self):
+        self.build_cost = Cost()
+        self.chunks: list[Chunk] = []
+
+    def build(self, documents: Sequence[Document]) -> "Retriever":
+        if not documents:
+            raise ValueError(f"{self.name}: cannot build an index over no documents")
+        t0 = time.perf_counter()
+        self._build(list(documents))
+        self.build_cost.seconds += time.perf_counter() - t0
+        return self
+
+    def retrieve(self, query: str, k: int = 5) -> Retrieval:
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError(f"{self.name}: the query must be a non-empty string, got {query!r}")
+        if k <= 0:
+            raise ValueError(f"{self.name}: k must be positive, got {k}")
+        t0 = time.perf_counter()
+        result = self._retrieve(query, k)
+        result.cost.seconds = time.perf_counter() - t0
+        return result
+
+    def _build(self, documents: list[Document]) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _retrieve(self, query: str, k: int) -> Retrieval:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class ChunkVectorRetriever(Retriever):
+    """Chunk every document, embed the chunks, search them by cosine (the plain vector RAG)."""
+
+    def __init__(self, chunker: str = "fixed", embedder=None, **chunk_params):
+        super().__init__()
+        self.chunker = chunker
+        self.chunk_params = chunk_params
+        self._embedder = embedder
+        self.index = None
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            from .embedding import Embedder
+            self._embedder = Embedder()
+        return self._embedder
+
+    def make_chunks(self, documents: list[Document]) -> list[Chunk]:
+        from .chunking import chunk_documents
+        return chunk_documents(documents, self.chunker, self.embedder, **self.chunk_params)
+
+    def _build(self, documents: list[Document]) -> None:
+        from .index import VectorIndex
+
+        self.chunks = self.make_chunks(documents)
+        if not self.chunks:
+            raise ValueError(f"{self.name}: chunking produced no chunks")
+        texts = [c.text for c in self.chunks]
+        vectors = self.embedder.encode(texts)
+        self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
+        self.index = VectorIndex(vectors.shape[1]).add(vectors, [c.id for c in self.chunks])
+        self.vectors = vectors
+
+    def query_vector(self, query: str) -> tuple[np.ndarray, Cost]:
+        return self.embedder.encode_one(query), Cost(embedding_tokens=self.embedder.count_tokens(query))
+
+    def _retrieve(self, query: str, k: int) -> Retrieval:
+        if self.index is None:
+            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        qvec, cost = self.query_vector(query)
+        scores, rows = self.index.search(qvec, k)
+        hits = [Hit(self.chunks[r], float(s), "vector") for s, r in zip(scores[0], rows[0])]
+        return Retrieval(query, hits, {"chunker": self.chunker}, cost)
+
+
+register("naive", "rag_lab.retrievers:ChunkVectorRetriever",
+         "Naive RAG: fixed windows of 128 MiniLM tokens (16 overlap), cosine top-k over FAISS",
+         chunker="fixed", size=128, overlap=16)
+register("semantic", "rag_lab.retrievers:ChunkVectorRetriever",
+         "Semantic-only: LangChain SemanticChunker chunks (percentile breakpoints), cosine top-k",
+         chunker="semantic", threshold=90.0)
