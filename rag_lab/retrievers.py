@@ -65,6 +65,12 @@ class Retriever:
         result.cost.seconds = time.perf_counter() - t0
         return result
 
+    def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
+        """(job, input text) for every reasoner call ``build`` would make, without making any.
+
+        Used by ``python -m rag_lab estimate``; methods that call a reasoner override it."""
+        return []
+
     def _build(self, documents: list[Document]) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 

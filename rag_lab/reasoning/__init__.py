@@ -1,0 +1,20 @@
+"""Reasoners: the LLM jobs of the papers behind one interface (see base.py)."""
+from .base import JOBS, Choice, Entity, Reasoner, Triple, Usage, similarity_choice  # noqa: F401
+
+import os
+
+OFFLINE = "offline"
+
+
+def get_reasoner(spec: str | None = None, **kwargs) -> Reasoner:
+    """A reasoner from a spec string; ``None`` reads ``RAG_LAB_LLM`` and defaults to the offline one.
+
+    Specs: ``offline``, ``openai:MODEL``, ``ollama:MODEL``, ``openai-compatible:MODEL@URL``,
+    ``gguf:/path/model.gguf``.
+    """
+    spec = spec or os.environ.get("RAG_LAB_LLM") or OFFLINE
+    if spec == OFFLINE:
+        from .offline import OfflineReasoner
+        return OfflineReasoner(**kwargs)
+    from .llm import LLMReasoner
+    return LLMReasoner.from_spec(spec, **kwargs)

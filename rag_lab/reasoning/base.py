@@ -1,0 +1,123 @@
+"""The Reasoner interface: the jobs the four papers hand to an LLM, behind one API.
+
+Jobs (method -> paper that needs it):
+- ``entities(text)``            entities of a chunk, each with a description (UnWeaver)
+- ``triples(text)``             (subject, relation, object) with entity types (SKETCH)
+- ``query_entities(query)``     entity names mentioned in a query (SKETCH)
+- ``themes(text, n=5)``         a document's themes (SSG traversal)
+- ``answer(question, contexts)`` an answer grounded in retrieved contexts (all)
+- ``choose_next(query, gathered, candidates, similarities, candidate_ids)`` next step or stop (SSG)
+- ``summarize(texts, max_words)`` a summary (RAPTOR clusters; UnWeaver's over-long descriptions)
+
+Two implementations: ``OfflineReasoner`` (classical NLP, deterministic, the default) and
+``LLMReasoner`` (a chat model from a spec string). Every job's usage is counted per job in
+``usage`` so methods can report build and query costs separately (``usage_since``).
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ..types import Cost
+
+JOBS = ("entities", "triples", "query_entities", "themes", "answer", "choose_next", "summarize")
+
+
+@dataclass(frozen=True)
+class Entity:
+    name: str
+    type: str = ""
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Triple:
+    subject: str
+    relation: str
+    object: str
+    subject_type: str = ""
+    object_type: str = ""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A traversal decision: ``action`` is "next" (take ``candidate``, an index) or "stop"."""
+
+    action: str
+    candidate: int | None = None
+    reason: str = ""
+    fallback: bool = False
+
+
+@dataclass
+class Usage:
+    """Per-job counters, summed over calls."""
+
+    per_job: dict[str, Cost] = field(default_factory=lambda: {j: Cost() for j in JOBS})
+
+    def add(self, job: str, cost: Cost) -> None:
+        self.per_job[job] = self.per_job.get(job, Cost()) + cost
+
+    def total(self) -> Cost:
+        out = Cost()
+        for c in self.per_job.values():
+            out = out + c
+        return out
+
+    def copy(self) -> "Usage":
+        return Usage(dict(self.per_job))
+
+
+class Reasoner(ABC):
+    """Base class. ``name`` says which reasoner produced a result (shown in every table)."""
+
+    name = "reasoner"
+
+    def __init__(self):
+        self.usage = Usage()
+
+    def usage_since(self, before: Usage) -> Cost:
+        """Cost of the calls made since ``before = reasoner.usage.copy()``."""
+        total = Cost()
+        for job, cost in self.usage.per_job.items():
+            prev = before.per_job.get(job, Cost())
+            total = total + Cost(*(getattr(cost, f) - getattr(prev, f) for f in cost.__dataclass_fields__))
+        return total
+
+    @abstractmethod
+    def entities(self, text: str) -> list[Entity]: ...
+
+    @abstractmethod
+    def triples(self, text: str) -> list[Triple]: ...
+
+    @abstractmethod
+    def query_entities(self, query: str) -> list[str]: ...
+
+    @abstractmethod
+    def themes(self, text: str, n: int = 5) -> list[str]: ...
+
+    @abstractmethod
+    def answer(self, question: str, contexts: Sequence[str]) -> str: ...
+
+    @abstractmethod
+    def choose_next(self, query: str, gathered: Sequence[str], candidates: Sequence[str],
+                    similarities: Sequence[float], candidate_ids: Sequence[str] | None = None) -> Choice:
+        """Pick the index of the next candidate (texts, with their query similarities) or stop."""
+
+    @abstractmethod
+    def summarize(self, texts: Sequence[str], max_words: int = 100) -> str: ...
+
+
+def similarity_choice(similarities: Sequence[float], gathered_count: int, min_sentences: int = 8,
+                      best_gathered_similarity: float | None = None, fallback: bool = False) -> Choice:
+    """The SSG paper's rule without an LLM: take the most query-similar candidate; once at least
+    ``min_sentences`` are gathered, stop when the best gathered sentence is more similar to the
+    query than every candidate (the query_traversal early stop)."""
+    if not similarities:
+        return Choice("stop", None, "no candidates", fallback)
+    best = max(range(len(similarities)), key=lambda i: similarities[i])
+    if (gathered_count >= min_sentences and best_gathered_similarity is not None
+            and best_gathered_similarity > similarities[best]):
+        return Choice("stop", None, "best gathered sentence beats every candidate", fallback)
+    return Choice("next", best, "highest query similarity", fallback)

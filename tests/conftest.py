@@ -1,0 +1,33 @@
+"""Shared fixtures: one embedder for the session, a private cache, and a notebook runner."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Every test (and every notebook kernel the tests start) uses a fresh cache.
+os.environ["RAG_LAB_CACHE"] = tempfile.mkdtemp(prefix="rag_lab_test_cache_")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from rag_lab.embedding import Embedder
+    return Embedder()
+
+
+def run_notebook_smoke(name: str, parameters: dict, tmp_path: Path) -> dict:
+    """Execute one notebook under papermill with small parameters; fail with its traceback."""
+    from rag_lab.runner import run_notebooks
+
+    manifest = run_notebooks([name], parameters, runs_dir=tmp_path / "runs", figures_root=tmp_path / "figures",
+                             progress=False)
+    entry = manifest["notebooks"][0]
+    assert entry["status"] == "ok", f"{name} failed:\n{entry.get('traceback', entry.get('error'))}"
+    return manifest
