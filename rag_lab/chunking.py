@@ -101,7 +101,10 @@ def recursive_token_spans(text: str, embedder: "Embedder", chunk_size: int = 100
             continue
         s, e = locate(text, piece, cursor)
         spans.append((s, e))
-        cursor = s + 1  # overlapping pieces start after the previous start
+        # The next piece overlaps this one by at most chunk_overlap tokens, so it starts no
+        # earlier than this piece's last chunk_overlap tokens: search from there.
+        _, offsets = embedder.tokenize_with_offsets(text[s:e])
+        cursor = s + int(offsets[max(len(offsets) - chunk_overlap, 0)][0]) if len(offsets) else e
     return spans
 
 
@@ -211,3 +214,12 @@ def chunk_documents(docs: Iterable[Document], chunker: str, embedder: "Embedder 
     for doc in docs:
         out.extend(fn(doc, **params) if chunker == "window" else fn(doc, embedder, **params))
     return out
+
+
+def chunk_stats(chunks: list[Chunk], embedder: "Embedder") -> dict[str, float]:
+    """Count and token-size summary of a chunking (for the notebooks' comparison tables)."""
+    import numpy as np
+
+    sizes = np.array([embedder.count_tokens(c.text) for c in chunks]) if chunks else np.zeros(1)
+    return {"chunks": len(chunks), "mean_tokens": float(sizes.mean()), "min_tokens": int(sizes.min()),
+            "max_tokens": int(sizes.max()), "over_model_limit": int((sizes > embedder.max_tokens - 2).sum())}
