@@ -104,7 +104,7 @@ def recursive_token_spans(text: str, embedder: "Embedder", chunk_size: int = 100
         # The next piece overlaps this one by at most chunk_overlap tokens, so it starts no
         # earlier than this piece's last chunk_overlap tokens: search from there.
         _, offsets = embedder.tokenize_with_offsets(text[s:e])
-        cursor = s + int(offsets[max(len(offsets) - chunk_overlap, 0)][0]) if len(offsets) else e
+        cursor = s + int(offsets[max(len(offsets) - chunk_overlap, 0)][0]) if len(offsets) and chunk_overlap else e
     return spans
 
 

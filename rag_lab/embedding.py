@@ -118,7 +118,7 @@ class Embedder:
             texts = [texts]
         if not texts:
             return 0
-        enc = self.tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        enc = self.tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"]
         return sum(len(ids) for ids in enc)
 
     # -- sentence embeddings ---------------------------------------------------------------
@@ -152,7 +152,7 @@ class Embedder:
     # -- token embeddings (late chunking) --------------------------------------------------
     def tokenize_with_offsets(self, text: str) -> tuple[list[int], np.ndarray]:
         """Word-piece ids of ``text`` (no special tokens) and their char offsets, shape (n, 2)."""
-        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         return list(enc["input_ids"]), np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
 
     def token_embeddings_for_ids(self, ids: Sequence[int]) -> np.ndarray:

@@ -105,6 +105,73 @@ def evaluate_retrieval(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 
     return score_retrievals(results, dataset, ks, min_overlap)
 
 
+def answer_rows(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dataset, reasoner, judge=None,
+                answer_k: int = 5, progress: bool = True) -> pd.DataFrame:
+    """Answer every question from each method's top ``answer_k`` contexts and score the answers.
+
+    Rows carry ``k = answer_k``; the reasoner's answer-generation cost per question is a row too.
+    """
+    from .answer_metrics import AnswerSample, answer_scores
+
+    rows = []
+    for method, by_q in results.items():
+        samples, ids = [], []
+        for q in tqdm(dataset.questions, desc=f"answering ({method})", disable=not progress or len(dataset.questions) < 20):
+            ret = by_q[q.id]
+            contexts = [h.chunk.text for h in ret.hits[:answer_k]]
+            before = reasoner.usage.copy()
+            response = reasoner.answer(q.question, contexts)
+            cost = reasoner.usage_since(before)
+            rows.append((method, q.id, "answer_llm_tokens", math.nan,
+                         float(cost.llm_prompt_tokens + cost.llm_completion_tokens)))
+            samples.append(AnswerSample(q.question, response, contexts, q.answer, list(q.gold_contexts),
+                                        [h.chunk.id for h in ret.hits[:answer_k]],
+                                        list(q.meta.get("gold_chunk_ids", []))))
+            ids.append(q.id)
+        for metric, values in answer_scores(samples, judge, show_progress=False).items():
+            rows += [(method, qid, metric, answer_k, v) for qid, v in zip(ids, values)]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reasoner=None, judge=None,
+             answer_k: int = 5, min_overlap: float = 0.5, progress: bool = True) -> pd.DataFrame:
+    """Retrieval metrics, and — with a reasoner — answers scored by ragas (LLM-judged metrics with a judge).
+
+    ``reasoner``/``judge``: objects or spec strings (``"offline"``, ``"openai:gpt-4o-mini"`` …).
+    The result's ``attrs`` say which reasoner and judge produced it; NaN values (a question the
+    judge could not score) are kept as rows so they can be counted (see ``nan_counts``).
+    """
+    from .judge import get_judge
+    from .reasoning import get_reasoner
+
+    if not dataset.questions:
+        raise ValueError(f"dataset {dataset.name!r} has no questions to evaluate")
+    ks = sorted({int(k) for k in ks})
+    if not ks or ks[0] <= 0 or answer_k <= 0:
+        raise ValueError(f"k values and answer_k must be positive integers, got ks={ks}, answer_k={answer_k}")
+    retrievers = as_retrievers(methods)
+    build_all(retrievers, dataset)
+    results = run_queries(retrievers, dataset, max(max(ks), answer_k), progress)
+    frames = [score_retrievals(results, dataset, ks, min_overlap)]
+    if isinstance(reasoner, str):
+        reasoner = get_reasoner(reasoner)
+    if isinstance(judge, str):
+        judge = get_judge(judge)
+    if reasoner is not None:
+        frames.append(answer_rows(results, dataset, reasoner, judge, answer_k, progress))
+    df = pd.concat(frames, ignore_index=True)
+    df.attrs.update({"reasoner": reasoner.name if reasoner is not None else "none",
+                     "judge": judge.name if judge is not None else "none", "dataset": dataset.name})
+    return df
+
+
+def nan_counts(df: pd.DataFrame) -> pd.DataFrame:
+    """How many values per method and metric are NaN (e.g. judge failures), never hidden in a mean."""
+    d = df.assign(nan=df["value"].isna())
+    table = d.groupby(["method", "metric"])["nan"].sum().unstack(fill_value=0)
+    return table.loc[:, table.sum() > 0]
+
+
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
     """Mean over questions: rows = method, columns = metric@k (NaN values are left out of means)."""
     d = df.copy()
