@@ -6,6 +6,9 @@ def add_arguments(parser):
     parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
                         help="notebook parameter; VALUE is read as YAML (numbers, lists, true/false)")
     parser.add_argument("--run-id", default=None, help="name of the run folder (default: a timestamp)")
+    parser.add_argument("--grid", default=None, help="YAML grid of parameter sets x notebooks (see rag_lab/grid.py)")
+    parser.add_argument("--address", default=None,
+                        help="with --grid: a Dask scheduler address (tcp://host:8786); default a local process pool")
 
 
 def run(args) -> int:
@@ -14,10 +17,26 @@ def run(args) -> int:
     from ..runner import run_notebooks
 
     params = {k: yaml.safe_load(v) for k, v in args.parameter}
+    if args.grid:
+        return run_grid_command(args, params)
     manifest = run_notebooks(args.notebooks or None, params, run_id=args.run_id)
     for nb in manifest["notebooks"]:
         print(f"{nb['status']:7s} {nb['notebook']}  {nb['seconds']:.1f}s  -> {nb['output']}")
         if nb["status"] != "ok":
             print(f"        {nb['error'].splitlines()[0]}")
+    print(json.dumps({"run_id": manifest["run_id"], "status": manifest["status"]}))
+    return 0 if manifest["status"] == "ok" else 1
+
+
+def run_grid_command(args, params) -> int:
+    from ..grid import Grid, run_grid
+
+    grid = Grid.from_yaml(args.grid)
+    grid.parameters.update(params)
+    if args.notebooks:
+        grid.notebooks = list(args.notebooks)
+    manifest = run_grid(grid, address=args.address, run_id=args.run_id)
+    for tid, record in manifest["tasks"].items():
+        print(f"{record['status']:7s} {tid}  attempts={len(record['attempts'])}  {record['parameters']}")
     print(json.dumps({"run_id": manifest["run_id"], "status": manifest["status"]}))
     return 0 if manifest["status"] == "ok" else 1

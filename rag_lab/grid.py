@@ -1,0 +1,140 @@
+"""Parameter sweeps: a grid of parameter sets × notebooks, each cell one papermill run.
+
+Runs locally through a process pool, or on an existing Dask distributed cluster when given
+its address (Dask rather than Ray: it is pure Python, pip-installs in seconds, and a
+scheduler + workers on plain TCP is all it needs — see docs/sweeps.md). A task runs its
+notebook in a scratch folder on the worker and returns every file it wrote as bytes, so the
+outputs and manifest come back to the run folder even when the worker is another machine.
+A failed task (a failing notebook or a crashed worker) is recorded and retried once; the
+others finish regardless.
+
+Grid file (YAML)::
+
+    notebooks: [00_quickstart]          # names as `python -m rag_lab run` takes them
+    grid:                               # every combination of these values is one task
+      k: [3, 5]
+      semantic_threshold: [80, 90]
+    parameters: {limit: 4}              # the same for every task
+    retries: 1                          # extra attempts for a failed task
+    workers: 2                          # local process pool size
+"""
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .atomic import write_bytes, write_text
+from .runner import FIGURES_DIR, NOTEBOOK_DIR, RUNS_DIR, new_run_id, resolve_notebooks
+
+
+@dataclass
+class Grid:
+    notebooks: list[str]
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
+    retries: int = 1
+    workers: int = 2
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> "Grid":
+        import yaml
+
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as e:
+            raise ValueError(f"{path}: not valid YAML ({e})") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected a mapping with keys notebooks, grid, parameters")
+        unknown = set(data) - {"notebooks", "grid", "parameters", "retries", "workers"}
+        if unknown:
+            raise ValueError(f"{path}: unknown keys {sorted(unknown)}; expected notebooks, grid, parameters, retries, workers")
+        grid = cls(**data)
+        grid.validate(str(path))
+        return grid
+
+    def validate(self, where: str = "grid") -> None:
+        if not self.notebooks or not all(isinstance(n, str) for n in self.notebooks):
+            raise ValueError(f"{where}: 'notebooks' must be a non-empty list of notebook names")
+        for key, values in self.grid.items():
+            if not isinstance(values, list) or not values:
+                raise ValueError(f"{where}: grid value for {key!r} must be a non-empty list, got {values!r}")
+        if self.retries < 0 or self.workers < 1:
+            raise ValueError(f"{where}: need retries >= 0 and workers >= 1")
+
+    def tasks(self) -> list[dict[str, Any]]:
+        keys = list(self.grid)
+        combos = [dict(zip(keys, values)) for values in itertools.product(*(self.grid[k] for k in keys))] or [{}]
+        out = []
+        for nb in self.notebooks:
+            for i, combo in enumerate(combos):
+                out.append({"task_id": f"{nb}-{i:03d}", "notebook": nb, "parameters": {**self.parameters, **combo}})
+        return out
+
+
+def run_task(task: dict[str, Any], notebook_dir: str) -> dict[str, Any]:
+    """Run one notebook in a scratch folder; return its manifest entry and every file it wrote."""
+    from .runner import run_notebooks
+
+    with tempfile.TemporaryDirectory(prefix="rag_lab_task_") as tmp:
+        tmp = Path(tmp)
+        manifest = run_notebooks([task["notebook"]], task["parameters"], run_id="run", runs_dir=tmp / "runs",
+                                 figures_root=tmp / "figures", notebook_dir=Path(notebook_dir), progress=False)
+        files = {str(p.relative_to(tmp)): p.read_bytes() for p in tmp.rglob("*") if p.is_file()}
+    entry = manifest["notebooks"][0]
+    return {"status": entry["status"], "error": entry.get("error"), "seconds": entry["seconds"], "files": files}
+
+
+def _executor(address: str | None, workers: int):
+    if address:
+        from distributed import Client, as_completed
+        return Client(address), as_completed
+    from concurrent.futures import as_completed
+    return ProcessPoolExecutor(max_workers=workers), as_completed
+
+
+def run_grid(grid: Grid, address: str | None = None, run_id: str | None = None, runs_dir: Path = RUNS_DIR,
+             notebook_dir: Path = NOTEBOOK_DIR) -> dict[str, Any]:
+    """Run every task, retrying failures ``grid.retries`` times; returns the grid manifest."""
+    grid.validate()
+    resolve_notebooks(grid.notebooks, notebook_dir)  # fail early on a misspelt name
+    run_id = run_id or f"grid-{new_run_id()}"
+    run_dir = Path(runs_dir) / run_id
+    tasks = {t["task_id"]: t for t in grid.tasks()}
+    records = {tid: {**t, "attempts": [], "status": "pending"} for tid, t in tasks.items()}
+    manifest = {"run_id": run_id, "engine": f"dask:{address}" if address else f"process-pool:{grid.workers}",
+                "started": dt.datetime.now().isoformat(timespec="seconds"), "tasks": records}
+    executor, as_completed = _executor(address, grid.workers)
+    try:
+        pending = {executor.submit(run_task, t, str(notebook_dir)): tid for tid, t in tasks.items()}
+        while pending:
+            future = next(iter(as_completed(list(pending))))
+            tid = pending.pop(future)
+            record = records[tid]
+            try:
+                outcome = future.result()
+            except Exception as e:  # the worker died or the task raised outside the notebook
+                outcome = {"status": "failed", "error": f"{type(e).__name__}: {e}", "seconds": None, "files": {}}
+            attempt = len(record["attempts"]) + 1
+            task_dir = run_dir / tid / f"attempt-{attempt}"
+            for rel, data in outcome["files"].items():
+                write_bytes(task_dir / rel, data)
+            record["attempts"].append({"status": outcome["status"], "error": outcome["error"],
+                                       "seconds": outcome["seconds"], "folder": str(task_dir)})
+            record["status"] = outcome["status"]
+            if outcome["status"] != "ok" and attempt <= grid.retries:
+                record["status"] = "retrying"
+                pending[executor.submit(run_task, tasks[tid], str(notebook_dir))] = tid
+            write_text(run_dir / "manifest.json", json.dumps(manifest, indent=2, default=str))
+    finally:
+        executor.close() if address else executor.shutdown()
+    manifest["finished"] = dt.datetime.now().isoformat(timespec="seconds")
+    manifest["status"] = "ok" if all(r["status"] == "ok" for r in records.values()) else "failed"
+    write_text(run_dir / "manifest.json", json.dumps(manifest, indent=2, default=str))
+    return manifest
