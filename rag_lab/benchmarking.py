@@ -1,0 +1,93 @@
+"""Measurements behind benchmarks/run.py: what a method's index costs next to the bare encoder.
+
+``RecordingEmbedder`` notes every text and token window a method sends to the encoder; replaying
+exactly those through the model with no cache gives the method's *pure encoder time*, so the
+ratio index time / encoder time shows how much the method adds around encoding. All timings
+of one report come from one process and one run.
+"""
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .embedding import Embedder
+from .types import Document
+
+
+class RecordingEmbedder(Embedder):
+    """An Embedder that remembers what it was asked to encode (sentences and token windows)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.recorded_texts: list[str] = []
+        self.recorded_windows: list[list[int]] = []
+
+    def encode(self, texts, show_progress=None):
+        self.recorded_texts.extend(texts)
+        return super().encode(texts, show_progress)
+
+    def token_embeddings_for_ids(self, ids):
+        self.recorded_windows.append(list(ids))
+        return super().token_embeddings_for_ids(ids)
+
+
+def pure_encoder_seconds(embedder: Embedder, texts: Sequence[str], windows: Sequence[Sequence[int]]) -> float:
+    """Time to run the model over exactly these inputs, no cache, no chunking, no bookkeeping."""
+    t0 = time.perf_counter()
+    unique = list(dict.fromkeys(texts))
+    if unique:
+        embedder.model.encode(unique, batch_size=embedder.batch_size, normalize_embeddings=True,
+                              convert_to_numpy=True, show_progress_bar=False)
+    for ids in windows:
+        Embedder.token_embeddings_for_ids(embedder, ids)
+    return time.perf_counter() - t0
+
+
+def time_index(make_retriever: Callable[[Embedder], object], documents: list[Document], model_embedder: Embedder,
+               cache_dir: Path) -> dict[str, float]:
+    """Build once with an empty cache; return index seconds, encoder seconds and their ratio."""
+    rec = RecordingEmbedder(cache_dir=cache_dir)
+    rec._model, rec._tokenizer = model_embedder.model, model_embedder.tokenizer  # weights loaded once
+    retriever = make_retriever(rec)
+    t0 = time.perf_counter()
+    retriever.build(documents)
+    index_s = time.perf_counter() - t0
+    encoder_s = pure_encoder_seconds(model_embedder, rec.recorded_texts, rec.recorded_windows)
+    return {"index_seconds": index_s, "encoder_seconds": encoder_s,
+            "ratio": index_s / encoder_s if encoder_s else float("nan"), "chunks": len(retriever.chunks),
+            "retriever": retriever}
+
+
+def query_latency_ms(retriever, queries: Sequence[str], k: int = 10, repeats: int = 1) -> dict[str, float]:
+    """Median and p95 wall time of retrieve() in milliseconds (after one warm-up query)."""
+    retriever.retrieve(queries[0], k)
+    times = []
+    for _ in range(repeats):
+        for q in queries:
+            t0 = time.perf_counter()
+            retriever.retrieve(q, k)
+            times.append((time.perf_counter() - t0) * 1000)
+    times.sort()
+    return {"median_ms": statistics.median(times), "p95_ms": times[min(len(times) - 1, int(0.95 * len(times)))]}
+
+
+def peak_memory_mb(fn: Callable[[], object]) -> tuple[object, float]:
+    """Run ``fn`` and return its result and the peak Python heap it allocated (tracemalloc, MB)."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        result = fn()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return result, peak / 1e6
+
+
+def replicate(documents: list[Document], copies: int) -> list[Document]:
+    """The corpus repeated ``copies`` times under new ids (texts repeat, so the embedding cache
+    makes the build cheap; the index still holds every copy)."""
+    return [Document(f"{d.id}~{i}", d.text, d.title, d.sections, d.meta) for i in range(copies) for d in documents]
