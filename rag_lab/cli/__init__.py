@@ -12,6 +12,8 @@ COMMANDS = {
     "methods": "list the registered retrieval methods",
     "eval": "build methods on a dataset and score retrieval for every question",
     "run": "execute notebooks headlessly with papermill (writes papermill_runs/<run-id>/)",
+    "doctor": "pre-flight check of a reasoner (--llm SPEC): every job on a built-in sample, a verdict per job",
+    "estimate": "count the LLM calls and tokens (and cost) an indexing run would make, without calling",
 }
 
 

@@ -1,0 +1,475 @@
+"""The LLM-backed reasoner: the papers' jobs sent to a chat model picked by a spec string.
+
+Specs (see docs/llm.md):
+- ``openai:MODEL``                          key from OPENAI_API_KEY; OPENAI_BASE_URL if set
+- ``ollama:MODEL``                          Ollama's OpenAI-compatible endpoint (OLLAMA_HOST or localhost:11434)
+- ``openai-compatible:MODEL@http://h:p/v1`` vLLM, llama.cpp server, LM Studio...; key from RAG_LAB_LLM_API_KEY
+- ``gguf:/path/model.gguf``                 in-process llama-cpp-python, JSON-schema-constrained decoding
+
+How a job runs: render the prompt (prompts.py) -> ask the cache, else the backend (bounded
+retries with exponential back-off on 429, 5xx, timeouts and dropped connections; the openai
+client's own retries are off so there is one policy) -> extract the JSON object -> normalize ->
+validate against the job's schema (``jsonschema``) -> on an invalid reply ask once more,
+telling the model what was wrong -> still invalid: the job's documented fallback, counted in
+``usage`` as ``llm_fallbacks``. A backend that stays unreachable raises ``LLMUnavailableError``
+rather than silently filling a whole index with fallbacks.
+
+Usage counts the tokens each job needs whether the reply came from the API or the cache, so a
+replayed run reports the same costs; ``stats`` says how many requests actually went out.
+API keys are read from the environment only and never appear in a repr, log line, exception,
+cache row or usage record.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+from urllib.parse import urlsplit, urlunsplit
+
+import jsonschema  # imported here, not per call: its first import takes ~1.5 s (would skew doctor's latency)
+
+from ..types import Cost
+from .base import Choice, Entity, Reasoner, Triple
+from .llm_cache import CachedReply, LLMCache, cache_key
+from .prompts import PROMPTS
+from .tokens import count_message_tokens, count_text_tokens
+
+log = logging.getLogger(__name__)
+
+KINDS = ("openai", "ollama", "openai-compatible", "gguf")
+OLLAMA_DEFAULT = "http://localhost:11434"
+DUMMY_KEY = "not-needed"   # local OpenAI-compatible servers ignore the key but the client wants one
+RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+
+
+class LLMBackendError(RuntimeError):
+    """A request the backend refused (bad model name, bad key, bad request): retrying won't help."""
+
+
+class LLMUnavailableError(LLMBackendError):
+    """The backend kept failing with transient errors (timeouts, 429, 5xx) after every retry."""
+
+
+class TransientBackendError(Exception):
+    """Raised by a backend for a failure worth retrying; ``retry_after`` in seconds if the server said."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class InvalidReply(ValueError):
+    """The reply is not a JSON object that satisfies the job's schema."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+# --- spec strings ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LLMSpec:
+    kind: str
+    model: str
+    base_url: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The spec without secrets, shown in every table."""
+        if self.kind == "openai-compatible":
+            return f"openai-compatible:{self.model}@{safe_url(self.base_url)}"
+        return f"{self.kind}:{self.model}"
+
+
+def safe_url(url: str | None) -> str:
+    """``url`` without user info, query or fragment (where credentials could hide)."""
+    if not url:
+        return ""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+def _ollama_base_url() -> str:
+    host = os.environ.get("OLLAMA_HOST", "").strip() or OLLAMA_DEFAULT
+    if "://" not in host:
+        host = "http://" + host
+    host = host.rstrip("/")
+    return host if host.endswith("/v1") else host + "/v1"
+
+
+_COMPATIBLE = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
+
+
+def parse_spec(spec: str) -> LLMSpec:
+    """Split a spec string into kind, model and base URL (reads OPENAI_BASE_URL / OLLAMA_HOST)."""
+    expected = ("expected openai:MODEL, ollama:MODEL, openai-compatible:MODEL@http://host:port/v1 "
+                "or gguf:/path/model.gguf")
+    if not isinstance(spec, str) or ":" not in spec:
+        raise ValueError(f"LLM spec {spec!r}: {expected}")
+    kind, rest = spec.split(":", 1)
+    kind, rest = kind.strip().lower(), rest.strip()
+    if kind not in KINDS or not rest:
+        raise ValueError(f"LLM spec {spec!r}: {expected}")
+    if kind == "openai":
+        return LLMSpec(kind, rest, os.environ.get("OPENAI_BASE_URL") or None)
+    if kind == "ollama":
+        return LLMSpec(kind, rest, _ollama_base_url())
+    if kind == "openai-compatible":
+        m = _COMPATIBLE.match(rest)
+        if not m:
+            raise ValueError(f"LLM spec {spec!r}: openai-compatible needs MODEL@URL with an http(s) URL, "
+                             "e.g. openai-compatible:qwen2.5@http://localhost:8000/v1")
+        if urlsplit(m["url"]).username or urlsplit(m["url"]).password:
+            raise ValueError("LLM spec: do not put credentials in the URL; set RAG_LAB_LLM_API_KEY instead")
+        return LLMSpec(kind, m["model"], m["url"].rstrip("/"))
+    return LLMSpec(kind, rest)
+
+
+# --- backends --------------------------------------------------------------------------------
+
+class OpenAIChatBackend:
+    """Any OpenAI-compatible chat-completions endpoint through the ``openai`` client.
+
+    ``response_format``: "json_schema" (structured output with the job's schema, the default),
+    "json_object" (JSON mode) or "none". A server that rejects the format with HTTP 400 is
+    asked again with the next weaker one, and that one is kept for later calls."""
+
+    def __init__(self, base_url: str | None, api_key_env: str | None, default_key: str | None = None,
+                 response_format: str = "json_schema", kind: str = "openai-compatible"):
+        if response_format not in RESPONSE_FORMATS:
+            raise ValueError(f"response_format must be one of {RESPONSE_FORMATS}, got {response_format!r}")
+        key = os.environ.get(api_key_env) if api_key_env else None
+        key = key or default_key
+        if not key:
+            raise ValueError(f"{kind} backend needs an API key in the environment variable {api_key_env}")
+        from openai import OpenAI
+        self._client = OpenAI(api_key=key, base_url=base_url, max_retries=0)
+        self.kind = kind
+        self.base_url = str(self._client.base_url)
+        self.api_key_env = api_key_env
+        self.response_format = response_format
+        self.token_limit_param = "max_tokens"
+
+    def __repr__(self) -> str:
+        return (f"OpenAIChatBackend(base_url={safe_url(self.base_url)!r}, api_key_env={self.api_key_env!r}, "
+                f"response_format={self.response_format!r})")
+
+    def identity(self, model: str) -> str:
+        return f"{self.kind}:{model}@{safe_url(self.base_url)}"
+
+    def _scrub(self, text: str) -> str:
+        key = self._client.api_key or ""
+        return text.replace(key, "***") if len(key) >= 4 else text
+
+    def _format(self, job: str, schema: dict) -> dict | None:
+        if self.response_format == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": job, "schema": schema, "strict": False}}
+        if self.response_format == "json_object":
+            return {"type": "json_object"}
+        return None
+
+    def complete(self, model: str, messages: list[dict], *, job: str, schema: dict, temperature: float,
+                 max_tokens: int, timeout: float) -> Completion:
+        import openai
+
+        while True:
+            kwargs: dict[str, Any] = {self.token_limit_param: max_tokens}
+            fmt = self._format(job, schema)
+            if fmt is not None:
+                kwargs["response_format"] = fmt
+            try:
+                resp = self._client.chat.completions.create(model=model, messages=messages, temperature=temperature,
+                                                            timeout=timeout, **kwargs)
+            except openai.APITimeoutError:
+                raise TransientBackendError(f"no reply within {timeout:g} s") from None
+            except openai.APIConnectionError as e:
+                raise TransientBackendError(f"connection failed: {self._scrub(str(e))}") from None
+            except openai.APIStatusError as e:
+                status = e.status_code
+                detail = self._scrub(str(e))[:500]
+                if status in (408, 429) or status >= 500:
+                    raise TransientBackendError(f"HTTP {status}: {detail}", _retry_after(e.response)) from None
+                if status == 400 and fmt is not None and re.search(r"response_format|json_schema|json_object",
+                                                                   detail, re.I):
+                    weaker = RESPONSE_FORMATS[RESPONSE_FORMATS.index(self.response_format) + 1]
+                    log.warning("%s rejected response_format=%s; using %s from now on",
+                                safe_url(self.base_url), self.response_format, weaker)
+                    self.response_format = weaker
+                    continue
+                if status == 400 and self.token_limit_param == "max_tokens" and "max_tokens" in detail:
+                    # newer OpenAI models refuse max_tokens and want max_completion_tokens
+                    self.token_limit_param = "max_completion_tokens"
+                    continue
+                raise LLMBackendError(f"{self.identity(model)}: HTTP {status}: {detail}") from None
+            if not resp.choices:
+                raise TransientBackendError("the reply had no choices")
+            text = resp.choices[0].message.content or ""
+            usage = resp.usage
+            return Completion(text, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+
+
+def _retry_after(response) -> float | None:
+    try:
+        return max(0.0, float(response.headers.get("retry-after")))
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+class LlamaCppBackend:
+    """A GGUF model run in-process by llama-cpp-python (the optional ``local-llm`` extra), with
+    decoding constrained to each job's JSON schema so every reply parses."""
+
+    kind = "gguf"
+
+    def __init__(self, model_path: str | os.PathLike, n_ctx: int = 4096, n_threads: int | None = None, seed: int = 0):
+        try:
+            import llama_cpp
+        except ImportError:
+            raise RuntimeError(f"gguf:{model_path} needs llama-cpp-python, an optional extra: "
+                               "pip install .[local-llm]") from None
+        path = Path(model_path)
+        if not path.is_file():
+            raise FileNotFoundError(f"gguf model file not found: {path} (expected a .gguf file)")
+        self.model_path = str(path)
+        self._llm = llama_cpp.Llama(model_path=self.model_path, n_ctx=n_ctx, n_threads=n_threads, seed=seed,
+                                    verbose=False)
+
+    def __repr__(self) -> str:
+        return f"LlamaCppBackend({self.model_path!r})"
+
+    def identity(self, model: str) -> str:
+        """File name and size: the same weights share cached replies wherever the file lives."""
+        return f"gguf:{Path(self.model_path).name}:{Path(self.model_path).stat().st_size}"
+
+    def complete(self, model: str, messages: list[dict], *, job: str, schema: dict, temperature: float,
+                 max_tokens: int, timeout: float) -> Completion:
+        out = self._llm.create_chat_completion(messages=messages, temperature=temperature, max_tokens=max_tokens,
+                                               response_format={"type": "json_object", "schema": schema})
+        usage = out.get("usage") or {}
+        return Completion(out["choices"][0]["message"]["content"] or "", usage.get("prompt_tokens"),
+                          usage.get("completion_tokens"))
+
+
+def make_backend(spec: LLMSpec, **backend_kwargs):
+    if spec.kind == "openai":
+        return OpenAIChatBackend(spec.base_url, "OPENAI_API_KEY", kind="openai", **backend_kwargs)
+    if spec.kind == "ollama":
+        return OpenAIChatBackend(spec.base_url, None, DUMMY_KEY, kind="ollama", **backend_kwargs)
+    if spec.kind == "openai-compatible":
+        return OpenAIChatBackend(spec.base_url, "RAG_LAB_LLM_API_KEY", DUMMY_KEY, kind="openai-compatible",
+                                 **backend_kwargs)
+    return LlamaCppBackend(spec.model, **backend_kwargs)
+
+
+# --- reply parsing ---------------------------------------------------------------------------
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+
+
+def extract_json(text: str) -> Any:
+    """The JSON value in a reply: the whole text, a ```json fenced block, or the first object/list in it."""
+    text = (text or "").strip()
+    candidates = [text] + [m.group(1).strip() for m in _FENCE.finditer(text)]
+    for c in candidates:
+        try:
+            return json.loads(c)
+        except json.JSONDecodeError:
+            pass
+    decoder = json.JSONDecoder()
+    for i, ch in enumerate(text):
+        if ch in "{[":
+            try:
+                return decoder.raw_decode(text, i)[0]
+            except json.JSONDecodeError:
+                continue
+    raise InvalidReply("the reply is not JSON")
+
+
+def validate(data: Any, schema: dict) -> None:
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "the top level"
+        raise InvalidReply(f"at {where}: {error.message}")
+
+
+# --- the reasoner ----------------------------------------------------------------------------
+
+class LLMReasoner(Reasoner):
+    """Reasoner jobs answered by a chat model.
+
+    ``client_backend``: an ``OpenAIChatBackend`` / ``LlamaCppBackend`` (anything with
+    ``complete(...)`` and ``identity(model)``); ``cache``: True (rag_lab's cache folder), a folder,
+    an ``LLMCache``, or False/None for none. ``max_retries`` bounds transient-error retries per
+    request; back-off is ``retry_base_delay * 2**attempt`` (or the server's Retry-After), capped at
+    ``max_retry_delay``."""
+
+    def __init__(self, client_backend, model: str, cache: bool | str | os.PathLike | LLMCache | None = True,
+                 temperature: float = 0.0, timeout: float = 60.0, max_retries: int = 3,
+                 retry_base_delay: float = 1.0, max_retry_delay: float = 30.0, max_tokens: int = 1024,
+                 name: str | None = None):
+        super().__init__()
+        if timeout <= 0 or max_retries < 0 or max_tokens <= 0:
+            raise ValueError(f"LLMReasoner: need timeout > 0, max_retries >= 0, max_tokens > 0; got "
+                             f"timeout={timeout}, max_retries={max_retries}, max_tokens={max_tokens}")
+        self.backend = client_backend
+        self.model = model
+        self.name = name or f"{getattr(client_backend, 'kind', 'llm')}:{model}"
+        if cache is True:
+            cache = LLMCache()
+        elif isinstance(cache, (str, os.PathLike)):
+            cache = LLMCache(cache)
+        if cache is not None and cache is not False and not isinstance(cache, LLMCache):
+            raise ValueError(f"LLMReasoner: cache must be True/False/None, a folder or an LLMCache, got {cache!r}")
+        self.cache: LLMCache | None = cache if isinstance(cache, LLMCache) else None  # (an empty cache is falsy)
+        self.temperature = float(temperature)
+        self.timeout = float(timeout)
+        self.max_retries = int(max_retries)
+        self.retry_base_delay = float(retry_base_delay)
+        self.max_retry_delay = float(max_retry_delay)
+        self.max_tokens = int(max_tokens)
+        self.stats = {"requests": 0, "cache_hits": 0, "retries": 0, "invalid_replies": 0}
+
+    @classmethod
+    def from_spec(cls, spec: str, **kwargs) -> "LLMReasoner":
+        """Build from a spec string. Backend options (``response_format`` for HTTP backends,
+        ``n_ctx``/``n_threads``/``seed`` for gguf) go to the backend, the rest to the reasoner."""
+        parsed = parse_spec(spec)
+        backend_keys = ("response_format",) if parsed.kind != "gguf" else ("n_ctx", "n_threads", "seed")
+        backend_kwargs = {k: kwargs.pop(k) for k in backend_keys if k in kwargs}
+        backend = make_backend(parsed, **backend_kwargs)
+        return cls(backend, parsed.model, name=parsed.name, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"LLMReasoner(name={self.name!r}, backend={self.backend!r}, cache={self.cache!r})"
+
+    # -- the jobs --
+
+    def entities(self, text: str) -> list[Entity]:
+        _need_str("entities", "text", text)
+        return self._run("entities", text=text) if text.strip() else []
+
+    def triples(self, text: str) -> list[Triple]:
+        _need_str("triples", "text", text)
+        return self._run("triples", text=text) if text.strip() else []
+
+    def query_entities(self, query: str) -> list[str]:
+        _need_str("query_entities", "query", query)
+        return self._run("query_entities", query=query) if query.strip() else []
+
+    def themes(self, text: str, n: int = 5) -> list[str]:
+        _need_str("themes", "text", text)
+        if not isinstance(n, int) or n <= 0:
+            raise ValueError(f"themes: n must be a positive integer, got {n!r}")
+        return self._run("themes", text=text, n=n) if text.strip() else []
+
+    def answer(self, question: str, contexts: Sequence[str]) -> str:
+        _need_str("answer", "question", question)
+        contexts = list(contexts)
+        if not all(isinstance(c, str) for c in contexts):
+            raise ValueError("answer: contexts must be a sequence of strings")
+        return self._run("answer", question=question, contexts=contexts)
+
+    def choose_next(self, query: str, gathered: Sequence[str], candidates: Sequence[str],
+                    similarities: Sequence[float], candidate_ids: Sequence[str] | None = None) -> Choice:
+        _need_str("choose_next", "query", query)
+        if not candidates:
+            if similarities:
+                raise ValueError(f"choose_next: no candidates but {len(similarities)} similarities")
+            return Choice("stop", None, "no candidates")
+        return self._run("choose_next", query=query, gathered=list(gathered), candidates=list(candidates),
+                         similarities=[float(s) for s in similarities],
+                         candidate_ids=None if candidate_ids is None else [str(i) for i in candidate_ids])
+
+    def summarize(self, texts: Sequence[str], max_words: int = 100) -> str:
+        texts = [t for t in texts if isinstance(t, str) and t.strip()]
+        if not isinstance(max_words, int) or max_words <= 0:
+            raise ValueError(f"summarize: max_words must be a positive integer, got {max_words!r}")
+        return self._run("summarize", texts=texts, max_words=max_words) if texts else ""
+
+    # -- machinery --
+
+    def _run(self, job: str, **inputs):
+        prompt = PROMPTS[job]
+        messages = prompt.messages(**inputs)
+        schema = prompt.schema(**inputs)
+        tally = {"calls": 0, "prompt": 0, "completion": 0}
+        t0 = time.perf_counter()
+        try:
+            for attempt in range(2):
+                text = self._complete(job, messages, schema, tally)
+                try:
+                    data = prompt.normalize(extract_json(text), **inputs)
+                    validate(data, schema)
+                    return prompt.parse(data, **inputs)
+                except InvalidReply as e:
+                    self.stats["invalid_replies"] += 1
+                    log.info("%s: invalid %s reply (attempt %d): %s", self.name, job, attempt + 1, e)
+                    messages = messages + [
+                        {"role": "assistant", "content": text},
+                        {"role": "user", "content": f"That reply is not valid ({e}). Reply again with only the "
+                                                    "JSON object, in exactly the format asked for."}]
+            log.warning("%s: %s reply still invalid after a retry; using the fallback", self.name, job)
+            tally["fallbacks"] = 1
+            return prompt.fallback(**inputs)
+        finally:
+            self.usage.add(job, Cost(llm_prompt_tokens=tally["prompt"], llm_completion_tokens=tally["completion"],
+                                     llm_calls=tally["calls"], llm_fallbacks=tally.get("fallbacks", 0),
+                                     seconds=time.perf_counter() - t0))
+
+    def _complete(self, job: str, messages: list[dict], schema: dict, tally: dict) -> str:
+        """One completion: from the cache, else from the backend with bounded retries."""
+        identity = self.backend.identity(self.model)
+        key = cache_key(identity, messages, {"temperature": self.temperature, "max_tokens": self.max_tokens})
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            self.stats["cache_hits"] += 1
+            reply = hit
+        else:
+            completion = self._request(job, messages, schema)
+            reply = CachedReply(
+                completion.text,
+                completion.prompt_tokens if completion.prompt_tokens is not None else count_message_tokens(messages),
+                (completion.completion_tokens if completion.completion_tokens is not None
+                 else count_text_tokens(completion.text)))
+            if self.cache is not None:
+                self.cache.put(key, identity, reply)
+        tally["calls"] += 1
+        tally["prompt"] += reply.prompt_tokens
+        tally["completion"] += reply.completion_tokens
+        return reply.text
+
+    def _request(self, job: str, messages: list[dict], schema: dict) -> Completion:
+        for attempt in range(self.max_retries + 1):
+            self.stats["requests"] += 1
+            try:
+                return self.backend.complete(self.model, messages, job=job, schema=schema,
+                                             temperature=self.temperature, max_tokens=self.max_tokens,
+                                             timeout=self.timeout)
+            except TransientBackendError as e:
+                if attempt == self.max_retries:
+                    raise LLMUnavailableError(f"{self.name}: {job} failed after {attempt + 1} attempts; "
+                                              f"last error: {e}") from None
+                delay = e.retry_after if e.retry_after is not None else self.retry_base_delay * 2 ** attempt
+                delay = min(delay, self.max_retry_delay)
+                self.stats["retries"] += 1
+                log.warning("%s: %s: %s; retrying in %.2f s (%d/%d)", self.name, job, e, delay, attempt + 1,
+                            self.max_retries)
+                time.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _need_str(job: str, what: str, value) -> None:
+    if not isinstance(value, str):
+        raise ValueError(f"{job}: {what} must be a string, got {type(value).__name__}")

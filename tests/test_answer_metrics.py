@@ -1,0 +1,96 @@
+"""Answer metrics: token F1 / EM by hand, ragas non-LLM metrics, and ragas LLM-judged metrics
+with the local fake OpenAI-compatible server as the judge."""
+import json
+import math
+
+import pytest
+
+from fake_openai_server import FakeOpenAIServer
+from rag_lab.answer_metrics import AnswerSample, answer_scores, exact_match, token_f1
+from rag_lab.evaluation import evaluate, nan_counts
+from rag_lab.judge import Judge
+from rag_lab.types import Dataset, Document, Question
+
+
+def test_token_f1_and_exact_match_by_hand():
+    # "The saffron risotto" -> [saffron, risotto]; "saffron rice" -> [saffron, rice]: 1 common token,
+    # precision 1/2, recall 1/2 -> F1 0.5.
+    assert token_f1("The saffron risotto", "saffron rice") == 0.5
+    assert token_f1("Genoa.", "genoa") == 1.0 and exact_match("The Genoa!", "genoa") == 1.0
+    assert token_f1("basil", "pecorino") == 0.0 and exact_match("basil", "pecorino") == 0.0
+    assert token_f1("", "") == 1.0 and token_f1("", "x") == 0.0
+
+
+def test_ragas_non_llm_metrics():
+    s = AnswerSample("Where is pesto from?", "Pesto is from Genoa", ["Pesto comes from Genoa.", "Pizza is baked."],
+                     "Pesto is from Genoa", ["Pesto comes from Genoa."])
+    scores = answer_scores([s])
+    assert scores["exact_match"] == [1.0] and scores["token_f1"] == [1.0]
+    assert scores["rouge_l"] == [pytest.approx(1.0)] and scores["string_similarity"] == [pytest.approx(1.0)]
+    assert scores["nonllm_context_recall"] == [pytest.approx(1.0)]
+    # the gold context is retrieved first, the second context matches nothing: precision@1 = 1 -> ragas gives ~1
+    assert scores["nonllm_context_precision"][0] == pytest.approx(1.0, abs=1e-6)
+    assert "faithfulness" not in scores  # no judge, no LLM metrics
+
+
+def _instance(schema, defs):
+    """A minimal value valid for a JSON schema (what a perfectly agreeable judge would say)."""
+    if "$ref" in schema:
+        return _instance(defs[schema["$ref"].split("/")[-1]], defs)
+    if "anyOf" in schema:
+        return _instance(next(s for s in schema["anyOf"] if s.get("type") != "null"), defs)
+    if "enum" in schema:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        # a committal judge: "noncommittal" is the one flag where 0 is the agreeable answer
+        return {k: 0 if k == "noncommittal" else _instance(v, defs) for k, v in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [_instance(schema.get("items", {"type": "string"}), defs)]
+    if kind in ("integer", "number"):
+        return 1
+    if kind == "boolean":
+        return True
+    return "Pesto comes from Genoa"
+
+
+def agreeable_judge(request):
+    """Answer any ragas prompt with a valid instance of the JSON schema the prompt embeds."""
+    prompt = request["messages"][-1]["content"]
+    if isinstance(prompt, list):
+        prompt = " ".join(p.get("text", "") for p in prompt)
+    start = prompt.index("{", prompt.index("JSON Schema"))
+    schema, _ = json.JSONDecoder().raw_decode(prompt[start:])
+    return json.dumps(_instance(schema, schema.get("$defs", {})))
+
+
+def test_llm_judged_metrics_through_a_fake_server(embedder):
+    with FakeOpenAIServer() as server:
+        server.responder = agreeable_judge
+        judge = Judge.from_spec(f"openai-compatible:judge-model@{server.base_url}", embedder)
+        s = AnswerSample("Where is pesto from?", "Pesto comes from Genoa", ["Pesto comes from Genoa."],
+                         "Pesto comes from Genoa", ["Pesto comes from Genoa."])
+        scores = answer_scores([s], judge)
+        assert server.requests, "the judge was never called"
+    # every statement supported, every context useful, every claim verified by the agreeable judge
+    assert scores["faithfulness"] == [pytest.approx(1.0)]
+    assert scores["llm_context_precision"][0] == pytest.approx(1.0, abs=1e-6)
+    assert scores["llm_context_recall"] == [pytest.approx(1.0)]
+    assert scores["factual_correctness"] == [pytest.approx(1.0)]
+    # answer relevancy = cosine(question, the question the judge generated back) with our embedder
+    q, generated = embedder.encode(["Where is pesto from?", "Pesto comes from Genoa"])
+    assert scores["answer_relevancy"][0] == pytest.approx(float(q @ generated), abs=1e-4)
+
+
+def test_a_failing_judge_gives_counted_nans(embedder):
+    ds = Dataset("t", [Document("p", "Pesto comes from Genoa. Pizza is baked in Naples.")],
+                 [Question("q1", "Where is pesto from?", "Genoa", ["p"], ["Pesto comes from Genoa."])])
+    with FakeOpenAIServer() as server:
+        server.responder = lambda req: "this is not JSON"
+        judge = Judge.from_spec(f"openai-compatible:judge-model@{server.base_url}", embedder)
+        df = evaluate(["naive"], ds, [1], reasoner="offline", judge=judge, progress=False)
+    faith = df[df.metric == "faithfulness"]["value"]
+    assert len(faith) == 1 and math.isnan(faith.iloc[0])
+    assert nan_counts(df).loc["naive", "faithfulness"] == 1
+    assert df.attrs["reasoner"] == "offline" and df.attrs["judge"].startswith("openai-compatible:judge-model@")
+    assert df[df.metric == "token_f1"]["value"].notna().all()

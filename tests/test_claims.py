@@ -1,0 +1,19 @@
+import pandas as pd
+
+from rag_lab.claims import claims_table
+
+
+def test_claims_on_a_hand_made_summary():
+    table = pd.DataFrame({"ctx_precision@5": [0.5, 0.4, 0.3, 0.6, 0.2, 0.1],
+                          "ctx_recall@5": [0.7, 0.6, 0.5, 0.5, 0.1, 0.3],
+                          "doc_recall@5": [1, 1, 1, 1, 1, 1],
+                          "section_coverage@5": [None, None, None, None, None, None]},
+                         index=["sketch", "naive", "kg", "unweaver", "ssg-basic-retrieval", "ssg-query-traversal"])
+    out = claims_table({"d": table}).set_index("paper")
+    # SKETCH beats naive and kg on both columns (raptor/semantic absent are ignored)
+    assert out.loc["SKETCH", "this run"] == "supported"
+    # UnWeaver recall 0.5 < naive 0.6 -> not supported
+    assert out.loc["UnWeaver", "this run"] == "not supported"
+    # the one traversal algorithm beats basic on recall (0.3 > 0.1) -> 1/1 -> supported
+    assert out.loc["SSG traversal", "this run"] == "supported"
+    assert out.loc["GraLC-RAG", "this run"] == "not tested"
