@@ -57,3 +57,22 @@ def with_paper(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
         parts[(c, "paper-reported")] = paper[c]
         parts[(c, "difference")] = ours[c] - paper[c]
     return pd.DataFrame(parts, index=ours.index.union(paper.index, sort=False))
+
+
+def method_metric_heatmap(summary: pd.DataFrame, columns: Sequence[str], title: str):
+    """Methods × metrics, one colour scale per column range [0, 1] (section coverage is a count)."""
+    import plotly.graph_objects as go
+
+    table = summary[list(columns)]
+    fig = go.Figure(go.Heatmap(z=table.values, x=list(table.columns), y=list(table.index), colorscale="Viridis",
+                               text=np.round(table.values, 2), texttemplate="%{text}"))
+    fig.update_layout(title=title, yaxis={"autorange": "reversed"}, height=max(400, 28 * len(table)))
+    return fig
+
+
+def log_log_lines(df: pd.DataFrame, x: str, y: str, title: str):
+    """One line per method of ``y`` against ``x`` on log axes (growth with corpus size)."""
+    import plotly.express as px
+
+    fig = px.line(df, x=x, y=y, color="method", markers=True, log_x=True, log_y=True, title=title)
+    return fig

@@ -1,0 +1,87 @@
+"""Every registered method on every shipped dataset, through one metric layer (notebook 10),
+and per-method cost and speed (notebook 11)."""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Sequence
+
+import pandas as pd
+
+from .benchmarking import peak_memory_mb, query_latency_ms, replicate
+from .datasets import load_dataset
+from .evaluation import evaluate, summarize
+from .methods import available_methods, get_retriever
+
+log = logging.getLogger(__name__)
+LEADERBOARD_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage")
+
+
+def resolve_methods(methods: str | Sequence[str]) -> list[str]:
+    """``"all"`` or a comma-separated string or a list -> registered names (unknown names are an error)."""
+    names = list(available_methods()) if methods == "all" else (
+        [m.strip() for m in methods.split(",") if m.strip()] if isinstance(methods, str) else list(methods))
+    unknown = [m for m in names if m not in available_methods()]
+    if unknown:
+        raise ValueError(f"unknown methods {unknown}; registered: {', '.join(available_methods())}")
+    return names
+
+
+def compare(datasets: Sequence[str], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,
+            limit: int | None = None) -> dict[str, pd.DataFrame]:
+    """dataset -> tidy results of every method; datasets without questions are skipped (logged)."""
+    out = {}
+    for name in datasets:
+        data = load_dataset(name, limit=limit)
+        if not data.questions:
+            log.warning("dataset %s has no questions: skipped", name)
+            continue
+        retrievers = [get_retriever(m) for m in resolve_methods(methods)]
+        out[name] = evaluate(retrievers, data, ks, reasoner=reasoner, judge=judge)
+    return out
+
+
+def leaderboard(results: pd.DataFrame, k: int) -> pd.DataFrame:
+    """Mean metrics at ``k`` per method, best context recall first."""
+    table = summarize(results)
+    cols = [f"{m}@{k}" for m in LEADERBOARD_METRICS if f"{m}@{k}" in table.columns]
+    answer = [c for c in table.columns if c.endswith(f"@{k}") and c not in cols and not c.startswith(("doc_", "ctx_", "section_"))]
+    board = table[cols + answer]
+    sort_col = f"ctx_recall@{k}" if f"ctx_recall@{k}" in board.columns else cols[0]
+    return board.sort_values(sort_col, ascending=False)
+
+
+def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, k: int = 5) -> pd.DataFrame:
+    """Index time, query latency, tokens, peak memory and chunk count for each method."""
+    data = load_dataset(dataset)
+    queries = [q.question for q in data.questions][:limit_queries] or [data.documents[0].title or "overview"]
+    rows = []
+    for name in resolve_methods(methods):
+        retriever = get_retriever(name)
+        built, peak = peak_memory_mb(lambda r=retriever: r.build(data.documents))
+        lat = query_latency_ms(built, queries, k)
+        query_cost = [built.retrieve(q, k).cost for q in queries]
+        c = built.build_cost
+        rows.append({"method": name, "index_seconds": c.seconds, "query_median_ms": lat["median_ms"],
+                     "query_p95_ms": lat["p95_ms"], "embedding_tokens_index": c.embedding_tokens,
+                     "embedding_tokens_per_query": sum(q.embedding_tokens for q in query_cost) / len(query_cost),
+                     "llm_tokens_index": c.llm_prompt_tokens + c.llm_completion_tokens,
+                     "llm_tokens_per_query": sum(q.llm_prompt_tokens + q.llm_completion_tokens for q in query_cost) / len(query_cost),
+                     "peak_heap_mb": peak, "chunks": len(built.chunks)})
+    return pd.DataFrame(rows).set_index("method")
+
+
+def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2, 4)) -> pd.DataFrame:
+    """Index time and peak heap as the corpus is replicated ``copies`` times (texts repeat, so the
+    embedding cache keeps encoding flat: what grows is the method's own work)."""
+    docs = load_dataset(dataset).documents
+    rows = []
+    for name in resolve_methods(methods):
+        for n in copies:
+            retriever = get_retriever(name)
+            t0 = time.perf_counter()
+            _, peak = peak_memory_mb(lambda r=retriever: r.build(replicate(docs, n)))
+            rows.append({"method": name, "copies": n, "documents": len(docs) * n,
+                         "index_seconds": time.perf_counter() - t0, "peak_heap_mb": peak,
+                         "chunks": len(retriever.chunks)})
+    return pd.DataFrame(rows)
