@@ -1,0 +1,36 @@
+import pandas as pd
+import pytest
+
+from rag_lab.figures import save_figure, save_table
+from rag_lab.plots import grouped_bars, question_metric_heatmap, similarity_heatmap, with_paper
+
+
+def test_with_paper_puts_ours_beside_paper_with_difference():
+    ours = pd.DataFrame({"recall": [0.5, 0.7]}, index=["naive", "sketch"])
+    paper = pd.DataFrame({"recall": [0.6, 0.9], "faithfulness": [0.8, 0.9]}, index=["naive", "sketch"])
+    table = with_paper(ours, paper)
+    assert list(table.columns) == [("recall", "ours"), ("recall", "paper-reported"), ("recall", "difference")]
+    assert table.loc["sketch", ("recall", "difference")] == pytest.approx(-0.2)
+
+
+def test_figures_and_tables_are_written(tmp_path):
+    import numpy as np
+
+    summary = pd.DataFrame({"ctx_recall@5": [0.4, 0.6]}, index=["naive", "semantic"])
+    fig = grouped_bars(summary, ["ctx_recall@5"], "t", reasoner="offline")
+    assert [t.name for t in fig.data] == ["naive", "semantic"] and "reasoner: offline" in fig.layout.title.text
+    paths = save_figure(fig, tmp_path, "bars")
+    assert [p.name for p in paths] == ["bars.html", "bars.png"]
+    assert paths[1].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    v = np.eye(3, dtype=np.float32)
+    assert similarity_heatmap(v, ["a", "b", "c"], "s").data[0].z.tolist() == v.tolist()
+    csv, md = save_table(summary, tmp_path, "t", caption="Caption line")
+    assert md.read_text().startswith("Caption line\n\n|") and "0.600" in md.read_text()
+    assert not list(tmp_path.glob(".*tmp*"))  # no temp files left behind
+
+
+def test_question_metric_heatmap_layout():
+    df = pd.DataFrame({"method": ["m"] * 4, "question_id": ["q1", "q1", "q2", "q2"],
+                       "metric": ["a", "b", "a", "b"], "k": [5] * 4, "value": [0.1, 0.2, 0.3, 0.4]})
+    fig = question_metric_heatmap(df, "m", ["b", "a"], 5, "t")
+    assert list(fig.data[0].x) == ["b", "a"] and fig.data[0].z.tolist() == [[0.2, 0.1], [0.4, 0.3]]
