@@ -10,7 +10,7 @@ import re
 import string
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -74,41 +74,23 @@ def _ragas_metric(class_name: str, **kwargs):
     return getattr(rm, class_name)(**kwargs)
 
 
-def _metrics_for(samples: Sequence[AnswerSample], judge) -> dict[str, object]:
-    has_ref = all(s.reference for s in samples)
-    has_ref_ctx = all(s.reference_contexts for s in samples)
-    has_ids = all(s.reference_context_ids for s in samples)
-    chosen = {}
-    if has_ref:
-        chosen.update({n: _ragas_metric(c) for n, c in NON_LLM_METRICS.items()
-                       if n not in ("nonllm_context_precision", "nonllm_context_recall")})
-    if has_ref_ctx:
-        chosen["nonllm_context_precision"] = _ragas_metric(NON_LLM_METRICS["nonllm_context_precision"])
-        chosen["nonllm_context_recall"] = _ragas_metric(NON_LLM_METRICS["nonllm_context_recall"])
-    if has_ids:
-        chosen.update({n: _ragas_metric(c) for n, c in ID_METRICS.items()})
+def _families(judge) -> list[tuple[dict[str, str], Callable[[AnswerSample], bool]]]:
+    """Metric groups and the fields a sample needs for them (ragas refuses a batch with gaps)."""
+    has_ref = lambda s: bool(s.reference)  # noqa: E731
+    fams = [({n: c for n, c in NON_LLM_METRICS.items() if not n.startswith("nonllm_context")}, has_ref),
+            ({n: c for n, c in NON_LLM_METRICS.items() if n.startswith("nonllm_context")},
+             lambda s: bool(s.reference_contexts)),
+            (ID_METRICS, lambda s: bool(s.reference_context_ids))]
     if judge is not None:
-        chosen["faithfulness"] = _ragas_metric("Faithfulness")
-        chosen["answer_relevancy"] = _ragas_metric("ResponseRelevancy")
-        if has_ref:
-            chosen["llm_context_precision"] = _ragas_metric("LLMContextPrecisionWithReference")
-            chosen["llm_context_recall"] = _ragas_metric("LLMContextRecall")
-            chosen["factual_correctness"] = _ragas_metric("FactualCorrectness")
-    return chosen
+        fams.append(({n: LLM_METRICS[n] for n in ("faithfulness", "answer_relevancy")}, lambda s: True))
+        fams.append(({n: LLM_METRICS[n] for n in ("llm_context_precision", "llm_context_recall",
+                                                   "factual_correctness")}, has_ref))
+    return fams
 
 
-def ragas_scores(samples: Sequence[AnswerSample], judge=None, show_progress: bool = False) -> dict[str, list[float]]:
-    """metric name -> one value per sample (NaN where ragas could not score it).
-
-    ``judge``: a ``Judge`` (LLM + embeddings for ragas) or None for the non-LLM metrics only.
-    """
+def _run_ragas(samples: Sequence[AnswerSample], metrics: dict[str, object], judge, show_progress: bool):
     from ragas import EvaluationDataset, SingleTurnSample, evaluate
 
-    if not samples:
-        return {}
-    metrics = _metrics_for(samples, judge)
-    if not metrics:
-        return {}
     data = EvaluationDataset(samples=[SingleTurnSample(
         user_input=s.question, response=s.response, retrieved_contexts=s.contexts or [""],
         reference=s.reference, reference_contexts=s.reference_contexts or None,
@@ -127,10 +109,31 @@ def ragas_scores(samples: Sequence[AnswerSample], judge=None, show_progress: boo
     return out
 
 
-def answer_scores(samples: Sequence[AnswerSample], judge=None, show_progress: bool = False) -> dict[str, list[float]]:
-    """Every answer metric we can compute for these samples (token F1 / EM need references)."""
+def ragas_scores(samples: Sequence[AnswerSample], judge=None, show_progress: bool = False) -> dict[str, list]:
+    """metric name -> one value per sample: NaN where ragas failed to score it (e.g. a judge error),
+    None where the sample lacks what the metric needs (no reference answer or gold contexts).
+
+    ``judge``: a ``Judge`` (LLM + embeddings for ragas) or None for the non-LLM metrics only.
+    """
+    out: dict[str, list] = {}
+    for names, applies in _families(judge):
+        idx = [i for i, s in enumerate(samples) if applies(s)]
+        if not idx:
+            continue
+        metrics = {n: _ragas_metric(c) for n, c in names.items()}
+        scored = _run_ragas([samples[i] for i in idx], metrics, judge, show_progress)
+        for name, values in scored.items():
+            column: list = [None] * len(samples)
+            for i, v in zip(idx, values):
+                column[i] = v
+            out[name] = column
+    return out
+
+
+def answer_scores(samples: Sequence[AnswerSample], judge=None, show_progress: bool = False) -> dict[str, list]:
+    """Every answer metric per sample; None marks a sample the metric does not apply to."""
     out = ragas_scores(samples, judge, show_progress)
-    if all(s.reference for s in samples):
-        out["token_f1"] = [token_f1(s.response, s.reference) for s in samples]
-        out["exact_match"] = [exact_match(s.response, s.reference) for s in samples]
+    if any(s.reference for s in samples):
+        out["token_f1"] = [token_f1(s.response, s.reference) if s.reference else None for s in samples]
+        out["exact_match"] = [exact_match(s.response, s.reference) if s.reference else None for s in samples]
     return out

@@ -129,7 +129,7 @@ def answer_rows(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dataset
                                         list(q.meta.get("gold_chunk_ids", []))))
             ids.append(q.id)
         for metric, values in answer_scores(samples, judge, show_progress=False).items():
-            rows += [(method, qid, metric, answer_k, v) for qid, v in zip(ids, values)]
+            rows += [(method, qid, metric, answer_k, v) for qid, v in zip(ids, values) if v is not None]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -94,3 +94,11 @@ def test_a_failing_judge_gives_counted_nans(embedder):
     assert nan_counts(df).loc["naive", "faithfulness"] == 1
     assert df.attrs["reasoner"] == "offline" and df.attrs["judge"].startswith("openai-compatible:judge-model@")
     assert df[df.metric == "token_f1"]["value"].notna().all()
+
+
+def test_samples_without_gold_are_left_out_not_scored():
+    with_gold = AnswerSample("q1", "Genoa", ["Pesto comes from Genoa."], "Genoa", ["Pesto comes from Genoa."])
+    without = AnswerSample("q2", "Naples", ["Pizza is from Naples."])  # no reference, no gold contexts
+    scores = answer_scores([with_gold, without])
+    assert scores["token_f1"] == [1.0, None] and scores["rouge_l"][1] is None
+    assert scores["nonllm_context_recall"][0] == pytest.approx(1.0) and scores["nonllm_context_recall"][1] is None
