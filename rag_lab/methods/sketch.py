@@ -1,0 +1,252 @@
+"""SKETCH: semantic chunks in FAISS merged with a knowledge graph's structured context.
+
+After Mahalingam et al., "SKETCH: Structured Knowledge Enhanced Text Comprehension for Holistic
+Retrieval". Indexing: each document is split by LangChain's SemanticChunker (sentence windows
+merged while neighbouring windows stay close, breakpoints above a percentile of the distances),
+each semantic chunk is split again by the recursive splitter into pieces of 100 MiniLM tokens
+with 16 tokens of overlap (both splitters are rag_lab.chunking's), the pieces are embedded into
+a FAISS index, and the reasoner's triples of every piece build the knowledge graph
+(``knowledge_graph.py``; store: networkx or Kùzu).
+
+Query: unstructured top-k pieces by cosine; the reasoner names the query's entities, they are
+matched to graph nodes, the store returns their neighbourhood up to ``hops`` steps, and the
+chunks its nodes point to are ranked (the structured retriever, ``kg`` on its own).
+
+The hybrid merge (``merge_hybrid``), our reading of the paper's "confirmation signal": the
+structured context holds the texts of the structured retriever's top-k chunks, so an
+unstructured chunk is *confirmed* when it is one of them — all its tokens also appear in the
+structured context. The merged ranking of k slots is
+
+1. confirmed chunks, in unstructured (cosine) order;
+2. then the other unstructured and the other structured chunks alternately, an unstructured
+   one first (u1, s1, u2, s2, ...); when one list runs out the other fills the remaining slots.
+
+With no matched entity the structured list is empty and SKETCH returns the unstructured
+ranking. ``Hit.score`` is each chunk's cosine to the query (the order comes from the merge,
+not from the score); ``Hit.via`` is "vector+graph" (confirmed), "vector" or "graph". The trace
+records the query entities, their node matches, the neighbourhood, the facts and paths, the
+structured context and where each merged chunk came from.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Sequence
+
+from ..retrievers import Retriever, register
+from ..types import Chunk, Cost, Document, Hit, Retrieval
+
+CONFIRMED, VECTOR, GRAPH = "vector+graph", "vector", "graph"
+
+
+def split_semantic_chunk(doc: Document, span: tuple[int, int], embedder, chunk_size: int = 100,
+                         chunk_overlap: int = 16) -> list[tuple[int, int]]:
+    """The recursive 100/16 split of one semantic chunk, as spans of the document."""
+    from ..chunking import recursive_token_spans
+
+    return recursive_token_spans(doc.text, embedder, chunk_size, chunk_overlap, span[0], span[1])
+
+
+def pieces_of(doc: Document, semantic: Sequence[tuple[int, int]], embedder, chunk_size: int = 100,
+              chunk_overlap: int = 16) -> list[Chunk]:
+    """Second stage of SKETCH's indexing: every semantic span split into recursive pieces.
+
+    Piece ids are ``{doc}#sketch-{i}``; ``meta["semantic_chunk"]`` is the index of the semantic
+    span the piece lies in, and ``meta["semantic_span"]`` that span."""
+    from ..chunking import make_chunks
+
+    spans, owners = [], []
+    for j, span in enumerate(semantic):
+        for piece in split_semantic_chunk(doc, span, embedder, chunk_size, chunk_overlap):
+            spans.append(piece)
+            owners.append(j)
+    chunks = make_chunks(doc, spans, "sketch", chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+    for chunk, j in zip(chunks, owners):
+        chunk.meta["semantic_chunk"] = j
+        chunk.meta["semantic_span"] = list(semantic[j])
+    return chunks
+
+
+def sketch_chunks(documents: Sequence[Document], embedder, semantic_threshold: float = 90.0,
+                  chunk_size: int = 100, chunk_overlap: int = 16) -> list[Chunk]:
+    """SKETCH's indexing split: SemanticChunker spans, each split recursively into 100/16 pieces."""
+    from ..chunking import semantic_spans
+
+    out: list[Chunk] = []
+    for doc in documents:
+        if not doc.text.strip():
+            continue
+        out.extend(pieces_of(doc, semantic_spans(doc.text, embedder, threshold=semantic_threshold), embedder,
+                             chunk_size, chunk_overlap))
+    return out
+
+
+def merge_hybrid(unstructured: Sequence[str], structured: Sequence[str], k: int) -> list[tuple[str, str]]:
+    """(chunk id, source) in merged order, at most ``k``: the rule in the module docstring."""
+    if k <= 0:
+        raise ValueError(f"k must be positive, got {k}")
+    graph_ids = set(structured)
+    confirmed = [c for c in dict.fromkeys(unstructured) if c in graph_ids]
+    taken = set(confirmed)
+    vector_only = [c for c in dict.fromkeys(unstructured) if c not in taken]
+    graph_only = [c for c in dict.fromkeys(structured) if c not in taken]
+    merged = [(c, CONFIRMED) for c in confirmed]
+    for i in range(max(len(vector_only), len(graph_only))):
+        if i < len(vector_only):
+            merged.append((vector_only[i], VECTOR))
+        if i < len(graph_only):
+            merged.append((graph_only[i], GRAPH))
+    return merged[:k]
+
+
+def resolve_reasoner(reasoner, embedder):
+    """A Reasoner from an object or a spec string (the offline one shares our embedder)."""
+    from ..reasoning import Reasoner, get_reasoner
+
+    if isinstance(reasoner, Reasoner):
+        return reasoner
+    if reasoner in (None, "offline"):
+        return get_reasoner("offline", embedder=embedder)
+    return get_reasoner(reasoner)
+
+
+class SketchRetriever(Retriever):
+    """SKETCH's hybrid retriever; ``KGRetriever`` (kg.py) is its structured half alone."""
+
+    uses_vectors = True
+
+    def __init__(self, reasoner=None, embedder=None, semantic_threshold: float = 90.0, chunk_size: int = 100,
+                 chunk_overlap: int = 16, graph_store: str = "networkx", graph_path: str | None = None,
+                 hops: int = 1, match_threshold: float = 0.75, max_matches_per_entity: int = 3,
+                 max_facts: int = 50):
+        super().__init__()
+        if hops < 0:
+            raise ValueError(f"hops must be >= 0, got {hops}")
+        self._reasoner = reasoner
+        self._embedder = embedder
+        self.semantic_threshold = semantic_threshold
+        self.chunk_size, self.chunk_overlap = chunk_size, chunk_overlap
+        self.graph_store = graph_store
+        self.graph_path = graph_path
+        self.hops = hops
+        self.match_threshold = match_threshold
+        self.max_matches_per_entity = max_matches_per_entity
+        self.max_facts = max_facts
+        self.graph = None
+        self.index = None
+        self.vectors = None
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            from ..embedding import Embedder
+            self._embedder = Embedder()
+        return self._embedder
+
+    @property
+    def reasoner(self):
+        if self._reasoner is None or isinstance(self._reasoner, str):
+            self._reasoner = resolve_reasoner(self._reasoner, self.embedder)
+        return self._reasoner
+
+    # -- indexing ---------------------------------------------------------------------------
+    def make_chunks(self, documents: Sequence[Document]) -> list[Chunk]:
+        return sketch_chunks(documents, self.embedder, self.semantic_threshold, self.chunk_size, self.chunk_overlap)
+
+    def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
+        """One triples call per piece (the graph is built from the pieces)."""
+        return [("triples", c.text) for c in self.make_chunks(documents)]
+
+    def _build(self, documents: list[Document]) -> None:
+        from .knowledge_graph import KnowledgeGraph
+
+        self.chunks = self.make_chunks(documents)
+        if not self.chunks:
+            raise ValueError(f"{self.name}: the documents gave no text to index")
+        texts = [c.text for c in self.chunks]
+        if self.uses_vectors:
+            from ..index import VectorIndex
+            self.vectors = self.embedder.encode(texts)
+            self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
+            self.index = VectorIndex(self.vectors.shape[1]).add(self.vectors, [c.id for c in self.chunks])
+        before = self.reasoner.usage.copy()
+        triples = [self.reasoner.triples(t) for t in texts]
+        self.build_cost = self.build_cost + self.reasoner.usage_since(before)
+        store_params = {"path": self.graph_path} if self.graph_store == "kuzu" and self.graph_path else {}
+        if self.graph is not None:
+            self.graph.close()
+        self.graph = KnowledgeGraph.from_triples(self.chunks, triples, self.embedder, self.graph_store,
+                                                 **store_params)
+        self.build_cost.embedding_tokens += self.graph.embedding_tokens
+        self._row = {c.id: i for i, c in enumerate(self.chunks)}
+
+    def index_stats(self) -> dict[str, float]:
+        """Sizes of what ``build`` made: semantic chunks, pieces (and their mean tokens), graph nodes and relations."""
+        self._check_built()
+        semantic = {(c.doc_id, c.meta["semantic_chunk"]) for c in self.chunks}
+        tokens = [self.embedder.count_tokens(c.text) for c in self.chunks]
+        return {"semantic chunks": len(semantic), "pieces": len(self.chunks),
+                "mean piece tokens": sum(tokens) / len(tokens), "max piece tokens": max(tokens),
+                "graph nodes": len(self.graph), "graph relations": len(self.graph.store.edges()),
+                "build seconds": round(self.build_cost.seconds, 2)}
+
+    # -- querying ---------------------------------------------------------------------------
+    def _check_built(self) -> None:
+        if self.graph is None:
+            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+
+    def structured(self, query: str, k: int) -> tuple[list[tuple[Chunk, float]], dict, Cost]:
+        """The structured retriever: top-k graph chunks, the trace of how they were found, the cost."""
+        before = self.reasoner.usage.copy()
+        entities = self.reasoner.query_entities(query)
+        cost = self.reasoner.usage_since(before)
+        matches, tokens = self.graph.match(entities, self.match_threshold, self.max_matches_per_entity)
+        cost.embedding_tokens += tokens
+        seeds = list(dict.fromkeys(m.node for m in matches))
+        sub = self.graph.neighbourhood(seeds, self.hops)
+        ranked = self.graph.rank_chunks(sub)[:k]
+        trace = {
+            "query_entities": entities,
+            "matches": [asdict(m) for m in matches],
+            "nodes": [{"key": key, "name": sub.nodes[key].name, "type": sub.nodes[key].type, "distance": d}
+                      for key, d in sub.distances.items()],
+            "facts": self.graph.facts(sub, self.max_facts),
+            "paths": self.graph.paths(sub),
+            "graph_chunk_ids": [c.id for c, _ in ranked],
+            "graph_chunk_scores": [round(s, 6) for _, s in ranked],
+            "structured_context": self.graph.structured_context(sub, [c for c, _ in ranked], self.max_facts),
+            "graph_store": self.graph.store.name,
+            "hops": self.hops,
+        }
+        return ranked, trace, cost
+
+    def _cosines(self, qvec, chunks: Sequence[Chunk]) -> list[float]:
+        return [float(self.vectors[self._row[c.id]] @ qvec) for c in chunks]
+
+    def _retrieve(self, query: str, k: int) -> Retrieval:
+        self._check_built()
+        qvec = self.embedder.encode_one(query)
+        cost = Cost(embedding_tokens=self.embedder.count_tokens(query))
+        scores, rows = self.index.search(qvec, k)
+        vector_hits = [(self.chunks[r], float(s)) for s, r in zip(scores[0], rows[0])]
+        graph_hits, trace, graph_cost = self.structured(query, k)
+        merged = merge_hybrid([c.id for c, _ in vector_hits], [c.id for c, _ in graph_hits], k)
+        by_id = {c.id: c for c, _ in [*vector_hits, *graph_hits]}
+        chunks = [by_id[cid] for cid, _ in merged]
+        hits = [Hit(c, s, via) for c, s, (_, via) in zip(chunks, self._cosines(qvec, chunks), merged)]
+        trace.update({"vector_chunk_ids": [c.id for c, _ in vector_hits],
+                      "confirmed": [cid for cid, via in merged if via == CONFIRMED],
+                      "merge": [{"chunk_id": cid, "source": via} for cid, via in merged]})
+        return Retrieval(query, hits, trace, cost + graph_cost)
+
+    def merged_context(self, retrieval: Retrieval) -> str:
+        """The one context SKETCH hands to the answering model: the facts, then the merged chunks."""
+        facts = retrieval.trace.get("facts", [])
+        parts = (["Facts:\n" + "\n".join(facts)] if facts else []) + [h.chunk.text for h in retrieval.hits]
+        return "\n\n".join(parts)
+
+
+register("sketch", "rag_lab.methods.sketch:SketchRetriever",
+         "SKETCH: semantic -> recursive 100/16 pieces in FAISS, merged with knowledge-graph chunks "
+         "(confirmed chunks first, then vector and graph chunks alternately)",
+         semantic_threshold=90.0, chunk_size=100, chunk_overlap=16, graph_store="networkx", hops=1,
+         match_threshold=0.75)

@@ -1,0 +1,121 @@
+"""The SKETCH paper's reported numbers, our numbers in the same columns, and the findings sentences.
+
+Paper-reported values are Tables 1-4 of Mahalingam et al., "SKETCH: Structured Knowledge Enhanced
+Text Comprehension for Holistic Retrieval", transcribed by hand: RAGAS answer relevancy,
+faithfulness, context precision and context recall judged by GPT-3.5-turbo-16k, and the F1 of
+context precision and recall. (In the NarrativeQA discussion the paper's text gives RAPTOR an
+answer relevancy of 0.47, its Table 4 0.10; we keep the table's value.)
+
+Our columns: answer relevancy and faithfulness exist only when a judge model is configured
+(ragas needs an LLM for them), otherwise they are NaN; context precision and recall are ragas'
+LLM-judged ones with a judge and its non-LLM ones (string matching of retrieved against gold
+contexts) without; F1 is the harmonic mean of the mean precision and mean recall, as in the
+paper's tables.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+PAPER_COLUMNS = ["answer_relevancy", "faithfulness", "context_precision", "context_recall", "f1"]
+METHOD_ORDER = ["naive", "semantic", "kg", "raptor", "sketch"]
+PAPER_NAMES = {"naive": "Naive RAG", "semantic": "Semantic", "kg": "KG", "raptor": "RAPTOR", "sketch": "SKETCH"}
+
+_ROWS = {  # table -> method -> (answer relevancy, faithfulness, context precision, context recall, F1)
+    1: {"naive": (0.61, 1.00, 0.81, 0.88, 0.84), "semantic": (0.84, 0.86, 0.92, 0.83, 0.87),
+        "kg": (0.94, 0.21, 0.77, 0.33, 0.46), "raptor": (0.75, 0.73, 0.38, 0.71, 0.50),
+        "sketch": (0.94, 0.87, 0.99, 0.72, 0.83)},
+    2: {"naive": (0.49, 0.83, 0.04, 0.22, 0.07), "raptor": (0.63, 0.48, 0.26, 0.14, 0.18),
+        "semantic": (0.07, 0.80, 0.003, 0.07, 0.01), "kg": (0.27, 0.43, 0.23, 0.17, 0.20),
+        "sketch": (0.73, 0.69, 0.31, 0.23, 0.26)},
+    3: {"naive": (0.28, 0.61, 0.28, 0.43, 0.34), "raptor": (0.27, 0.62, 0.27, 0.44, 0.33),
+        "semantic": (0.27, 0.62, 0.29, 0.43, 0.35), "kg": (0.49, 0.61, 0.71, 0.60, 0.65),
+        "sketch": (0.56, 0.93, 0.67, 0.49, 0.57)},
+    4: {"naive": (0.08, 0.09, 0.10, 0.05, 0.07), "raptor": (0.10, 0.46, 0.30, 0.16, 0.21),
+        "semantic": (0.10, 0.51, 0.004, 0.14, 0.01), "kg": (0.47, 0.72, 0.58, 0.47, 0.52),
+        "sketch": (0.50, 0.87, 0.51, 0.46, 0.48)},
+}
+TABLE_DATASETS = {1: "Italian Cuisine", 2: "QuALITY", 3: "QASPER", 4: "NarrativeQA"}
+_DATASET_PREFIXES = {"italian_cuisine": 1, "quality": 2, "qasper": 3, "narrativeqa": 4}
+
+
+def paper_table(number: int) -> pd.DataFrame:
+    """Table ``number`` (1-4) of the paper, rows = our method names in a fixed order."""
+    if number not in _ROWS:
+        raise ValueError(f"the SKETCH paper has Tables 1-4 of results, not {number!r}")
+    rows = _ROWS[number]
+    return pd.DataFrame([rows[m] for m in METHOD_ORDER], index=METHOD_ORDER, columns=PAPER_COLUMNS)
+
+
+def table_number_for(dataset_name: str) -> int | None:
+    """Which paper table reports the dataset (``qasper-dev`` -> 3); None for datasets the paper did not use."""
+    for prefix, number in _DATASET_PREFIXES.items():
+        if dataset_name == prefix or dataset_name.startswith(prefix + "-"):
+            return number
+    return None
+
+
+def f1(precision: float, recall: float) -> float:
+    """Harmonic mean; NaN when either is unknown, 0 when both are 0."""
+    if math.isnan(precision) or math.isnan(recall):
+        return float("nan")
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def context_sources(judged: bool) -> dict[str, str]:
+    """Which of our metrics fills each paper column."""
+    prefix = "llm" if judged else "nonllm"
+    return {"answer_relevancy": "answer_relevancy", "faithfulness": "faithfulness",
+            "context_precision": f"{prefix}_context_precision", "context_recall": f"{prefix}_context_recall"}
+
+
+def ours_in_paper_columns(summary: pd.DataFrame, answer_k: int, judged: bool) -> pd.DataFrame:
+    """Our mean scores (``evaluation.summarize`` output) in the paper's five columns; absent metrics are NaN."""
+    out = pd.DataFrame(index=[m for m in METHOD_ORDER if m in summary.index] +
+                       [m for m in summary.index if m not in METHOD_ORDER], columns=PAPER_COLUMNS, dtype=float)
+    for column, metric in context_sources(judged).items():
+        name = f"{metric}@{answer_k}"
+        out[column] = summary[name].reindex(out.index) if name in summary.columns else float("nan")
+    out["f1"] = [f1(p, r) for p, r in zip(out["context_precision"], out["context_recall"])]
+    return out
+
+
+def _verdict(diff: float, tolerance: float) -> str:
+    return "a tie" if abs(diff) <= tolerance else ("ahead" if diff > 0 else "behind")
+
+
+def findings(ours: pd.DataFrame, paper: pd.DataFrame | None, method: str = "sketch",
+             tolerance: float = 0.005) -> list[str]:
+    """One sentence per baseline: whether ``method`` is ahead of it, level ("a tie": within
+    ``tolerance``) or behind in our run, for every column both have, each next to what the paper
+    reported for the same pair."""
+    if method not in ours.index:
+        raise ValueError(f"no row {method!r} in our results; rows: {list(ours.index)}")
+    sentences = []
+    for base in [m for m in ours.index if m != method]:
+        parts = []
+        for col in ours.columns:
+            a, b = ours.loc[method, col], ours.loc[base, col]
+            if pd.isna(a) or pd.isna(b):
+                continue
+            part = f"{col.replace('_', ' ')} {a:.3f} vs {b:.3f}, {_verdict(a - b, tolerance)}"
+            if paper is not None and col in paper.columns and base in paper.index and method in paper.index:
+                pa, pb = paper.loc[method, col], paper.loc[base, col]
+                part += f" (paper-reported {pa:.2f} vs {pb:.2f}, {_verdict(pa - pb, tolerance)})"
+            parts.append(part)
+        if parts:
+            sentences.append(f"{method} vs {base}: " + "; ".join(parts) + ".")
+    return sentences
+
+
+def leaders(table: pd.DataFrame, label: str) -> str:
+    """Which method has the highest value in each column (ties: every method at the maximum)."""
+    parts = []
+    for col in table.columns:
+        values = table[col].dropna()
+        if values.empty:
+            continue
+        top = [m for m, v in values.items() if v >= values.max() - 1e-12]
+        parts.append(f"{col.replace('_', ' ')}: {' = '.join(top)} ({values.max():.3f})")
+    return f"Highest per column, {label}: " + "; ".join(parts) + "." if parts else f"{label}: no values."

@@ -1,0 +1,56 @@
+"""The SKETCH paper's tables as transcribed, our numbers in its columns, and the findings sentences."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from rag_lab.report_sketch import f1, findings, leaders, ours_in_paper_columns, paper_table, table_number_for
+
+
+@pytest.mark.parametrize("number", [1, 2, 3, 4])
+def test_transcribed_f1_is_the_harmonic_mean_of_precision_and_recall(number):
+    # a check on the transcription: every printed F1 is 2PR/(P+R) of its row to two decimals,
+    # e.g. Table 1 SKETCH: 2 * 0.99 * 0.72 / 1.71 = 0.834 -> 0.83
+    t = paper_table(number)
+    for method, row in t.iterrows():
+        assert row["f1"] == pytest.approx(f1(row["context_precision"], row["context_recall"]), abs=0.006), method
+
+
+def test_paper_values_and_dataset_mapping():
+    assert paper_table(1).loc["sketch", "answer_relevancy"] == 0.94
+    assert paper_table(3).loc["kg", "context_precision"] == 0.71
+    assert paper_table(4).loc["raptor", "answer_relevancy"] == 0.10          # the table's value, not the text's
+    assert [table_number_for(n) for n in ("italian_cuisine", "quality-dev", "qasper-dev", "narrativeqa-valid-summaries",
+                                          "ml_encyclopedia")] == [1, 2, 3, 4, None]
+    with pytest.raises(ValueError, match="Tables 1-4"):
+        paper_table(5)
+
+
+def test_ours_in_paper_columns_and_findings():
+    summary = pd.DataFrame({"nonllm_context_precision@5": [0.5, 0.25], "nonllm_context_recall@5": [0.5, 0.75],
+                            "token_f1@5": [0.1, 0.2]}, index=["naive", "sketch"])
+    ours = ours_in_paper_columns(summary, answer_k=5, judged=False)
+    assert list(ours.index) == ["naive", "sketch"]
+    assert math.isnan(ours.loc["sketch", "faithfulness"])                   # needs a judge
+    # sketch: F1 = 2 * 0.25 * 0.75 / 1.0 = 0.375; naive: 0.5
+    assert ours.loc["sketch", "f1"] == pytest.approx(0.375) and ours.loc["naive", "f1"] == pytest.approx(0.5)
+    sentences = findings(ours, paper_table(1))
+    assert sentences == [
+        "sketch vs naive: context precision 0.250 vs 0.500, behind (paper-reported 0.99 vs 0.81, ahead); "
+        "context recall 0.750 vs 0.500, ahead (paper-reported 0.72 vs 0.88, behind); "
+        "f1 0.375 vs 0.500, behind (paper-reported 0.83 vs 0.84, behind)."]
+    with pytest.raises(ValueError, match="no row 'kg'"):
+        findings(ours, None, method="kg")
+
+
+def test_leaders():
+    # Table 3 (QASPER): SKETCH leads answer relevancy (0.56) and faithfulness (0.93); KG leads
+    # context precision (0.71), recall (0.60) and F1 (0.65)
+    assert leaders(paper_table(3), "paper-reported") == (
+        "Highest per column, paper-reported: answer relevancy: sketch (0.560); faithfulness: sketch (0.930); "
+        "context precision: kg (0.710); context recall: kg (0.600); f1: kg (0.650).")
+    # Table 1: KG and SKETCH tie on answer relevancy (0.94)
+    assert leaders(paper_table(1)[["answer_relevancy"]], "paper") == \
+        "Highest per column, paper: answer relevancy: kg = sketch (0.940)."
