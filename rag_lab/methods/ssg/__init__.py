@@ -1,0 +1,5 @@
+"""SSG traversal (semantic similarity graph): graph building, the seven traversal algorithms,
+the context-grouping strategies that build questions, and the ``ssg-*`` retrievers.
+
+Importing the package registers the retrievers (``retriever`` module)."""
+from . import retriever  # noqa: F401  (registers ssg-<algorithm>)

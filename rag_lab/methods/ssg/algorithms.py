@@ -1,0 +1,310 @@
+"""The seven retrieval algorithms of the SSG-traversal paper, one function each, one signature:
+
+    algorithm(graph, query, max_sentences=10, reasoner=None) -> TraversalResult
+
+``query`` is a ``QueryContext`` (similarities to every node computed once). Every algorithm
+except ``basic_retrieval`` starts at the anchor (the window most similar to the query), moves
+only along the current window's own ``intra``/``inter`` edges, never revisits a window, and
+gathers the sentences of each window it visits, dropping sentences already gathered. When a
+window brings more new sentences than ``max_sentences`` leaves room for, the most
+query-similar of them are kept. Ties go to the window listed first in the graph. Traversals hop
+between windows only; sentence nodes (children of windows) enter through the stopping rules,
+which compare the gathered sentences with the candidate windows, as the paper's rules do.
+
+Stopping rules (the paper's, with its minimum counts):
+
+- basic_retrieval: ranked windows, no traversal; stop at max_sentences or, once 5 sentences are
+  gathered, when the best gathered sentence is more query-similar than the next window.
+- query_traversal: hop to the unvisited neighbour most similar to the query; once 8 sentences
+  are gathered, stop when the best gathered sentence beats every candidate.
+- ssg_traversal: hop to the neighbour most similar to the CURRENT window, skipping windows that
+  share a sentence with what is gathered; stop when that hop's similarity is not above the
+  previous hop's (exploration potential falls) or at max_sentences.
+- triangulation_average: score = mean of sim(q, c_t), sim(q, n), sim(c_t, n); the same score with
+  a gathered sentence in place of n decides the early stop (after 8 sentences). The paper
+  approximates sim(c_t, s) for a sentence of another window from cached scores; we have both
+  vectors, so it is the exact cosine, computed once and cached on the graph.
+- triangulation_geometric_3d / triangulation_fulldim: hop to the neighbour whose triangle
+  (q, c_t, n) has its centroid closest to q, in the graph's 3-D PCA space / in the full space.
+  The paper states no separate stopping rule for these two; they use triangulation_average's
+  (after 8 sentences, stop when a gathered sentence's triangle beats every candidate's) with the
+  centroid distance as the score, plus max_sentences. The PCA is
+  fitted once on the window vectors when the graph is built and the query is projected with it
+  (the paper fits it on the query and the windows together; one point changes it negligibly and
+  fitting once keeps the 3-D plot and the traversal in the same space).
+- llm_guided_traversal: the five most query-similar unvisited neighbours go to
+  ``reasoner.choose_next`` (the paper's prompt: query, gathered sentences, candidates with
+  similarity and preview, JSON reply ``{"choice": 1-5 | "stop"}``); it picks one or stops. An
+  invalid reply falls back to the most query-similar candidate and is counted. ``max_sentences``
+  stays a safety cap (the paper lets the LLM alone decide when to stop).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .graph import SimilarityGraph
+from .query import QueryContext
+
+BASIC_MIN_SENTENCES = 5        # basic_retrieval's early stop needs at least this many sentences
+TRAVERSAL_MIN_SENTENCES = 8    # query_traversal and the triangulations: at least this many
+LLM_CANDIDATES = 5             # candidates shown to the reasoner per hop (the paper's prompt lists five)
+DEFAULT_MAX_SENTENCES = 10
+
+# stop reasons
+MAX_SENTENCES = "max_sentences"
+EARLY_STOP = "sentence_beats_candidates"
+NO_CANDIDATES = "no_unvisited_neighbours"
+NOT_INCREASING = "hop_similarity_not_increasing"
+REASONER_STOP = "reasoner_stop"
+EXHAUSTED = "all_windows_taken"
+
+
+@dataclass
+class Step:
+    """One move: the window taken, the score that chose it, the sentences it added, how many candidates there were."""
+
+    window: str
+    score: float
+    added: list[str]
+    candidates: int
+    fallback: bool = False
+
+
+@dataclass
+class TraversalResult:
+    algorithm: str
+    sentences: list[str]                  # sentence ids in the order gathered
+    path: list[str]                       # windows visited, anchor (or top-ranked window) first
+    steps: list[Step] = field(default_factory=list)
+    stop_reason: str = ""
+    llm_choices: int = 0
+    llm_fallbacks: int = 0
+
+
+class Gatherer:
+    """Sentences gathered so far: de-duplicated, capped at ``max_sentences``."""
+
+    def __init__(self, graph: SimilarityGraph, query: QueryContext, max_sentences: int):
+        if max_sentences <= 0:
+            raise ValueError(f"max_sentences must be positive, got {max_sentences}")
+        self.graph, self.query, self.max = graph, query, max_sentences
+        self.ids: list[str] = []
+        self._seen: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def full(self) -> bool:
+        return len(self.ids) >= self.max
+
+    def new_in(self, wid: str) -> list[str]:
+        return [s for s in self.graph.sentences_of(wid) if s not in self._seen]
+
+    def overlaps(self, wid: str) -> bool:
+        return any(s in self._seen for s in self.graph.sentences_of(wid))
+
+    def add_window(self, wid: str) -> list[str]:
+        new = self.new_in(wid)
+        room = self.max - len(self.ids)
+        if len(new) > room:
+            keep = set(sorted(new, key=lambda s: (-self.query.sentence_sim(s), self.graph.sentence_row[s]))[:room])
+            new = [s for s in new if s in keep]
+        self.ids += new
+        self._seen.update(new)
+        return new
+
+    def best_query_sim(self) -> float:
+        return max(self.query.sentence_sim(s) for s in self.ids)
+
+
+def _best(candidates: list[str], score: Callable[[str], float], graph: SimilarityGraph) -> tuple[str, float]:
+    """Highest-scoring candidate (earliest window on ties) and its score."""
+    scored = [(score(c), c) for c in candidates]
+    value, wid = max(scored, key=lambda p: (p[0], -graph.window_row[p[1]]))
+    return wid, value
+
+
+def _start(name: str, graph: SimilarityGraph, query: QueryContext, max_sentences: int):
+    gathered = Gatherer(graph, query, max_sentences)
+    anchor = query.anchor()
+    result = TraversalResult(name, gathered.ids, [anchor])
+    result.steps.append(Step(anchor, query.window_sim(anchor), gathered.add_window(anchor), len(graph.window_ids)))
+    return gathered, anchor, result
+
+
+def _unvisited(graph: SimilarityGraph, wid: str, visited: set[str]) -> list[str]:
+    return [n for n, _ in graph.neighbours(wid) if n not in visited]
+
+
+def _greedy(name: str, graph: SimilarityGraph, query: QueryContext, max_sentences: int,
+            chunk_score: Callable[[str, str], float], sentence_score: Callable[[str, str], float]) -> TraversalResult:
+    """Shared loop of query_traversal and the triangulations: from the anchor, hop to the unvisited
+    neighbour with the highest ``chunk_score(current, n)``; once TRAVERSAL_MIN_SENTENCES are
+    gathered, stop when some gathered sentence has ``sentence_score(current, s)`` above every candidate."""
+    gathered, current, result = _start(name, graph, query, max_sentences)
+    visited = {current}
+    while True:
+        if gathered.full:
+            result.stop_reason = MAX_SENTENCES
+            break
+        candidates = _unvisited(graph, current, visited)
+        if not candidates:
+            result.stop_reason = NO_CANDIDATES
+            break
+        nxt, score = _best(candidates, lambda n: chunk_score(current, n), graph)
+        if len(gathered) >= TRAVERSAL_MIN_SENTENCES and \
+                max(sentence_score(current, s) for s in gathered.ids) > score:
+            result.stop_reason = EARLY_STOP
+            break
+        visited.add(nxt)
+        result.path.append(nxt)
+        result.steps.append(Step(nxt, score, gathered.add_window(nxt), len(candidates)))
+        current = nxt
+    return result
+
+
+# -- 1. basic_retrieval ------------------------------------------------------------------------
+def basic_retrieval(graph: SimilarityGraph, query: QueryContext, max_sentences: int = DEFAULT_MAX_SENTENCES,
+                    reasoner=None) -> TraversalResult:
+    """Plain semantic RAG as the control: windows in order of query similarity, no traversal."""
+    gathered = Gatherer(graph, query, max_sentences)
+    result = TraversalResult("basic_retrieval", gathered.ids, [])
+    ranking = sorted(range(len(graph.window_ids)), key=lambda r: (-float(query.window_sims[r]), r))
+    for row in ranking:
+        wid = graph.window_ids[row]
+        if gathered.full:
+            result.stop_reason = MAX_SENTENCES
+            break
+        if not gathered.new_in(wid):
+            continue  # adds nothing: not a "next chunk option"
+        if len(gathered) >= BASIC_MIN_SENTENCES and gathered.best_query_sim() > query.window_sim(wid):
+            result.stop_reason = EARLY_STOP
+            break
+        result.path.append(wid)
+        result.steps.append(Step(wid, query.window_sim(wid), gathered.add_window(wid), len(graph.window_ids)))
+    else:
+        result.stop_reason = MAX_SENTENCES if gathered.full else EXHAUSTED
+    return result
+
+
+# -- 2. query_traversal ------------------------------------------------------------------------
+def query_traversal(graph: SimilarityGraph, query: QueryContext, max_sentences: int = DEFAULT_MAX_SENTENCES,
+                    reasoner=None) -> TraversalResult:
+    """Always hop to the neighbour most similar to the query."""
+    return _greedy("query_traversal", graph, query, max_sentences,
+                   lambda c, n: query.window_sim(n), lambda c, s: query.sentence_sim(s))
+
+
+# -- 3. ssg_traversal --------------------------------------------------------------------------
+def ssg_traversal(graph: SimilarityGraph, query: QueryContext, max_sentences: int = DEFAULT_MAX_SENTENCES,
+                  reasoner=None) -> TraversalResult:
+    """Follow local similarity (current window -> neighbour), ignoring the query after the anchor."""
+    gathered, current, result = _start("ssg_traversal", graph, query, max_sentences)
+    visited = {current}
+    previous: float | None = None
+    while True:
+        if gathered.full:
+            result.stop_reason = MAX_SENTENCES
+            break
+        candidates = [n for n in _unvisited(graph, current, visited) if not gathered.overlaps(n)]
+        if not candidates:
+            result.stop_reason = NO_CANDIDATES
+            break
+        nxt, sim = _best(candidates, lambda n: graph.similarity(current, n), graph)
+        if previous is not None and sim <= previous:
+            result.stop_reason = NOT_INCREASING
+            break
+        visited.add(nxt)
+        result.path.append(nxt)
+        result.steps.append(Step(nxt, sim, gathered.add_window(nxt), len(candidates)))
+        current, previous = nxt, sim
+    return result
+
+
+# -- 4. triangulation_average ------------------------------------------------------------------
+def triangulation_average(graph: SimilarityGraph, query: QueryContext, max_sentences: int = DEFAULT_MAX_SENTENCES,
+                          reasoner=None) -> TraversalResult:
+    """Hop to the neighbour with the best mean of the three similarities of the triangle (q, c_t, n)."""
+    def triangle(c: str, n: str) -> float:
+        return (query.window_sim(c) + query.sim(n) + graph.similarity(c, n)) / 3.0
+    return _greedy("triangulation_average", graph, query, max_sentences, triangle, triangle)
+
+
+# -- 5./6. geometric triangulation ---------------------------------------------------------------
+def _centroid_closeness(q: np.ndarray, c: np.ndarray, n: np.ndarray) -> float:
+    """Minus the distance from q to the centroid of the triangle (q, c, n): higher is closer."""
+    return -float(np.linalg.norm((q + c + n) / 3.0 - q))
+
+
+def triangulation_geometric_3d(graph: SimilarityGraph, query: QueryContext,
+                               max_sentences: int = DEFAULT_MAX_SENTENCES, reasoner=None) -> TraversalResult:
+    """Triangle centroids in the 3-D PCA space of the window vectors."""
+    def coords(node: str) -> np.ndarray:
+        row = graph.window_row.get(node)
+        return graph.window_coords3[row] if row is not None else graph.sentence_coords3[graph.sentence_row[node]]
+
+    def score(c: str, n: str) -> float:
+        return _centroid_closeness(query.coords3, coords(c), coords(n))
+    return _greedy("triangulation_geometric_3d", graph, query, max_sentences, score, score)
+
+
+def triangulation_fulldim(graph: SimilarityGraph, query: QueryContext,
+                          max_sentences: int = DEFAULT_MAX_SENTENCES, reasoner=None) -> TraversalResult:
+    """Triangle centroids in the full embedding space."""
+    def score(c: str, n: str) -> float:
+        return _centroid_closeness(query.vector, graph.vector(c), graph.vector(n))
+    return _greedy("triangulation_fulldim", graph, query, max_sentences, score, score)
+
+
+# -- 7. llm_guided_traversal -------------------------------------------------------------------
+def llm_guided_traversal(graph: SimilarityGraph, query: QueryContext, max_sentences: int = DEFAULT_MAX_SENTENCES,
+                         reasoner=None) -> TraversalResult:
+    """query_traversal with the choice of the next window (or stopping) handed to the reasoner."""
+    if reasoner is None:
+        raise ValueError("llm_guided_traversal needs a reasoner (rag_lab.reasoning.get_reasoner(...))")
+    gathered, current, result = _start("llm_guided_traversal", graph, query, max_sentences)
+    visited = {current}
+    while True:
+        if gathered.full:
+            result.stop_reason = MAX_SENTENCES
+            break
+        ranked = sorted(_unvisited(graph, current, visited),
+                        key=lambda n: (-query.window_sim(n), graph.window_row[n]))[:LLM_CANDIDATES]
+        if not ranked:
+            result.stop_reason = NO_CANDIDATES
+            break
+        sims = [query.window_sim(n) for n in ranked]
+        choice = reasoner.choose_next(query.text, [graph.sentence(s).text for s in gathered.ids],
+                                      [graph.window(n).text for n in ranked], sims, ranked)
+        result.llm_choices += 1
+        if getattr(choice, "action", None) == "stop":
+            result.stop_reason = REASONER_STOP
+            break
+        index = getattr(choice, "candidate", None)
+        valid = getattr(choice, "action", None) == "next" and isinstance(index, int) and 0 <= index < len(ranked)
+        fallback = not valid or bool(getattr(choice, "fallback", False))
+        if not valid:
+            index = 0  # the most query-similar candidate keeps the traversal moving
+        result.llm_fallbacks += int(fallback)
+        nxt = ranked[index]
+        visited.add(nxt)
+        result.path.append(nxt)
+        result.steps.append(Step(nxt, sims[index], gathered.add_window(nxt), len(ranked), fallback))
+        current = nxt
+    return result
+
+
+ALGORITHMS: dict[str, Callable[..., TraversalResult]] = {
+    f.__name__: f for f in (basic_retrieval, query_traversal, ssg_traversal, triangulation_average,
+                            triangulation_geometric_3d, triangulation_fulldim, llm_guided_traversal)}
+
+
+def run_algorithm(name: str, graph: SimilarityGraph, query: QueryContext, max_sentences: int = DEFAULT_MAX_SENTENCES,
+                  reasoner=None) -> TraversalResult:
+    if name not in ALGORITHMS:
+        raise ValueError(f"unknown SSG algorithm {name!r}; expected one of {', '.join(ALGORITHMS)}")
+    return ALGORITHMS[name](graph, query, max_sentences, reasoner)

@@ -1,0 +1,71 @@
+"""Questions from gold sentence groups written by an LLM reasoner (optional; the shipped
+question set was written by hand).
+
+The SSG paper hands each group to an LLM (DeepEval's synthesizer) to write a question and an
+expected answer. Here one prompt asks for both as JSON; a reply that is still invalid after one
+retry skips the group (counted in ``skipped``) rather than inventing a question.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from typing import Sequence
+
+from ...types import Question
+from .graph import SimilarityGraph
+from .grouping import GoldGroup, group_question
+
+log = logging.getLogger(__name__)
+
+SYSTEM = "You write exam questions about a set of passages. You reply with JSON only."
+TEMPLATE = (
+    "Below are sentences taken from one or more encyclopedia articles. Write ONE question that can only be "
+    "answered by combining information from several of these sentences, and a reference answer of two to "
+    "four sentences that uses only what they say. Do not quote the sentences word for word in the question.\n\n"
+    "SENTENCES:\n{sentences}\n\n"
+    'Reply with a JSON object: {{"question": "...", "answer": "..."}}'
+)
+SCHEMA = {"type": "object", "required": ["question", "answer"],
+          "properties": {"question": {"type": "string", "minLength": 10}, "answer": {"type": "string", "minLength": 10}}}
+
+
+def _parse(text: str) -> dict | None:
+    from ...reasoning.llm import InvalidReply, extract_json, validate
+
+    try:
+        data = extract_json(text)
+        validate(data, SCHEMA)
+        return data
+    except (InvalidReply, json.JSONDecodeError, ValueError):
+        return None
+
+
+def generate_questions(reasoner, graph: SimilarityGraph, groups: Sequence[GoldGroup],
+                       id_prefix: str = "gen-q") -> tuple[list[Question], int]:
+    """(questions, number of groups skipped for invalid replies). ``reasoner`` must be an LLM reasoner."""
+    if not hasattr(reasoner, "_complete"):
+        raise ValueError(f"question generation needs an LLM reasoner (a spec such as 'openai:gpt-4o-mini'); "
+                         f"got {getattr(reasoner, 'name', reasoner)!r}, which cannot write questions")
+    from ...types import Cost
+
+    questions, skipped = [], 0
+    for i, group in enumerate(groups, 1):
+        sentences = "\n".join(f"- {t}" for t in group.texts(graph))
+        messages = [{"role": "system", "content": SYSTEM},
+                    {"role": "user", "content": TEMPLATE.format(sentences=sentences)}]
+        tally = {"calls": 0, "prompt": 0, "completion": 0}
+        data = None
+        for _ in range(2):
+            data = _parse(reasoner._complete("question", messages, SCHEMA, tally))
+            if data is not None:
+                break
+        reasoner.usage.add("question", Cost(llm_prompt_tokens=tally["prompt"], llm_completion_tokens=tally["completion"],
+                                            llm_calls=tally["calls"]))
+        if data is None:
+            skipped += 1
+            log.warning("group %d (%s): no valid question after a retry; skipped", i, group.strategy)
+            continue
+        q = group_question(graph, group, f"{id_prefix}{i:02d}", data["question"].strip(), data["answer"].strip())
+        q.meta["written_by"] = getattr(reasoner, "name", "llm")
+        questions.append(q)
+    return questions, skipped

@@ -1,0 +1,141 @@
+"""The seven SSG algorithms as retrievers ``ssg-<algorithm>`` (underscores become hyphens).
+
+A retriever builds (or is given) a ``SimilarityGraph``, embeds each query once, places it in
+the graph (``QueryContext``: similarities to every node, cached for the traversal) and runs its
+algorithm. Its hits are the gathered sentences, in the order gathered, as span chunks of their
+documents, so the shared metrics score them against gold sentences; the trace holds the anchor,
+the path, every step and the stop reason.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ...retrievers import Retriever, register
+from ...types import Chunk, Cost, Document, Hit, Retrieval
+from .algorithms import ALGORITHMS, DEFAULT_MAX_SENTENCES, TraversalResult, run_algorithm
+from .graph import SSGConfig, SimilarityGraph, build_graph, first_words
+from .query import QueryContext
+
+
+def method_name(algorithm: str) -> str:
+    """``llm_guided_traversal`` -> ``ssg-llm-guided-traversal``."""
+    return "ssg-" + algorithm.replace("_", "-")
+
+
+def sentence_chunks(graph: SimilarityGraph, documents: Sequence[Document] | None = None) -> list[Chunk]:
+    """Every sentence node as a span chunk (section from the document when it has sections)."""
+    docs = {d.id: d for d in documents or ()}
+    out = []
+    for s in graph.sentences:
+        section = docs[s.doc_id].section_at(s.start) if s.doc_id in docs else None
+        out.append(Chunk(s.id, s.doc_id, s.text, s.start, s.end, section.id if section else None,
+                         {"unit": "sentence", "index": s.index}))
+    return out
+
+
+class SSGRetriever(Retriever):
+    """One SSG algorithm over one graph. ``reasoner``: a Reasoner or a spec string (default: the
+    configured reasoner, offline unless ``RAG_LAB_LLM`` says otherwise); it draws the document
+    themes at build time and makes the choices of ``llm_guided_traversal``."""
+
+    def __init__(self, algorithm: str = "query_traversal", window: int = 3, stride: int = 1, top_k: int = 5,
+                 top_x: int = 5, top_t: int = 3, max_sentences: int = DEFAULT_MAX_SENTENCES, reasoner=None,
+                 embedder=None):
+        super().__init__()
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"unknown SSG algorithm {algorithm!r}; expected one of {', '.join(ALGORITHMS)}")
+        if max_sentences <= 0:
+            raise ValueError(f"max_sentences must be positive, got {max_sentences}")
+        self.algorithm = algorithm
+        self.name = method_name(algorithm)
+        self.config = SSGConfig(window=window, stride=stride, top_k=top_k, top_x=top_x, top_t=top_t)
+        self.max_sentences = max_sentences
+        self._reasoner = reasoner
+        self._embedder = embedder
+        self.graph: SimilarityGraph | None = None
+        self._chunk_by_id: dict[str, Chunk] = {}
+
+    @classmethod
+    def from_graph(cls, graph: SimilarityGraph, algorithm: str, max_sentences: int = DEFAULT_MAX_SENTENCES,
+                   reasoner=None, embedder=None, documents: Sequence[Document] | None = None) -> "SSGRetriever":
+        """A retriever over an already built graph (so seven algorithms share one build)."""
+        c = graph.config
+        r = cls(algorithm, c.window, c.stride, c.top_k, c.top_x, c.top_t, max_sentences, reasoner, embedder)
+        r._use_graph(graph, documents)
+        return r
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            from ...embedding import Embedder
+            self._embedder = Embedder()
+        return self._embedder
+
+    @property
+    def reasoner(self):
+        if self._reasoner is None or isinstance(self._reasoner, str):
+            import os
+
+            from ...reasoning import get_reasoner
+            spec = self._reasoner or os.environ.get("RAG_LAB_LLM") or "offline"
+            # the offline reasoner embeds too: give it our embedder rather than a second model
+            self._reasoner = get_reasoner(spec, embedder=self.embedder) if spec == "offline" else get_reasoner(spec)
+        return self._reasoner
+
+    def _use_graph(self, graph: SimilarityGraph, documents: Sequence[Document] | None) -> None:
+        self.graph = graph
+        self.chunks = sentence_chunks(graph, documents)
+        self._chunk_by_id = {c.id: c for c in self.chunks}
+
+    def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
+        return [("themes", first_words(d.text, self.config.theme_words)) for d in documents]
+
+    def _build(self, documents: list[Document]) -> None:
+        graph = build_graph(documents, self.embedder, self.reasoner, self.config)
+        # tokens and calls from the graph; seconds are timed by Retriever.build around all of this
+        self.build_cost = self.build_cost + Cost(**{**graph.build_cost.as_dict(), "seconds": 0.0})
+        self._use_graph(graph, documents)
+
+    def query_context(self, query: str) -> tuple[QueryContext, Cost]:
+        """The query embedded once and placed in the graph."""
+        if self.graph is None:
+            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        vector = self.embedder.encode_one(query)
+        return QueryContext(self.graph, query, vector), Cost(embedding_tokens=self.embedder.count_tokens(query))
+
+    def traverse(self, query: str) -> tuple[TraversalResult, QueryContext, Cost]:
+        """Run the algorithm for one query: its result, the query's context and the query's cost."""
+        ctx, cost = self.query_context(query)
+        reasoner = self.reasoner if self.algorithm == "llm_guided_traversal" else None
+        before = reasoner.usage.copy() if reasoner is not None else None
+        result = run_algorithm(self.algorithm, self.graph, ctx, self.max_sentences, reasoner)
+        if reasoner is not None:
+            cost = cost + reasoner.usage_since(before)
+            cost.llm_fallbacks = result.llm_fallbacks
+        return result, ctx, cost
+
+    def _retrieve(self, query: str, k: int) -> Retrieval:
+        result, ctx, cost = self.traverse(query)
+        hits = [Hit(self._chunk_by_id[s], ctx.sentence_sim(s), self.name) for s in result.sentences[:k]]
+        trace = {"algorithm": self.algorithm, "anchor": result.path[0] if result.path else None,
+                 "path": list(result.path), "stop_reason": result.stop_reason,
+                 "sentences_gathered": len(result.sentences), "llm_choices": result.llm_choices,
+                 "llm_fallbacks": result.llm_fallbacks,
+                 "steps": [{"window": s.window, "score": s.score, "added": list(s.added), "candidates": s.candidates,
+                            "fallback": s.fallback} for s in result.steps]}
+        return Retrieval(query, hits, trace, cost)
+
+
+_DESCRIPTIONS = {
+    "basic_retrieval": "SSG control: 3-sentence windows ranked by query cosine, sentences gathered until the early stop",
+    "query_traversal": "SSG: from the anchor window, hop to the neighbour most similar to the query",
+    "ssg_traversal": "SSG: from the anchor window, hop to the neighbour most similar to the current window",
+    "triangulation_average": "SSG: hop by the mean of the query/current/candidate triangle similarities",
+    "triangulation_geometric_3d": "SSG: hop to the triangle centroid closest to the query in 3-D PCA space",
+    "triangulation_fulldim": "SSG: hop to the triangle centroid closest to the query in full embedding space",
+    "llm_guided_traversal": "SSG: the reasoner picks the next window among five candidates, or stops",
+}
+
+for _algorithm in ALGORITHMS:
+    register(method_name(_algorithm), "rag_lab.methods.ssg.retriever:SSGRetriever", _DESCRIPTIONS[_algorithm],
+             algorithm=_algorithm)

@@ -1,0 +1,166 @@
+"""Figures of the SSG-traversal notebook (the paper's Figures A, C, D, E/F), as plotly figures.
+
+- ``window_similarity_heatmap``: one document's window-to-window cosine matrix (Figure A).
+- ``multilayer_graph``: documents / windows / sentences as three stacked layers (Figure D).
+- ``traversal_3d``: windows in the graph's 3-D PCA space with one traversal path per algorithm (E/F).
+- ``sequential_path``: per step, the document and sentence position reached (Figure C).
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+LAYER_Z = {"document": 2.0, "window": 1.0, "sentence": 0.0}
+EDGE_STYLE = {"theme": ("#d62728", 4), "intra": ("#1f77b4", 2), "inter": ("#ff7f0e", 2), "child": ("#bbbbbb", 1)}
+
+
+def doc_colors(doc_ids: Sequence[str]) -> dict[str, str]:
+    from plotly.colors import qualitative
+
+    palette = qualitative.D3 + qualitative.Dark24
+    return {d: palette[i % len(palette)] for i, d in enumerate(doc_ids)}
+
+
+def _segments(pairs: Sequence[tuple[np.ndarray, np.ndarray]], lift: float = 0.0) -> tuple[list, list, list]:
+    """x, y, z lists for many 3-D line segments in one trace (None between segments). With ``lift``,
+    each segment bends up through a midpoint raised by ``lift`` x its length (arcs that stay visible
+    when both ends lie on one line)."""
+    xs, ys, zs = [], [], []
+    for a, b in pairs:
+        if lift:
+            mid = (np.asarray(a) + np.asarray(b)) / 2.0
+            mid[2] += lift * float(np.linalg.norm(np.asarray(a) - np.asarray(b)))
+            xs += [a[0], mid[0], b[0], None]
+            ys += [a[1], mid[1], b[1], None]
+            zs += [a[2], mid[2], b[2], None]
+        else:
+            xs += [a[0], b[0], None]
+            ys += [a[1], b[1], None]
+            zs += [a[2], b[2], None]
+    return xs, ys, zs
+
+
+def window_similarity_heatmap(matrix: np.ndarray, window_ids: Sequence[str], title: str):
+    """Cosine of every pair of one document's windows; red = similar, blue = dissimilar (as the paper)."""
+    import plotly.graph_objects as go
+
+    labels = [w.rsplit("#", 1)[-1] for w in window_ids]
+    fig = go.Figure(go.Heatmap(z=matrix, x=labels, y=labels, colorscale="RdBu_r", zmin=float(np.min(matrix)),
+                               zmax=1.0, colorbar={"title": "cosine"}))
+    fig.update_layout(title=title, xaxis={"title": "window (window i starts at sentence i)"},
+                      yaxis={"title": "window", "autorange": "reversed"})
+    return fig
+
+
+def multilayer_graph(graph, doc_ids: Sequence[str] | None = None, title: str = "Multi-layer semantic similarity graph"):
+    """Documents (top), windows (middle) and sentences (bottom) of some documents, with their edges.
+
+    x = position in the document (windows and sentences by index, a document at its middle),
+    y = document, z = layer. Inter-document edges are drawn only between the documents shown."""
+    import plotly.graph_objects as go
+
+    doc_ids = list(doc_ids or graph.doc_ids[:3])
+    colors = doc_colors(graph.doc_ids)
+    pos: dict[str, np.ndarray] = {}
+    for row, d in enumerate(doc_ids):
+        windows = graph.windows_of(d)
+        sentences = [s for s in graph.sentences if s.doc_id == d]
+        pos[f"doc:{d}"] = np.array([len(sentences) / 2.0, 3.0 * row, LAYER_Z["document"]])
+        for w in windows:
+            pos[w] = np.array([graph.window(w).index + 1.0, 3.0 * row, LAYER_Z["window"]])
+        for s in sentences:
+            pos[s.id] = np.array([float(s.index), 3.0 * row, LAYER_Z["sentence"]])
+    traces = []
+    by_kind: dict[str, list] = {k: [] for k in EDGE_STYLE}
+    for a, b, attrs in graph.graph.edges(data=True):
+        if a in pos and b in pos and attrs["kind"] in by_kind:
+            by_kind[attrs["kind"]].append((pos[a], pos[b]))
+    for kind, pairs in by_kind.items():
+        if pairs:
+            color, width = EDGE_STYLE[kind]
+            xs, ys, zs = _segments(pairs, lift=0.03 if kind == "intra" else 0.0)
+            traces.append(go.Scatter3d(x=xs, y=ys, z=zs, mode="lines", name=f"{kind} edges ({len(pairs)})",
+                                       line={"color": color, "width": width}, opacity=0.5, hoverinfo="skip"))
+    for layer, size in (("document", 12), ("window", 4), ("sentence", 3)):
+        for d in doc_ids:
+            nodes = [n for n in pos if graph.graph.nodes[n]["kind"] == layer and graph.graph.nodes[n]["doc_id"] == d]
+            p = np.array([pos[n] for n in nodes])
+            text = [graph.graph.nodes[n].get("title") or n for n in nodes]
+            traces.append(go.Scatter3d(x=p[:, 0], y=p[:, 1], z=p[:, 2], mode="markers", name=d,
+                                       legendgroup=d, showlegend=layer == "document", text=text,
+                                       marker={"size": size, "color": colors[d]}, hoverinfo="text"))
+    fig = go.Figure(traces)
+    fig.update_layout(title=title, scene={"xaxis": {"title": "position in document"},
+                                          "yaxis": {"title": "document", "showticklabels": False},
+                                          "zaxis": {"title": "layer", "tickvals": [0, 1, 2],
+                                                    "ticktext": ["sentences", "windows", "documents"]}})
+    return fig
+
+
+def traversal_3d(graph, query_coords: np.ndarray, paths: Mapping[str, Sequence[str]], title: str,
+                 show_edges: bool = True, focus: bool = False):
+    """Windows at their 3-D PCA coordinates (one colour per document), the sparse edges faintly,
+    the query as a black diamond and each algorithm's path as a numbered line. ``focus`` shows only
+    the documents the paths visit (the paper's close-up, Figure F)."""
+    import plotly.graph_objects as go
+    from plotly.colors import qualitative
+
+    c = graph.window_coords3
+    colors = doc_colors(graph.doc_ids)
+    shown = ({graph.window(w).doc_id for p in paths.values() for w in p} if focus else set(graph.doc_ids))
+    traces = []
+    if show_edges:
+        pairs = [(c[graph.window_row[a]], c[graph.window_row[b]]) for a, b, k in graph.graph.edges(data="kind")
+                 if k in ("intra", "inter") and graph.window(a).doc_id in shown and graph.window(b).doc_id in shown]
+        xs, ys, zs = _segments(pairs)
+        traces.append(go.Scatter3d(x=xs, y=ys, z=zs, mode="lines", name="similarity edges",
+                                   line={"color": "#cccccc", "width": 1}, opacity=0.25, hoverinfo="skip"))
+    for d in (d for d in graph.doc_ids if d in shown):
+        rows = [graph.window_row[w] for w in graph.windows_of(d)]
+        traces.append(go.Scatter3d(x=c[rows, 0], y=c[rows, 1], z=c[rows, 2], mode="markers", name=d,
+                                   text=[graph.window_ids[r] for r in rows], hoverinfo="text",
+                                   marker={"size": 3, "color": colors[d], "opacity": 0.6}))
+    q = np.asarray(query_coords).reshape(-1)
+    traces.append(go.Scatter3d(x=[q[0]], y=[q[1]], z=[q[2]], mode="markers", name="query",
+                               marker={"size": 8, "color": "black", "symbol": "diamond"}))
+    palette = qualitative.Bold
+    for i, (name, path) in enumerate(paths.items()):
+        p = np.array([c[graph.window_row[w]] for w in path])
+        traces.append(go.Scatter3d(x=p[:, 0], y=p[:, 1], z=p[:, 2], mode="lines+markers+text", name=name,
+                                   text=[str(j) for j in range(len(path))], textposition="top center",
+                                   hovertext=list(path), line={"width": 6, "color": palette[i % len(palette)]},
+                                   marker={"size": 4, "color": palette[i % len(palette)]}))
+    fig = go.Figure(traces)
+    fig.update_layout(title=title, scene={"xaxis": {"title": "PC1"}, "yaxis": {"title": "PC2"},
+                                          "zaxis": {"title": "PC3"}}, legend={"itemsizing": "constant"})
+    return fig
+
+
+def sequential_path(graph, paths: Mapping[str, Sequence[str]], title: str):
+    """One panel per algorithm: step on x, the window's first-sentence position on y, colour = document."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    colors = doc_colors(graph.doc_ids)
+    names = list(paths)
+    fig = make_subplots(rows=len(names), cols=1, shared_xaxes=True, subplot_titles=names,
+                        vertical_spacing=0.25 / max(len(names), 1))
+    shown: set[str] = set()
+    for row, name in enumerate(names, 1):
+        path = list(paths[name])
+        windows = [graph.window(w) for w in path]
+        fig.add_trace(go.Scatter(x=list(range(len(path))), y=[w.index for w in windows], mode="lines",
+                                 line={"color": "#999999", "width": 1}, showlegend=False, hoverinfo="skip"),
+                      row=row, col=1)
+        for d in dict.fromkeys(w.doc_id for w in windows):
+            steps = [i for i, w in enumerate(windows) if w.doc_id == d]
+            fig.add_trace(go.Scatter(x=steps, y=[windows[i].index for i in steps], mode="markers", name=d,
+                                     legendgroup=d, showlegend=d not in shown, text=[path[i] for i in steps],
+                                     marker={"size": 9, "color": colors[d]}), row=row, col=1)
+            shown.add(d)
+    fig.update_xaxes(dtick=1)
+    fig.update_xaxes(title_text="step", row=len(names), col=1)
+    fig.update_yaxes(title_text="sentence")
+    fig.update_layout(title=title, height=170 * len(names) + 120)
+    return fig

@@ -1,0 +1,234 @@
+"""The ssg-* retrievers (registration, span hits, one query embedding), the report helpers
+(precision/recall of gathered sentences, the table, the paper's numbers) and the shipped
+question set of ml_encyclopedia."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rag_lab import get_retriever, load_dataset
+from rag_lab.metrics import retrieval_metrics
+from rag_lab.methods.ssg import report
+from rag_lab.methods.ssg.algorithms import ALGORITHMS
+from rag_lab.methods.ssg.retriever import SSGRetriever, method_name
+from rag_lab.retrievers import REGISTRY
+from rag_lab.types import Chunk, Hit, Question, Retrieval
+from ssg_handmade import main_graph, sa, sb, unit
+
+
+def test_seven_retrievers_are_registered_with_hyphenated_names():
+    names = {method_name(a): a for a in ALGORITHMS}
+    assert set(names) == {"ssg-basic-retrieval", "ssg-query-traversal", "ssg-ssg-traversal",
+                          "ssg-triangulation-average", "ssg-triangulation-geometric-3d",
+                          "ssg-triangulation-fulldim", "ssg-llm-guided-traversal"}
+    for name, algorithm in names.items():
+        assert name in REGISTRY
+        r = get_retriever(name, top_k=3)
+        assert r.algorithm == algorithm and r.name == name and r.config.top_k == 3
+
+
+class CountingEmbedder:
+    """Maps the query text to a fixed angle and counts encode calls."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def encode_one(self, text):
+        self.calls += 1
+        return unit(0)
+
+    def count_tokens(self, texts):
+        return len(texts.split())
+
+
+def test_hits_are_gathered_sentences_as_exact_spans_and_the_query_is_embedded_once():
+    graph, docs = main_graph()
+    emb = CountingEmbedder()
+    r = SSGRetriever.from_graph(graph, "query_traversal", 10, embedder=emb, documents=docs)
+    ret = r.retrieve("the query", k=20)
+    assert emb.calls == 1
+    # the hand-worked query_traversal path (test_ssg_algorithms): A0, B0, B1, B2 -> A s0-s2, B s0-s4
+    assert [h.chunk.id for h in ret.hits] == sa(0, 1, 2) + sb(0, 1, 2, 3, 4)
+    texts = {d.id: d.text for d in docs}
+    assert all(h.chunk.text == texts[h.chunk.doc_id][h.chunk.start:h.chunk.end] for h in ret.hits)
+    assert ret.trace["path"] == ["A#w0", "B#w0", "B#w1", "B#w2"] and ret.trace["stop_reason"] == "sentence_beats_candidates"
+    assert ret.hits[0].score == pytest.approx(np.cos(np.deg2rad(30)), abs=1e-5)   # A s0 at 30 degrees
+    assert ret.cost.embedding_tokens == 2
+    # k cuts the gathered list; the shared metrics score the spans
+    assert len(r.retrieve("the query", k=2).hits) == 2
+    q = Question("q", "the query", gold_doc_ids=["B"], gold_contexts=[docs[1].text.split(". ")[0] + "."])
+    rows = {(m, k): v for m, k, v in retrieval_metrics([h.chunk for h in ret.hits], q, {d.id: d for d in docs}, [8])}
+    assert rows[("ctx_recall", 8)] == 1.0 and rows[("doc_precision", 8)] == 5 / 8
+
+
+def test_llm_guided_retrieval_reports_fallbacks_in_its_cost():
+    from rag_lab.reasoning import Choice, Usage
+    from rag_lab.types import Cost
+
+    class OneInvalidThenStop:
+        name = "scripted"
+
+        def __init__(self):
+            self.usage, self.replies = Usage(), [Choice("next", 99), Choice("stop")]
+
+        def choose_next(self, *args, **kwargs):
+            return self.replies.pop(0)
+
+        def usage_since(self, before):
+            return Cost(llm_calls=2)
+
+    graph, docs = main_graph()
+    r = SSGRetriever.from_graph(graph, "llm_guided_traversal", 10, OneInvalidThenStop(), CountingEmbedder(), docs)
+    ret = r.retrieve("the query", 20)
+    # index 99 is invalid -> the most query-similar candidate of A0 (B0); then the reasoner stops
+    assert ret.trace["path"] == ["A#w0", "B#w0"] and ret.trace["llm_choices"] == 2
+    assert ret.trace["llm_fallbacks"] == ret.cost.llm_fallbacks == 1 and ret.cost.llm_calls == 2
+
+
+def test_retrieve_before_build_is_an_error():
+    with pytest.raises(RuntimeError, match="call build"):
+        SSGRetriever("basic_retrieval").retrieve("q", 3)
+    with pytest.raises(ValueError, match="unknown SSG algorithm 'nope'"):
+        SSGRetriever("nope")
+
+
+# -- report helpers --------------------------------------------------------------------------
+def _ret(doc_text_spans, trace=None):
+    hits = [Hit(Chunk(f"{d}#{s}", d, "", s, e), 1.0) for d, s, e in doc_text_spans]
+    return Retrieval("q", hits, trace or {"algorithm": "x", "path": ["w"]})
+
+
+def test_gathered_precision_and_recall_by_hand():
+    from rag_lab.types import Dataset, Document
+
+    doc = Document("d", "One two. Three four. Five six. Seven eight.")
+    # gold: "Three four." (9-20) and "Five six." (21-30)
+    q = Question("q1", "?", gold_doc_ids=["d"], gold_contexts=["Three four.", "Five six."], meta={"strategy": "theme_based"})
+    data = Dataset("t", [doc], [q])
+    # hits: "One two." (0-8, not gold), "Three four." (gold), "Seven eight." (31-43, not gold)
+    results = {"ssg-x": {"q1": _ret([("d", 0, 8), ("d", 9, 20), ("d", 31, 43)], {"algorithm": "query_traversal"})}}
+    s = report.gathered_scores(results, data)
+    # precision 1 gold hit / 3 hits; recall 1 of 2 gold sentences
+    assert s.loc[0, "precision"] == pytest.approx(1 / 3) and s.loc[0, "recall"] == 0.5
+    assert s.loc[0, "strategy"] == "theme_based" and s.loc[0, "sentences"] == 3
+
+
+def test_results_table_pass_counts_and_beats_basic():
+    scores = pd.DataFrame([
+        {"method": "ssg-basic-retrieval", "algorithm": "basic_retrieval", "question_id": "a", "strategy": "s",
+         "precision": 0.9, "recall": 0.4, "sentences": 5},
+        {"method": "ssg-basic-retrieval", "algorithm": "basic_retrieval", "question_id": "b", "strategy": "s",
+         "precision": 0.7, "recall": 0.6, "sentences": 7},
+        {"method": "ssg-query-traversal", "algorithm": "query_traversal", "question_id": "a", "strategy": "s",
+         "precision": 0.6, "recall": 0.8, "sentences": 9},
+        {"method": "ssg-query-traversal", "algorithm": "query_traversal", "question_id": "b", "strategy": "s",
+         "precision": 0.5, "recall": 0.5, "sentences": 9},
+    ])
+    t = report.results_table(scores, threshold=0.5)
+    # basic: a fails (recall .4), b passes; query: both reach .5 on both metrics
+    assert list(t.index) == ["basic_retrieval", "query_traversal"]
+    assert t.loc["basic_retrieval", "test_cases"] == "1/2" and t.loc["query_traversal", "test_cases"] == "2/2"
+    assert t.loc["basic_retrieval", "precision"] == pytest.approx(0.8)
+    assert np.isnan(t.loc["basic_retrieval", "faithfulness"])
+    assert report.beats_basic(t, "recall") == ["query_traversal"] and report.beats_basic(t, "precision") == []
+    # a judge's faithfulness below the threshold fails the case
+    judged = pd.DataFrame({"method": ["ssg-query-traversal"] * 2, "question_id": ["a", "b"],
+                           "answer_relevancy": [0.9, 0.9], "faithfulness": [0.2, 0.9]})
+    assert report.results_table(scores, judged).loc["query_traversal", "test_cases"] == "1/2"
+
+
+def test_paper_tables_as_typed_from_the_paper():
+    t20 = report.paper_table("20q theme_based (paper-reported)")
+    t50 = report.paper_table("50q sequential_multi_hop (paper-reported)")
+    assert list(t20.index) == list(ALGORITHMS) == list(t50.index)
+    assert t20.loc["triangulation_fulldim", "precision"] == 0.90 and t20.loc["llm_guided_traversal", "test_cases"] == "17/20"
+    assert t50.loc["query_traversal", "test_cases"] == "50/50" and t50.loc["llm_guided_traversal", "recall"] == 0.94
+    # the paper's claims: on the 50-question set only query_traversal and llm_guided beat basic on recall
+    assert report.beats_basic(t50, "recall") == ["query_traversal", "llm_guided_traversal"]
+    assert report.beats_basic(t50, "precision") == []
+
+
+def test_cap_for_strategy():
+    q = Question("q", "?", meta={"strategy": "sequential_multi_hop"})
+    assert report.cap_for(q, 10) == 10
+    assert report.cap_for(q, {"default": 10, "sequential_multi_hop": 15}) == 15
+    with pytest.raises(ValueError, match="no entry for strategy"):
+        report.cap_for(q, {"theme_based": 10})
+
+
+# -- the shipped question set -------------------------------------------------------------------
+def test_ml_encyclopedia_questions_are_built_from_grouping_strategies():
+    from rag_lab.chunking import sentence_spans
+
+    data = load_dataset("ml_encyclopedia")
+    docs = {d.id: d for d in data.documents}
+    assert len(data.documents) >= 10 and len(data.questions) >= 16
+    strategies = {q.meta["strategy"] for q in data.questions}
+    assert strategies == {"intra_document", "theme_based", "sequential_multi_hop", "random"}
+    for q in data.questions:
+        assert q.answer and len(q.answer.split()) >= 20
+        group = q.meta["group"]
+        assert group["strategy"] == q.meta["strategy"] and group["path"]
+        # each gold context is the exact sentence the group names (document id, sentence index)
+        texts = []
+        for sid in group["sentence_ids"]:
+            doc_id, index = sid.rsplit("#s", 1)
+            s, e = sentence_spans(docs[doc_id].text)[int(index)]
+            texts.append(docs[doc_id].text[s:e])
+        assert texts == q.gold_contexts
+        assert q.gold_doc_ids == list(dict.fromkeys(sid.rsplit("#s", 1)[0] for sid in group["sentence_ids"]))
+        assert len(q.gold_contexts) <= (15 if q.meta["strategy"] == "sequential_multi_hop" else 10)
+
+
+def test_spread_limit_takes_questions_round_robin_over_strategies():
+    data = load_dataset("ml_encyclopedia")
+    small = report.spread_limit(data, 5)
+    # shipped order: 5 intra_document, 6 theme_based, 4 sequential_multi_hop, 3 random -> the first of
+    # each strategy, then the second intra_document
+    assert [q.id for q in small.questions] == ["ssg-q01", "ssg-q02", "ssg-q06", "ssg-q12", "ssg-q16"]
+    assert report.spread_limit(data, None) is data and len(small.documents) == len(data.documents)
+
+
+def test_compare_with_paper_labels_the_paper_columns():
+    ours = report.paper_table("20q theme_based (paper-reported)").assign(recall=0.5)
+    t = report.compare_with_paper(ours, "20q theme_based (paper-reported)")
+    assert t.loc["query_traversal", "recall (ours)"] == 0.5
+    assert t.loc["query_traversal", "recall (paper-reported)"] == 0.83
+    assert t.loc["query_traversal", "recall (difference)"] == pytest.approx(0.5 - 0.83)
+    assert t.loc["ssg_traversal", "test_cases (paper-reported)"] == "15/20"
+
+
+def test_build_through_the_registry_plans_and_counts_the_theme_calls():
+    from ssg_handmade import ThemeReasoner, WordEmbedder
+    from rag_lab.types import Document
+
+    docs = [Document("x", "Alpha beta here. Alpha again now. Beta closes it."),
+            Document("y", "Gamma delta here. Delta again now. Gamma closes it.")]
+    r = get_retriever("ssg-ssg-traversal", reasoner=ThemeReasoner([["alpha"], ["gamma"]]), embedder=WordEmbedder(),
+                      top_k=1, top_x=1, top_t=1)
+    assert r.planned_llm_calls(docs) == [("themes", docs[0].text), ("themes", docs[1].text)]
+    r.build(docs)
+    assert [c.id for c in r.chunks] == ["x#s0", "x#s1", "x#s2", "y#s0", "y#s1", "y#s2"]
+    # words per document: one window of all 3 sentences (9) + the 3 sentences (9) + the theme text (1)
+    assert r.build_cost.embedding_tokens == 2 * (9 + 9 + 1)
+    ret = r.retrieve("alpha beta", 5)
+    assert ret.hits and all(h.chunk.text == docs[0 if h.chunk.doc_id == "x" else 1].text[h.chunk.start:h.chunk.end]
+                            for h in ret.hits)
+
+
+def test_judged_scores_from_answer_rows():
+    rows = pd.DataFrame([("ssg-x", "a", "faithfulness", 10, 0.8), ("ssg-x", "a", "answer_relevancy", 10, 0.6),
+                         ("ssg-x", "a", "token_f1", 10, 0.1), ("ssg-x", "b", "faithfulness", 10, float("nan"))],
+                        columns=["method", "question_id", "metric", "k", "value"])
+    j = report.judged_scores(rows).set_index("question_id")
+    assert j.loc["a", "faithfulness"] == 0.8 and j.loc["a", "answer_relevancy"] == 0.6
+    assert list(report.judged_scores(None).columns) == ["method", "question_id", "answer_relevancy", "faithfulness"]
+
+
+def test_a_case_the_judge_could_not_score_does_not_pass():
+    scores = pd.DataFrame([{"method": "m", "algorithm": "basic_retrieval", "question_id": "a", "strategy": "s",
+                            "precision": 1.0, "recall": 1.0, "sentences": 3}])
+    assert report.results_table(scores).loc["basic_retrieval", "test_cases"] == "1/1"
+    judged = report.judged_scores(pd.DataFrame(columns=["method", "question_id", "metric", "k", "value"]))
+    assert report.results_table(scores, judged).loc["basic_retrieval", "test_cases"] == "0/1"
