@@ -158,3 +158,22 @@ def test_save_and_load_round_trip(tmp_path):
     assert h.config == g.config and h.neighbours(A(2)) == g.neighbours(A(2))
     with pytest.raises(FileNotFoundError, match="missing graph.json, vectors.npz, config.json"):
         SimilarityGraph.load(tmp_path / "nothing")
+
+
+@pytest.mark.parametrize("margin", [0, 4, 32])
+def test_sparse_edges_equal_brute_force_on_a_larger_corpus(margin):
+    # 240 windows in 8 documents: the batched search covers most rows, the selector fallback the rest
+    # (margin 0 forces the fallback for every row whose top hits include its own document).
+    rng = np.random.default_rng(11)
+    v = rng.normal(size=(240, 16)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    blocks = [(lo, lo + 30) for lo in range(0, 240, 30)]
+    sims = v @ v.T
+    expected = set()
+    for lo, hi in blocks:
+        for i in range(lo, hi):
+            same = sorted((j for j in range(lo, hi) if j != i), key=lambda j: -sims[i, j])[:5]
+            other = sorted((j for j in range(240) if not lo <= j < hi), key=lambda j: -sims[i, j])[:4]
+            expected |= {(i, j, "intra") for j in same} | {(i, j, "inter") for j in other}
+    edges = sparse_neighbours(v, blocks, 5, 4, margin=margin)
+    assert {(e.source, e.target, e.kind) for e in edges} == expected

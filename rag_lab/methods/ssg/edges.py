@@ -2,9 +2,11 @@
 
 The SSG paper keeps, for every 3-sentence window, only its ``top_k`` most similar windows in
 the same document and its ``top_x`` most similar windows in other documents. Windows of one
-document occupy one contiguous block of rows, so both searches run on one exact inner-product
-index restricted by a FAISS ID selector: a range selector for the document's own block
-(intra) and its complement (inter). Memory stays O(n_windows x (top_k + top_x)).
+document occupy one contiguous block of rows: intra-document neighbours come from each
+document's own window similarity matrix (small: windows of one document squared), and
+inter-document neighbours from one batched exact FAISS search over all windows (BLAS), with a
+FAISS ID selector excluding the document for the rows whose nearest hits were all their own.
+Memory stays O(n_windows x (top_k + top_x)) plus one document's matrix at a time.
 
 Documents get ``top_t`` theme bridges: the other documents whose theme embedding is most
 similar (a documents x documents product, tiny next to the window level).
@@ -38,12 +40,54 @@ def _check_blocks(n_rows: int, blocks: Sequence[tuple[int, int]]) -> None:
         raise ValueError(f"document blocks cover rows 0..{cursor} but there are {n_rows} windows")
 
 
-def sparse_neighbours(vectors: np.ndarray, blocks: Sequence[tuple[int, int]], top_k: int, top_x: int) -> list[Edge]:
+def _intra(vectors: np.ndarray, lo: int, hi: int, top_k: int) -> list[list[tuple[int, float]]]:
+    """Each row's top_k others in its own document, from the document's own similarity matrix."""
+    block = vectors[lo:hi]
+    sims = block @ block.T
+    np.fill_diagonal(sims, -np.inf)
+    order = np.argsort(-sims, axis=1, kind="stable")[:, :top_k]
+    return [[(lo + int(j), float(sims[i, j])) for j in order[i] if np.isfinite(sims[i, j])] for i in range(hi - lo)]
+
+
+def _inter(index, vectors: np.ndarray, blocks: Sequence[tuple[int, int]], doc_of: np.ndarray,
+           top_x: int, margin: int) -> list[list[tuple[int, float]]]:
+    """Each row's top_x windows of other documents.
+
+    One batched search over the whole index (FAISS uses BLAS) for ``top_x + margin`` results,
+    same-document hits dropped; the rows that lose too many (their nearest windows are their own
+    document's) are searched again exactly with an ID selector excluding their document."""
+    import faiss
+
+    n = len(vectors)
+    k = min(n, top_x + margin)
+    scores, ids = index.search(vectors, k)
+    out: list[list[tuple[int, float]]] = []
+    short: list[int] = []
+    for row in range(n):
+        keep = [(int(t), float(s)) for s, t in zip(scores[row], ids[row]) if t >= 0 and doc_of[t] != doc_of[row]]
+        out.append(keep[:top_x])
+        lo, hi = blocks[doc_of[row]]
+        if len(keep) < min(top_x, n - (hi - lo)):
+            short.append(row)
+    for d in sorted({int(doc_of[r]) for r in short}):
+        lo, hi = blocks[d]
+        rows = [r for r in short if doc_of[r] == d]
+        params = faiss.SearchParameters(sel=faiss.IDSelectorNot(faiss.IDSelectorRange(lo, hi)))
+        s2, t2 = index.search(vectors[rows], min(top_x, n - (hi - lo)), params=params)
+        for i, row in enumerate(rows):
+            out[row] = [(int(t), float(s)) for s, t in zip(s2[i], t2[i]) if t >= 0]
+    return out
+
+
+def sparse_neighbours(vectors: np.ndarray, blocks: Sequence[tuple[int, int]], top_k: int, top_x: int,
+                      margin: int = 32) -> list[Edge]:
     """Top-``top_k`` intra-document and top-``top_x`` inter-document neighbours of every row.
 
     ``vectors``: unit-length rows (inner product = cosine). ``blocks``: ``[lo, hi)`` row ranges,
     one per document, in order. A window never neighbours itself; a document with fewer other
-    windows than ``top_k`` gives what it has. Edges come out per source row, best first.
+    windows than ``top_k`` gives what it has. Edges come out per source row, intra then inter,
+    best first. ``margin``: extra results fetched per row in the batched inter-document search
+    (only speed depends on it: rows it does not cover are searched exactly).
     """
     import faiss
 
@@ -53,27 +97,23 @@ def sparse_neighbours(vectors: np.ndarray, blocks: Sequence[tuple[int, int]], to
     if vectors.ndim != 2:
         raise ValueError(f"vectors must be a 2-D array (windows x dim), got shape {vectors.shape}")
     _check_blocks(len(vectors), blocks)
-    index = faiss.IndexFlatIP(vectors.shape[1])
-    index.add(vectors)
     n = len(vectors)
+    doc_of = np.empty(n, dtype=np.int64)
+    for d, (lo, hi) in enumerate(blocks):
+        doc_of[lo:hi] = d
+    intra: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+    if top_k:
+        for lo, hi in blocks:
+            intra[lo:hi] = _intra(vectors, lo, hi, top_k)
+    inter: list[list[tuple[int, float]]] = [[] for _ in range(n)]
+    if top_x and len(blocks) > 1:
+        index = faiss.IndexFlatIP(vectors.shape[1])
+        index.add(vectors)
+        inter = _inter(index, vectors, blocks, doc_of, top_x, margin)
     edges: list[Edge] = []
-    for lo, hi in blocks:
-        queries = vectors[lo:hi]
-        intra = inter = None
-        if top_k and hi - lo > 1:
-            # one extra result because the window itself is in its own block
-            params = faiss.SearchParameters(sel=faiss.IDSelectorRange(lo, hi))
-            intra = index.search(queries, min(top_k + 1, hi - lo), params=params)
-        if top_x and n - (hi - lo) > 0:
-            params = faiss.SearchParameters(sel=faiss.IDSelectorNot(faiss.IDSelectorRange(lo, hi)))
-            inter = index.search(queries, min(top_x, n - (hi - lo)), params=params)
-        for i in range(hi - lo):
-            row = lo + i
-            if intra is not None:
-                kept = [(int(t), float(s)) for s, t in zip(intra[0][i], intra[1][i]) if t >= 0 and t != row]
-                edges += [Edge(row, t, s, "intra") for t, s in kept[:top_k]]
-            if inter is not None:
-                edges += [Edge(row, int(t), float(s), "inter") for s, t in zip(inter[0][i], inter[1][i]) if t >= 0]
+    for row in range(n):
+        edges += [Edge(row, t, s, "intra") for t, s in intra[row]]
+        edges += [Edge(row, t, s, "inter") for t, s in inter[row]]
     return edges
 
 
