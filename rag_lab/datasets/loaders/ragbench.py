@@ -1,0 +1,186 @@
+"""RAGBench (Friel, Belyi & Sanyal, 2024): the COVID-QA, eManual and TechQA subsets the UnWeaver
+paper evaluates on, read from a local copy of the Hugging Face dataset ``galileo-ai/ragbench``
+(formerly ``rungalileo/ragbench``).
+
+Upstream layout, one folder per subset with one file per split::
+
+    <root>/covidqa/test-00000-of-00001.parquet      (also train-…, validation-…)
+    <root>/emanual/…   <root>/techqa/…
+
+JSON Lines files with the same stem (``test-00000-of-00001.jsonl``, one row object per line)
+are read too. Columns used: ``id``, ``question``, ``documents`` (the row's passages),
+``response`` (the reference answer), ``documents_sentences`` (per passage, ``[key, sentence]``
+pairs, keys like "0a", "1c"), ``all_relevant_sentence_keys`` and, kept in ``meta``,
+``relevance_score``, ``utilization_score``, ``completeness_score``, ``adherence_score`` and
+``generation_model_name``. Other columns are ignored.
+
+Mapping to rag_lab's model: every distinct passage text of the split becomes one ``Document``
+(id ``<subset>-<first 12 hex of its sha1>``, so a passage shared by several rows is indexed once:
+the corpus is the union of all rows' passages, as a RAG system over the subset would see it).
+Each row becomes a ``Question``: answer = ``response``; gold documents = the row's passages that
+hold a relevant sentence; gold contexts = those relevant sentences found verbatim in their passage
+(sentences that are not exact substrings are left out and counted in ``dataset.meta``). A row
+whose annotation marks no sentence relevant keeps no gold, so retrieval metrics skip it while
+answer metrics still use it.
+
+Root folder: ``path``, else ``$RAG_LAB_DATA_RAGBENCH``, else ``data/ragbench``. ``max_rows`` reads
+only the first rows of the split (the corpus is then only their passages).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+from ...types import Dataset, Document, Question
+from .. import DATA_DIR, register_loader
+
+ENV_VAR = "RAG_LAB_DATA_RAGBENCH"
+HF_DATASET = "galileo-ai/ragbench"
+SUBSETS = ("covidqa", "emanual", "techqa")
+SPLITS = ("train", "validation", "test")
+META_COLUMNS = ("relevance_score", "utilization_score", "completeness_score", "adherence_score",
+                "generation_model_name")
+_KEY_CHARS = re.compile(r"[^0-9a-z]")
+
+
+def default_root() -> Path:
+    return Path(os.environ[ENV_VAR]) if os.environ.get(ENV_VAR) else DATA_DIR / "ragbench"
+
+
+def split_files(root: Path, subset: str, split: str) -> list[Path]:
+    folder = root / subset
+    return sorted(folder.glob(f"{split}-*.parquet")) + sorted(folder.glob(f"{split}-*.jsonl"))
+
+
+def _missing_message(root: Path, subset: str, split: str) -> str:
+    return (f"RAGBench subset {subset!r} ({split} split) not found: expected {root / subset}/{split}-00000-of-00001.parquet "
+            f"(or .jsonl). Download the folder {subset}/ of the Hugging Face dataset {HF_DATASET} "
+            f"(https://huggingface.co/datasets/{HF_DATASET}/tree/main/{subset}) into {root / subset}/, "
+            f"or set {ENV_VAR} to the folder that holds {subset}/.")
+
+
+def _plain(value):
+    """Parquet gives nested numpy arrays; turn them into lists (and leave scalars alone)."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def read_rows(path: Path) -> list[dict]:
+    """Rows of one split file (parquet or JSON Lines) as plain dicts."""
+    if path.suffix == ".parquet":
+        import pandas as pd
+
+        frame = pd.read_parquet(path)
+        return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    rows = []
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"{path}:{n}: not valid JSON ({e.msg})") from e
+    return rows
+
+
+def _present(value) -> bool:
+    return value is not None and not (isinstance(value, float) and value != value)
+
+
+def _key(value) -> str:
+    return _KEY_CHARS.sub("", str(value).lower())
+
+
+def _require(row: dict, column: str, where: str):
+    if column not in row or row[column] is None:
+        raise ValueError(f"{where}: RAGBench row has no {column!r} column; columns present: {sorted(row)}")
+    return row[column]
+
+
+def doc_id(subset: str, text: str) -> str:
+    return f"{subset}-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:12]}"
+
+
+def rows_to_dataset(rows: list[dict], subset: str, split: str, source: str = "") -> Dataset:
+    documents: dict[str, Document] = {}
+    questions, unlocated = [], 0
+    for n, row in enumerate(rows, 1):
+        where = f"{source or subset} row {n}"
+        passages = _require(row, "documents", where)
+        if not isinstance(passages, list) or not all(isinstance(p, str) for p in passages):
+            raise ValueError(f"{where}: 'documents' must be a list of strings")
+        ids = []
+        for text in passages:
+            did = doc_id(subset, text)
+            documents.setdefault(did, Document(did, text, "", meta={"subset": subset, "first_row": str(row.get("id"))}))
+            ids.append(did)
+        sentences = {}
+        for d, pairs in enumerate(row.get("documents_sentences") or []):
+            for pair in pairs:
+                if isinstance(pair, list) and len(pair) == 2:
+                    sentences[_key(pair[0])] = (d, str(pair[1]))
+        gold_docs, gold_contexts = [], []
+        for key in row.get("all_relevant_sentence_keys") or []:
+            if _key(key) not in sentences:
+                continue
+            d, sentence = sentences[_key(key)]
+            if d >= len(ids):
+                continue
+            gold_docs.append(ids[d])
+            if sentence.strip() and sentence.strip() in passages[d]:
+                gold_contexts.append(sentence.strip())
+            else:
+                unlocated += 1
+        questions.append(Question(
+            id=str(_require(row, "id", where)), question=str(_require(row, "question", where)),
+            answer=row.get("response"), gold_doc_ids=list(dict.fromkeys(gold_docs)),
+            gold_contexts=list(dict.fromkeys(gold_contexts)),
+            meta={"subset": subset, "split": split, "row_doc_ids": ids,
+                  **{c: row[c] for c in META_COLUMNS if _present(row.get(c))}}))
+    return Dataset(f"ragbench_{subset}", list(documents.values()), questions,
+                   {"source": HF_DATASET, "subset": subset, "split": split, "rows": len(rows),
+                    "unlocated_gold_sentences": unlocated})
+
+
+def load_ragbench(subset: str, path: str | os.PathLike | None = None, split: str = "test",
+                  max_rows: int | None = None) -> Dataset:
+    if subset not in SUBSETS:
+        raise ValueError(f"unknown RAGBench subset {subset!r}; this loader reads {', '.join(SUBSETS)}")
+    if split not in SPLITS:
+        raise ValueError(f"unknown RAGBench split {split!r}; expected one of {', '.join(SPLITS)}")
+    if max_rows is not None and max_rows <= 0:
+        raise ValueError(f"max_rows must be positive, got {max_rows}")
+    root = Path(path) if path is not None else default_root()
+    files = split_files(root, subset, split)
+    if not files:
+        raise FileNotFoundError(_missing_message(root, subset, split))
+    rows = []
+    for f in files:
+        rows += read_rows(f)
+        if max_rows is not None and len(rows) >= max_rows:
+            break
+    rows = rows[:max_rows] if max_rows is not None else rows
+    if not rows:
+        raise ValueError(f"{', '.join(map(str, files))}: no rows")
+    return rows_to_dataset(rows, subset, split, ", ".join(f.name for f in files))
+
+
+@register_loader("ragbench_covidqa", "RAGBench COVID-QA (local copy of galileo-ai/ragbench covidqa/*.parquet)")
+def load_covidqa(path=None, split: str = "test", max_rows: int | None = None) -> Dataset:
+    return load_ragbench("covidqa", path, split, max_rows)
+
+
+@register_loader("ragbench_emanual", "RAGBench eManual (local copy of galileo-ai/ragbench emanual/*.parquet)")
+def load_emanual(path=None, split: str = "test", max_rows: int | None = None) -> Dataset:
+    return load_ragbench("emanual", path, split, max_rows)
+
+
+@register_loader("ragbench_techqa", "RAGBench TechQA (local copy of galileo-ai/ragbench techqa/*.parquet)")
+def load_techqa(path=None, split: str = "test", max_rows: int | None = None) -> Dataset:
+    return load_ragbench("techqa", path, split, max_rows)

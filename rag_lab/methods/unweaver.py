@@ -1,0 +1,248 @@
+"""UnWeaver ("UnWeaving the knots of GraphRAG - turns out VectorRAG is almost enough"): index
+entity classes instead of chunks, then let the classes nearest to a query vote for chunks.
+
+Build: chunk (the same fixed 128/16 MiniLM windows as the naive baseline, so only the indexing
+differs) -> ``reasoner.entities`` per chunk (one call each) -> equivalence classes of normalised
+names (``unweaver_classes``), optionally merged by name similarity -> per class the concatenated
+descriptions, shortened by ``reasoner.summarize`` over ``description_cap`` words -> one embedding
+per class. The appendix's matrices are kept as attributes (``unweaver_matrices``):
+``incidence`` E, ``selection`` [P_k], ``membership`` M, ``chunk_class`` A, ``class_vectors`` V.
+
+Query: cosine of the query to every class; the ``top_n`` classes vote, each approving the chunks
+it occurs in; ``unweaver_voting.elect`` elects k chunks by ``rule`` (approval, pav, cc) with the
+abcvoting library (``exact=True``, default: the optimal PAV / CC committee from abcvoting's HiGHS
+integer program, ties to the lexicographically first; ``exact=False``: the greedy sequential
+variants; ``weighted=True`` weighs each vote by its class's similarity). If the
+top classes approve fewer than k chunks, the next classes in similarity order join as voters
+until k chunks are approved or no class is left (our rule; the paper does not say). Candidates are
+numbered, for tie-breaking, by the summed similarity of the classes approving them, then by
+chunk order. ``select="kelly"`` or ``"lsq"`` replaces the election by the appendix's alignment
+solvers on the retrieval matrix (``unweaver_alignment``), chunk budget ``chunk_budget``.
+
+Costs: reasoner tokens (entities, summaries) and embedder tokens (class texts, and names when
+merging) go to ``build_cost``; a query costs the embedding of the query and no LLM call.
+"""
+from __future__ import annotations
+
+import copy
+import time
+from typing import Sequence
+
+import numpy as np
+
+from ..retrievers import Retriever, register
+from ..types import Cost, Document, Hit, Retrieval
+from .unweaver_alignment import (bounded_least_squares, chunk_strengths, idea_upper_bounds, kelly_allocation,
+                                 select_chunks)
+from .unweaver_classes import (DEFAULT_CAP_WORDS, class_descriptions, class_text, form_classes,
+                               mentions_from_entities, merge_similar_classes)
+from .unweaver_voting import check_rule, elect
+
+SELECTIONS = ("election", "kelly", "lsq")
+MIN_WEIGHT = 1e-6      # idea weights for the alignment solvers must be positive
+
+
+def _without_seconds(cost: Cost) -> Cost:
+    """A reasoner's cost with its seconds dropped (build time is measured once, around the build)."""
+    return Cost(cost.embedding_tokens, cost.llm_prompt_tokens, cost.llm_completion_tokens, cost.llm_calls,
+                cost.llm_fallbacks, 0.0)
+
+
+class UnWeaverRetriever(Retriever):
+    """See the module docstring. ``reasoner``: a Reasoner, a spec string, or None ($RAG_LAB_LLM, else offline)."""
+
+    def __init__(self, rule: str = "pav", top_n: int = 10, exact: bool = True, weighted: bool = False,
+                 description_cap: int | None = DEFAULT_CAP_WORDS, semantic_threshold: float | None = None,
+                 include_name: bool = True, select: str = "election", chunk_budget: float = 1.0,
+                 reasoner=None, embedder=None, chunker: str = "fixed", **chunk_params):
+        super().__init__()
+        self.rule = check_rule(rule)
+        if not isinstance(top_n, int) or top_n <= 0:
+            raise ValueError(f"top_n must be a positive integer, got {top_n!r}")
+        if select not in SELECTIONS:
+            raise ValueError(f"select must be one of {SELECTIONS}, got {select!r}")
+        if chunk_budget <= 0:
+            raise ValueError(f"chunk_budget must be positive, got {chunk_budget}")
+        self.top_n, self.exact, self.weighted = top_n, exact, weighted
+        self.description_cap, self.semantic_threshold = description_cap, semantic_threshold
+        self.include_name, self.select, self.chunk_budget = include_name, select, chunk_budget
+        self.chunker = chunker
+        self.chunk_params = chunk_params or ({"size": 128, "overlap": 16} if chunker == "fixed" else {})
+        self._reasoner, self._embedder = reasoner, embedder
+        self.mentions, self.classes, self.dropped_mentions = [], [], 0
+        self.incidence = self.membership = self.chunk_class = None
+        self.selection: list = []
+        self.class_vectors: np.ndarray | None = None
+        self.build_stats: dict[str, float] = {}
+
+    # -- collaborators, made on first use --------------------------------------------------
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            from ..embedding import Embedder
+            self._embedder = Embedder()
+        return self._embedder
+
+    @property
+    def reasoner(self):
+        if self._reasoner is None or isinstance(self._reasoner, str):
+            from ..reasoning import get_reasoner
+            self._reasoner = get_reasoner(self._reasoner)
+        return self._reasoner
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        try:
+            return self.embedder.encode(texts, show_progress=False)   # no progress bars inside notebooks
+        except TypeError:                                             # an embedder without that option
+            return self.embedder.encode(texts)
+
+    def make_chunks(self, documents: Sequence[Document]):
+        from ..chunking import chunk_documents
+        return chunk_documents(documents, self.chunker, self.embedder, **self.chunk_params)
+
+    def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
+        """One ``entities`` call per chunk. Summaries of over-long class descriptions are not
+        planned: which classes exceed the cap is known only after extraction."""
+        return [("entities", c.text) for c in self.make_chunks(documents)]
+
+    # -- build -----------------------------------------------------------------------------
+    def _build(self, documents: list[Document]) -> None:
+        from .unweaver_matrices import (chunk_class_matrix, class_membership, entity_chunk_incidence,
+                                        selection_matrix)
+
+        self.chunks = self.make_chunks(documents)
+        if not self.chunks:
+            raise ValueError(f"{self.name}: chunking produced no chunks")
+        reasoner = self.reasoner
+        before = reasoner.usage.copy()
+        t0 = time.perf_counter()
+        per_chunk = [reasoner.entities(c.text) for c in self.chunks]
+        extract_seconds = time.perf_counter() - t0
+        self.mentions, self.dropped_mentions = mentions_from_entities(per_chunk)
+        if not self.mentions:
+            raise ValueError(f"{self.name}: the reasoner found no entities in {len(self.chunks)} chunks; "
+                             "UnWeaver has nothing to index")
+        self.classes = form_classes(self.mentions)
+        syntactic = len(self.classes)
+        if self.semantic_threshold is not None:
+            names = [c.name for c in self.classes]
+            self.build_cost.embedding_tokens += self.embedder.count_tokens(names)
+            self.classes = merge_similar_classes(self.classes, self.mentions, self._encode(names),
+                                                 self.semantic_threshold)
+        for cls in self.classes:
+            cls.text, cls.summarized = class_text(cls.name, class_descriptions(cls, self.mentions),
+                                                  self.description_cap, reasoner, self.include_name)
+        texts = [c.text for c in self.classes]
+        self.class_vectors = self._encode(texts)
+        self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
+        self.build_cost = self.build_cost + _without_seconds(reasoner.usage_since(before))
+
+        m = len(self.mentions)
+        self.incidence = entity_chunk_incidence([x.chunk_index for x in self.mentions], len(self.chunks))
+        self.selection = [selection_matrix(c.mentions, m) for c in self.classes]
+        self.membership = class_membership([c.mentions for c in self.classes], m)
+        self.chunk_class = chunk_class_matrix(self.incidence, self.membership)
+        self._chunk_class_csc = self.chunk_class.tocsc()          # column slices at query time
+        self.build_stats = {"chunks": len(self.chunks), "mentions": m, "dropped_mentions": self.dropped_mentions,
+                            "syntactic_classes": syntactic, "classes": len(self.classes),
+                            "summarized_classes": sum(c.summarized for c in self.classes),
+                            "extraction_seconds": extract_seconds}
+
+    # -- query -----------------------------------------------------------------------------
+    def class_similarities(self, query: str) -> tuple[np.ndarray, Cost]:
+        if self.class_vectors is None:
+            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        q = self.embedder.encode_one(query)
+        return self.class_vectors @ q, Cost(embedding_tokens=self.embedder.count_tokens(query))
+
+    def voters_for(self, sims: np.ndarray, k: int) -> list[int]:
+        """The top_n classes by similarity (ties to the earlier class), widened until they approve k chunks."""
+        order = np.argsort(-sims, kind="stable")
+        voters = list(order[:self.top_n])
+        csc = self._chunk_class_csc
+        approved = set(csc[:, voters].nonzero()[0].tolist())
+        for extra in order[self.top_n:]:
+            if len(approved) >= k:
+                break
+            voters.append(extra)
+            approved.update(csc[:, [extra]].nonzero()[0].tolist())
+        return [int(v) for v in voters]
+
+    def candidates(self, query: str, k: int) -> tuple[np.ndarray, Cost, list[int], list[int], np.ndarray]:
+        """(class similarities, query cost, voter classes, candidate chunk indices in tie-break order,
+        the retrieval matrix R restricted to the candidates: candidates x voters, dense)."""
+        from .unweaver_matrices import retrieval_matrix
+
+        sims, cost = self.class_similarities(query)
+        voters = self.voters_for(sims, k)
+        R = retrieval_matrix(self._chunk_class_csc, voters)               # chunks x voters
+        rows = np.unique(R.nonzero()[0])
+        Rsub = R[rows].toarray()
+        mass = Rsub @ sims[voters]                                         # similarity of approving classes
+        order = sorted(range(len(rows)), key=lambda i: (-mass[i], rows[i]))
+        return sims, cost, voters, [int(rows[i]) for i in order], Rsub[order]
+
+    def alignment_problem(self, query: str, k: int) -> dict:
+        """The appendix's alignment problem for one query: R (candidate chunks x voting classes),
+        idea weights w (query similarities, floored at a tiny positive value), budgets c."""
+        sims, _, voters, candidates, R = self.candidates(query, k)
+        return {"R": R, "w": np.maximum(sims[voters], MIN_WEIGHT), "c": np.full(len(candidates), self.chunk_budget),
+                "chunks": [self.chunks[j].id for j in candidates], "ideas": [self.classes[v].name for v in voters]}
+
+    def _retrieve(self, query: str, k: int) -> Retrieval:
+        sims, cost, voters, candidates, Rcand = self.candidates(query, k)
+        trace = {"rule": self.rule, "select": self.select, "top_n": self.top_n, "voters_used": len(voters),
+                 "classes": [{"class": int(v), "name": self.classes[v].name, "similarity": float(sims[v]),
+                              "chunks": [self.chunks[j].id for j in self.classes[v].chunks]} for v in voters],
+                 "approvals": {self.chunks[j].id: int(Rcand[i].sum()) for i, j in enumerate(candidates)}}
+        if self.select == "election":
+            ballots = [np.flatnonzero(Rcand[:, t]).tolist() for t in range(len(voters))]
+            weights = [max(float(sims[v]), MIN_WEIGHT) for v in voters] if self.weighted else None
+            result = elect(ballots, len(candidates), k, self.rule, self.exact, weights)
+            picked, scores = result.winners, result.gains
+            trace.update(abc_rule_id=result.abc_rule_id, algorithm=result.algorithm)
+        else:
+            picked, scores, extra = self._align(Rcand, sims[voters], k)
+            trace.update(extra)
+        via = "vote" if self.select == "election" else self.select
+        hits = [Hit(self.chunks[candidates[i]], float(s), via) for i, s in zip(picked, scores)]
+        trace["elected"] = [h.chunk.id for h in hits]
+        return Retrieval(query, hits, trace, cost)
+
+    def _align(self, R: np.ndarray, sims: np.ndarray, k: int) -> tuple[list[int], list[float], dict]:
+        w = np.maximum(sims, MIN_WEIGHT)
+        c = np.full(R.shape[0], self.chunk_budget)
+        if self.select == "kelly":
+            sol = kelly_allocation(R, w, c)
+            x, extra = sol.x, {"kelly_iterations": sol.iterations, "kelly_converged": sol.converged}
+        else:
+            sol = bounded_least_squares(R, c, 0.0, idea_upper_bounds(R, c))
+            x, extra = sol.x, {"lsq_status": sol.status}
+        strengths = chunk_strengths(R, x)
+        picked = select_chunks(strengths, k)
+        extra["idea_strengths"] = [float(v) for v in x]
+        return picked, [float(strengths[i]) for i in picked], extra
+
+    # -- variants sharing one index --------------------------------------------------------
+    def variant(self, name: str | None = None, **changes) -> "UnWeaverRetriever":
+        """A copy that shares this built index but queries differently (rule, top_n, exact,
+        weighted, select, chunk_budget). It reports the same build cost: the index it needs is the same."""
+        allowed = {"rule", "top_n", "exact", "weighted", "select", "chunk_budget"}
+        bad = set(changes) - allowed
+        if bad:
+            raise ValueError(f"variant can change only {sorted(allowed)}, not {sorted(bad)}")
+        other = copy.copy(self)
+        for key, value in changes.items():
+            setattr(other, key, value)
+        check_rule(other.rule)
+        if other.select not in SELECTIONS:
+            raise ValueError(f"select must be one of {SELECTIONS}, got {other.select!r}")
+        other.build_cost = copy.copy(self.build_cost)
+        other.name = name or f"{self.name}[{','.join(f'{k}={v}' for k, v in changes.items())}]"
+        return other
+
+
+register("unweaver", "rag_lab.methods.unweaver:UnWeaverRetriever",
+         "UnWeaver: per-chunk entities -> name-equivalence classes -> embedded concatenated descriptions; "
+         "top_n classes vote for k chunks (approval / pav / cc, abcvoting)",
+         rule="pav", top_n=10)

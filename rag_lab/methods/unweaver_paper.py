@@ -1,0 +1,249 @@
+"""UnWeaver's Table 1 (paper-reported) and our run's numbers in the same layout.
+
+The paper's table gives, per dataset and method, Factual Correctness (ragas, mean over 5 runs,
+with a second figure describing its spread whose scale the text copy lost) and tokens: LLM prompt
+and completion tokens and embedder tokens, each split into the indexing and the querying phase.
+``token_usage_table`` fills that layout from a run: indexing = each retriever's ``build_cost``;
+querying = what the questions cost (query embeddings from the evaluation rows, and the shared
+reasoner's usage while the method was evaluated: query-time reasoner calls plus answer
+generation). ``estimated_llm_tokens`` gives what an LLM reasoner *would* be sent, computed
+without calling one (the prompts of ``rag_lab.reasoning.prompts`` counted with cl100k_base;
+completions as each job's documented allowance) — with the offline reasoner every measured LLM
+column is zero, and this shows the cost structure the paper discusses.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from ..types import Cost, Dataset
+
+TOKEN_COLUMNS = [("LLM prompt", "index"), ("LLM prompt", "query"), ("LLM completion", "index"),
+                 ("LLM completion", "query"), ("Embedder", "index"), ("Embedder", "query")]
+FC_COLUMNS = [("FC", "mean"), ("FC", "spread (as printed)")]
+_NA = math.nan
+
+# Table 1 of the paper, tokens in thousands as printed ("-": not applicable / not produced).
+# RAPTOR has no Tech-QA row: the authors report GMM numerical instability there.
+_PAPER_ROWS = [
+    ("COVID-QA", 1234, "UnWeaver", 0.3823, 1.32, 1466, 994, 4043, 230, 2224, 17),
+    ("COVID-QA", 1234, "VectorRAG", 0.3790, 6.02, _NA, 922, _NA, 359, 476, 17),
+    ("COVID-QA", 1234, "RAPTOR", 0.3643, 8.04, 770, 2649, 389, 305, 730, 17),
+    ("COVID-QA", 1234, "GraphRAG", 0.3092, 3.66, 25882, 7051, 14239, 282, 20455, 17),
+    ("eManual", 522, "UnWeaver", 0.4811, 2.47, 98, 940, 198, 96, 105, 5.7),
+    ("eManual", 522, "VectorRAG", 0.4793, 2.16, _NA, 343, _NA, 83, 36, 5.7),
+    ("eManual", 522, "RAPTOR", 0.4466, 2.17, 57, 1177, 30, 115, 60, 5.7),
+    ("eManual", 522, "GraphRAG", 0.3424, 5.87, 1428, 3266, 687, 112, 1063, 5.7),
+    ("Tech-QA", 596, "UnWeaver", 0.3135, 7.54, 3747, 2384, 4446, 158, 2411, 55),
+    ("Tech-QA", 596, "VectorRAG", 0.3218, 7.86, _NA, 2354, _NA, 161, 3026, 55),
+    ("Tech-QA", 596, "RAPTOR", _NA, _NA, _NA, _NA, _NA, _NA, _NA, _NA),
+    ("Tech-QA", 596, "GraphRAG", 0.2847, 4.19, 49270, 5944, 35704, 163, 54016, 55),
+]
+# our method names -> the paper's closest row (our "kg" is SKETCH's KG-only retriever, not Microsoft's GraphRAG)
+PAPER_NAMES = {"unweaver": "UnWeaver", "naive": "VectorRAG", "raptor": "RAPTOR", "kg": "GraphRAG"}
+
+
+def paper_table1() -> pd.DataFrame:
+    """Table 1 as reported in the paper; token columns in tokens (the paper prints thousands)."""
+    index = pd.MultiIndex.from_tuples([(f"{d} ({n} questions)", m) for d, n, m, *_ in _PAPER_ROWS],
+                                      names=["dataset", "method"])
+    values = [[fc, spread, *(round(v * 1000) if v == v else v for v in tokens)] for _, _, _, fc, spread, *tokens in _PAPER_ROWS]
+    return _integer_tokens(pd.DataFrame(values, index=index, columns=pd.MultiIndex.from_tuples(FC_COLUMNS + TOKEN_COLUMNS)))
+
+
+def _integer_tokens(table: pd.DataFrame) -> pd.DataFrame:
+    """Token columns as nullable integers (counts, with NaN where the paper prints "-")."""
+    return table.astype({c: "Int64" for c in table.columns if c in TOKEN_COLUMNS})
+
+
+def paper_fc_gap() -> pd.Series:
+    """UnWeaver's FC minus VectorRAG's, per dataset, as the paper reports them."""
+    fc = paper_table1()[("FC", "mean")]
+    t = fc.unstack("method").reindex(list(dict.fromkeys(fc.index.get_level_values("dataset"))))
+    return (t["UnWeaver"] - t["VectorRAG"]).rename("UnWeaver - VectorRAG (FC)")
+
+
+def make_retriever(name: str, reasoner=None, embedder=None, **params):
+    """A registered retriever given the shared reasoner and embedder when its class takes them, so
+    every method's reasoner calls are counted on one object."""
+    from ..retrievers import REGISTRY, get_retriever
+
+    if name not in REGISTRY:
+        raise ValueError(f"unknown method {name!r}; registered: {', '.join(REGISTRY)}")
+    module, cls_name = REGISTRY[name][0].split(":")
+    import importlib
+    accepted = inspect.signature(getattr(importlib.import_module(module), cls_name).__init__).parameters
+    shared = {k: v for k, v in (("reasoner", reasoner), ("embedder", embedder)) if k in accepted and v is not None}
+    return get_retriever(name, **shared, **params)
+
+
+def evaluate_with_usage(retrievers: Mapping[str, object], dataset: Dataset, ks: Sequence[int], reasoner=None,
+                        judge=None, answer_k: int = 5, progress: bool = False) -> tuple[pd.DataFrame, dict[str, Cost]]:
+    """``rag_lab.evaluation.evaluate`` one method at a time (built first, so building is not counted),
+    returning the tidy rows and, per method, the shared reasoner's usage during its querying and
+    answering (the query-phase LLM tokens of the paper's table)."""
+    from ..evaluation import evaluate
+
+    frames, usage = [], {}
+    for name, retriever in retrievers.items():
+        if not retriever.chunks:
+            retriever.build(dataset.documents)
+        before = reasoner.usage.copy() if reasoner is not None else None
+        frames.append(evaluate({name: retriever}, dataset, ks, reasoner=reasoner, judge=judge, answer_k=answer_k,
+                               progress=progress))
+        usage[name] = reasoner.usage_since(before) if reasoner is not None else Cost()
+    df = pd.concat(frames, ignore_index=True)
+    df.attrs.update(frames[0].attrs)
+    return df, usage
+
+
+def _metric_sum(df: pd.DataFrame, method: str, metric: str) -> float:
+    d = df[(df["method"] == method) & (df["metric"] == metric)]["value"]
+    return float(d.sum()) if len(d) else 0.0
+
+
+def token_usage_table(retrievers: Mapping[str, object], df: pd.DataFrame, query_usage: Mapping[str, Cost],
+                      dataset_label: str) -> pd.DataFrame:
+    """This run in the paper's layout: rows (dataset, method), FC and token columns (tokens summed
+    over all questions). FC is the mean ragas factual_correctness when the run had a judge, else NaN."""
+    rows, index = [], []
+    for name, r in retrievers.items():
+        b, q = r.build_cost, query_usage.get(name, Cost())
+        fc = df[(df["method"] == name) & (df["metric"] == "factual_correctness")]["value"]
+        rows.append([float(fc.mean()) if len(fc) else _NA, _NA,
+                     b.llm_prompt_tokens, q.llm_prompt_tokens, b.llm_completion_tokens, q.llm_completion_tokens,
+                     b.embedding_tokens, _metric_sum(df, name, "query_embedding_tokens")])
+        index.append((dataset_label, name))
+    return _integer_tokens(pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["dataset", "method"]),
+                                        columns=pd.MultiIndex.from_tuples(FC_COLUMNS + TOKEN_COLUMNS)))
+
+
+def estimated_llm_tokens(retrievers: Mapping[str, object], dataset: Dataset, answer_k: int = 5,
+                         dataset_label: str | None = None) -> pd.DataFrame:
+    """LLM tokens an LLM reasoner would be sent, computed without one: indexing = the method's planned
+    reasoner calls (``planned_llm_calls``, as ``python -m rag_lab estimate`` counts them); querying =
+    the shared answer prompt over each question's top ``answer_k`` contexts (the generator call the
+    paper's query columns include), completions as the documented per-call allowance. Query-time
+    reasoner calls a method makes besides the answer are not included."""
+    from ..cli.estimate import estimate_calls
+    from ..evaluation import run_queries
+    from ..reasoning.prompts import ANSWER
+    from ..reasoning.tokens import count_message_tokens
+
+    label = dataset_label or dataset.name
+    results = run_queries(dict(retrievers), dataset, answer_k, progress=False)
+    rows, index = [], []
+    for name, r in retrievers.items():
+        planned = estimate_calls(r.planned_llm_calls(dataset.documents))
+        prompt_q = sum(count_message_tokens(ANSWER.messages(question=q.question,
+                                                            contexts=results[name][q.id].contexts[:answer_k]))
+                       for q in dataset.questions)
+        rows.append([sum(p["prompt_tokens"] for p in planned), prompt_q,
+                     sum(p["est_completion_tokens"] for p in planned),
+                     ANSWER.completion_allowance * len(dataset.questions)])
+        index.append((label, name))
+    return _integer_tokens(pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["dataset", "method"]),
+                                        columns=pd.MultiIndex.from_tuples(TOKEN_COLUMNS[:4])))
+
+
+def beside_paper(ours: pd.DataFrame, ours_label: str) -> pd.DataFrame:
+    """Our rows and the paper's Table 1 stacked under a first index level saying whose they are."""
+    paper = paper_table1()
+    ours = ours.reindex(columns=paper.columns)
+    ours = ours.rename(index=lambda m: f"{m} (cf. {PAPER_NAMES[m]})" if m in PAPER_NAMES else m, level="method")
+    return _integer_tokens(pd.concat({ours_label: ours, "paper-reported": paper}, names=["source"]))
+
+
+def load_available(names: Sequence[str], limit: int | None = None, ragbench_max_rows: int | None = None
+                   ) -> tuple[list[Dataset], list[str]]:
+    """The datasets that can be loaded here and have questions, and a note for each one skipped
+    (a public dataset with no local copy says where to put one)."""
+    from ..datasets import load_dataset
+
+    kept, notes = [], []
+    for name in names:
+        extra = {"max_rows": ragbench_max_rows} if name.startswith("ragbench_") and ragbench_max_rows else {}
+        try:
+            data = load_dataset(name, limit=limit, **extra)
+        except FileNotFoundError as e:
+            notes.append(f"{name}: skipped, no local copy. {e}")
+            continue
+        if not data.questions:
+            notes.append(f"{name}: skipped, it has no questions")
+            continue
+        kept.append(data)
+    return kept, notes
+
+
+def compare_with_baselines(dataset: Dataset, unweaver, baselines: Sequence[str], reasoner=None, embedder=None,
+                           ks: Sequence[int] = (1, 3, 5, 10), judge=None, answer_k: int = 5,
+                           other_rules: Sequence[str] = ()) -> dict:
+    """UnWeaver (built here if it is not), its other voting rules on the same index, and every
+    baseline in ``baselines`` that is registered, evaluated on ``dataset`` with the shared reasoner.
+    Returns the tidy rows, this run's token table (paper layout), the estimated LLM tokens, the
+    retrievers, and the baselines left out because no method of that name is registered."""
+    from ..retrievers import available_methods
+
+    if not unweaver.chunks:
+        unweaver.build(dataset.documents)
+    retrievers = {"unweaver": unweaver}
+    for rule in other_rules:
+        retrievers[f"unweaver-{rule}"] = unweaver.variant(name=f"unweaver-{rule}", rule=rule)
+    missing = [b for b in baselines if b not in available_methods()]
+    for name in baselines:
+        if name not in missing:
+            retrievers[name] = make_retriever(name, reasoner, embedder)
+    df, usage = evaluate_with_usage(retrievers, dataset, ks, reasoner, judge, answer_k)
+    label = f"{dataset.name} ({len(dataset.questions)} questions)"
+    return {"results": df, "tokens": token_usage_table(retrievers, df, usage, label),
+            "estimated": estimated_llm_tokens(retrievers, dataset, answer_k, label),
+            "retrievers": retrievers, "missing": missing}
+
+
+def _fmt_pair(summary: pd.DataFrame, column: str, a: str, b: str) -> str | None:
+    if column not in summary.columns or a not in summary.index or b not in summary.index:
+        return None
+    x, y = summary.loc[a, column], summary.loc[b, column]
+    if pd.isna(x) or pd.isna(y):
+        return None
+    return f"{column} {x:.3f} vs {y:.3f} ({x - y:+.3f})"
+
+
+def findings(summaries: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasoner_name: str,
+             tokens: pd.DataFrame | None = None) -> list[str]:
+    """Sentences comparing UnWeaver with VectorRAG (naive) from this run's mean tables (one per
+    dataset: rows methods, columns metric@k, as ``rag_lab.evaluation.summarize`` makes them), then
+    what the paper claimed."""
+    out, ahead, compared = [], 0, 0
+    for name, s in summaries.items():
+        parts = [p for p in (_fmt_pair(s, f"{m}@{k}", "unweaver", "naive") for m in ("doc_mrr", "ctx_recall", "ctx_precision"))
+                 if p]
+        parts += [p for p in (_fmt_pair(s, f"{m}@{answer_k}", "unweaver", "naive")
+                              for m in ("token_f1", "rouge_l", "factual_correctness")) if p]
+        if not parts:
+            continue
+        out.append(f"{name} (reasoner: {reasoner_name}) — UnWeaver vs VectorRAG (naive): " + "; ".join(parts) + ".")
+        col = f"ctx_recall@{k}"
+        if col in s.columns and {"unweaver", "naive"} <= set(s.index):
+            compared += 1
+            ahead += bool(s.loc["unweaver", col] > s.loc["naive", col])
+    if compared:
+        out.append(f"UnWeaver finds more gold passages (context recall@{k}) than VectorRAG on {ahead} of {compared} "
+                   f"dataset(s) in this run.")
+    if tokens is not None and len(tokens):
+        emb_paper = paper_table1()[("Embedder", "index")].astype(float).rename(None)
+        paper_emb = emb_paper.unstack("method").reindex(list(dict.fromkeys(emb_paper.index.get_level_values("dataset"))))
+        paper_ratio = ", ".join(f"{r['UnWeaver'] / r['VectorRAG']:.1f}x on {d.split(' (')[0]}" for d, r in paper_emb.iterrows())
+        emb = tokens[("Embedder", "index")]
+        for ds in dict.fromkeys(tokens.index.get_level_values("dataset")):
+            if (ds, "unweaver") in emb.index and (ds, "naive") in emb.index and emb[(ds, "naive")] > 0:
+                out.append(f"{ds}: UnWeaver's index cost {emb[(ds, 'unweaver')] / emb[(ds, 'naive')]:.1f}x the embedder "
+                           f"tokens of VectorRAG's (paper-reported: {paper_ratio}).")
+    gap = paper_fc_gap().dropna()
+    out.append("Paper-reported (Table 1, factual correctness with GPT-oss-120B): UnWeaver minus VectorRAG = "
+               + ", ".join(f"{v:+.4f} on {d.split(' (')[0]}" for d, v in gap.items())
+               + f" — at most {gap.abs().max():.4f} either way, UnWeaver ahead on {int((gap > 0).sum())} of {len(gap)}.")
+    return out

@@ -1,0 +1,91 @@
+"""Tables that show what a built UnWeaver index holds and what one query did (notebook 02)."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..types import Retrieval
+
+
+def chunk_entities(retriever, chunk_index: int) -> pd.DataFrame:
+    """The entities the reasoner listed for one chunk, with the class each joined."""
+    if not 0 <= chunk_index < len(retriever.chunks):
+        raise IndexError(f"chunk_index {chunk_index} outside 0..{len(retriever.chunks) - 1}")
+    class_of = {i: c.index for c in retriever.classes for i in c.mentions}
+    rows = [{"name": m.name, "type": m.type, "key": m.key, "class": retriever.classes[class_of[m.index]].name,
+             "description": m.description}
+            for m in retriever.mentions if m.chunk_index == chunk_index]
+    return pd.DataFrame(rows, columns=["name", "type", "key", "class", "description"])
+
+
+def largest_classes(retriever, n: int = 10) -> pd.DataFrame:
+    """The n classes spread over most chunks (ties: more mentions, then earlier class)."""
+    ranked = sorted(retriever.classes, key=lambda c: (-len(c.chunks), -c.size, c.index))[:n]
+    forms = {c.index: sorted({retriever.mentions[i].name for i in c.mentions}) for c in ranked}
+    return pd.DataFrame([{"class": c.name, "key": c.key, "mentions": c.size, "chunks": len(c.chunks),
+                          "surface forms": ", ".join(forms[c.index][:6]) + (" …" if len(forms[c.index]) > 6 else ""),
+                          "words embedded": len(c.text.split()), "summarized": c.summarized} for c in ranked])
+
+
+def matrix_summary(retriever) -> pd.DataFrame:
+    """Shape and non-zeros of each appendix matrix."""
+    rows = [("E  entity-chunk incidence", retriever.incidence), ("M  class membership (P_k 1 stacked)", retriever.membership),
+            ("A  chunk-class", retriever.chunk_class)]
+    out = [{"matrix": n, "shape": f"{m.shape[0]} x {m.shape[1]}", "non-zeros": int(m.nnz),
+            "density": m.nnz / (m.shape[0] * m.shape[1])} for n, m in rows]
+    sizes = [p.shape[1] for p in retriever.selection]
+    out.append({"matrix": f"P_k  selection ({len(sizes)} classes)", "shape": f"{retriever.incidence.shape[0]} x |I_k|, "
+                f"|I_k| from {min(sizes)} to {max(sizes)}", "non-zeros": int(sum(sizes)), "density": float("nan")})
+    v = retriever.class_vectors
+    out.append({"matrix": "V  class embeddings (dense)", "shape": f"{v.shape[0]} x {v.shape[1]}",
+                "non-zeros": int((v != 0).sum()), "density": float((v != 0).mean())})
+    return pd.DataFrame(out)
+
+
+def query_classes(retrieval: Retrieval) -> pd.DataFrame:
+    """The voting classes of one query: similarity and the chunks each approves."""
+    return pd.DataFrame([{"class": c["name"], "similarity": c["similarity"], "approves": ", ".join(c["chunks"])}
+                         for c in retrieval.trace["classes"]])
+
+
+def query_votes(retrieval: Retrieval) -> pd.DataFrame:
+    """Every approved chunk with its approvals, and whether and at which rank it was elected."""
+    rank = {cid: i + 1 for i, cid in enumerate(retrieval.trace["elected"])}
+    return pd.DataFrame([{"chunk": cid, "approvals": n, "elected rank": rank.get(cid)}
+                         for cid, n in retrieval.trace["approvals"].items()])
+
+
+def rule_comparison(retrievals: dict[str, Retrieval], gold_doc_ids=()) -> pd.DataFrame:
+    """Elected chunks side by side, one column per rule (or selection); a chunk of a gold document
+    is marked with a check."""
+    gold = set(gold_doc_ids)
+    width = max(len(r.hits) for r in retrievals.values())
+    return pd.DataFrame({name: _padded([h.chunk.id + (" ✓" if h.chunk.doc_id in gold else "") for h in r.hits], width)
+                         for name, r in retrievals.items()}, index=pd.RangeIndex(1, width + 1, name="rank"))
+
+
+def alignment_report(R, w, c, chunks, ideas, k: int = 2) -> dict[str, pd.DataFrame]:
+    """Both alignment solvers on one problem: idea strengths, chunk loads and prices, the KKT residuals
+    of each solution, and the k chunks each selects."""
+    from .unweaver_alignment import (bounded_least_squares, chunk_strengths, idea_upper_bounds, kelly_allocation,
+                                     kelly_kkt, lsq_kkt, select_chunks)
+
+    kelly = kelly_allocation(R, w, c)
+    upper = idea_upper_bounds(R, c)
+    lsq = bounded_least_squares(R, c, 0.0, upper)
+    loads = {"kelly": chunk_strengths(R, kelly.x), "lsq": chunk_strengths(R, lsq.x)}
+    kkt = pd.DataFrame({"kelly (price iteration)": kelly_kkt(R, w, c, kelly.x, kelly.prices).as_dict(),
+                        "bounded least squares": lsq_kkt(R, c, lsq.x, lsq.lower, lsq.upper).as_dict()})
+    return {
+        "ideas": pd.DataFrame({"weight w": w, "x kelly": kelly.x, "upper bound": upper, "x lsq": lsq.x}, index=list(ideas)),
+        "chunks": pd.DataFrame({"budget c": c, "load kelly": loads["kelly"], "price lam": kelly.prices,
+                                "load lsq": loads["lsq"]}, index=list(chunks)),
+        "kkt": kkt,
+        "selected": pd.DataFrame({name: _padded([list(chunks)[j] for j in select_chunks(v, k)], k)
+                                  for name, v in loads.items()}, index=pd.RangeIndex(1, k + 1, name="rank")),
+        "iterations": pd.Series({"kelly iterations": kelly.iterations, "kelly converged": kelly.converged,
+                                 "lsq status": lsq.status}),
+    }
+
+
+def _padded(items: list, n: int) -> list:
+    return items + [""] * (n - len(items))

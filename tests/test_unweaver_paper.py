@@ -1,0 +1,80 @@
+"""UnWeaver's Table 1 (paper-reported) and our run in the same layout."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from rag_lab.methods import unweaver_paper as paper
+from rag_lab.methods.unweaver_paper import (beside_paper, estimated_llm_tokens, paper_fc_gap, paper_table1,
+                                            token_usage_table)
+from rag_lab.reasoning.prompts import ANSWER, ENTITIES
+from rag_lab.reasoning.tokens import count_message_tokens
+from rag_lab.types import Cost, Dataset, Question
+from test_unweaver_retriever import DOCS, QUERY, TEXTS, built
+
+
+def test_paper_table_as_printed():
+    t = paper_table1()
+    assert t.shape == (12, 8)
+    row = t.loc[("COVID-QA (1234 questions)", "UnWeaver")]
+    # FC 0.3823; tokens 1 466k / 994k prompt, 4 043k / 230k completion, 2 224k / 17k embedder
+    assert row[("FC", "mean")] == 0.3823
+    assert [row[c] for c in t.columns[2:]] == [1_466_000, 994_000, 4_043_000, 230_000, 2_224_000, 17_000]
+    assert pd.isna(t.loc[("eManual (522 questions)", "VectorRAG"), ("LLM prompt", "index")])
+    assert t.loc[("Tech-QA (596 questions)", "RAPTOR")].isna().all()
+    # UnWeaver - VectorRAG: +0.0033 (COVID-QA), +0.0018 (eManual), -0.0083 (Tech-QA)
+    assert paper_fc_gap().round(4).tolist() == [0.0033, 0.0018, -0.0083]
+
+
+def test_token_usage_table_from_a_run():
+    r = built()     # build: 30 prompt + 12 completion LLM tokens, 22 embedder tokens
+    df = pd.DataFrame([("unweaver", "q1", "query_embedding_tokens", math.nan, 4.0),
+                       ("unweaver", "q2", "query_embedding_tokens", math.nan, 6.0),
+                       ("unweaver", "q1", "factual_correctness", 5, 0.5),
+                       ("unweaver", "q2", "factual_correctness", 5, 0.25)],
+                      columns=["method", "question_id", "metric", "k", "value"])
+    t = token_usage_table({"unweaver": r}, df, {"unweaver": Cost(llm_prompt_tokens=100, llm_completion_tokens=7)},
+                          "toy")
+    assert t.loc[("toy", "unweaver")].tolist()[:1] == [0.375]
+    assert t.loc[("toy", "unweaver")].tolist()[2:] == [30, 100, 12, 7, 22, 10.0]
+    both = beside_paper(t, "ours (reasoner: fake)")
+    assert set(both.index.get_level_values("source")) == {"ours (reasoner: fake)", "paper-reported"}
+    assert ("ours (reasoner: fake)", "toy", "unweaver (cf. UnWeaver)") in both.index
+
+
+def test_estimated_llm_tokens_counts_planned_and_answer_prompts():
+    r = built()
+    data = Dataset("toy", DOCS, [Question("q1", QUERY, gold_doc_ids=["d1"])])
+    t = estimated_llm_tokens({"unweaver": r}, data, answer_k=2)
+    contexts = [h.chunk.text for h in r.retrieve(QUERY, 2).hits]
+    index_prompt = sum(count_message_tokens(ENTITIES.messages(text=text)) for text in TEXTS.values())
+    assert t.loc[("toy", "unweaver")].tolist() == [
+        index_prompt, count_message_tokens(ANSWER.messages(question=QUERY, contexts=contexts)),
+        3 * ENTITIES.completion_allowance, ANSWER.completion_allowance]
+    with pytest.raises(KeyError):
+        t.loc[("toy", "naive")]
+
+
+def test_findings_are_built_from_the_numbers():
+    s = pd.DataFrame({"ctx_recall@5": [0.8, 0.6], "doc_mrr@5": [1.0, 0.5], "token_f1@5": [0.3, 0.35]},
+                     index=["unweaver", "naive"])
+    tokens = pd.DataFrame({("Embedder", "index"): [90, 10]},
+                          index=pd.MultiIndex.from_tuples([("toy", "unweaver"), ("toy", "naive")]))
+    tokens.index.names = ["dataset", "method"]
+    lines = paper.findings({"toy": s}, 5, 5, "fake", tokens)
+    assert lines[0] == ("toy (reasoner: fake) — UnWeaver vs VectorRAG (naive): doc_mrr@5 1.000 vs 0.500 (+0.500); "
+                        "ctx_recall@5 0.800 vs 0.600 (+0.200); token_f1@5 0.300 vs 0.350 (-0.050).")
+    assert lines[1] == "UnWeaver finds more gold passages (context recall@5) than VectorRAG on 1 of 1 dataset(s) in this run."
+    # paper: 2224/476 = 4.7 (COVID-QA), 105/36 = 2.9 (eManual), 2411/3026 = 0.8 (Tech-QA)
+    assert lines[2] == ("toy: UnWeaver's index cost 9.0x the embedder tokens of VectorRAG's (paper-reported: "
+                        "4.7x on COVID-QA, 2.9x on eManual, 0.8x on Tech-QA).")
+    assert "UnWeaver ahead on 2 of 3" in lines[3]
+
+
+def test_load_available_skips_with_a_reason(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_LAB_DATA_RAGBENCH", str(tmp_path))
+    kept, notes = paper.load_available(["italian_cuisine", "ragbench_techqa"], limit=2)
+    assert [d.name for d in kept] == ["italian_cuisine"] and len(kept[0].questions) == 2
+    assert notes[0].startswith("ragbench_techqa: skipped, no local copy.") and "galileo-ai/ragbench" in notes[0]

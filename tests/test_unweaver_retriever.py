@@ -1,0 +1,217 @@
+"""The UnWeaver retriever end to end with a fake reasoner and a keyword embedder, so every
+similarity, vote and cost below is worked out by hand."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from rag_lab.methods import get_retriever
+from rag_lab.methods.unweaver import UnWeaverRetriever
+from rag_lab.reasoning import Entity, Reasoner
+from rag_lab.types import Cost, Document
+
+VOCAB = ["saffron", "risotto", "abruzzo", "piedmont", "spice", "region", "rice"]
+WORD = re.compile(r"\w+")
+
+
+class KeywordEmbedder:
+    """Counts of the VOCAB words (a final "s" ignored), L2-normalised; tokens = words."""
+
+    dim = len(VOCAB)
+
+    def tokenize_with_offsets(self, text):
+        spans = [(m.start(), m.end()) for m in WORD.finditer(text)]
+        return list(range(len(spans))), np.array(spans, dtype=np.int64).reshape(-1, 2)
+
+    def count_tokens(self, texts):
+        texts = [texts] if isinstance(texts, str) else texts
+        return sum(len(WORD.findall(t)) for t in texts)
+
+    def encode(self, texts):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in WORD.findall(t.lower()):
+                w = w[:-1] if w.endswith("s") and w[:-1] in VOCAB else w
+                if w in VOCAB:
+                    out[i, VOCAB.index(w)] += 1
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+    def encode_one(self, text):
+        return self.encode([text])[0]
+
+
+TEXTS = {"d0": "Saffron colours the risotto", "d1": "Saffron grows in Abruzzo", "d2": "Risotto rice from Piedmont"}
+ENTITIES = {
+    TEXTS["d0"]: [Entity("Saffron", "spice", "a red spice"), Entity("risotto", "dish", "a creamy rice dish")],
+    TEXTS["d1"]: [Entity("saffron", "spice", "a costly spice"), Entity("Abruzzo", "region", "a mountain region")],
+    TEXTS["d2"]: [Entity("Risottos", "dish", "stirred slowly"), Entity("Piedmont", "region", "a northern region")],
+}
+
+
+class FakeReasoner(Reasoner):
+    """Hand-written entities per chunk; each entities call costs 10 prompt + 4 completion tokens,
+    each summary 20 + 5; summary = the first max_words words."""
+
+    name = "fake"
+
+    def entities(self, text):
+        self.usage.add("entities", Cost(llm_prompt_tokens=10, llm_completion_tokens=4, llm_calls=1, seconds=5.0))
+        return ENTITIES[text]
+
+    def summarize(self, texts, max_words=100):
+        self.usage.add("summarize", Cost(llm_prompt_tokens=20, llm_completion_tokens=5, llm_calls=1))
+        return " ".join(" ".join(texts).split()[:max_words])
+
+    def triples(self, text): raise NotImplementedError
+    def query_entities(self, query): raise NotImplementedError
+    def themes(self, text, n=5): raise NotImplementedError
+    def answer(self, question, contexts): raise NotImplementedError
+    def choose_next(self, query, gathered, candidates, similarities, candidate_ids=None): raise NotImplementedError
+
+
+DOCS = [Document(k, v) for k, v in TEXTS.items()]
+# Query "which region grows spice" embeds as (spice + region) / sqrt 2. Class texts and similarities:
+#   Saffron  "Saffron: a red spice a costly spice"   saffron 1, spice 2 -> 2 / sqrt 10 = 0.632
+#   risotto  "risotto: a creamy rice dish stirred slowly"            -> 0
+#   Abruzzo  "Abruzzo: a mountain region"  abruzzo 1, region 1       -> 1/2
+#   Piedmont "Piedmont: a northern region"                           -> 1/2 (ties Abruzzo, a later class)
+QUERY = "which region grows spice"
+
+
+def built(**params) -> UnWeaverRetriever:
+    r = UnWeaverRetriever(reasoner=FakeReasoner(), embedder=KeywordEmbedder(), **params)
+    r.name = "unweaver"
+    return r.build(DOCS)
+
+
+def test_build_keeps_classes_matrices_and_costs():
+    r = built()
+    assert [c.id for c in r.chunks] == ["d0#fixed-0", "d1#fixed-0", "d2#fixed-0"]
+    assert [(c.name, c.chunks) for c in r.classes] == [("Saffron", [0, 1]), ("risotto", [0, 2]), ("Abruzzo", [1]),
+                                                       ("Piedmont", [2])]
+    assert r.chunk_class.toarray().tolist() == [[1, 1, 0, 0], [1, 0, 1, 0], [0, 1, 0, 1]]
+    assert r.incidence.shape == (6, 3) and len(r.selection) == 4 and r.class_vectors.shape == (4, 7)
+    # 3 entities calls at 10 + 4 tokens; class texts have 7 + 7 + 4 + 4 = 22 words; the reasoner's
+    # 5 s per call are not added (build time is measured around the whole build)
+    c = r.build_cost
+    assert (c.llm_prompt_tokens, c.llm_completion_tokens, c.llm_calls, c.embedding_tokens) == (30, 12, 3, 22)
+    assert c.seconds < 5
+    assert r.planned_llm_calls(DOCS) == [("entities", t) for t in TEXTS.values()]
+
+
+def test_description_cap_goes_through_the_reasoner():
+    r = built(description_cap=3)
+    # Saffron ("a red spice a costly spice") and risotto (6 words each) exceed 3 words -> 2 summaries
+    assert [c.summarized for c in r.classes] == [True, True, False, False]
+    assert r.classes[0].text == "Saffron: a red spice"
+    assert (r.build_cost.llm_prompt_tokens, r.build_cost.llm_calls) == (30 + 40, 5)
+
+
+def test_votes_and_rules_by_hand():
+    r = built(top_n=2)
+    # voters: Saffron (0.632) approves chunks d0, d1; Abruzzo (0.5) approves d1. Candidates in order of
+    # summed similarity: d1 (1.132), d0 (0.632).
+    pav = r.retrieve(QUERY, 2)
+    assert [c["name"] for c in pav.trace["classes"]] == ["Saffron", "Abruzzo"]
+    assert pav.trace["classes"][0]["similarity"] == pytest.approx(2 / np.sqrt(10), abs=1e-6)
+    assert pav.trace["approvals"] == {"d1#fixed-0": 2, "d0#fixed-0": 1}
+    # PAV: d1 adds 1 + 1 = 2; then d0 adds 1/2 (Saffron's second approved chunk)
+    assert [(h.chunk.id, h.score, h.via) for h in pav.hits] == [("d1#fixed-0", 2.0, "vote"), ("d0#fixed-0", 0.5, "vote")]
+    assert pav.cost.embedding_tokens == 4 and pav.cost.llm_calls == 0
+    # CC: d1 covers both voters; d0 adds nobody new
+    assert [h.score for h in r.variant(rule="cc").retrieve(QUERY, 2).hits] == [2.0, 0.0]
+    # Approval: 2 and 1 approvals
+    assert [h.score for h in r.variant(rule="approval").retrieve(QUERY, 2).hits] == [2.0, 1.0]
+
+
+def test_voters_widen_until_k_chunks_are_approved():
+    r = built(top_n=2, rule="approval")
+    # k = 3 but Saffron and Abruzzo approve only d0, d1: Piedmont (0.5, next by similarity) joins and
+    # approves d2. d0 (0.632) ranks before d2 (0.5) among the one-approval chunks.
+    ret = r.retrieve(QUERY, 3)
+    assert ret.trace["voters_used"] == 3
+    assert [(h.chunk.id, h.score) for h in ret.hits] == [("d1#fixed-0", 2.0), ("d0#fixed-0", 1.0), ("d2#fixed-0", 1.0)]
+
+
+def test_alignment_selection_and_variants():
+    r = built(top_n=2)
+    # R over candidates (d1, d0) x voters (Saffron, Abruzzo) = [[1, 1], [1, 0]], budgets 1, weights
+    # w = (0.632, 0.5). Kelly: d0 holds only Saffron; both chunks full: x_S = 1 - x_A and the
+    # prices give x_S = w_S / (l1 + l0), x_A = w_A / l1. If d0 is full, x_S = 1 and x_A = 0 —
+    # impossible with a log utility, so d0 is slack (l0 = 0): x_S / x_A = w_S / w_A, x_S + x_A = 1.
+    ret = r.variant(select="kelly").retrieve(QUERY, 2)
+    w_s, w_a = 2 / np.sqrt(10), 0.5
+    np.testing.assert_allclose(ret.trace["idea_strengths"], [w_s / (w_s + w_a), w_a / (w_s + w_a)], atol=1e-6)
+    assert [h.chunk.id for h in ret.hits] == ["d1#fixed-0", "d0#fixed-0"] and ret.hits[0].via == "kelly"
+    lsq = r.variant(select="lsq").retrieve(QUERY, 1)
+    assert [h.chunk.id for h in lsq.hits] == ["d1#fixed-0"]
+    v = r.variant(name="unweaver-cc", rule="cc")
+    assert v.name == "unweaver-cc" and v.build_cost == r.build_cost and r.rule == "pav"
+    with pytest.raises(ValueError, match="variant can change only"):
+        r.variant(description_cap=5)
+
+
+def test_registered_and_validated():
+    r = get_retriever("unweaver", rule="cc", top_n=3, reasoner=FakeReasoner(), embedder=KeywordEmbedder())
+    assert isinstance(r, UnWeaverRetriever) and (r.rule, r.top_n, r.name) == ("cc", 3, "unweaver")
+    with pytest.raises(ValueError, match="unknown voting rule"):
+        UnWeaverRetriever(rule="borda")
+    with pytest.raises(ValueError, match="top_n must be a positive integer"):
+        UnWeaverRetriever(top_n=0)
+    with pytest.raises(ValueError, match="select must be one of"):
+        UnWeaverRetriever(select="random")
+    with pytest.raises(RuntimeError, match="build"):
+        UnWeaverRetriever(embedder=KeywordEmbedder()).retrieve("x", 1)
+
+
+def test_views_of_a_built_index():
+    from rag_lab.methods import unweaver_views as views
+    from rag_lab.methods.unweaver_alignment import EXAMPLE
+
+    r = built(top_n=2)
+    ents = views.chunk_entities(r, 2)
+    assert ents[["name", "key", "class"]].values.tolist() == [["Risottos", "risotto", "risotto"],
+                                                              ["Piedmont", "piedmont", "Piedmont"]]
+    big = views.largest_classes(r, 2)           # Saffron and risotto span 2 chunks; Saffron is first
+    assert big["class"].tolist() == ["Saffron", "risotto"] and big["surface forms"].tolist()[1] == "Risottos, risotto"
+    assert views.matrix_summary(r)["shape"].tolist()[:3] == ["6 x 3", "6 x 4", "3 x 4"]
+    ret = r.retrieve(QUERY, 2)
+    assert views.query_votes(ret).values.tolist() == [["d1#fixed-0", 2, 1], ["d0#fixed-0", 1, 2]]
+    table = views.rule_comparison({"pav": ret, "one": r.retrieve(QUERY, 1)}, gold_doc_ids=["d1"])
+    assert table.values.tolist() == [["d1#fixed-0 ✓", "d1#fixed-0 ✓"], ["d0#fixed-0", ""]]
+    problem = r.alignment_problem(QUERY, 2)
+    assert problem["chunks"] == ["d1#fixed-0", "d0#fixed-0"] and problem["ideas"] == ["Saffron", "Abruzzo"]
+    assert problem["R"].tolist() == [[1, 1], [1, 0]]
+    report = views.alignment_report(**EXAMPLE, k=2)   # the worked example of test_unweaver_alignment
+    assert report["selected"].values.tolist() == [["chunk 1", "chunk 1"], ["chunk 3", "chunk 3"]]
+    assert (report["kkt"].max() < 1e-9).all()
+
+
+def test_compare_with_baselines_reports_missing_methods():
+    from rag_lab.methods.unweaver_paper import compare_with_baselines
+    from rag_lab.types import Dataset, Question
+
+    data = Dataset("toy", DOCS, [Question("q1", QUERY, gold_doc_ids=["d1"])])
+    r = UnWeaverRetriever(reasoner=FakeReasoner(), embedder=KeywordEmbedder(), top_n=2)
+    r.name = "unweaver"
+    out = compare_with_baselines(data, r, ["no-such-method"], ks=[1, 2], other_rules=["cc"])
+    assert out["missing"] == ["no-such-method"] and list(out["retrievers"]) == ["unweaver", "unweaver-cc"]
+    res = out["results"]
+    mrr = res[(res.metric == "doc_mrr") & (res.k == 1)].set_index("method")["value"]
+    assert mrr.to_dict() == {"unweaver": 1.0, "unweaver-cc": 1.0}      # d1's chunk is elected first
+    assert out["tokens"].loc[("toy (1 questions)", "unweaver"), ("Embedder", "query")] == 4   # "which region grows spice"
+
+
+def test_semantic_merge_in_the_build():
+    # class names embed as one-hot keyword vectors (Saffron, risotto, Abruzzo, Piedmont: orthogonal)
+    apart = built(semantic_threshold=0.5)
+    assert len(apart.classes) == 4 and apart.build_stats["syntactic_classes"] == 4
+    # names cost 4 embedder tokens on top of the 22 of the class texts
+    assert apart.build_cost.embedding_tokens == 22 + 4
+    # a threshold of -1 joins every pair: one class over all three chunks, described by all six mentions
+    merged = built(semantic_threshold=-1.0)
+    assert [(c.mentions, c.chunks) for c in merged.classes] == [([0, 1, 2, 3, 4, 5], [0, 1, 2])]
+    assert merged.chunk_class.toarray().tolist() == [[1], [1], [1]]
