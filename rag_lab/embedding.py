@@ -105,7 +105,7 @@ class Embedder:
 
     @property
     def dim(self) -> int:
-        return int(self.model.get_sentence_embedding_dimension())
+        return int(self.model.get_embedding_dimension())
 
     @property
     def max_tokens(self) -> int:
@@ -163,7 +163,7 @@ class Embedder:
         limit = self.max_tokens - 2
         if len(ids) > limit:
             raise ValueError(f"token window of {len(ids)} ids exceeds the model's limit of {limit}; "
-                             "use rag_lab.late_chunking.long_token_embeddings for long texts")
+                             "encode long texts in sliding windows (rag_lab.methods.gralc.encoding.encode_document)")
         input_ids = torch.tensor([[tok.cls_token_id, *ids, tok.sep_token_id]])
         with torch.inference_mode():
             out = self.model[0].auto_model(input_ids=input_ids, attention_mask=torch.ones_like(input_ids))
