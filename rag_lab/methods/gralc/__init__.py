@@ -1,0 +1,10 @@
+"""GraLC-RAG (Mortezaagha & Rahgozar, "Graph-Aware Late Chunking for Retrieval-Augmented
+Generation in Biomedical Literature"): JATS parsing and the document structure graph,
+concept linking and per-document concept subgraphs, full-document token encoding, KG
+infusion, structure-aware boundaries, graph-guided retrieval, the six strategies, the
+cross-section question generator and the paper's structural metrics.
+
+Importing the package registers the six strategies (``gralc-naive`` … ``gralc-graph``);
+heavy libraries (torch, networkx, scipy, sklearn) load only when a strategy is built.
+"""
+from . import strategies  # noqa: F401  (registers the strategies)

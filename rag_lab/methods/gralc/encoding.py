@@ -1,0 +1,143 @@
+"""Full-document token embeddings (late chunking's first step) past the encoder's window.
+
+Own code: the document's word pieces are cut into windows of the encoder's length that
+overlap by ``overlap`` tokens; each window is encoded on its own and every token's final
+embedding is the weighted mean of its embeddings from the windows that hold it, the weight
+falling linearly with distance from the window's edge (``min(p + 1, L - p)`` at position
+``p`` of a window of ``L`` tokens), so a token is represented mostly by the windows in which
+it sits near the middle and has context on both sides. A document that fits in one window
+is encoded in a single pass (exactly the encoder's output).
+
+Results are cached in memory and on disk (``<RAG_LAB_CACHE>/token_embeddings``), keyed by
+model id, text hash, window size and overlap: four GraLC strategies share one encoding.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+_MEMORY: "OrderedDict[str, tuple[np.ndarray, float]]" = OrderedDict()
+MEMORY_ITEMS = 64
+
+
+def window_starts(n: int, size: int, overlap: int) -> list[int]:
+    """Start of every window; the last one is aligned to end at ``n`` (no short tail window)."""
+    if size <= 0 or not 0 <= overlap < size:
+        raise ValueError(f"need size > 0 and 0 <= overlap < size, got size={size} overlap={overlap}")
+    if n <= size:
+        return [0]
+    step = size - overlap
+    starts = list(range(0, n - size, step))
+    starts.append(n - size)
+    return starts
+
+
+def window_weights(length: int) -> np.ndarray:
+    """Linear weights, highest in the middle: ``min(p + 1, length - p)``."""
+    p = np.arange(length)
+    return np.minimum(p + 1, length - p).astype(np.float64)
+
+
+def sliding_token_embeddings(ids: Sequence[int], embed: Callable[[Sequence[int]], np.ndarray], size: int,
+                             overlap: int) -> tuple[np.ndarray, int]:
+    """Token embeddings of a whole id sequence and the number of windows encoded."""
+    ids = list(ids)
+    n = len(ids)
+    if n == 0:
+        raise ValueError("cannot encode an empty token sequence")
+    starts = window_starts(n, size, overlap)
+    if len(starts) == 1:
+        return np.asarray(embed(ids), dtype=np.float32), 1
+    total = None
+    weight_sum = np.zeros(n)
+    for s in starts:
+        part = np.asarray(embed(ids[s:s + size]), dtype=np.float64)
+        w = window_weights(len(part))
+        if total is None:
+            total = np.zeros((n, part.shape[1]))
+        total[s:s + len(part)] += part * w[:, None]
+        weight_sum[s:s + len(part)] += w
+    return (total / weight_sum[:, None]).astype(np.float32), len(starts)
+
+
+@dataclass
+class DocumentEncoding:
+    """Word-piece ids, their char offsets (n, 2) and contextual embeddings (n, d) of one text."""
+
+    ids: list[int]
+    offsets: np.ndarray
+    embeddings: np.ndarray
+    windows: int = 1
+    tokens_encoded: int = 0      # word pieces run through the encoder (overlaps count twice)
+    seconds: float = 0.0         # time the encoding took when it was computed (also on a cache hit)
+    cached: bool = False
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def _cache_key(model_id: str, text: str, size: int, overlap: int) -> str:
+    h = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    model = hashlib.sha256(model_id.encode("utf-8")).hexdigest()[:12]
+    return f"{model}-{h}-{size}-{overlap}"
+
+
+def _disk_path(key: str) -> Path:
+    from ...embedding import default_cache_dir
+    return Path(default_cache_dir()) / "token_embeddings" / f"{key}.npz"
+
+
+def encode_document(text: str, embedder, overlap: int = 64, window: int | None = None,
+                    use_cache: bool = True) -> DocumentEncoding:
+    """Contextual token embeddings of a whole text (sliding windows past the model's limit)."""
+    if not text.strip():
+        raise ValueError("cannot encode an empty document")
+    ids, offsets = embedder.tokenize_with_offsets(text)
+    size = window or embedder.max_tokens - 2
+    starts = window_starts(len(ids), size, overlap)
+    tokens = sum(min(size, len(ids) - s) for s in starts)
+    key = _cache_key(embedder.model_id, text, size, overlap)
+    if use_cache and key in _MEMORY:
+        _MEMORY.move_to_end(key)
+        emb, seconds = _MEMORY[key]
+        return DocumentEncoding(ids, offsets, emb, len(starts), tokens, seconds, True)
+    path = _disk_path(key)
+    if use_cache and path.exists():
+        with np.load(path) as stored:
+            emb, seconds = stored["embeddings"], float(stored["seconds"])
+        if emb.shape[0] == len(ids):
+            _remember(key, emb, seconds)
+            return DocumentEncoding(ids, offsets, emb, len(starts), tokens, seconds, True)
+    t0 = time.perf_counter()
+    emb, _ = sliding_token_embeddings(ids, embedder.token_embeddings_for_ids, size, overlap)
+    seconds = time.perf_counter() - t0
+    if use_cache:
+        from ...atomic import atomic_path
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, embeddings=emb, seconds=np.float64(seconds))
+        _remember(key, emb, seconds)
+    return DocumentEncoding(ids, offsets, emb, len(starts), tokens, seconds, False)
+
+
+def _remember(key: str, emb: np.ndarray, seconds: float) -> None:
+    _MEMORY[key] = (emb, seconds)
+    while len(_MEMORY) > MEMORY_ITEMS:
+        _MEMORY.popitem(last=False)
+
+
+def char_span_to_tokens(offsets: np.ndarray, start: int, end: int) -> tuple[int, int]:
+    """Token range ``[a, b)`` of the tokens overlapping chars ``[start, end)``."""
+    a = int(np.searchsorted(offsets[:, 1], start, side="right"))
+    b = int(np.searchsorted(offsets[:, 0], end, side="left"))
+    return a, max(a, b)
+
+
+def token_span_to_chars(offsets: np.ndarray, a: int, b: int) -> tuple[int, int]:
+    return int(offsets[a, 0]), int(offsets[b - 1, 1])

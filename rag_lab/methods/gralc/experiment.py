@@ -1,0 +1,336 @@
+"""Runs behind the GraLC-RAG notebook: build and query the strategies, add the structural
+metrics, sweep the document-length conditions, answer with a reasoner, and shape the
+results like the paper's Tables 1–6 (rows labelled with the paper's strategy names)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from ...evaluation import COLUMNS, build_costs, run_queries, score_retrievals
+from ...retrievers import Retriever, get_retriever
+from ...types import Dataset, Retrieval
+from . import paper
+from .boundaries import PAPER_ALPHAS, PAPER_TAU
+from .gradient import CONDITIONS, condition_dataset
+from .metrics import answer_rows, structural_rows
+from .strategies import STRATEGIES
+
+ALL = list(STRATEGIES)
+
+
+def strategy_params(lam: float = 0.1, beta: float = 0.7, alphas: Sequence[float] = PAPER_ALPHAS,
+                    tau: float = PAPER_TAU, **common) -> dict[str, dict]:
+    """Keyword arguments per strategy from the paper's knobs (λ, β, α, τ) and shared ones."""
+    late = dict(common)
+    structure = {**late, "alphas": tuple(alphas), "tau": tau}
+    kg = {**structure, "lam": lam}
+    return {"gralc-naive": {}, "gralc-semantic": {}, "gralc-late": late, "gralc-structure": structure,
+            "gralc-kg": kg, "gralc-graph": {**kg, "beta": beta}}
+
+
+def make_retrievers(strategies: Sequence[str], params: Mapping[str, dict] | None = None) -> dict[str, Retriever]:
+    params = params or strategy_params()
+    return {name: get_retriever(name, **params.get(name, {})) for name in strategies}
+
+
+@dataclass
+class Run:
+    """One evaluation: tidy per-question rows, build costs, and the built retrievers and retrievals."""
+
+    scores: pd.DataFrame
+    builds: pd.DataFrame
+    retrievers: dict[str, Retriever] = field(repr=False)
+    results: dict[str, dict[str, Retrieval]] = field(repr=False)
+    dataset: Dataset = field(repr=False)
+
+
+def evaluate(strategies: Sequence[str], dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10),
+             params: Mapping[str, dict] | None = None, level: str = "section", progress: bool = False) -> Run:
+    if not dataset.questions:
+        raise ValueError(f"dataset {dataset.name!r} has no questions to evaluate")
+    ks = sorted({int(k) for k in ks})
+    retrievers = make_retrievers(strategies, params)
+    for r in retrievers.values():
+        r.build(dataset.documents)
+    results = run_queries(retrievers, dataset, max(ks), progress)
+    scores = score_retrievals(results, dataset, ks)
+    extra = pd.DataFrame(structural_rows(results, dataset, ks, level), columns=COLUMNS)
+    builds = build_costs(retrievers)
+    timing_rows = [{"method": n, "metric": f"seconds_{key}", "value": v}
+                   for n, r in retrievers.items() for key, v in getattr(r, "timings", {}).items()]
+    builds = pd.concat([builds, pd.DataFrame(timing_rows, columns=builds.columns)], ignore_index=True)
+    return Run(pd.concat([scores, extra], ignore_index=True), builds, retrievers, results, dataset)
+
+
+def length_gradient(dataset: Dataset, strategies: Sequence[str], conditions: Sequence[str] = CONDITIONS,
+                    ks: Sequence[int] = (1, 5, 10, 20), params: Mapping[str, dict] | None = None,
+                    level: str = "section") -> dict[str, Run]:
+    """One Run per document-length condition (conditions no article has are skipped)."""
+    runs = {}
+    for c in conditions:
+        sub = condition_dataset(dataset, c)
+        if sub.documents and sub.questions:
+            runs[c] = evaluate(strategies, sub, ks, params, level)
+    return runs
+
+
+def stack(runs: Mapping[str, Run], attr: str = "scores") -> pd.DataFrame:
+    """Concatenate one table of every Run with a ``condition`` column."""
+    return pd.concat([getattr(r, attr).assign(condition=c) for c, r in runs.items()], ignore_index=True)
+
+
+def generation(run: Run, reasoner, k: int = 5, limit: int | None = None, level: str = "section") -> pd.DataFrame:
+    """Answer each question from the top-k contexts of every strategy; proxy F1, section diversity, tokens."""
+    docs = {d.id: d for d in run.dataset.documents}
+    questions = run.dataset.questions[:limit] if limit else run.dataset.questions
+    embedder = next(iter(run.retrievers.values())).embedder
+    rows = []
+    for method, by_q in run.results.items():
+        for q in questions:
+            chunks = [h.chunk for h in by_q[q.id].hits[:k]]
+            contexts = [c.text for c in chunks]
+            answer = reasoner.answer(q.question, contexts)
+            tokens = embedder.count_tokens(contexts + [q.question])
+            rows += answer_rows(method, q, answer, chunks, docs, tokens, level)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+# -- tables in the paper's layout -------------------------------------------------------------
+def metric_means(df: pd.DataFrame, metric: str, k: int | None = None, by: Sequence[str] = ("method",)) -> pd.Series:
+    d = df[df["metric"] == metric]
+    d = d[d["k"].isna()] if k is None else d[d["k"] == k]
+    return d.groupby(list(by), sort=False)["value"].mean()
+
+
+def _relabel(frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
+    frame = frame.reindex([n for n in order if n in frame.index])
+    frame.index = [paper.label(n) for n in frame.index]
+    return frame
+
+
+def table1(df: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)) -> pd.DataFrame:
+    """MRR (at the deepest k) and Recall@k at document level."""
+    ks = sorted(ks)
+    cols = {"MRR": metric_means(df, "doc_mrr", ks[-1])}
+    cols.update({f"R@{k}": metric_means(df, "doc_recall", k) for k in ks})
+    return _relabel(pd.DataFrame(cols), ALL)
+
+
+def table2(t1: pd.DataFrame) -> pd.DataFrame:
+    """The ablation rows of Table 1, ΔMRR against the late-chunking base (as the paper computes it)."""
+    rows = [paper.label(n) for n in paper.ABLATION_STRATEGIES if paper.label(n) in t1.index]
+    out = t1.loc[rows, [c for c in ("MRR", "R@1", "R@5") if c in t1.columns]].copy()
+    out["ΔMRR"] = out["MRR"] - out["MRR"].iloc[0]
+    out.iloc[0, out.columns.get_loc("ΔMRR")] = math.nan
+    out.index = paper.ABLATION[:len(rows)]
+    return out
+
+
+def efficiency(dataset: Dataset, strategies: Sequence[str], params: Mapping[str, dict] | None = None,
+               articles: int | None = None, repeats: int = 1) -> pd.DataFrame:
+    """Build every strategy cold on the first ``articles`` documents — no embedding or token-encoding
+    cache, so each strategy pays for all of its own encoding, as when indexed alone — and return
+    the build-cost rows. With ``repeats`` > 1 each build is timed that many times and the fastest
+    is kept (timings on a shared machine are noisy; the minimum is the least disturbed)."""
+    from ...embedding import Embedder
+
+    if repeats < 1:
+        raise ValueError(f"repeats must be at least 1, got {repeats}")
+    documents = dataset.documents[:articles] if articles else dataset.documents
+    params = params or strategy_params()
+    cold = Embedder(use_cache=False)
+    cold.encode(["warm-up"])  # load the model before the first timed build
+    best: dict[str, Retriever] = {}
+    for _ in range(repeats):
+        for name in strategies:
+            kw = {**params.get(name, {}), "embedder": cold}
+            if name not in ("gralc-naive", "gralc-semantic"):
+                kw["cache_tokens"] = False
+            r = get_retriever(name, **kw).build(documents)
+            if name not in best or r.build_cost.seconds < best[name].build_cost.seconds:
+                best[name] = r
+    return build_costs(best).assign(articles=len(documents), repeats=repeats)
+
+
+def table3(builds: pd.DataFrame) -> pd.DataFrame:
+    """Chunks and indexing seconds per strategy (from ``efficiency`` for cold timings)."""
+    wide = builds.pivot_table(index="method", columns="metric", values="value", aggfunc="sum", sort=False)
+    out = pd.DataFrame({"Chunks": wide["chunks"], "Time (s)": wide["build_seconds"]})
+    return _relabel(out, ALL)
+
+
+def table4(grad: pd.DataFrame, ks: Sequence[int] = (1, 5, 20)) -> pd.DataFrame:
+    ks = sorted(ks)
+    parts = []
+    for cond, d in grad.groupby("condition", sort=False):
+        t = pd.DataFrame({"MRR": metric_means(d, "doc_mrr", ks[-1]), "R@1": metric_means(d, "doc_recall", ks[0]),
+                          **{f"R@{k}": metric_means(d, "doc_recall", k) for k in ks[1:-1]}})
+        t = _relabel(t, ALL)
+        t.index = pd.MultiIndex.from_product([[cond], t.index], names=["condition", "strategy"])
+        parts.append(t)
+    return pd.concat(parts)
+
+
+def table5(grad: pd.DataFrame, ks: Sequence[int] = (5, 20), conditions: Sequence[str] = ("introduction", "partial",
+                                                                                           "full")) -> pd.DataFrame:
+    """Columns "<metric> <condition>" (SecCov at the smallest and largest k, CS Recall at the largest)."""
+    cols = {}
+    for name, metric, k in [(f"SecCov@{ks[0]}", "seccov", ks[0]), (f"SecCov@{ks[-1]}", "seccov", ks[-1]),
+                            (f"CS Recall@{ks[-1]}", "cs_recall", ks[-1])]:
+        for cond in conditions:
+            d = grad[grad["condition"] == cond]
+            if not d.empty:
+                cols[f"{name} {cond}"] = metric_means(d, metric, k)
+    return _relabel(pd.DataFrame(cols), ALL)
+
+
+def evidence_table(grad: pd.DataFrame, ks: Sequence[int] = (5, 20)) -> pd.DataFrame:
+    """Ours only: how well each strategy finds the two evidence paragraphs of a template question
+    (context-level MRR and recall; a chunk matches a paragraph it overlaps by half of the shorter)."""
+    parts = {}
+    for cond, d in grad.groupby("condition", sort=False):
+        if not (d["metric"] == "ctx_recall").any():
+            continue
+        parts[(cond, f"ctx MRR@{max(ks)}")] = metric_means(d, "ctx_mrr", max(ks))
+        for k in ks:
+            parts[(cond, f"ctx R@{k}")] = metric_means(d, "ctx_recall", k)
+    out = pd.DataFrame(parts)
+    if not out.empty:
+        out.columns = pd.MultiIndex.from_tuples(out.columns)
+    return _relabel(out, ALL)
+
+
+def table6(gen: pd.DataFrame) -> pd.DataFrame:
+    out = pd.DataFrame({"Avg F1": metric_means(gen, "proxy_f1"),
+                        "Sec Diversity": metric_means(gen, "section_diversity"),
+                        "Tokens": gen[gen["metric"] == "context_tokens"].groupby("method", sort=False)["value"].sum()})
+    if (gen["metric"] == "answer_f1").any():
+        out["Answer F1 (reference)"] = metric_means(gen, "answer_f1")
+    return _relabel(out, ALL)
+
+
+def beside_paper(ours: pd.DataFrame, reported: pd.DataFrame) -> pd.DataFrame:
+    """Ours | paper-reported | difference for the columns both have (rows: the union)."""
+    from ...plots import with_paper
+    return with_paper(ours, reported)
+
+
+def lambda_sweep(dataset: Dataset, lams: Sequence[float], k: int = 5, params: Mapping[str, dict] | None = None,
+                 level: str = "section") -> pd.DataFrame:
+    """gralc-kg at several λ: MRR, Recall@k and SecCov@k (λ = 0 is structure-aware late chunking)."""
+    rows = []
+    base = dict((params or strategy_params())["gralc-kg"])
+    for lam in lams:
+        run = evaluate(["gralc-kg"], dataset, (1, k), {"gralc-kg": {**base, "lam": float(lam)}}, level)
+        s = run.scores
+        rows.append({"lambda": lam, f"MRR@{k}": metric_means(s, "doc_mrr", k).iloc[0],
+                     f"R@{k}": metric_means(s, "doc_recall", k).iloc[0],
+                     f"SecCov@{k}": metric_means(s, "seccov", k).iloc[0]})
+    return pd.DataFrame(rows).set_index("lambda")
+
+
+def boundary_markers(doc, retriever) -> pd.DataFrame:
+    """Token positions where sections and subsections start (for the boundary-trace figure)."""
+    from .encoding import encode_document
+    import numpy as np
+
+    enc = encode_document(doc.text, retriever.embedder, overlap=retriever.window_overlap,
+                          use_cache=retriever.cache_tokens)
+    rows = []
+    for s in doc.sections:
+        if s.kind in ("section", "subsection"):
+            rows.append({"token": int(np.searchsorted(enc.offsets[:, 0], s.start)), "kind": s.kind,
+                         "title": s.title or s.id})
+    return pd.DataFrame(rows)
+
+
+def short_text_dataset(dataset: Dataset) -> Dataset:
+    """The paper's short-text setting (Tables 1–2): the abstracts when the articles have them,
+    else the dataset as it is (PubMedQA documents are abstracts already)."""
+    sub = condition_dataset(dataset, "abstract")
+    return sub if sub.documents and sub.questions else dataset
+
+
+def corpus_table(dataset: Dataset, embedder, vocabulary=None) -> pd.DataFrame:
+    """Per article: size, structure (units and structure-graph edges) and linked concepts."""
+    from .concept_graph import concept_subgraph
+    from .linking import ConceptLinker
+    from .structure import edge_type_counts, structure_graph, structure_units
+    from .vocabulary import load_vocabulary
+
+    vocab = load_vocabulary(vocabulary)
+    linker = ConceptLinker(vocab)
+    rows = []
+    for d in dataset.documents:
+        units, fallback = structure_units(d)
+        kinds = pd.Series([u.kind for u in units]).value_counts()
+        concepts = linker.concepts_in(d.text)
+        sub = concept_subgraph(concepts, vocab)
+        edges = edge_type_counts(structure_graph(d))
+        rows.append({"article": d.id, "words": len(d.text.split()), "tokens": len(embedder.tokenize_with_offsets(d.text)[0]),
+                     "sections": int(kinds.get("section", 0)), "subsections": int(kinds.get("subsection", 0)),
+                     "paragraphs": int(kinds.get("paragraph", 0)), "structure": fallback,
+                     **{f"{k} edges": v for k, v in edges.items()},
+                     "linked concepts": len(concepts), "subgraph nodes": sub.number_of_nodes(),
+                     "subgraph edges": sub.number_of_edges()})
+    return pd.DataFrame(rows).set_index("article").fillna(0)
+
+
+CONTENT_ONLY = ["Naive", "Semantic", "Late Chunking"]
+STRUCTURE_AWARE = ["Structure-Aware", "GraLC-RAG (KG)", "GraLC-RAG (+Graph)"]
+
+
+def _mean_of(series: pd.Series, labels: Sequence[str]) -> float:
+    values = [series[n] for n in labels if n in series.index]
+    return sum(values) / len(values) if values else math.nan
+
+
+def findings(t1: pd.DataFrame, t4: pd.DataFrame, t5: pd.DataFrame, t6: pd.DataFrame, sweep: pd.DataFrame,
+             short: str, reasoner: str, evidence: pd.DataFrame | None = None) -> str:
+    """Sentences built from this run's tables, each beside what the paper reported."""
+    lines = []
+    best = t1["MRR"].idxmax()
+    lines.append(f"Short texts ({short}): the best MRR is {best} ({t1.loc[best, 'MRR']:.3f}); the paper reports "
+                 f"Semantic best on PubMedQA abstracts (0.980), with every strategy near the ceiling.")
+    t2 = table2(t1)
+    if len(t2) > 1:
+        deltas = ", ".join(f"{row} {t2.loc[row, 'ΔMRR']:+.4f}" for row in t2.index[1:])
+        lines.append(f"Ablation against late chunking: {deltas} (paper-reported: -0.0003, -0.0081, -0.0266).")
+    if "full" in t4.index.get_level_values(0):
+        full = t4.loc["full"]["MRR"]
+        spread = (f"every strategy reaches MRR {full.max():.3f}" if full.max() - full.min() < 1e-9 else
+                  f"MRR runs from {full.min():.3f} ({full.idxmin()}) to {full.max():.3f} ({full.idxmax()})")
+        lines.append(f"Full texts: {spread}; the paper reports Semantic best at 0.517 and GraLC-RAG (KG) at 0.323.")
+    if "SecCov@5 full" in t5.columns:
+        sc = t5["SecCov@5 full"]
+        lines.append(f"SecCov@5 on full texts: content-only strategies average {_mean_of(sc, CONTENT_ONLY):.2f} "
+                     f"sections, structure-aware ones {_mean_of(sc, STRUCTURE_AWARE):.2f} (paper-reported: 1.00 vs "
+                     "about 4.4). Here every strategy's chunks are mapped to the section holding most of their "
+                     "text, so content-only coverage is measured rather than fixed at one section.")
+    cs = [c for c in t5.columns if c.startswith("CS Recall") and c.endswith(" full")]
+    if cs:
+        v = t5[cs[0]]
+        lines.append(f"{cs[0].rsplit(' ', 1)[0]} on full texts ranges from {v.min():.3f} to {v.max():.3f} "
+                     "(paper-reported: 0.000 for every strategy); in the shorter conditions one of the two "
+                     "required sections is cut away, so it is 0 by construction.")
+    if not t6.empty:
+        g = t6["Avg F1"]
+        lines.append(f"Answers ({reasoner} reasoner): the best proxy F1 is {g.idxmax()} ({g.max():.3f}), the lowest "
+                     f"{g.idxmin()} ({g.min():.3f}); section diversity of the top 5 ranges "
+                     f"{t6['Sec Diversity'].min():.2f}–{t6['Sec Diversity'].max():.2f} (paper-reported with "
+                     "GPT-4o-mini: Semantic 0.403 best, GraLC-RAG (KG) 0.394).")
+    if evidence is not None and "full" in {c[0] for c in evidence.columns}:
+        r5 = evidence[("full", "ctx R@5")]
+        lines.append(f"Evidence paragraphs on full texts (context recall@5): best {r5.idxmax()} ({r5.max():.3f}), "
+                     f"lowest {r5.idxmin()} ({r5.min():.3f}). The template slots are vocabulary concepts, so the "
+                     "concept-proximity score of GraLC-RAG (+Graph) has an inside advantage on these questions.")
+    if len(sweep) > 1:
+        mrr, cov = sweep.iloc[:, 0], sweep.iloc[:, -1]
+        lams = ", ".join(f"{x:g}" for x in sweep.index)
+        lines.append(f"KG infusion strength (gralc-kg, full texts, λ in {{{lams}}}): {sweep.columns[0]} stays within "
+                     f"{mrr.min():.3f}–{mrr.max():.3f} and {sweep.columns[-1]} within {cov.min():.2f}–{cov.max():.2f}; "
+                     "the untrained infusion barely moves retrieval at the paper's λ = 0.1.")
+    return "\n".join(lines)

@@ -1,0 +1,389 @@
+"""The six retrieval strategies of the GraLC-RAG paper behind the Retriever contract.
+
+==================  =================================================================
+gralc-naive         fixed windows of 256 word pieces, 32 overlap, chunk-then-embed
+gralc-semantic      consecutive sentences merged while their cosine stays >= 0.75
+gralc-late          late chunking: whole-document token embeddings, sentence boundaries
+gralc-structure     late chunking with structure-aware boundaries (no KG)
+gralc-kg            + KG infusion of the token embeddings before pooling
+gralc-graph         + graph-guided score β·cos + (1 − β)·kg_prox at query time
+==================  =================================================================
+
+All six label each chunk with the innermost section/subsection that holds most of it, so
+section coverage is measured the same way for every strategy. Any Document works: without
+sections the structural signal falls back to paragraphs (blank-line blocks) and, for a
+single-block text, to sentences (see ``structure.structure_units``).
+
+MiniLM reads at most 254 word pieces per input: the 256-token naive chunks and long
+semantic chunks are embedded from their first 254 (as sentence-transformers truncates);
+the late-chunking family reads every token through sliding windows.
+"""
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+
+from ...retrievers import Retriever, register
+from ...types import Chunk, Cost, Document, Hit, Retrieval
+from .boundaries import PAPER_ALPHAS, PAPER_GAMMA, PAPER_TAU, BoundaryTrace, select_boundaries, \
+    spans_from_boundaries, structure_aware_boundaries
+from .structure import section_for_span, structure_units
+
+
+@lru_cache(maxsize=1)
+def shared_embedder():
+    """One default Embedder for all GraLC strategies in a process (one model load)."""
+    from ...embedding import Embedder
+    return Embedder()
+
+
+def _normalise(v: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(v, axis=-1, keepdims=True)
+    return (v / np.maximum(norm, 1e-12)).astype(np.float32)
+
+
+class GralcRetriever(Retriever):
+    """Shared build/search: subclasses return (char start, char end, vector) per chunk of a document."""
+
+    strategy = "base"
+
+    def __init__(self, embedder=None, section_level: str = "subsection"):
+        super().__init__()
+        self._embedder = embedder
+        self.section_level = section_level
+        self.index = None
+        self.vectors = None
+        self.doc_info: dict[str, dict] = {}
+        self.timings: dict[str, float] = {}
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            self._embedder = shared_embedder()
+        return self._embedder
+
+    def _time(self, key: str, t0: float) -> None:
+        self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - t0
+
+    def document_chunks(self, doc: Document) -> list[tuple[int, int, np.ndarray]]:  # pragma: no cover
+        raise NotImplementedError
+
+    def _build(self, documents: list[Document]) -> None:
+        from ...index import VectorIndex
+
+        chunks, vectors = [], []
+        for doc in documents:
+            if not doc.text.strip():
+                raise ValueError(f"{self.name}: document {doc.id!r} has no text")
+            for i, (s, e, vec) in enumerate(self.document_chunks(doc)):
+                chunks.append(Chunk(id=f"{doc.id}#{self.strategy}-{i}", doc_id=doc.id, text=doc.text[s:e],
+                                    start=s, end=e, section_id=section_for_span(doc, s, e, self.section_level),
+                                    meta={"chunker": f"gralc-{self.strategy}"}))
+                vectors.append(vec)
+        if not chunks:
+            raise ValueError(f"{self.name}: chunking produced no chunks")
+        self.chunks = chunks
+        self.vectors = _normalise(np.stack(vectors))
+        self.index = VectorIndex(self.vectors.shape[1]).add(self.vectors, [c.id for c in chunks])
+        self._after_build(documents)
+
+    def _after_build(self, documents: list[Document]) -> None:
+        pass
+
+    def _query(self, query: str) -> tuple[np.ndarray, Cost]:
+        return self.embedder.encode_one(query), Cost(embedding_tokens=self.embedder.count_tokens(query))
+
+    def _retrieve(self, query: str, k: int) -> Retrieval:
+        if self.index is None:
+            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        qvec, cost = self._query(query)
+        scores, rows = self.index.search(qvec, k)
+        hits = [Hit(self.chunks[r], float(s), "vector") for s, r in zip(scores[0], rows[0])]
+        return Retrieval(query, hits, {"strategy": self.strategy}, cost)
+
+
+# -- content-only baselines ------------------------------------------------------------------
+class NaiveChunks(GralcRetriever):
+    """Fixed token windows embedded one by one (chunk-then-embed)."""
+
+    strategy = "naive"
+
+    def __init__(self, size: int = 256, overlap: int = 32, **kw):
+        super().__init__(**kw)
+        self.size, self.overlap = size, overlap
+
+    def document_chunks(self, doc):
+        from ...chunking import fixed_token_spans
+
+        spans = fixed_token_spans(doc.text, self.embedder, self.size, self.overlap)
+        texts = [doc.text[s:e] for s, e in spans]
+        self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
+        return [(s, e, v) for (s, e), v in zip(spans, self.embedder.encode(texts))]
+
+
+def similarity_threshold_spans(sentences: Sequence[tuple[int, int]], vectors: np.ndarray,
+                               threshold: float) -> list[tuple[int, int]]:
+    """Merge consecutive sentences while cos(previous, next) >= threshold (own code: LangChain's
+    SemanticChunker only offers relative, percentile-style breakpoints)."""
+    if not sentences:
+        return []
+    spans, start = [], sentences[0][0]
+    for i in range(1, len(sentences)):
+        if float(vectors[i - 1] @ vectors[i]) < threshold:
+            spans.append((start, sentences[i - 1][1]))
+            start = sentences[i][0]
+    spans.append((start, sentences[-1][1]))
+    return spans
+
+
+class SemanticChunks(GralcRetriever):
+    """Sentences grouped by an absolute embedding-similarity threshold (the paper's 0.75)."""
+
+    strategy = "semantic"
+
+    def __init__(self, threshold: float = 0.75, **kw):
+        super().__init__(**kw)
+        if not -1.0 <= threshold <= 1.0:
+            raise ValueError(f"semantic threshold is a cosine similarity in [-1, 1], got {threshold}")
+        self.threshold = threshold
+
+    def document_chunks(self, doc):
+        from ...chunking import sentence_spans
+
+        sents = sentence_spans(doc.text)
+        sent_texts = [doc.text[s:e] for s, e in sents]
+        sent_vecs = self.embedder.encode(sent_texts)
+        spans = similarity_threshold_spans(sents, sent_vecs, self.threshold)
+        texts = [doc.text[s:e] for s, e in spans]
+        self.build_cost.embedding_tokens += self.embedder.count_tokens(sent_texts) + self.embedder.count_tokens(texts)
+        return [(s, e, v) for (s, e), v in zip(spans, self.embedder.encode(texts))]
+
+
+# -- the late-chunking family --------------------------------------------------------------
+class LateChunks(GralcRetriever):
+    """Late chunking: encode the whole document, then mean-pool token spans.
+
+    Boundaries here are sentence starts, packed so each chunk has ``min_tokens``..``max_tokens``.
+    ``cache_tokens=False`` encodes every document afresh (for cold indexing-time measurements);
+    otherwise the four late-chunking strategies share one encoding per text."""
+
+    strategy = "late"
+
+    def __init__(self, min_tokens: int = 128, max_tokens: int = 1024, window_overlap: int = 64,
+                 cache_tokens: bool = True, **kw):
+        super().__init__(**kw)
+        self.min_tokens, self.max_tokens = min_tokens, max_tokens
+        self.window_overlap = window_overlap
+        self.cache_tokens = cache_tokens
+        if max_tokens < 2 * min_tokens or min_tokens < 1:
+            raise ValueError(f"need 1 <= min_tokens and max_tokens >= 2 * min_tokens, got {min_tokens}/{max_tokens}")
+
+    def encode(self, doc: Document):
+        from .encoding import encode_document
+
+        t0 = time.perf_counter()
+        enc = encode_document(doc.text, self.embedder, overlap=self.window_overlap, use_cache=self.cache_tokens)
+        self._time("encode", t0)
+        self.build_cost.embedding_tokens += enc.tokens_encoded
+        self.doc_info.setdefault(doc.id, {}).update(tokens=len(enc), windows=enc.windows)
+        return enc
+
+    def token_embeddings(self, doc: Document, enc) -> np.ndarray:
+        return enc.embeddings
+
+    def boundaries(self, doc: Document, enc, embeddings: np.ndarray) -> list[int]:
+        from .encoding import char_span_to_tokens
+        from ...chunking import sentence_spans
+
+        starts = sorted({char_span_to_tokens(enc.offsets, s, e)[0] for s, e in sentence_spans(doc.text)})
+        scores = np.zeros(len(enc))
+        scores[[p for p in starts if p < len(enc)]] = 1.0
+        return select_boundaries(scores, 0.5, self.min_tokens, self.max_tokens, candidates=starts)
+
+    def document_chunks(self, doc):
+        from .encoding import token_span_to_chars
+
+        enc = self.encode(doc)
+        emb = self.token_embeddings(doc, enc)
+        t0 = time.perf_counter()
+        cuts = self.boundaries(doc, enc, emb)
+        self._time("boundaries", t0)
+        out = []
+        for a, b in spans_from_boundaries(len(enc), cuts):
+            s, e = token_span_to_chars(enc.offsets, a, b)
+            out.append((s, e, emb[a:b].mean(axis=0)))
+        self.doc_info[doc.id]["chunks"] = len(out)
+        return out
+
+
+class StructureAwareChunks(LateChunks):
+    """Late chunking with GraLC-RAG's boundary score (structure + semantic + entity coherence)."""
+
+    strategy = "structure"
+
+    def __init__(self, alphas: Sequence[float] = PAPER_ALPHAS, gamma: float = PAPER_GAMMA, tau: float = PAPER_TAU,
+                 semantic_window: int = 16, concepts=None, **kw):
+        super().__init__(**kw)
+        if len(alphas) != 3:
+            raise ValueError(f"alphas are the three weights (structural, semantic, entity), got {alphas!r}")
+        self.alphas, self.gamma, self.tau = tuple(float(a) for a in alphas), gamma, tau
+        self.semantic_window = semantic_window
+        self.concepts_source = concepts
+        self._vocabulary = self._linker = None
+        self.traces: dict[str, BoundaryTrace] = {}
+
+    @property
+    def vocabulary(self):
+        if self._vocabulary is None:
+            from .vocabulary import load_vocabulary
+            self._vocabulary = load_vocabulary(self.concepts_source)
+        return self._vocabulary
+
+    @property
+    def linker(self):
+        if self._linker is None:
+            from .linking import ConceptLinker
+            self._linker = ConceptLinker(self.vocabulary)
+        return self._linker
+
+    def mentions(self, doc: Document, enc) -> list[tuple[int, int, str]]:
+        """Linked concept mentions as token spans (a, b, concept id); char spans go to ``doc_info``."""
+        from .encoding import char_span_to_tokens
+
+        t0 = time.perf_counter()
+        found = self.linker.link(doc.text)
+        out = []
+        for m in found:
+            a, b = char_span_to_tokens(enc.offsets, m.start, m.end)
+            if b > a:
+                out.append((a, b, m.concept_id))
+        self._time("link", t0)
+        self.doc_info.setdefault(doc.id, {})["mentions"] = [(m.start, m.end, m.concept_id) for m in found]
+        return out
+
+    def token_embeddings(self, doc, enc):
+        self._mentions = self.mentions(doc, enc)
+        return enc.embeddings
+
+    def boundaries(self, doc, enc, embeddings):
+        units, fallback = structure_units(doc)
+        spans = [(a, b) for a, b, _ in self._mentions]
+        trace = structure_aware_boundaries(enc.offsets, embeddings, units, spans, self.alphas, self.gamma, self.tau,
+                                           self.min_tokens, self.max_tokens, self.semantic_window)
+        self.traces[doc.id] = trace
+        self.doc_info[doc.id]["structure_fallback"] = fallback
+        return trace.boundaries
+
+    def boundary_trace(self, doc: Document) -> BoundaryTrace:
+        """The boundary signals for one document (computed now if the document was not built)."""
+        if doc.id not in self.traces:
+            self.document_chunks(doc)
+        return self.traces[doc.id]
+
+
+class KGInfusedChunks(StructureAwareChunks):
+    """Structure-aware late chunking over KG-infused token embeddings."""
+
+    strategy = "kg"
+
+    def __init__(self, lam: float = 0.1, seed: int = 0, concept_model: str | None = None,
+                 concept_norm: str = "tokens", **kw):
+        super().__init__(**kw)
+        self.lam, self.seed, self.concept_model, self.concept_norm = lam, seed, concept_model, concept_norm
+        self._infuser = None
+
+    def get_infuser(self, dim: int):
+        """The seeded GAT + MLP, built on first use for token vectors of ``dim`` dimensions."""
+        if self._infuser is None:
+            from .infusion import ConceptEmbeddings, KGInfuser
+
+            names = [c.name for c in self.vocabulary.concepts.values()] if self.concept_model else ()
+            self.concept_vectors = ConceptEmbeddings(self.embedder, dim, self.concept_model, names)
+            self._infuser = KGInfuser(self.concept_vectors, dim, self.lam, self.seed, concept_norm=self.concept_norm)
+        return self._infuser
+
+    def token_embeddings(self, doc, enc):
+        from .concept_graph import concept_subgraph
+
+        super().token_embeddings(doc, enc)
+        mentions = self._mentions
+        t0 = time.perf_counter()
+        graph = concept_subgraph([c for _, _, c in mentions], self.vocabulary)
+        infuser = self.get_infuser(enc.embeddings.shape[1])
+        before = infuser.concepts.tokens
+        out = infuser.infuse(enc.embeddings, mentions, graph)
+        self.build_cost.embedding_tokens += infuser.concepts.tokens - before
+        self._time("infuse", t0)
+        self.doc_info[doc.id].update(concepts=graph.number_of_nodes(), relations=graph.number_of_edges(),
+                                     linked=len({c for _, _, c in mentions}))
+        return out
+
+
+class GraphGuidedChunks(KGInfusedChunks):
+    """KG-infused chunks ranked by β·cos(q, c) + (1 − β)·kg_prox(E_q, E_c).
+
+    kg_prox is the mean over query concepts of the best cosine to a concept of the chunk (0
+    when either side has none). The dense top ``pool`` candidates are re-scored."""
+
+    strategy = "graph"
+
+    def __init__(self, beta: float = 0.7, pool: int = 100, **kw):
+        super().__init__(**kw)
+        if not 0.0 <= beta <= 1.0:
+            raise ValueError(f"beta weighs cosine against kg_prox and must be in [0, 1], got {beta}")
+        self.beta, self.pool = beta, pool
+        self.chunk_concepts: list[list[str]] = []
+
+    def _after_build(self, documents):
+        """The concepts mentioned inside each chunk (E_C), for kg_prox at query time."""
+        self.chunk_concepts = []
+        for c in self.chunks:
+            mentions = self.doc_info[c.doc_id]["mentions"]
+            self.chunk_concepts.append(list(dict.fromkeys(cid for s, e, cid in mentions
+                                                          if s >= c.start and e <= c.end)))
+
+    def kg_prox(self, query_concepts: Sequence[str], chunk_concepts: Sequence[str]) -> float:
+        if not query_concepts or not chunk_concepts:
+            return 0.0
+        vecs = self._infuser.concepts
+        q = vecs.vectors([self.vocabulary[c].name for c in query_concepts])
+        c = vecs.vectors([self.vocabulary[x].name for x in chunk_concepts])
+        return float((q @ c.T).max(axis=1).mean())
+
+    def _retrieve(self, query, k):
+        if self.index is None:
+            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        qvec, cost = self._query(query)
+        query_concepts = self.linker.concepts_in(query)
+        scores, rows = self.index.search(qvec, max(k, self.pool))
+        ranked = []
+        for s, r in zip(scores[0], rows[0]):
+            prox = self.kg_prox(query_concepts, self.chunk_concepts[r])
+            ranked.append((self.beta * float(s) + (1 - self.beta) * prox, float(s), prox, int(r)))
+        ranked.sort(key=lambda t: (-t[0], t[3]))
+        hits = [Hit(self.chunks[r], score, "graph" if prox > 0 else "vector") for score, _, prox, r in ranked[:k]]
+        trace = {"strategy": self.strategy, "query_concepts": query_concepts,
+                 "kg_prox": [round(p, 4) for _, _, p, _ in ranked[:k]], "cosine": [round(c, 4) for _, c, _, _ in ranked[:k]]}
+        return Retrieval(query, hits, trace, cost)
+
+
+STRATEGIES = {
+    "gralc-naive": ("NaiveChunks", "GraLC-RAG baseline: fixed 256-token chunks (32 overlap), chunk-then-embed"),
+    "gralc-semantic": ("SemanticChunks", "GraLC-RAG baseline: sentences merged while cosine >= 0.75"),
+    "gralc-late": ("LateChunks", "Late chunking: whole-document token embeddings (sliding windows), sentence "
+                                 "boundaries, 128-1024 tokens"),
+    "gralc-structure": ("StructureAwareChunks", "GraLC-RAG structure-aware late chunking (boundary score: "
+                                                "structure 0.5, semantic 0.3, entity 1.0; tau 0.3), no KG"),
+    "gralc-kg": ("KGInfusedChunks", "GraLC-RAG: structure-aware late chunking over KG-infused tokens (GAT + MLP, "
+                                    "lambda 0.1)"),
+    "gralc-graph": ("GraphGuidedChunks", "GraLC-RAG full: KG infusion + graph-guided score "
+                                         "0.7 cos + 0.3 kg_prox"),
+}
+PAPER_LABELS = {"gralc-naive": "Naive", "gralc-semantic": "Semantic", "gralc-late": "Late Chunking",
+                "gralc-structure": "Structure-Aware", "gralc-kg": "GraLC-RAG (KG)", "gralc-graph": "GraLC-RAG (+Graph)"}
+
+for _name, (_cls, _desc) in STRATEGIES.items():
+    register(_name, f"{__name__}:{_cls}", _desc)

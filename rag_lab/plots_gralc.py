@@ -1,0 +1,161 @@
+"""Plotly figures for the GraLC-RAG notebook (the paper's Figures 2–7, a boundary-score trace
+and a λ sweep). Inputs are the tables of ``rag_lab.methods.gralc.experiment``; "paper-reported"
+series are always drawn dashed or hatched and labelled as such."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import pandas as pd
+
+PAPER_STYLE = {"dash": "dash"}
+STRATEGY_ORDER = ["Naive", "Semantic", "Late Chunking", "Structure-Aware", "GraLC-RAG (KG)", "GraLC-RAG (+Graph)"]
+
+
+def colour(strategy: str) -> str:
+    """One colour per strategy, shared by our series and the paper-reported one."""
+    import plotly.express as px
+
+    palette = px.colors.qualitative.Plotly
+    i = STRATEGY_ORDER.index(strategy) if strategy in STRATEGY_ORDER else len(STRATEGY_ORDER) + hash(strategy) % 4
+    return palette[i % len(palette)]
+
+
+def _subtitle(reasoner: str | None, note: str | None) -> str:
+    parts = [p for p in (f"reasoner: {reasoner}" if reasoner else None, note) if p]
+    return f"<br><sup>{' · '.join(parts)}</sup>" if parts else ""
+
+
+def ours_vs_paper_bars(ours: pd.Series, paper: pd.Series, title: str, yaxis: str, note: str | None = None):
+    """One bar per strategy for our run and one, hatched, for the paper-reported value."""
+    import plotly.graph_objects as go
+
+    names = list(dict.fromkeys([*ours.index, *paper.index]))
+    fig = go.Figure([
+        go.Bar(name="ours", x=names, y=[ours.get(n) for n in names], text=[_fmt(ours.get(n)) for n in names]),
+        go.Bar(name="paper-reported", x=names, y=[paper.get(n) for n in names], marker_pattern_shape="/",
+               opacity=0.6, text=[_fmt(paper.get(n)) for n in names]),
+    ])
+    fig.update_layout(barmode="group", title=title + _subtitle(None, note), yaxis={"title": yaxis})
+    return fig
+
+
+def _fmt(v) -> str:
+    return "" if v is None or pd.isna(v) else f"{v:.3f}"
+
+
+def recall_curves(ours: pd.DataFrame, paper: pd.DataFrame | None, ks: Sequence[int], title: str,
+                  note: str | None = None):
+    """Recall@k against k, one line per strategy (paper-reported dashed)."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for name, row in ours.iterrows():
+        fig.add_trace(go.Scatter(x=list(ks), y=[row.get(f"R@{k}") for k in ks], mode="lines+markers", name=name,
+                                 line={"color": colour(name)}))
+    if paper is not None:
+        pk = [k for k in ks if f"R@{k}" in paper.columns]
+        for name, row in paper.iterrows():
+            fig.add_trace(go.Scatter(x=pk, y=[row[f"R@{k}"] for k in pk], mode="lines",
+                                     line={**PAPER_STYLE, "color": colour(name)},
+                                     name=f"{name} (paper-reported)", opacity=0.6))
+    fig.update_layout(title=title + _subtitle(None, note), xaxis={"title": "k", "tickvals": list(ks)},
+                      yaxis={"title": "Recall@k (document level)"})
+    return fig
+
+
+def ablation_steps(ours: pd.DataFrame, paper: pd.DataFrame, title: str, note: str | None = None):
+    """MRR after each component is added; dotted lines mark each base (late chunking)."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for label, frame, style in (("ours", ours, {}), ("paper-reported", paper, PAPER_STYLE)):
+        fig.add_trace(go.Scatter(x=list(frame.index), y=frame["MRR"], mode="lines+markers", name=label, line=style))
+        fig.add_hline(y=float(frame["MRR"].iloc[0]), line_dash="dot", opacity=0.4,
+                      annotation_text=f"{label}: late chunking base")
+    fig.update_layout(title=title + _subtitle(None, note), yaxis={"title": "MRR"})
+    return fig
+
+
+def efficiency_chart(table: pd.DataFrame, title: str, paper: pd.DataFrame | None = None, note: str | None = None):
+    """Chunk count (bars, left axis) and indexing seconds (line, right axis) per strategy: our run on
+    the left, the paper-reported numbers (200 PMC articles) on the right."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    panels = [("ours", table)] + ([("paper-reported", paper)] if paper is not None else [])
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[p for p, _ in panels],
+                        specs=[[{"secondary_y": True}] * len(panels)])
+    for col, (label, frame) in enumerate(panels, 1):
+        fig.add_trace(go.Bar(x=list(frame.index), y=frame["Chunks"], name=f"chunks ({label})",
+                             marker_color="#636efa", opacity=1.0 if col == 1 else 0.5), row=1, col=col,
+                      secondary_y=False)
+        fig.add_trace(go.Scatter(x=list(frame.index), y=frame["Time (s)"], mode="lines+markers",
+                                 name=f"indexing seconds ({label})", line={"color": "#ef553b",
+                                                                           **({} if col == 1 else PAPER_STYLE)}),
+                      row=1, col=col, secondary_y=True)
+        fig.update_yaxes(title_text="chunks", row=1, col=col, secondary_y=False, rangemode="tozero")
+        fig.update_yaxes(title_text="seconds", row=1, col=col, secondary_y=True, rangemode="tozero",
+                         showgrid=False)
+    fig.update_layout(title=title + _subtitle(None, note), legend={"orientation": "h", "y": -0.3})
+    return fig
+
+
+def metric_by_condition(ours: pd.Series, paper: pd.Series | None, title: str, yaxis: str,
+                        conditions: Sequence[str], note: str | None = None):
+    """A metric across document-length conditions, one line per strategy.
+
+    ``ours``/``paper``: Series indexed by (condition, strategy)."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for label, series, style, opacity in (("", ours, {}, 1.0), (" (paper-reported)", paper, PAPER_STYLE, 0.55)):
+        if series is None:
+            continue
+        for strategy in dict.fromkeys(series.index.get_level_values(1)):
+            xs = [c for c in conditions if (c, strategy) in series.index]
+            fig.add_trace(go.Scatter(x=xs, y=[series[(c, strategy)] for c in xs], mode="lines+markers",
+                                     name=f"{strategy}{label}", line={**style, "color": colour(strategy)},
+                                     opacity=opacity))
+    fig.update_layout(title=title + _subtitle(None, note), xaxis={"title": "document-length condition"},
+                      yaxis={"title": yaxis})
+    return fig
+
+
+def boundary_trace(trace: pd.DataFrame, markers: pd.DataFrame, tau: float, title: str,
+                   alphas: Sequence[float] = (0.5, 0.3, 1.0)):
+    """The combined boundary score over one article's tokens, its weighted signals (entity dips
+    hidden until clicked in the legend), τ, the chosen boundaries (triangles) and where sections
+    (solid, labelled) and subsections (dotted) start."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=trace["token"], y=trace["score"], mode="lines", name="b_i (combined)",
+                             line={"width": 1}))
+    for col, weight, dash, shown in (("structural", alphas[0], "dot", True), ("semantic", alphas[1], "dash", True),
+                                     ("entity", alphas[2], "dashdot", False)):
+        fig.add_trace(go.Scatter(x=trace["token"], y=weight * trace[col], mode="lines", name=f"{weight:g} × {col}",
+                                 line={"dash": dash, "width": 1}, opacity=0.5,
+                                 visible=True if shown else "legendonly"))
+    chosen = trace[trace["boundary"]]
+    fig.add_trace(go.Scatter(x=chosen["token"], y=chosen["score"], mode="markers", name="chosen boundary",
+                             marker={"symbol": "triangle-down", "size": 11}))
+    fig.add_hline(y=tau, line_dash="dash", annotation_text=f"τ = {tau}")
+    for _, m in markers.iterrows():
+        if m["kind"] == "section":
+            fig.add_vline(x=m["token"], line_dash="solid", opacity=0.4, annotation_text=m["title"],
+                          annotation_textangle=-90)
+        else:
+            fig.add_vline(x=m["token"], line_dash="dot", opacity=0.3)
+    fig.update_layout(title=title, xaxis={"title": "token position"}, yaxis={"title": "score", "range": [-0.6, 0.9]})
+    return fig
+
+
+def lambda_curve(sweep: pd.DataFrame, title: str, note: str | None = None):
+    """Retrieval metrics of gralc-kg against the fusion weight λ."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure([go.Scatter(x=sweep.index, y=sweep[c], mode="lines+markers", name=c) for c in sweep.columns])
+    fig.add_vline(x=0.1, line_dash="dash", annotation_text="paper λ = 0.1")
+    fig.update_layout(title=title + _subtitle(None, note), xaxis={"title": "λ"},
+                      yaxis={"title": "value"})
+    return fig

@@ -1,0 +1,51 @@
+"""GraLC-RAG structural metrics on a hand-made ranking."""
+import math
+
+import pytest
+
+from rag_lab.methods.gralc.metrics import cross_section_recall, generation_proxy_f1, section_coverage
+from rag_lab.types import Chunk, Document, Section
+
+
+def docs():
+    a = Document("A", "x" * 30, sections=[Section("A:s1", "Intro", "section", 0, 10),
+                                          Section("A:s2", "Methods", "section", 10, 20),
+                                          Section("A:s2-1", "Design", "subsection", 10, 15),
+                                          Section("A:s3", "Results", "section", 20, 30)])
+    b = Document("B", "y" * 20, sections=[Section("B:s1", "Intro", "section", 0, 10),
+                                          Section("B:s2", "Methods", "section", 10, 20)])
+    return {"A": a, "B": b}
+
+
+def c(doc, s, e):
+    return Chunk(f"{doc}{s}", doc, "", s, e)
+
+
+RANKING = [c("A", 0, 5), c("A", 2, 8), c("B", 0, 10), c("A", 8, 16), c("A", 21, 29)]
+
+
+def test_section_coverage_counts_and_normalises_by_the_source_document():
+    d = docs()
+    # top 3: A:s1, A:s1, B:s1 -> 2 distinct (doc, section); of A's 3 sections 1 is covered -> 1/3
+    assert section_coverage(RANKING, 3, d, "section", ["A"]) == (2, pytest.approx(1 / 3))
+    # top 5 adds A(8,16) -> mostly in A:s2 (2 chars in s1, 6 in s2) and A:s3: 4 distinct; A fully covered
+    assert section_coverage(RANKING, 5, d, "section", ["A"]) == (4, 1.0)
+    # at subsection level A(8,16) overlaps A:s1 by 2, A:s2 by 6, A:s2-1 by 5 -> A:s2; top 4 -> 3 distinct
+    assert section_coverage(RANKING, 4, d, "subsection", ["A"])[0] == 3
+    # no source document: normalise over the retrieved documents (A 3 + B 2 sections), 2 of 5 covered
+    assert section_coverage(RANKING, 3, d, "section") == (2, pytest.approx(2 / 5))
+
+
+def test_cross_section_recall():
+    d = docs()
+    required = ["A:s1", "A:s2"]
+    assert cross_section_recall(RANKING, required, 3, d) == 0.0   # only A:s1 among the top 3
+    assert cross_section_recall(RANKING, required, 4, d) == 1.0   # A(8,16) brings A:s2
+    assert cross_section_recall(RANKING, ["A:s3"], 5, d) == 1.0    # one required section: one suffices
+    assert math.isnan(cross_section_recall(RANKING, [], 5, d))
+
+
+def test_generation_proxy_is_overlap_with_the_question():
+    # answer tokens {metformin, slowed, decline}; question tokens {did, metformin, slow, decline}
+    # common 2 -> precision 2/3, recall 2/4 -> F1 = 2*(2/3)(1/2)/(2/3+1/2) = 4/7
+    assert generation_proxy_f1("Metformin slowed decline.", "Did metformin slow decline?") == pytest.approx(4 / 7)
