@@ -10,7 +10,7 @@ import math
 from typing import Mapping, Sequence
 
 import pandas as pd
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .metrics import questions_with_gold, retrieval_metrics, section_coverage
 from .retrievers import Retriever, get_retriever
