@@ -11,6 +11,7 @@ import hashlib
 import os
 import sqlite3
 import threading
+from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -36,6 +37,13 @@ def default_cache_dir() -> Path:
 
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def shared_embedder() -> "Embedder":
+    """The default Embedder of this process: every method that is not handed one shares it
+    (one model load, one cache connection)."""
+    return Embedder()
 
 
 class EmbeddingCache:

@@ -42,6 +42,8 @@ class Retriever:
     """Base class: subclasses implement ``_build`` and ``_retrieve``; timing and costs are kept here."""
 
     name = "retriever"
+    _embedder = None   # an Embedder, or None for the process-wide default
+    _reasoner = None   # a Reasoner, a spec string, or None for RAG_LAB_LLM / offline
 
     def __init__(self):
         self.build_cost = Cost()
@@ -65,6 +67,22 @@ class Retriever:
         result.cost.seconds = time.perf_counter() - t0
         return result
 
+    @property
+    def embedder(self):
+        """The embedder, made on first use: the shared default unless one was handed in."""
+        if self._embedder is None:
+            from .embedding import shared_embedder
+            self._embedder = shared_embedder()
+        return self._embedder
+
+    @property
+    def reasoner(self):
+        """The reasoner, resolved on first use from an object or a spec string."""
+        if self._reasoner is None or isinstance(self._reasoner, str):
+            from .reasoning import resolve_reasoner
+            self._reasoner = resolve_reasoner(self._reasoner, self.embedder)
+        return self._reasoner
+
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
         """(job, input text) for every reasoner call ``build`` would make, without making any.
 
@@ -87,13 +105,6 @@ class ChunkVectorRetriever(Retriever):
         self.chunk_params = chunk_params
         self._embedder = embedder
         self.index = None
-
-    @property
-    def embedder(self):
-        if self._embedder is None:
-            from .embedding import Embedder
-            self._embedder = Embedder()
-        return self._embedder
 
     def make_chunks(self, documents: list[Document]) -> list[Chunk]:
         from .chunking import chunk_documents

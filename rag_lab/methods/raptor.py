@@ -175,20 +175,6 @@ class RaptorRetriever(Retriever):
         self.index = None
         self.clusterings: list[Clustering] = []
 
-    @property
-    def embedder(self):
-        if self._embedder is None:
-            from ..embedding import Embedder
-            self._embedder = Embedder()
-        return self._embedder
-
-    @property
-    def reasoner(self):
-        if self._reasoner is None or isinstance(self._reasoner, str):
-            from .sketch import resolve_reasoner
-            self._reasoner = resolve_reasoner(self._reasoner, self.embedder)
-        return self._reasoner
-
     def leaves(self, documents: Sequence[Document]) -> list[Chunk]:
         from ..chunking import chunk_documents
         return chunk_documents([d for d in documents if d.text.strip()], "recursive", self.embedder,

@@ -98,17 +98,6 @@ def merge_hybrid(unstructured: Sequence[str], structured: Sequence[str], k: int)
     return merged[:k]
 
 
-def resolve_reasoner(reasoner, embedder):
-    """A Reasoner from an object or a spec string (the offline one shares our embedder)."""
-    from ..reasoning import Reasoner, get_reasoner
-
-    if isinstance(reasoner, Reasoner):
-        return reasoner
-    if reasoner in (None, "offline"):
-        return get_reasoner("offline", embedder=embedder)
-    return get_reasoner(reasoner)
-
-
 class SketchRetriever(Retriever):
     """SKETCH's hybrid retriever; ``KGRetriever`` (kg.py) is its structured half alone."""
 
@@ -134,19 +123,6 @@ class SketchRetriever(Retriever):
         self.graph = None
         self.index = None
         self.vectors = None
-
-    @property
-    def embedder(self):
-        if self._embedder is None:
-            from ..embedding import Embedder
-            self._embedder = Embedder()
-        return self._embedder
-
-    @property
-    def reasoner(self):
-        if self._reasoner is None or isinstance(self._reasoner, str):
-            self._reasoner = resolve_reasoner(self._reasoner, self.embedder)
-        return self._reasoner
 
     # -- indexing ---------------------------------------------------------------------------
     def make_chunks(self, documents: Sequence[Document]) -> list[Chunk]:

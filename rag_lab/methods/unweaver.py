@@ -76,20 +76,6 @@ class UnWeaverRetriever(Retriever):
         self.build_stats: dict[str, float] = {}
 
     # -- collaborators, made on first use --------------------------------------------------
-    @property
-    def embedder(self):
-        if self._embedder is None:
-            from ..embedding import Embedder
-            self._embedder = Embedder()
-        return self._embedder
-
-    @property
-    def reasoner(self):
-        if self._reasoner is None or isinstance(self._reasoner, str):
-            from ..reasoning import get_reasoner
-            self._reasoner = get_reasoner(self._reasoner)
-        return self._reasoner
-
     def _encode(self, texts: list[str]) -> np.ndarray:
         try:
             return self.embedder.encode(texts, show_progress=False)   # no progress bars inside notebooks

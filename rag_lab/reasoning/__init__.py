@@ -18,3 +18,12 @@ def get_reasoner(spec: str | None = None, **kwargs) -> Reasoner:
         return OfflineReasoner(**kwargs)
     from .llm import LLMReasoner
     return LLMReasoner.from_spec(spec, **kwargs)
+
+
+def resolve_reasoner(reasoner: "Reasoner | str | None" = None, embedder=None) -> Reasoner:
+    """A Reasoner from an object or a spec (None: ``RAG_LAB_LLM``, else offline). The offline
+    reasoner embeds too, so it is handed the caller's embedder instead of loading a second model."""
+    if isinstance(reasoner, Reasoner):
+        return reasoner
+    spec = reasoner or os.environ.get("RAG_LAB_LLM") or OFFLINE
+    return get_reasoner(spec, embedder=embedder) if spec == OFFLINE and embedder is not None else get_reasoner(spec)

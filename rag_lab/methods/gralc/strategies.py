@@ -21,7 +21,6 @@ the late-chunking family reads every token through sliding windows.
 from __future__ import annotations
 
 import time
-from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -31,13 +30,6 @@ from ...types import Chunk, Cost, Document, Hit, Retrieval
 from .boundaries import PAPER_ALPHAS, PAPER_GAMMA, PAPER_TAU, BoundaryTrace, select_boundaries, \
     spans_from_boundaries, structure_aware_boundaries
 from .structure import section_for_span, structure_units
-
-
-@lru_cache(maxsize=1)
-def shared_embedder():
-    """One default Embedder for all GraLC strategies in a process (one model load)."""
-    from ...embedding import Embedder
-    return Embedder()
 
 
 def _normalise(v: np.ndarray) -> np.ndarray:
@@ -58,12 +50,6 @@ class GralcRetriever(Retriever):
         self.vectors = None
         self.doc_info: dict[str, dict] = {}
         self.timings: dict[str, float] = {}
-
-    @property
-    def embedder(self):
-        if self._embedder is None:
-            self._embedder = shared_embedder()
-        return self._embedder
 
     def _time(self, key: str, t0: float) -> None:
         self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - t0

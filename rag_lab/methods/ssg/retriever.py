@@ -64,24 +64,6 @@ class SSGRetriever(Retriever):
         r._use_graph(graph, documents)
         return r
 
-    @property
-    def embedder(self):
-        if self._embedder is None:
-            from ...embedding import Embedder
-            self._embedder = Embedder()
-        return self._embedder
-
-    @property
-    def reasoner(self):
-        if self._reasoner is None or isinstance(self._reasoner, str):
-            import os
-
-            from ...reasoning import get_reasoner
-            spec = self._reasoner or os.environ.get("RAG_LAB_LLM") or "offline"
-            # the offline reasoner embeds too: give it our embedder rather than a second model
-            self._reasoner = get_reasoner(spec, embedder=self.embedder) if spec == "offline" else get_reasoner(spec)
-        return self._reasoner
-
     def _use_graph(self, graph: SimilarityGraph, documents: Sequence[Document] | None) -> None:
         self.graph = graph
         self.chunks = sentence_chunks(graph, documents)
