@@ -8,7 +8,7 @@ falling linearly with distance from the window's edge (``min(p + 1, L - p)`` at 
 it sits near the middle and has context on both sides. A document that fits in one window
 is encoded in a single pass (exactly the encoder's output).
 
-Results are cached in memory and on disk (``<RAG_LAB_CACHE>/token_embeddings``), keyed by
+Results are cached in memory and on disk (``token_embeddings/`` beside the embedder's cache), keyed by
 model id, text hash, window size and overlap: four GraLC strategies share one encoding.
 """
 from __future__ import annotations
@@ -88,9 +88,15 @@ def _cache_key(model_id: str, text: str, size: int, overlap: int) -> str:
     return f"{model}-{h}-{size}-{overlap}"
 
 
-def _disk_path(key: str) -> Path:
-    from ...embedding import default_cache_dir
-    return Path(default_cache_dir()) / "token_embeddings" / f"{key}.npz"
+def _disk_path(key: str, embedder) -> Path | None:
+    """Beside the embedder's own vector cache; None when the embedder caches nothing."""
+    cache = getattr(embedder, "cache", None)
+    return Path(cache.path).parent / "token_embeddings" / f"{key}.npz" if cache is not None else None
+
+
+def clear_memory_cache() -> None:
+    """Forget the in-process encodings (benchmarks time cold builds)."""
+    _MEMORY.clear()
 
 
 def encode_document(text: str, embedder, overlap: int = 64, window: int | None = None,
@@ -107,8 +113,8 @@ def encode_document(text: str, embedder, overlap: int = 64, window: int | None =
         _MEMORY.move_to_end(key)
         emb, seconds = _MEMORY[key]
         return DocumentEncoding(ids, offsets, emb, len(starts), tokens, seconds, True)
-    path = _disk_path(key)
-    if use_cache and path.exists():
+    path = _disk_path(key, embedder)
+    if use_cache and path is not None and path.exists():
         with np.load(path) as stored:
             emb, seconds = stored["embeddings"], float(stored["seconds"])
         if emb.shape[0] == len(ids):
@@ -118,10 +124,11 @@ def encode_document(text: str, embedder, overlap: int = 64, window: int | None =
     emb, _ = sliding_token_embeddings(ids, embedder.token_embeddings_for_ids, size, overlap)
     seconds = time.perf_counter() - t0
     if use_cache:
-        from ...atomic import atomic_path
-        with atomic_path(path) as tmp:
-            with open(tmp, "wb") as fh:
-                np.savez(fh, embeddings=emb, seconds=np.float64(seconds))
+        if path is not None:
+            from ...atomic import atomic_path
+            with atomic_path(path) as tmp:
+                with open(tmp, "wb") as fh:
+                    np.savez(fh, embeddings=emb, seconds=np.float64(seconds))
         _remember(key, emb, seconds)
     return DocumentEncoding(ids, offsets, emb, len(starts), tokens, seconds, False)
 
