@@ -29,7 +29,8 @@ def _read_utf8(path: Path) -> str:
         raise DataFormatError(f"{path}: not UTF-8 text (byte {e.start}: {e.reason}); re-save the file as UTF-8") from None
 
 
-def _read_jsonl(path: Path) -> Iterable[tuple[int, dict]]:
+def read_jsonl(path: Path) -> Iterable[tuple[int, dict]]:
+    """(line number, object) for each non-blank line; errors name the file, line and problem."""
     for i, line in enumerate(_read_utf8(path).splitlines(), 1):
         if not line.strip():
             continue
@@ -107,7 +108,7 @@ def _unique(items, kind: str, path: Path):
 
 def read_documents(path: str | Path) -> list[Document]:
     path = Path(path)
-    docs = [(i, document_from_dict(o, _where(path, i))) for i, o in _read_jsonl(path)]
+    docs = [(i, document_from_dict(o, _where(path, i))) for i, o in read_jsonl(path)]
     if not docs:
         raise DataFormatError(f"{path}: no documents (the file is empty)")
     _unique(docs, "document", path)
@@ -116,7 +117,7 @@ def read_documents(path: str | Path) -> list[Document]:
 
 def read_questions(path: str | Path, documents: list[Document] | None = None) -> list[Question]:
     path = Path(path)
-    qs = [(i, question_from_dict(o, _where(path, i))) for i, o in _read_jsonl(path)]
+    qs = [(i, question_from_dict(o, _where(path, i))) for i, o in read_jsonl(path)]
     _unique(qs, "question", path)
     if documents is not None:
         known = {d.id for d in documents}

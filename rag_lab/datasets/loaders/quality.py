@@ -21,10 +21,10 @@ name the split file itself. ``split``: "train", "dev" (alias "validation") or "t
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
+from ...io import read_jsonl
 from ...types import Dataset, Document, Question
 from .. import DATA_DIR, register_loader
 
@@ -50,13 +50,7 @@ def _locate(path: str | os.PathLike | None, split: str) -> Path:
 
 
 def _lines(file: Path):
-    for n, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{file}:{n}: not valid JSON ({e.msg})") from None
+    for n, row in read_jsonl(file):
         for key in ("article_id", "article", "questions"):
             if key not in row:
                 raise ValueError(f"{file}:{n}: missing field {key!r} (expected a QuALITY article line)")
