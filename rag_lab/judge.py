@@ -26,7 +26,7 @@ class Judge:
         from ragas.llms import LangchainLLMWrapper
 
         from .chunking import langchain_embeddings
-        from .embedding import Embedder
+        from .embedding import shared_embedder
         from .reasoning.llm import DUMMY_KEY, parse_spec
 
         parsed = parse_spec(spec)
@@ -39,7 +39,7 @@ class Judge:
             raise ValueError(f"judge {parsed.name}: set the API key in the environment variable {env}")
         chat = ChatOpenAI(model=parsed.model, base_url=parsed.base_url, api_key=key, temperature=0,
                           timeout=timeout, max_retries=2)
-        emb = LangchainEmbeddingsWrapper(langchain_embeddings(embedder or Embedder()))
+        emb = LangchainEmbeddingsWrapper(langchain_embeddings(embedder or shared_embedder()))
         return cls(parsed.name, LangchainLLMWrapper(chat), emb)
 
 

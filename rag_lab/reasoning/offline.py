@@ -305,8 +305,8 @@ class OfflineReasoner(Reasoner):
     @property
     def embedder(self):
         if self._embedder is None:
-            from ..embedding import Embedder
-            self._embedder = Embedder()
+            from ..embedding import shared_embedder
+            self._embedder = shared_embedder()
         return self._embedder
 
     def _embed(self, texts: list[str]) -> tuple[np.ndarray, int]:

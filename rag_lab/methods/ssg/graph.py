@@ -300,11 +300,11 @@ def build_graph(documents: Sequence[Document], embedder=None, reasoner=None,
     if not documents:
         raise ValueError("build_graph: no documents")
     if embedder is None:
-        from ...embedding import Embedder
-        embedder = Embedder()
+        from ...embedding import shared_embedder
+        embedder = shared_embedder()
     if reasoner is None:
-        from ...reasoning import get_reasoner
-        reasoner = get_reasoner()
+        from ...reasoning import resolve_reasoner
+        reasoner = resolve_reasoner(None, embedder)
     sentences, windows = segment(documents, config.window, config.stride)
     before = reasoner.usage.copy()
     themes = {d.id: list(reasoner.themes(first_words(d.text, config.theme_words), n=config.n_themes))
