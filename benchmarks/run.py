@@ -26,8 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag_lab import load_dataset  # noqa: E402
 from rag_lab.atomic import write_text  # noqa: E402
-from rag_lab.benchmarking import query_latency_ms, replicate, time_index  # noqa: E402
-from rag_lab.chunking import sentence_spans  # noqa: E402
+from rag_lab.benchmarking import query_latency_ms, replicate, time_index, warm_up  # noqa: E402
 from rag_lab.embedding import Embedder  # noqa: E402
 from rag_lab.methods import available_methods, get_retriever  # noqa: E402
 
@@ -57,8 +56,7 @@ def main(argv=None) -> int:
     docs = load_dataset(args.dataset).documents
     names = args.methods.split(",") if args.methods else [n for n in available_methods() if not uses_llm(n, docs)]
     model = Embedder(use_cache=False)
-    model.model  # load the weights before any timing
-    sentence_spans("Warm up. The sentence splitter imports spaCy once per process.")  # start-up, not build work
+    warm_up(model)
     targets, details = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:

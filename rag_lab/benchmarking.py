@@ -18,6 +18,15 @@ from .embedding import Embedder
 from .types import Document
 
 
+def warm_up(embedder: Embedder) -> None:
+    """Pay the once-per-process start-up (model weights, spaCy import of the sentence splitter)
+    before anything is timed, so no method's measurement carries it."""
+    from .chunking import sentence_spans
+
+    embedder.model
+    sentence_spans("Warm up. Once per process.")
+
+
 class RecordingEmbedder(Embedder):
     """An Embedder that remembers what it was asked to encode (sentences and token windows)."""
 

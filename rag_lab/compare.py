@@ -8,7 +8,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from .benchmarking import peak_memory_mb, query_latency_ms, replicate
+from .benchmarking import peak_memory_mb, query_latency_ms, replicate, warm_up
 from .datasets import load_dataset
 from .evaluation import evaluate, summarize
 from .methods import available_methods, get_retriever
@@ -57,11 +57,9 @@ def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, 
     The shared model and the sentence splitter are loaded first, so no method's index time
     carries the start-up; texts already in the persistent embedding cache are not re-encoded
     (``benchmarks/run.py`` times cold builds)."""
-    from .chunking import sentence_spans
     from .embedding import shared_embedder
 
-    shared_embedder().model
-    sentence_spans("Warm up. Once per process.")
+    warm_up(shared_embedder())
     data = load_dataset(dataset)
     queries = [q.question for q in data.questions][:limit_queries] or [data.documents[0].title or "overview"]
     rows = []
