@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag_lab import load_dataset  # noqa: E402
 from rag_lab.atomic import write_text  # noqa: E402
-from rag_lab.benchmarking import query_latency_ms, replicate, time_index, warm_up  # noqa: E402
+from rag_lab.compare.benchmarking import query_latency_ms, replicate, time_index, warm_up  # noqa: E402
 from rag_lab.embedding import Embedder  # noqa: E402
 from rag_lab.methods import available_methods, get_retriever  # noqa: E402
 
@@ -85,9 +85,9 @@ def main(argv=None) -> int:
                   f"p95 {lat['p95_ms']:.1f} ms", flush=True)
 
         try:
-            from rag_lab.methods.ssg.benchmark import memory_growth  # provided by the SSG method
+            from rag_lab.compare.ssg_scale import memory_growth  # provided by the SSG method
         except ImportError:
-            print("SSG memory target skipped: rag_lab.methods.ssg.benchmark.memory_growth not available")
+            print("SSG memory target skipped: rag_lab.compare.ssg_scale.memory_growth not available")
         else:
             sizes = (5_000, 10_000) if args.quick else (50_000, 100_000)
             growth = memory_growth(sizes)

@@ -1,6 +1,6 @@
 import pandas as pd
 
-from rag_lab.claims import claims_table
+from rag_lab.compare.claims import claims_table
 
 
 def test_claims_on_a_hand_made_summary():

@@ -4,7 +4,7 @@ import pytest
 
 from rag_lab.methods.gralc.boundaries import combine, entity_signal, select_boundaries, semantic_signal, \
     spans_from_boundaries, structural_signal
-from rag_lab.methods.gralc.structure import Unit
+from rag_lab.datasets.structure import Unit
 
 
 def trace():

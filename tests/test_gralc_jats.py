@@ -1,8 +1,8 @@
 """GraLC-RAG: JATS parsing (exact offsets), the document structure graph and the fallback units."""
 import pytest
 
-from rag_lab.methods.gralc.jats import parse_jats
-from rag_lab.methods.gralc.structure import edge_type_counts, section_for_span, section_role, structure_graph, \
+from rag_lab.datasets.jats import parse_jats
+from rag_lab.datasets.structure import edge_type_counts, section_for_span, section_role, structure_graph, \
     structure_units
 from rag_lab.types import Document, Section
 

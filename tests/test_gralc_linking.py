@@ -2,8 +2,8 @@
 import pytest
 
 from rag_lab.methods.gralc.concept_graph import concept_subgraph
-from rag_lab.methods.gralc.linking import ConceptLinker, is_case_sensitive
-from rag_lab.methods.gralc.vocabulary import Concept, ConceptVocabulary, load_vocabulary
+from rag_lab.datasets.linking import ConceptLinker, is_case_sensitive
+from rag_lab.datasets.vocabulary import Concept, ConceptVocabulary, load_vocabulary
 
 
 def vocab():

@@ -5,10 +5,10 @@ import json
 import pytest
 
 from rag_lab.datasets import load_dataset
-from rag_lab.datasets.loaders.mesh import load_mesh_descriptors
+from rag_lab.datasets.vocabulary import load_mesh_descriptors
 from rag_lab.datasets.loaders.pubmedqa import hf_record, load_pubmedqa
-from rag_lab.methods.gralc.linking import ConceptLinker
-from rag_lab.methods.gralc.vocabulary import load_vocabulary
+from rag_lab.datasets.linking import ConceptLinker
+from rag_lab.datasets.vocabulary import load_vocabulary
 
 FIX = "tests/fixtures"
 

@@ -1,9 +1,9 @@
 """GraLC-RAG template questions on a hand-made article with a hand-made vocabulary."""
 from rag_lab.methods.gralc.gradient import condition_dataset, condition_document
-from rag_lab.methods.gralc.jats import parse_jats
-from rag_lab.methods.gralc.linking import ConceptLinker
-from rag_lab.methods.gralc.questions import QuestionGenerator
-from rag_lab.methods.gralc.vocabulary import Concept, ConceptVocabulary
+from rag_lab.datasets.jats import parse_jats
+from rag_lab.datasets.linking import ConceptLinker
+from rag_lab.datasets.section_questions import QuestionGenerator
+from rag_lab.datasets.vocabulary import Concept, ConceptVocabulary
 from rag_lab.types import Dataset
 
 ARTICLE = "tests/fixtures/pmc_oa/batch1/PMC9900001.nxml"

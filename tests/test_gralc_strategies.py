@@ -7,7 +7,7 @@ import pytest
 
 from rag_lab.cli import main
 from rag_lab.methods import get_retriever
-from rag_lab.methods.gralc.strategies import STRATEGIES, similarity_threshold_spans
+from rag_lab.methods.gralc.method import STRATEGIES, similarity_threshold_spans
 from rag_lab.types import Document, Section
 
 PLAIN = [

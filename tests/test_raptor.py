@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rag_lab.methods.raptor import RaptorRetriever, build_tree, cluster_layer
+from rag_lab.methods.baselines.raptor import RaptorRetriever, build_tree, cluster_layer
 from rag_lab.types import Chunk, Document
 from sketch_fakes import TableReasoner
 

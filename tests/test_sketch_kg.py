@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag_lab.methods.graph_stores import Edge, KuzuGraphStore, Node, make_graph_store
-from rag_lab.methods.knowledge_graph import KnowledgeGraph, entity_key, graph_records, shortest_paths
+from rag_lab.methods.sketch.graph_stores import Edge, KuzuGraphStore, Node, make_graph_store
+from rag_lab.methods.sketch.knowledge_graph import KnowledgeGraph, entity_key, graph_records, shortest_paths
 from rag_lab.reasoning import Triple
 from rag_lab.types import Chunk
 from sketch_fakes import TableEmbedder

@@ -9,9 +9,9 @@ import pytest
 
 from rag_lab import get_retriever, load_dataset
 from rag_lab.metrics import retrieval_metrics
-from rag_lab.methods.ssg import report
+from rag_lab.methods.ssg import paper as report
 from rag_lab.methods.ssg.algorithms import ALGORITHMS
-from rag_lab.methods.ssg.retriever import SSGRetriever, method_name
+from rag_lab.methods.ssg.method import SSGRetriever, method_name
 from rag_lab.retrievers import REGISTRY
 from rag_lab.types import Chunk, Hit, Question, Retrieval
 from ssg_handmade import main_graph, sa, sb, unit

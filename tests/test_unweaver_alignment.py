@@ -24,7 +24,7 @@ import pytest
 from scipy import sparse
 from scipy.optimize import minimize
 
-from rag_lab.methods.unweaver_alignment import (bounded_least_squares, chunk_strengths, idea_upper_bounds,
+from rag_lab.methods.unweaver.alignment import (bounded_least_squares, chunk_strengths, idea_upper_bounds,
                                                 kelly_allocation, kelly_kkt, lsq_kkt, select_chunks)
 
 R = np.array([[1, 1, 0], [0, 1, 0], [0, 1, 1], [0, 0, 1]], dtype=float)

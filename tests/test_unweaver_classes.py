@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rag_lab.methods.unweaver_classes import (class_descriptions, class_text, form_classes, mentions_from_entities,
+from rag_lab.methods.unweaver.classes import (class_descriptions, class_text, form_classes, mentions_from_entities,
                                               merge_similar_classes, normalize_name)
 from rag_lab.reasoning import Entity
 

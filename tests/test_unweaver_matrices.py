@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rag_lab.methods.unweaver_classes import form_classes, mentions_from_entities
-from rag_lab.methods.unweaver_matrices import (chunk_class_matrix, class_membership, entity_chunk_incidence,
+from rag_lab.methods.unweaver.classes import form_classes, mentions_from_entities
+from rag_lab.methods.unweaver.matrices import (chunk_class_matrix, class_membership, entity_chunk_incidence,
                                                retrieval_matrix, selection_matrix)
 from rag_lab.reasoning import Entity
 

@@ -6,8 +6,8 @@ import math
 import pandas as pd
 import pytest
 
-from rag_lab.methods import unweaver_paper as paper
-from rag_lab.methods.unweaver_paper import (beside_paper, estimated_llm_tokens, paper_fc_gap, paper_table1,
+from rag_lab.methods.unweaver import paper
+from rag_lab.methods.unweaver.paper import (beside_paper, estimated_llm_tokens, paper_fc_gap, paper_table1,
                                             token_usage_table)
 from rag_lab.reasoning.prompts import ANSWER, ENTITIES
 from rag_lab.reasoning.tokens import count_message_tokens

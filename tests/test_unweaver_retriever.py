@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rag_lab.methods import get_retriever
-from rag_lab.methods.unweaver import UnWeaverRetriever
+from rag_lab.methods.unweaver.method import UnWeaverRetriever
 from rag_lab.reasoning import Entity, Reasoner
 from rag_lab.types import Cost, Document
 
@@ -168,8 +168,8 @@ def test_registered_and_validated():
 
 
 def test_views_of_a_built_index():
-    from rag_lab.methods import unweaver_views as views
-    from rag_lab.methods.unweaver_alignment import EXAMPLE
+    from rag_lab.methods.unweaver import views
+    from rag_lab.methods.unweaver.alignment import EXAMPLE
 
     r = built(top_n=2)
     ents = views.chunk_entities(r, 2)
@@ -191,7 +191,7 @@ def test_views_of_a_built_index():
 
 
 def test_compare_with_baselines_reports_missing_methods():
-    from rag_lab.methods.unweaver_paper import compare_with_baselines
+    from rag_lab.methods.unweaver.paper import compare_with_baselines
     from rag_lab.types import Dataset, Question
 
     data = Dataset("toy", DOCS, [Question("q1", QUERY, gold_doc_ids=["d1"])])

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_lab.methods.unweaver_voting import elect
+from rag_lab.methods.unweaver.voting import elect
 
 A, B, C, D, E = range(5)
 # 6 voters approve {a, b, c}, 3 approve {d}, 1 approves {e}; committee of 3.

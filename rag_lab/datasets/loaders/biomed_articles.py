@@ -13,11 +13,11 @@ from ...types import Dataset
 def jats_dataset(name: str, folder: Path, articles: int | None, concepts, seed: int, per_template: int,
                  questions: bool = True, imrad_only: bool = False, min_words: int = 0) -> Dataset:
     """Parse a JATS folder, optionally keep IMRaD articles only, and generate template questions."""
-    from ...methods.gralc.jats import parse_jats_folder
-    from ...methods.gralc.linking import ConceptLinker
-    from ...methods.gralc.questions import generate_questions
-    from ...methods.gralc.structure import sections_by_role
-    from ...methods.gralc.vocabulary import load_vocabulary
+    from ..jats import parse_jats_folder
+    from ..linking import ConceptLinker
+    from ..section_questions import generate_questions
+    from ..structure import sections_by_role
+    from ..vocabulary import load_vocabulary
 
     docs = parse_jats_folder(folder)
     if imrad_only:

@@ -7,4 +7,4 @@ cross-section question generator and the paper's structural metrics.
 Importing the package registers the six strategies (``gralc-naive`` … ``gralc-graph``);
 heavy libraries (torch, networkx, scipy, sklearn) load only when a strategy is built.
 """
-from . import strategies  # noqa: F401  (registers the strategies)
+from . import method  # noqa: F401  (registers the strategies)

@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .structure import STRUCTURAL_SCORES, Unit
+from ...datasets.structure import STRUCTURAL_SCORES, Unit
 
 PAPER_ALPHAS = (0.5, 0.3, 1.0)
 PAPER_GAMMA = 0.5

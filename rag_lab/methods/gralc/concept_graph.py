@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .vocabulary import ConceptVocabulary
+from ...datasets.vocabulary import ConceptVocabulary
 
 TYPE_PREFIX = "type:"
 

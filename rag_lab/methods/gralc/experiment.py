@@ -16,7 +16,7 @@ from . import paper
 from .boundaries import PAPER_ALPHAS, PAPER_TAU
 from .gradient import CONDITIONS, condition_dataset
 from .metrics import answer_rows, structural_rows
-from .strategies import STRATEGIES
+from .method import STRATEGIES
 
 ALL = list(STRATEGIES)
 
@@ -257,9 +257,9 @@ def short_text_dataset(dataset: Dataset) -> Dataset:
 def corpus_table(dataset: Dataset, embedder, vocabulary=None) -> pd.DataFrame:
     """Per article: size, structure (units and structure-graph edges) and linked concepts."""
     from .concept_graph import concept_subgraph
-    from .linking import ConceptLinker
-    from .structure import edge_type_counts, structure_graph, structure_units
-    from .vocabulary import load_vocabulary
+    from ...datasets.linking import ConceptLinker
+    from ...datasets.structure import edge_type_counts, structure_graph, structure_units
+    from ...datasets.vocabulary import load_vocabulary
 
     vocab = load_vocabulary(vocabulary)
     linker = ConceptLinker(vocab)

@@ -14,7 +14,7 @@ contains are dropped (the paper scores this gradient at document level).
 from __future__ import annotations
 
 from ...types import Dataset, Document, Question, Section
-from .structure import sections_by_role
+from ...datasets.structure import sections_by_role
 
 CONDITIONS = ("abstract", "introduction", "partial", "full")
 

@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 
 from ...answer_metrics import token_f1
 from ...types import Chunk, Dataset, Document, Question, Retrieval
-from .structure import section_for_span
+from ...datasets.structure import section_for_span
 
 
 def chunk_section(chunk: Chunk, documents: Mapping[str, Document], level: str = "section") -> str | None:

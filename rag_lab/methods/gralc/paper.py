@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .strategies import PAPER_LABELS
+from .method import PAPER_LABELS
 
 ORDER = ["Naive", "Semantic", "Late Chunking", "Structure-Aware", "GraLC-RAG (KG)", "GraLC-RAG (+Graph)"]
 TITLE = "Graph-Aware Late Chunking for Retrieval-Augmented Generation in Biomedical Literature"

@@ -2,4 +2,4 @@
 the context-grouping strategies that build questions, and the ``ssg-*`` retrievers.
 
 Importing the package registers the retrievers (``retriever`` module)."""
-from . import retriever  # noqa: F401  (registers ssg-<algorithm>)
+from . import method  # noqa: F401  (registers ssg-<algorithm>)

@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ..types import Cost, Dataset
+from ...types import Cost, Dataset
 
 TOKEN_COLUMNS = [("LLM prompt", "index"), ("LLM prompt", "query"), ("LLM completion", "index"),
                  ("LLM completion", "query"), ("Embedder", "index"), ("Embedder", "query")]
@@ -69,7 +69,7 @@ def paper_fc_gap() -> pd.Series:
 def make_retriever(name: str, reasoner=None, embedder=None, **params):
     """A registered retriever given the shared reasoner and embedder when its class takes them, so
     every method's reasoner calls are counted on one object."""
-    from ..retrievers import REGISTRY, get_retriever
+    from ...retrievers import REGISTRY, get_retriever
 
     if name not in REGISTRY:
         raise ValueError(f"unknown method {name!r}; registered: {', '.join(REGISTRY)}")
@@ -85,7 +85,7 @@ def evaluate_with_usage(retrievers: Mapping[str, object], dataset: Dataset, ks: 
     """``rag_lab.evaluation.evaluate`` one method at a time (built first, so building is not counted),
     returning the tidy rows and, per method, the shared reasoner's usage during its querying and
     answering (the query-phase LLM tokens of the paper's table)."""
-    from ..evaluation import evaluate
+    from ...evaluation import evaluate
 
     frames, usage = [], {}
     for name, retriever in retrievers.items():
@@ -128,10 +128,10 @@ def estimated_llm_tokens(retrievers: Mapping[str, object], dataset: Dataset, ans
     the shared answer prompt over each question's top ``answer_k`` contexts (the generator call the
     paper's query columns include), completions as the documented per-call allowance. Query-time
     reasoner calls a method makes besides the answer are not included."""
-    from ..cli.estimate import estimate_calls
-    from ..evaluation import run_queries
-    from ..reasoning.prompts import ANSWER
-    from ..reasoning.tokens import count_message_tokens
+    from ...cli.estimate import estimate_calls
+    from ...evaluation import run_queries
+    from ...reasoning.prompts import ANSWER
+    from ...reasoning.tokens import count_message_tokens
 
     label = dataset_label or dataset.name
     results = run_queries(dict(retrievers), dataset, answer_k, progress=False)
@@ -161,7 +161,7 @@ def load_available(names: Sequence[str], limit: int | None = None, ragbench_max_
                    ) -> tuple[list[Dataset], list[str]]:
     """The datasets that can be loaded here and have questions, and a note for each one skipped
     (a public dataset with no local copy says where to put one)."""
-    from ..datasets import load_dataset
+    from ...datasets import load_dataset
 
     kept, notes = [], []
     for name in names:
@@ -185,7 +185,7 @@ def compare_with_baselines(dataset: Dataset, unweaver, baselines: Sequence[str],
     baseline in ``baselines`` that is registered, evaluated on ``dataset`` with the shared reasoner.
     Returns the tidy rows, this run's token table (paper layout), the estimated LLM tokens, the
     retrievers, and the baselines left out because no method of that name is registered."""
-    from ..retrievers import available_methods
+    from ...retrievers import available_methods
 
     if not unweaver.chunks:
         unweaver.build(dataset.documents)

@@ -9,9 +9,9 @@ from typing import Sequence
 import pandas as pd
 
 from .benchmarking import peak_memory_mb, query_latency_ms, replicate, warm_up
-from .datasets import load_dataset
-from .evaluation import evaluate, summarize
-from .methods import available_methods, get_retriever
+from ..datasets import load_dataset
+from ..evaluation import evaluate, summarize
+from ..methods import available_methods, get_retriever
 
 log = logging.getLogger(__name__)
 LEADERBOARD_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage")
@@ -57,7 +57,7 @@ def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, 
     The shared model and the sentence splitter are loaded first, so no method's index time
     carries the start-up; texts already in the persistent embedding cache are not re-encoded
     (``benchmarks/run.py`` times cold builds)."""
-    from .embedding import shared_embedder
+    from ..embedding import shared_embedder
 
     warm_up(shared_embedder())
     data = load_dataset(dataset)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..types import Retrieval
+from ...types import Retrieval
 
 
 def chunk_entities(retriever, chunk_index: int) -> pd.DataFrame:
@@ -66,7 +66,7 @@ def rule_comparison(retrievals: dict[str, Retrieval], gold_doc_ids=()) -> pd.Dat
 def alignment_report(R, w, c, chunks, ideas, k: int = 2) -> dict[str, pd.DataFrame]:
     """Both alignment solvers on one problem: idea strengths, chunk loads and prices, the KKT residuals
     of each solution, and the k chunks each selects."""
-    from .unweaver_alignment import (bounded_least_squares, chunk_strengths, idea_upper_bounds, kelly_allocation,
+    from .alignment import (bounded_least_squares, chunk_strengths, idea_upper_bounds, kelly_allocation,
                                      kelly_kkt, lsq_kkt, select_chunks)
 
     kelly = kelly_allocation(R, w, c)

@@ -9,9 +9,9 @@ those nodes point to are returned in the graph's ranking (``KnowledgeGraph.rank_
 """
 from __future__ import annotations
 
-from ..retrievers import register
-from ..types import Hit, Retrieval
-from .sketch import GRAPH, SketchRetriever
+from ...retrievers import register
+from ...types import Hit, Retrieval
+from ..sketch.method import GRAPH, SketchRetriever
 
 
 class KGRetriever(SketchRetriever):
@@ -24,7 +24,7 @@ class KGRetriever(SketchRetriever):
         return Retrieval(query, hits, trace, cost)
 
 
-register("kg", "rag_lab.methods.kg:KGRetriever",
+register("kg", "rag_lab.methods.baselines.kg:KGRetriever",
          "KG-only: query entities -> graph nodes -> neighbourhood (networkx or Kùzu/Cypher) -> the chunks "
          "its nodes came from, ranked by graph score",
          semantic_threshold=90.0, chunk_size=100, chunk_overlap=16, graph_store="networkx", hops=1,

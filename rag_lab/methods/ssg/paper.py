@@ -21,7 +21,7 @@ from ...metrics import context_matches, locate_contexts
 from ...types import Dataset, Question, Retrieval
 from .algorithms import ALGORITHMS
 from .graph import SimilarityGraph
-from .retriever import SSGRetriever, method_name
+from .method import SSGRetriever, method_name
 
 DEFAULT_THRESHOLD = 0.5
 TABLE_COLUMNS = ["precision", "recall", "answer_relevancy", "faithfulness"]

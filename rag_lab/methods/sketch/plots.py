@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from .methods.graph_stores import Edge, Node
+from .graph_stores import Edge, Node
 
 PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#EECA3B", "#B279A2", "#FF9DA6",
            "#9D755D", "#BAB0AC"]

@@ -29,7 +29,7 @@ from ...retrievers import Retriever, register
 from ...types import Chunk, Cost, Document, Hit, Retrieval
 from .boundaries import PAPER_ALPHAS, PAPER_GAMMA, PAPER_TAU, BoundaryTrace, select_boundaries, \
     spans_from_boundaries, structure_aware_boundaries
-from .structure import section_for_span, structure_units
+from ...datasets.structure import section_for_span, structure_units
 
 
 def _normalise(v: np.ndarray) -> np.ndarray:
@@ -224,14 +224,14 @@ class StructureAwareChunks(LateChunks):
     @property
     def vocabulary(self):
         if self._vocabulary is None:
-            from .vocabulary import load_vocabulary
+            from ...datasets.vocabulary import load_vocabulary
             self._vocabulary = load_vocabulary(self.concepts_source)
         return self._vocabulary
 
     @property
     def linker(self):
         if self._linker is None:
-            from .linking import ConceptLinker
+            from ...datasets.linking import ConceptLinker
             self._linker = ConceptLinker(self.vocabulary)
         return self._linker
 

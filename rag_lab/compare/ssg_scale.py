@@ -12,8 +12,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ...benchmarking import peak_memory_mb
-from .edges import sparse_neighbours
+from .benchmarking import peak_memory_mb
+from ..methods.ssg.edges import sparse_neighbours
 
 
 def synthetic_windows(n: int, dim: int = 384, seed: int = 0) -> np.ndarray:

@@ -1,8 +1,8 @@
 """The MeSH descriptor file (``desc20XX.xml`` from https://nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh/)
 as a GraLC-RAG concept vocabulary.
 
-MeSH is a vocabulary, not a question set, so this module offers ``load_mesh_descriptors``
-(used by ``load_vocabulary`` for any ``.xml`` path) rather than a registered dataset. Per
+MeSH is a vocabulary, not a question set, so this module offers ``mesh_concepts`` (read by
+``rag_lab.datasets.vocabulary.load_vocabulary`` for any ``.xml`` path) rather than a registered dataset. Per
 descriptor: id = DescriptorUI, name = DescriptorName, synonyms = the entry terms of all its
 concepts (permuted terms left out), semantic type = the MeSH tree category of its first tree
 number (MeSH has no UMLS semantic types), and relations: ``is_a`` to the descriptor of each
@@ -72,10 +72,9 @@ def read_descriptor_records(path: str | Path) -> list[dict]:
     return records
 
 
-def load_mesh_descriptors(path: str | Path | None = None):
-    """A ``ConceptVocabulary`` from the MeSH descriptor XML."""
-    from ...methods.gralc.vocabulary import Concept, ConceptVocabulary
-
+def mesh_concepts(path: str | Path | None = None) -> list[dict]:
+    """Every descriptor as a concept in the project's JSONL form (``id, name, synonyms,
+    semantic_type, relations: [{type, target}]``), which ``rag_lab.datasets.vocabulary`` reads."""
     path = Path(path or os.environ.get(ENV) or "")
     if not str(path) or str(path) == ".":
         raise FileNotFoundError(f"no MeSH descriptor file given: download desc20XX.xml from "
@@ -97,7 +96,8 @@ def load_mesh_descriptors(path: str | Path | None = None):
         for ui in r["related"]:
             if ui in known and ui != r["ui"]:
                 relations[("associated_with", ui)] = None
-        synonyms = tuple(t for t in dict.fromkeys(r["terms"]) if t and t != r["name"])
+        synonyms = [t for t in dict.fromkeys(r["terms"]) if t and t != r["name"]]
         stype = TREE_CATEGORIES.get(r["trees"][0][0], "") if r["trees"] else ""
-        concepts.append(Concept(r["ui"], r["name"], synonyms, stype, tuple(relations)))
-    return ConceptVocabulary.from_concepts(concepts, str(path))
+        concepts.append({"id": r["ui"], "name": r["name"], "synonyms": synonyms, "semantic_type": stype,
+                         "relations": [{"type": t, "target": u} for t, u in relations]})
+    return concepts

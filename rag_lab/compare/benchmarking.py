@@ -14,14 +14,14 @@ import tracemalloc
 from pathlib import Path
 from typing import Callable, Sequence
 
-from .embedding import Embedder
-from .types import Document
+from ..embedding import Embedder
+from ..types import Document
 
 
 def warm_up(embedder: Embedder) -> None:
     """Pay the once-per-process start-up (model weights, spaCy import of the sentence splitter)
     before anything is timed, so no method's measurement carries it."""
-    from .chunking import sentence_spans
+    from ..chunking import sentence_spans
 
     embedder.model
     sentence_spans("Warm up. Once per process.")
@@ -62,7 +62,7 @@ def time_index(make_retriever: Callable[[Embedder], object], documents: list[Doc
     rec = RecordingEmbedder(cache_dir=cache_dir)
     rec._model, rec._tokenizer = model_embedder.model, model_embedder.tokenizer  # weights loaded once
     retriever = make_retriever(rec)
-    from .methods.gralc.encoding import clear_memory_cache
+    from ..methods.gralc.encoding import clear_memory_cache
     clear_memory_cache()  # a cold build: no token embeddings left over from another method
     t0 = time.perf_counter()
     retriever.build(documents)

@@ -2,13 +2,14 @@
 type and typed relations between concepts.
 
 Two sources feed it: the project's ``data/biomed_concepts/concepts.jsonl`` (``from_jsonl``)
-and the real MeSH descriptor XML (``rag_lab.datasets.loaders.mesh.load_mesh_descriptors``).
+and the real MeSH descriptor XML (``load_mesh_descriptors``, parsed by ``rag_lab.datasets.mesh``).
 GraLC-RAG links text against the names and synonyms and walks the relations for the 1-hop
 neighbourhood of every linked concept.
 """
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -110,7 +111,7 @@ def concept_from_dict(obj: dict, where: str) -> Concept:
 
 
 def default_vocabulary_path() -> Path:
-    from ...datasets import DATA_DIR
+    from . import DATA_DIR
     return DATA_DIR / "biomed_concepts" / "concepts.jsonl"
 
 
@@ -129,6 +130,14 @@ def load_vocabulary(source: str | Path | ConceptVocabulary | None = None) -> Con
 def _load_file(path: str, mtime_ns: int) -> ConceptVocabulary:
     """Parsed once per process and file version (the MeSH XML takes a while to read)."""
     if path.lower().endswith((".xml", ".xml.gz")):
-        from ...datasets.loaders.mesh import load_mesh_descriptors
         return load_mesh_descriptors(path)
     return ConceptVocabulary.from_jsonl(path)
+
+
+def load_mesh_descriptors(path: str | Path | None = None) -> ConceptVocabulary:
+    """A vocabulary from the MeSH descriptor XML (``desc20XX.xml``; None: ``$RAG_LAB_DATA_MESH``)."""
+    from .mesh import ENV, mesh_concepts
+
+    concepts = mesh_concepts(path)
+    where = str(path or os.environ.get(ENV))
+    return ConceptVocabulary.from_concepts([concept_from_dict(c, f"{where}: {c['id']}") for c in concepts], where)

@@ -47,8 +47,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..retrievers import Retriever, register
-from ..types import Chunk, Cost, Document, Hit, Retrieval
+from ...retrievers import Retriever, register
+from ...types import Chunk, Cost, Document, Hit, Retrieval
 
 Embed = Callable[[list[str]], np.ndarray]
 Summarize = Callable[[list[str]], str]
@@ -176,7 +176,7 @@ class RaptorRetriever(Retriever):
         self.clusterings: list[Clustering] = []
 
     def leaves(self, documents: Sequence[Document]) -> list[Chunk]:
-        from ..chunking import chunk_documents
+        from ...chunking import chunk_documents
         return chunk_documents([d for d in documents if d.text.strip()], "recursive", self.embedder,
                                chunk_size=self.chunk_size, chunk_overlap=self.chunk_overlap)
 
@@ -194,7 +194,7 @@ class RaptorRetriever(Retriever):
         """The summarize calls of a build in which every summary is its cluster's first
         ``summary_words`` words (the LLM prompt's own fallback): level 1 is exact, higher levels
         are an estimate of how many calls of what size follow. Costs embedding time, no LLM call."""
-        from ..reasoning.prompts import leading_words
+        from ...reasoning.prompts import leading_words
 
         calls = []
 
@@ -208,7 +208,7 @@ class RaptorRetriever(Retriever):
         return calls
 
     def _build(self, documents: list[Document]) -> None:
-        from ..index import VectorIndex
+        from ...index import VectorIndex
 
         leaves = self.leaves(documents)
         if not leaves:
@@ -240,7 +240,7 @@ class RaptorRetriever(Retriever):
         return Retrieval(query, hits, trace, Cost(embedding_tokens=self.embedder.count_tokens(query)))
 
 
-register("raptor", "rag_lab.methods.raptor:RaptorRetriever",
+register("raptor", "rag_lab.methods.baselines.raptor:RaptorRetriever",
          "RAPTOR: 100-token leaves, PCA + BIC-chosen Gaussian mixtures, reasoner summaries per cluster "
          "up to 3 levels; collapsed-tree top-k over leaves and summaries",
          chunk_size=100, chunk_overlap=0, levels=3, seed=0)

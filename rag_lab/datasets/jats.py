@@ -19,7 +19,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from ...types import Document, Section
+from ..types import Document, Section
 
 BLOCK_SEP = "\n\n"
 SKIP_INLINE = {"fig", "table-wrap", "table", "graphic", "inline-graphic", "media", "alternatives",

@@ -119,5 +119,5 @@ _DESCRIPTIONS = {
 }
 
 for _algorithm in ALGORITHMS:
-    register(method_name(_algorithm), "rag_lab.methods.ssg.retriever:SSGRetriever", _DESCRIPTIONS[_algorithm],
+    register(method_name(_algorithm), "rag_lab.methods.ssg.method:SSGRetriever", _DESCRIPTIONS[_algorithm],
              algorithm=_algorithm)

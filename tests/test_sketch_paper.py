@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from rag_lab.report_sketch import f1, findings, leaders, ours_in_paper_columns, paper_table, table_number_for
+from rag_lab.methods.sketch.paper import f1, findings, leaders, ours_in_paper_columns, paper_table, table_number_for
 
 
 @pytest.mark.parametrize("number", [1, 2, 3, 4])

@@ -3,13 +3,13 @@ entity classes instead of chunks, then let the classes nearest to a query vote f
 
 Build: chunk (the same fixed 128/16 MiniLM windows as the naive baseline, so only the indexing
 differs) -> ``reasoner.entities`` per chunk (one call each) -> equivalence classes of normalised
-names (``unweaver_classes``), optionally merged by name similarity -> per class the concatenated
+names (``classes``), optionally merged by name similarity -> per class the concatenated
 descriptions, shortened by ``reasoner.summarize`` over ``description_cap`` words -> one embedding
-per class. The appendix's matrices are kept as attributes (``unweaver_matrices``):
+per class. The appendix's matrices are kept as attributes (``matrices``):
 ``incidence`` E, ``selection`` [P_k], ``membership`` M, ``chunk_class`` A, ``class_vectors`` V.
 
 Query: cosine of the query to every class; the ``top_n`` classes vote, each approving the chunks
-it occurs in; ``unweaver_voting.elect`` elects k chunks by ``rule`` (approval, pav, cc) with the
+it occurs in; ``voting.elect`` elects k chunks by ``rule`` (approval, pav, cc) with the
 abcvoting library (``exact=True``, default: the optimal PAV / CC committee from abcvoting's HiGHS
 integer program, ties to the lexicographically first; ``exact=False``: the greedy sequential
 variants; ``weighted=True`` weighs each vote by its class's similarity). If the
@@ -17,7 +17,7 @@ top classes approve fewer than k chunks, the next classes in similarity order jo
 until k chunks are approved or no class is left (our rule; the paper does not say). Candidates are
 numbered, for tie-breaking, by the summed similarity of the classes approving them, then by
 chunk order. ``select="kelly"`` or ``"lsq"`` replaces the election by the appendix's alignment
-solvers on the retrieval matrix (``unweaver_alignment``), chunk budget ``chunk_budget``.
+solvers on the retrieval matrix (``alignment``), chunk budget ``chunk_budget``.
 
 Costs: reasoner tokens (entities, summaries) and embedder tokens (class texts, and names when
 merging) go to ``build_cost``; a query costs the embedding of the query and no LLM call.
@@ -30,13 +30,13 @@ from typing import Sequence
 
 import numpy as np
 
-from ..retrievers import Retriever, register
-from ..types import Cost, Document, Hit, Retrieval
-from .unweaver_alignment import (bounded_least_squares, chunk_strengths, idea_upper_bounds, kelly_allocation,
+from ...retrievers import Retriever, register
+from ...types import Cost, Document, Hit, Retrieval
+from .alignment import (bounded_least_squares, chunk_strengths, idea_upper_bounds, kelly_allocation,
                                  select_chunks)
-from .unweaver_classes import (DEFAULT_CAP_WORDS, class_descriptions, class_text, form_classes,
+from .classes import (DEFAULT_CAP_WORDS, class_descriptions, class_text, form_classes,
                                mentions_from_entities, merge_similar_classes)
-from .unweaver_voting import check_rule, elect
+from .voting import check_rule, elect
 
 SELECTIONS = ("election", "kelly", "lsq")
 MIN_WEIGHT = 1e-6      # idea weights for the alignment solvers must be positive
@@ -83,7 +83,7 @@ class UnWeaverRetriever(Retriever):
             return self.embedder.encode(texts)
 
     def make_chunks(self, documents: Sequence[Document]):
-        from ..chunking import chunk_documents
+        from ...chunking import chunk_documents
         return chunk_documents(documents, self.chunker, self.embedder, **self.chunk_params)
 
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
@@ -93,7 +93,7 @@ class UnWeaverRetriever(Retriever):
 
     # -- build -----------------------------------------------------------------------------
     def _build(self, documents: list[Document]) -> None:
-        from .unweaver_matrices import (chunk_class_matrix, class_membership, entity_chunk_incidence,
+        from .matrices import (chunk_class_matrix, class_membership, entity_chunk_incidence,
                                         selection_matrix)
 
         self.chunks = self.make_chunks(documents)
@@ -157,7 +157,7 @@ class UnWeaverRetriever(Retriever):
     def candidates(self, query: str, k: int) -> tuple[np.ndarray, Cost, list[int], list[int], np.ndarray]:
         """(class similarities, query cost, voter classes, candidate chunk indices in tie-break order,
         the retrieval matrix R restricted to the candidates: candidates x voters, dense)."""
-        from .unweaver_matrices import retrieval_matrix
+        from .matrices import retrieval_matrix
 
         sims, cost = self.class_similarities(query)
         voters = self.voters_for(sims, k)
@@ -228,7 +228,7 @@ class UnWeaverRetriever(Retriever):
         return other
 
 
-register("unweaver", "rag_lab.methods.unweaver:UnWeaverRetriever",
+register("unweaver", "rag_lab.methods.unweaver.method:UnWeaverRetriever",
          "UnWeaver: per-chunk entities -> name-equivalence classes -> embedded concatenated descriptions; "
          "top_n classes vote for k chunks (approval / pav / cc, abcvoting)",
          rule="pav", top_n=10)

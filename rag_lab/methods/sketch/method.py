@@ -32,8 +32,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Sequence
 
-from ..retrievers import Retriever, register
-from ..types import Chunk, Cost, Document, Hit, Retrieval
+from ...retrievers import Retriever, register
+from ...types import Chunk, Cost, Document, Hit, Retrieval
 
 CONFIRMED, VECTOR, GRAPH = "vector+graph", "vector", "graph"
 
@@ -41,7 +41,7 @@ CONFIRMED, VECTOR, GRAPH = "vector+graph", "vector", "graph"
 def split_semantic_chunk(doc: Document, span: tuple[int, int], embedder, chunk_size: int = 100,
                          chunk_overlap: int = 16) -> list[tuple[int, int]]:
     """The recursive 100/16 split of one semantic chunk, as spans of the document."""
-    from ..chunking import recursive_token_spans
+    from ...chunking import recursive_token_spans
 
     return recursive_token_spans(doc.text, embedder, chunk_size, chunk_overlap, span[0], span[1])
 
@@ -52,7 +52,7 @@ def pieces_of(doc: Document, semantic: Sequence[tuple[int, int]], embedder, chun
 
     Piece ids are ``{doc}#sketch-{i}``; ``meta["semantic_chunk"]`` is the index of the semantic
     span the piece lies in, and ``meta["semantic_span"]`` that span."""
-    from ..chunking import make_chunks
+    from ...chunking import make_chunks
 
     spans, owners = [], []
     for j, span in enumerate(semantic):
@@ -69,7 +69,7 @@ def pieces_of(doc: Document, semantic: Sequence[tuple[int, int]], embedder, chun
 def sketch_chunks(documents: Sequence[Document], embedder, semantic_threshold: float = 90.0,
                   chunk_size: int = 100, chunk_overlap: int = 16) -> list[Chunk]:
     """SKETCH's indexing split: SemanticChunker spans, each split recursively into 100/16 pieces."""
-    from ..chunking import semantic_spans
+    from ...chunking import semantic_spans
 
     out: list[Chunk] = []
     for doc in documents:
@@ -140,7 +140,7 @@ class SketchRetriever(Retriever):
             raise ValueError(f"{self.name}: the documents gave no text to index")
         texts = [c.text for c in self.chunks]
         if self.uses_vectors:
-            from ..index import VectorIndex
+            from ...index import VectorIndex
             self.vectors = self.embedder.encode(texts)
             self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
             self.index = VectorIndex(self.vectors.shape[1]).add(self.vectors, [c.id for c in self.chunks])
@@ -221,7 +221,7 @@ class SketchRetriever(Retriever):
         return "\n\n".join(parts)
 
 
-register("sketch", "rag_lab.methods.sketch:SketchRetriever",
+register("sketch", "rag_lab.methods.sketch.method:SketchRetriever",
          "SKETCH: semantic -> recursive 100/16 pieces in FAISS, merged with knowledge-graph chunks "
          "(confirmed chunks first, then vector and graph chunks alternately)",
          semantic_threshold=90.0, chunk_size=100, chunk_overlap=16, graph_store="networkx", hops=1,

@@ -1,0 +1,2 @@
+"""Across methods: every method on every dataset (``comparison``), the papers' headline claims
+checked (``claims``), and cost/benchmark measurements (``benchmarking``, ``ssg_scale``)."""
