@@ -141,7 +141,7 @@ def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reaso
     The result's ``attrs`` say which reasoner and judge produced it; NaN values (a question the
     judge could not score) are kept as rows so they can be counted (see ``nan_counts``).
     """
-    from .judge import get_judge
+    from .reasoning.judge import get_judge
     from .reasoning import get_reasoner
 
     if not dataset.questions:

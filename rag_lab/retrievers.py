@@ -10,9 +10,8 @@ import importlib
 import time
 from typing import Any, Sequence
 
-import numpy as np
 
-from .types import Chunk, Cost, Document, Hit, Retrieval
+from .types import Chunk, Cost, Document, Retrieval
 
 # name -> (import path "module:Class", default params, one-line description)
 REGISTRY: dict[str, tuple[str, dict[str, Any], str]] = {}

@@ -8,7 +8,7 @@ import pytest
 from fake_openai_server import FakeOpenAIServer
 from rag_lab.answer_metrics import AnswerSample, answer_scores, exact_match, token_f1
 from rag_lab.evaluation import evaluate, nan_counts
-from rag_lab.judge import Judge
+from rag_lab.reasoning.judge import Judge
 from rag_lab.types import Dataset, Document, Question
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from rag_lab import get_retriever, load_dataset
 from rag_lab.metrics import retrieval_metrics
-from rag_lab.methods.ssg import paper as report
+from rag_lab.methods.ssg import experiment, paper
 from rag_lab.methods.ssg.algorithms import ALGORITHMS
 from rag_lab.methods.ssg.method import SSGRetriever, method_name
 from rag_lab.retrievers import REGISTRY
@@ -108,7 +108,7 @@ def test_gathered_precision_and_recall_by_hand():
     data = Dataset("t", [doc], [q])
     # hits: "One two." (0-8, not gold), "Three four." (gold), "Seven eight." (31-43, not gold)
     results = {"ssg-x": {"q1": _ret([("d", 0, 8), ("d", 9, 20), ("d", 31, 43)], {"algorithm": "query_traversal"})}}
-    s = report.gathered_scores(results, data)
+    s = experiment.gathered_scores(results, data)
     # precision 1 gold hit / 3 hits; recall 1 of 2 gold sentences
     assert s.loc[0, "precision"] == pytest.approx(1 / 3) and s.loc[0, "recall"] == 0.5
     assert s.loc[0, "strategy"] == "theme_based" and s.loc[0, "sentences"] == 3
@@ -125,36 +125,36 @@ def test_results_table_pass_counts_and_beats_basic():
         {"method": "ssg-query-traversal", "algorithm": "query_traversal", "question_id": "b", "strategy": "s",
          "precision": 0.5, "recall": 0.5, "sentences": 9},
     ])
-    t = report.results_table(scores, threshold=0.5)
+    t = experiment.results_table(scores, threshold=0.5)
     # basic: a fails (recall .4), b passes; query: both reach .5 on both metrics
     assert list(t.index) == ["basic_retrieval", "query_traversal"]
     assert t.loc["basic_retrieval", "test_cases"] == "1/2" and t.loc["query_traversal", "test_cases"] == "2/2"
     assert t.loc["basic_retrieval", "precision"] == pytest.approx(0.8)
     assert np.isnan(t.loc["basic_retrieval", "faithfulness"])
-    assert report.beats_basic(t, "recall") == ["query_traversal"] and report.beats_basic(t, "precision") == []
+    assert experiment.beats_basic(t, "recall") == ["query_traversal"] and experiment.beats_basic(t, "precision") == []
     # a judge's faithfulness below the threshold fails the case
     judged = pd.DataFrame({"method": ["ssg-query-traversal"] * 2, "question_id": ["a", "b"],
                            "answer_relevancy": [0.9, 0.9], "faithfulness": [0.2, 0.9]})
-    assert report.results_table(scores, judged).loc["query_traversal", "test_cases"] == "1/2"
+    assert experiment.results_table(scores, judged).loc["query_traversal", "test_cases"] == "1/2"
 
 
 def test_paper_tables_as_typed_from_the_paper():
-    t20 = report.paper_table("20q theme_based (paper-reported)")
-    t50 = report.paper_table("50q sequential_multi_hop (paper-reported)")
+    t20 = paper.paper_table("20q theme_based (paper-reported)")
+    t50 = paper.paper_table("50q sequential_multi_hop (paper-reported)")
     assert list(t20.index) == list(ALGORITHMS) == list(t50.index)
     assert t20.loc["triangulation_fulldim", "precision"] == 0.90 and t20.loc["llm_guided_traversal", "test_cases"] == "17/20"
     assert t50.loc["query_traversal", "test_cases"] == "50/50" and t50.loc["llm_guided_traversal", "recall"] == 0.94
     # the paper's claims: on the 50-question set only query_traversal and llm_guided beat basic on recall
-    assert report.beats_basic(t50, "recall") == ["query_traversal", "llm_guided_traversal"]
-    assert report.beats_basic(t50, "precision") == []
+    assert experiment.beats_basic(t50, "recall") == ["query_traversal", "llm_guided_traversal"]
+    assert experiment.beats_basic(t50, "precision") == []
 
 
 def test_cap_for_strategy():
     q = Question("q", "?", meta={"strategy": "sequential_multi_hop"})
-    assert report.cap_for(q, 10) == 10
-    assert report.cap_for(q, {"default": 10, "sequential_multi_hop": 15}) == 15
+    assert experiment.cap_for(q, 10) == 10
+    assert experiment.cap_for(q, {"default": 10, "sequential_multi_hop": 15}) == 15
     with pytest.raises(ValueError, match="no entry for strategy"):
-        report.cap_for(q, {"theme_based": 10})
+        experiment.cap_for(q, {"theme_based": 10})
 
 
 # -- the shipped question set -------------------------------------------------------------------
@@ -183,16 +183,16 @@ def test_ml_encyclopedia_questions_are_built_from_grouping_strategies():
 
 def test_spread_limit_takes_questions_round_robin_over_strategies():
     data = load_dataset("ml_encyclopedia")
-    small = report.spread_limit(data, 5)
+    small = experiment.spread_limit(data, 5)
     # shipped order: 5 intra_document, 6 theme_based, 4 sequential_multi_hop, 3 random -> the first of
     # each strategy, then the second intra_document
     assert [q.id for q in small.questions] == ["ssg-q01", "ssg-q02", "ssg-q06", "ssg-q12", "ssg-q16"]
-    assert report.spread_limit(data, None) is data and len(small.documents) == len(data.documents)
+    assert experiment.spread_limit(data, None) is data and len(small.documents) == len(data.documents)
 
 
 def test_compare_with_paper_labels_the_paper_columns():
-    ours = report.paper_table("20q theme_based (paper-reported)").assign(recall=0.5)
-    t = report.compare_with_paper(ours, "20q theme_based (paper-reported)")
+    ours = paper.paper_table("20q theme_based (paper-reported)").assign(recall=0.5)
+    t = paper.compare_with_paper(ours, "20q theme_based (paper-reported)")
     assert t.loc["query_traversal", "recall (ours)"] == 0.5
     assert t.loc["query_traversal", "recall (paper-reported)"] == 0.83
     assert t.loc["query_traversal", "recall (difference)"] == pytest.approx(0.5 - 0.83)
@@ -221,14 +221,14 @@ def test_judged_scores_from_answer_rows():
     rows = pd.DataFrame([("ssg-x", "a", "faithfulness", 10, 0.8), ("ssg-x", "a", "answer_relevancy", 10, 0.6),
                          ("ssg-x", "a", "token_f1", 10, 0.1), ("ssg-x", "b", "faithfulness", 10, float("nan"))],
                         columns=["method", "question_id", "metric", "k", "value"])
-    j = report.judged_scores(rows).set_index("question_id")
+    j = experiment.judged_scores(rows).set_index("question_id")
     assert j.loc["a", "faithfulness"] == 0.8 and j.loc["a", "answer_relevancy"] == 0.6
-    assert list(report.judged_scores(None).columns) == ["method", "question_id", "answer_relevancy", "faithfulness"]
+    assert list(experiment.judged_scores(None).columns) == ["method", "question_id", "answer_relevancy", "faithfulness"]
 
 
 def test_a_case_the_judge_could_not_score_does_not_pass():
     scores = pd.DataFrame([{"method": "m", "algorithm": "basic_retrieval", "question_id": "a", "strategy": "s",
                             "precision": 1.0, "recall": 1.0, "sentences": 3}])
-    assert report.results_table(scores).loc["basic_retrieval", "test_cases"] == "1/1"
-    judged = report.judged_scores(pd.DataFrame(columns=["method", "question_id", "metric", "k", "value"]))
-    assert report.results_table(scores, judged).loc["basic_retrieval", "test_cases"] == "0/1"
+    assert experiment.results_table(scores).loc["basic_retrieval", "test_cases"] == "1/1"
+    judged = experiment.judged_scores(pd.DataFrame(columns=["method", "question_id", "metric", "k", "value"]))
+    assert experiment.results_table(scores, judged).loc["basic_retrieval", "test_cases"] == "0/1"

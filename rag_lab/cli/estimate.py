@@ -10,11 +10,7 @@ its documented per-call allowance (``JobPrompt.completion_allowance``). With ``-
 from __future__ import annotations
 
 import os
-from collections import defaultdict
 from pathlib import Path
-
-SKIPPED_WHEN_EMPTY = ("entities", "triples", "query_entities", "themes")  # the reasoner makes no call
-
 
 def add_arguments(parser):
     parser.add_argument("--data", required=True, help="dataset name or folder in the generic form")
@@ -27,43 +23,15 @@ def add_arguments(parser):
     parser.add_argument("--out", type=Path, default=None, help="also write the table to this CSV")
 
 
-def estimate_calls(planned, price_in: float | None = None, price_out: float | None = None) -> list[dict]:
-    """Rows (job, calls, prompt_tokens, est_completion_tokens, est_cost) for (job, input text) pairs."""
-    from ..reasoning.prompts import PROMPTS, planned_inputs
-    from ..reasoning.tokens import count_message_tokens
-
-    calls: dict[str, int] = defaultdict(int)
-    prompt_tokens: dict[str, int] = defaultdict(int)
-    for i, pair in enumerate(planned):
-        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[1], str)):
-            raise ValueError(f"planned_llm_calls item {i} must be a (job, input text) pair, got {pair!r}")
-        job, text = pair
-        inputs = planned_inputs(job, text)          # raises on an unknown job
-        if job in SKIPPED_WHEN_EMPTY and not text.strip():
-            continue
-        calls[job] += 1
-        prompt_tokens[job] += count_message_tokens(PROMPTS[job].messages(**inputs))
-    rows = []
-    for job in PROMPTS:
-        if not calls[job]:
-            continue
-        completion = calls[job] * PROMPTS[job].completion_allowance
-        cost = None
-        if price_in is not None or price_out is not None:
-            cost = prompt_tokens[job] / 1000 * (price_in or 0.0) + completion / 1000 * (price_out or 0.0)
-        rows.append({"job": job, "calls": calls[job], "prompt_tokens": prompt_tokens[job],
-                     "est_completion_tokens": completion, "est_cost": cost})
-    return rows
-
-
 def run(args) -> int:
+    from ..reasoning.estimate import estimate_calls
     import pandas as pd
 
     from ..atomic import atomic_path
     from ..datasets import load_dataset
     from ..methods import get_retriever
     from ..reasoning import OFFLINE
-    from ..reasoning.llm import parse_spec
+    from ..reasoning.backends import parse_spec
     from ..reasoning.prompts import PROMPTS
 
     spec = args.llm or os.environ.get("RAG_LAB_LLM") or OFFLINE

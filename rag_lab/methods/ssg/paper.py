@@ -1,32 +1,17 @@
-"""Running the SSG algorithms over a question set and putting the results beside the paper's.
+"""The SSG-traversal paper's two result tables (typed in from the paper, paper-reported) and our
+run's table set beside one of them.
 
 The paper scores each algorithm by precision and recall of the retrieved context, answer
-relevancy and faithfulness (DeepEval, LLM-judged) and the number of test cases passed. Here
-precision and recall compare the gathered sentences with the gold sentences (span overlap, the
-rule of ``rag_lab.metrics``): precision = gathered sentences that are gold / gathered sentences,
-recall = gold sentences gathered / gold sentences. Answer relevancy and faithfulness come from
-the ragas judge when one is configured. A test case passes when every metric it has reaches the
-threshold (the paper does not state its threshold; 0.5 is DeepEval's default).
-
-``PAPER_TABLES`` are the two result tables of the paper, typed in from it (paper-reported).
+relevancy and faithfulness (DeepEval, LLM-judged) and the number of test cases passed; what our
+columns measure is described in ``experiment.py``.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
-
-import numpy as np
 import pandas as pd
 
-from ...metrics import context_matches, locate_contexts
-from ...types import Dataset, Question, Retrieval
-from .algorithms import ALGORITHMS
-from .graph import SimilarityGraph
-from .method import SSGRetriever, method_name
-
-DEFAULT_THRESHOLD = 0.5
-TABLE_COLUMNS = ["precision", "recall", "answer_relevancy", "faithfulness"]
-
 _PAPER_COLUMNS = ["precision", "recall", "answer_relevancy", "faithfulness", "passed", "total"]
+
+
 PAPER_TABLES: dict[str, pd.DataFrame] = {
     # "20qa-themes-gpt4omini-reasoning": 20 questions from theme_based groups (max_sentences 10)
     "20q theme_based (paper-reported)": pd.DataFrame([
@@ -49,6 +34,8 @@ PAPER_TABLES: dict[str, pd.DataFrame] = {
         ("llm_guided_traversal", 0.91, 0.94, 0.99, 0.99, 49, 50),
     ], columns=["algorithm", *_PAPER_COLUMNS]).set_index("algorithm"),
 }
+
+
 # which of our question strategies matches each paper table
 PAPER_STRATEGY = {"20q theme_based (paper-reported)": "theme_based",
                   "50q sequential_multi_hop (paper-reported)": "sequential_multi_hop"}
@@ -60,122 +47,6 @@ def paper_table(name: str) -> pd.DataFrame:
     t["pass_rate"] = t["passed"] / t["total"]
     t["test_cases"] = [f"{p}/{n}" for p, n in zip(t["passed"], t["total"])]
     return t.drop(columns=["passed", "total"])
-
-
-def cap_for(question: Question, max_sentences: int | Mapping[str, int]) -> int:
-    """The sentence budget for a question: one number, or one per grouping strategy (``default`` key as fallback)."""
-    if isinstance(max_sentences, int):
-        return max_sentences
-    strategy = question.meta.get("strategy", "default")
-    if strategy in max_sentences:
-        return int(max_sentences[strategy])
-    if "default" in max_sentences:
-        return int(max_sentences["default"])
-    raise ValueError(f"max_sentences has no entry for strategy {strategy!r} and no 'default': {dict(max_sentences)}")
-
-
-def make_retrievers(graph: SimilarityGraph, algorithms: Sequence[str], caps: Sequence[int], reasoner=None,
-                    embedder=None, documents=None) -> dict[tuple[str, int], SSGRetriever]:
-    """One retriever per (algorithm, sentence budget), all sharing ``graph``."""
-    unknown = [a for a in algorithms if a not in ALGORITHMS]
-    if unknown:
-        raise ValueError(f"unknown SSG algorithms {unknown}; expected some of {', '.join(ALGORITHMS)}")
-    return {(a, c): SSGRetriever.from_graph(graph, a, c, reasoner, embedder, documents)
-            for a in algorithms for c in sorted(set(caps))}
-
-
-def run_algorithms(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequence[str],
-                   max_sentences: int | Mapping[str, int] = 10, reasoner=None, embedder=None
-                   ) -> dict[str, dict[str, Retrieval]]:
-    """method name (``ssg-…``) -> question id -> Retrieval of every gathered sentence."""
-    caps = {q.id: cap_for(q, max_sentences) for q in dataset.questions}
-    retrievers = make_retrievers(graph, algorithms, list(caps.values()), reasoner, embedder, dataset.documents)
-    return {method_name(a): {q.id: retrievers[(a, caps[q.id])].retrieve(q.question, caps[q.id])
-                             for q in dataset.questions}
-            for a in algorithms}
-
-
-def gathered_scores(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dataset,
-                    min_overlap: float = 0.5) -> pd.DataFrame:
-    """One row per (algorithm, question): precision and recall of the gathered sentences, and what the traversal did."""
-    docs = {d.id: d for d in dataset.documents}
-    rows = []
-    for method, by_q in results.items():
-        for q in dataset.questions:
-            ret = by_q[q.id]
-            golds = locate_contexts(q, docs)
-            matches = context_matches([h.chunk for h in ret.hits], golds, min_overlap)
-            found = set().union(*matches) if matches else set()
-            rows.append({
-                "method": method, "algorithm": ret.trace.get("algorithm", method), "question_id": q.id,
-                "strategy": q.meta.get("strategy", ""),
-                "precision": sum(1 for m in matches if m) / len(matches) if matches else 0.0,
-                "recall": len(found) / len(golds) if golds else np.nan,
-                "sentences": len(ret.hits), "hops": max(len(ret.trace.get("path", [])) - 1, 0),
-                "stop_reason": ret.trace.get("stop_reason", ""), "llm_fallbacks": ret.trace.get("llm_fallbacks", 0),
-                "seconds": ret.cost.seconds})
-    return pd.DataFrame(rows)
-
-
-def judged_scores(answer_df: pd.DataFrame | None) -> pd.DataFrame:
-    """(method, question_id) -> answer_relevancy, faithfulness from ``evaluation.answer_rows`` output."""
-    cols = ["answer_relevancy", "faithfulness"]
-    if answer_df is None or answer_df.empty:
-        return pd.DataFrame(columns=["method", "question_id", *cols])
-    d = answer_df[answer_df["metric"].isin(cols)]
-    wide = d.pivot_table(index=["method", "question_id"], columns="metric", values="value", aggfunc="mean")
-    return wide.reindex(columns=cols).reset_index()
-
-
-def results_table(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
-                  threshold: float = DEFAULT_THRESHOLD, strategy: str | None = None) -> pd.DataFrame:
-    """The paper's table for our run: mean precision, recall, answer relevancy, faithfulness, tests passed.
-
-    Rows are algorithms (in the paper's order). Without a judge the judged metrics stay NaN and a case
-    passes on precision and recall; with one, a case the judge could not score (NaN) does not pass."""
-    d = scores if strategy is None else scores[scores["strategy"] == strategy]
-    if d.empty:
-        raise ValueError(f"no scored questions{' for strategy ' + repr(strategy) if strategy else ''}")
-    required = ["precision", "recall"]
-    if judged is not None:
-        d = d.merge(judged, on=["method", "question_id"], how="left")
-        required = TABLE_COLUMNS
-    for c in TABLE_COLUMNS:
-        if c not in d:
-            d = d.assign(**{c: np.nan})
-    d = d.assign(passed=(d[required].fillna(-np.inf) >= threshold).all(axis=1))
-    table = d.groupby("algorithm", sort=False).agg(
-        precision=("precision", "mean"), recall=("recall", "mean"), answer_relevancy=("answer_relevancy", "mean"),
-        faithfulness=("faithfulness", "mean"), passed=("passed", "sum"), total=("passed", "size"),
-        sentences=("sentences", "mean"))
-    table["pass_rate"] = table["passed"] / table["total"]
-    table["test_cases"] = [f"{int(p)}/{int(n)}" for p, n in zip(table["passed"], table["total"])]
-    order = [a for a in ALGORITHMS if a in table.index]
-    return table.drop(columns=["passed", "total"]).loc[order]
-
-
-def beats_basic(table: pd.DataFrame, metric: str) -> list[str]:
-    """Algorithms whose ``metric`` is strictly above basic_retrieval's in ``table``."""
-    if "basic_retrieval" not in table.index:
-        raise ValueError("the table has no basic_retrieval row to compare with")
-    base = table.loc["basic_retrieval", metric]
-    return [a for a in table.index if a != "basic_retrieval" and table.loc[a, metric] > base]
-
-
-def finding_sentences(ours: pd.DataFrame, label: str) -> list[str]:
-    """Plain sentences: which algorithms beat basic_retrieval on recall and on precision in this run and in each paper table."""
-    def listed(names):
-        return ", ".join(names) if names else "none"
-
-    lines = []
-    for metric in ("recall", "precision"):
-        lines.append(f"{label}: beat basic_retrieval on {metric} ({ours.loc['basic_retrieval', metric]:.2f}): "
-                     + listed([f"{a} ({ours.loc[a, metric]:.2f})" for a in beats_basic(ours, metric)]) + ".")
-        for name in PAPER_TABLES:
-            paper = paper_table(name)
-            lines.append(f"  paper, {name}: " + listed(beats_basic(paper, metric))
-                         + f" (basic_retrieval {paper.loc['basic_retrieval', metric]:.2f}).")
-    return lines
 
 
 NUMERIC_COLUMNS = ["precision", "recall", "answer_relevancy", "faithfulness", "pass_rate"]
@@ -192,39 +63,3 @@ def compare_with_paper(ours: pd.DataFrame, paper_name: str) -> pd.DataFrame:
     table[("test_cases", "paper-reported")] = paper["test_cases"]
     table.columns = [f"{metric} ({who})" for metric, who in table.columns]
     return table
-
-
-def paper_comparisons(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
-                      threshold: float = DEFAULT_THRESHOLD) -> dict[str, pd.DataFrame]:
-    """For each paper table, our run on the questions of the same grouping strategy beside it.
-    A paper table whose strategy has no question in this run is left out."""
-    return {name: compare_with_paper(results_table(scores, judged, threshold, strategy), name)
-            for name, strategy in PAPER_STRATEGY.items() if (scores["strategy"] == strategy).any()}
-
-
-def spread_limit(dataset: Dataset, n: int | None) -> Dataset:
-    """At most ``n`` questions taken round-robin over the grouping strategies (all when ``n`` is None),
-    so a small run still has questions of every strategy."""
-    if n is None or n >= len(dataset.questions):
-        return dataset
-    if n <= 0:
-        raise ValueError(f"limit must be positive or None, got {n}")
-    by_strategy: dict[str, list[Question]] = {}
-    for q in dataset.questions:
-        by_strategy.setdefault(q.meta.get("strategy", ""), []).append(q)
-    picked: list[Question] = []
-    while len(picked) < n:
-        for qs in by_strategy.values():
-            if qs and len(picked) < n:
-                picked.append(qs.pop(0))
-    keep = {q.id for q in picked}
-    return Dataset(dataset.name, dataset.documents, [q for q in dataset.questions if q.id in keep], dict(dataset.meta))
-
-
-def make_reasoner(spec: str | None, embedder=None):
-    """The reasoner from a spec; the offline one shares the notebook's embedder (one model in memory)."""
-    from ...reasoning import get_reasoner
-
-    if spec in (None, "offline"):
-        return get_reasoner("offline", embedder=embedder)
-    return get_reasoner(spec)

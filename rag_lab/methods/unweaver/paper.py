@@ -128,7 +128,7 @@ def estimated_llm_tokens(retrievers: Mapping[str, object], dataset: Dataset, ans
     the shared answer prompt over each question's top ``answer_k`` contexts (the generator call the
     paper's query columns include), completions as the documented per-call allowance. Query-time
     reasoner calls a method makes besides the answer are not included."""
-    from ...cli.estimate import estimate_calls
+    from ...reasoning.estimate import estimate_calls
     from ...evaluation import run_queries
     from ...reasoning.prompts import ANSWER
     from ...reasoning.tokens import count_message_tokens

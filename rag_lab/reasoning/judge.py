@@ -25,9 +25,9 @@ class Judge:
         from ragas.embeddings import LangchainEmbeddingsWrapper
         from ragas.llms import LangchainLLMWrapper
 
-        from .chunking import langchain_embeddings
-        from .embedding import shared_embedder
-        from .reasoning.llm import DUMMY_KEY, parse_spec
+        from ..chunking import langchain_embeddings
+        from ..embedding import shared_embedder
+        from .backends import DUMMY_KEY, parse_spec
 
         parsed = parse_spec(spec)
         if parsed.kind not in KEY_ENV:
