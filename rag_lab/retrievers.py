@@ -1,38 +1,56 @@
 """The Retriever contract and the registry that finds methods by name.
 
 A retriever is built once over documents and answers ``retrieve(query, k)`` with a
-``Retrieval``. The registry maps a name to ``"module:Class"`` so listing methods
-imports nothing heavy; a method module is imported only when built.
+``Retrieval``. The registry maps a name to ``"module:Class"`` and the method's config (a
+frozen ``rag_lab.configs.Config`` holding every knob), so listing methods imports nothing
+heavy; a method's class is imported only when one is made.
 """
 from __future__ import annotations
 
 import importlib
 import time
-from typing import Any, Sequence
+from typing import Sequence
 
-
+from .configs import Config
 from .types import Chunk, Cost, Document, Retrieval
 
-# name -> (import path "module:Class", default params, one-line description)
-REGISTRY: dict[str, tuple[str, dict[str, Any], str]] = {}
+# name -> (import path "module:Class", the method's config, one-line description)
+REGISTRY: dict[str, tuple[str, Config, str]] = {}
+SHARED = ("reasoner", "embedder")   # handed to the retriever as they are; every other keyword is a knob
 
 
-def register(name: str, target: str, description: str, **defaults) -> None:
-    REGISTRY[name] = (target, defaults, description)
+def register(name: str, target: str, description: str, config: Config) -> None:
+    """Register a method: ``target`` is ``"module:Class"``, ``config`` its knobs (the class's
+    defaults, or those with the one field that tells this name from its siblings)."""
+    if not isinstance(config, Config):
+        raise TypeError(f"register({name!r}): config must be a Config instance, got {type(config).__name__}")
+    REGISTRY[name] = (target, config, description)
 
 
 def available_methods() -> dict[str, str]:
     return {name: desc for name, (_, _, desc) in REGISTRY.items()}
 
 
-def get_retriever(name: str, **params) -> "Retriever":
-    """A fresh, unbuilt retriever registered as ``name``; ``params`` override its defaults."""
+def registered_config(name: str) -> Config:
+    """The config ``name`` was registered with (its knobs and their defaults)."""
     if name not in REGISTRY:
         raise ValueError(f"unknown method {name!r}; registered: {', '.join(REGISTRY)}")
-    target, defaults, _ = REGISTRY[name]
-    module, cls_name = target.split(":")
+    return REGISTRY[name][1]
+
+
+def get_retriever(name: str, **params) -> "Retriever":
+    """A fresh, unbuilt retriever registered as ``name``. ``reasoner`` and ``embedder`` are handed
+    through; every other keyword overrides a knob of the registered config (an unknown knob is
+    an error that lists the method's knobs)."""
+    config = registered_config(name)
+    shared = {key: params.pop(key) for key in SHARED if key in params}
+    try:
+        config = config.replace(**params)
+    except ValueError as e:
+        raise ValueError(f"method {name!r}: {e}") from e
+    module, cls_name = REGISTRY[name][0].split(":")
     cls = getattr(importlib.import_module(module), cls_name)
-    retriever = cls(**{**defaults, **params})
+    retriever = cls(config, **shared)
     retriever.name = name
     return retriever
 

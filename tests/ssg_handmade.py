@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rag_lab.methods.ssg.graph import SSGConfig, assemble_graph, segment
+from rag_lab.methods.ssg.config import SSGConfig
+from rag_lab.methods.ssg.graph import assemble_graph, segment
 from rag_lab.methods.ssg.query import QueryContext
 from rag_lab.types import Document
 

@@ -11,7 +11,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "rag_lab"
 MAX_LINES = 400
 PAPER_FOLDERS = ("sketch", "unweaver", "ssg", "gralc")
-PAPER_ROLES = ("method.py", "paper.py", "plots.py")
+PAPER_ROLES = ("method.py", "config.py", "paper.py", "plots.py")
 # Lowest first. The Retriever contract and evaluate() sit above reasoning because they resolve
 # reasoner specs ("offline", "openai:...") into reasoners; everything else follows DESIGN.md.
 LAYERS = [

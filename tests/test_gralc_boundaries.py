@@ -51,4 +51,4 @@ def test_signals_by_hand():
     # entity: a mention over tokens [1, 4) forbids cutting at 2 and 3
     assert entity_signal(6, [(1, 4)], 0.5).tolist() == [0, 0, -0.5, -0.5, 0, 0]
     # combined with the paper's weights: 0.5*1.0 + 0.3*0.2 + 1.0*(-0.5) = 0.06
-    assert combine(np.array([1.0]), np.array([0.2]), np.array([-0.5]))[0] == pytest.approx(0.06)
+    assert combine(np.array([1.0]), np.array([0.2]), np.array([-0.5]), (0.5, 0.3, 1.0))[0] == pytest.approx(0.06)

@@ -31,7 +31,7 @@ def test_sliding_equals_single_pass_when_the_document_fits(embedder):
     single = embedder.token_embeddings_for_ids(ids)
     slid, windows = sliding_token_embeddings(ids, embedder.token_embeddings_for_ids, embedder.max_tokens - 2, 64)
     assert windows == 1 and np.array_equal(slid, single)
-    enc = encode_document(text, embedder, use_cache=False)
+    enc = encode_document(text, embedder, overlap=64, use_cache=False)
     assert np.array_equal(enc.embeddings, single) and enc.tokens_encoded == len(ids)
 
 

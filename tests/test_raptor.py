@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rag_lab.methods.baselines.config import RaptorConfig
 from rag_lab.methods.baselines.raptor import RaptorRetriever, build_tree, cluster_layer
 from rag_lab.types import Chunk, Document
 from sketch_fakes import TableReasoner
@@ -26,7 +27,7 @@ def summarize(texts):
 
 
 def test_bic_picks_the_two_groups():
-    c = cluster_layer(VECTORS, seed=0)
+    c = cluster_layer(VECTORS, RaptorConfig(seed=0))
     # 10 points in 2-D (dim = min(10, 10 // 4, 2) = 2); k from ceil(10/10) = 1 upwards.
     # One Gaussian must stretch over both groups (variance ~0.25 along the line between them);
     # two fit the two groups with variance ~0.001 each, a far higher likelihood for 6 more
@@ -41,7 +42,7 @@ def test_bic_picks_the_two_groups():
 
 
 def test_tree_levels_and_membership():
-    summaries, vectors, clusterings = build_tree(LEAVES, VECTORS, embed_summary, summarize, levels=3)
+    summaries, vectors, clusterings = build_tree(LEAVES, VECTORS, embed_summary, summarize, RaptorConfig(levels=3))
     # level 1: the two groups; level 2: two nodes -> k can only be 1 -> one root; level 3: one node, stop
     assert [(s.id, s.meta["level"], s.meta["children"]) for s in summaries] == [
         ("raptor-L1-0", 1, ["a0", "a1", "a2", "a3", "a4"]),
@@ -56,17 +57,17 @@ def test_tree_levels_and_membership():
     assert summaries[2].doc_id == "doc-a" and summaries[2].meta["doc_ids"] == ["doc-a", "doc-b"]
     assert vectors.shape == (3, 2) and [c.k for c in clusterings] == [2, 1]
     # levels=1 stops after the first layer of summaries
-    one, _, _ = build_tree(LEAVES, VECTORS, embed_summary, summarize, levels=1)
+    one, _, _ = build_tree(LEAVES, VECTORS, embed_summary, summarize, RaptorConfig(levels=1))
     assert [s.id for s in one] == ["raptor-L1-0", "raptor-L1-1"]
 
 
 def test_singletons_move_up_unsummarised():
     # three points: two together, one far away. dim = max(1, min(10, 3 // 4)) = 1; k in 1..2.
     # k = 2 gives [0, 1] and [2]: a one-point component, inadmissible, so k = 1 (all three together).
-    c = cluster_layer(np.array([(1.0, 0.0), (0.99, 0.01), (0.0, 1.0)]), seed=0)
+    c = cluster_layer(np.array([(1.0, 0.0), (0.99, 0.01), (0.0, 1.0)]), RaptorConfig(seed=0))
     assert c.k == 1 and c.clusters == [[0, 1, 2]]
     with pytest.raises(ValueError, match="got 3 vectors for 10 leaves"):
-        build_tree(LEAVES, VECTORS[:3], embed_summary, summarize)
+        build_tree(LEAVES, VECTORS[:3], embed_summary, summarize, RaptorConfig())
 
 
 def test_raptor_retriever_collapsed_tree(embedder):
@@ -88,5 +89,5 @@ def test_raptor_retriever_collapsed_tree(embedder):
     assert {h.via for h in ret.hits} <= {"leaf", "summary-L1", "summary-L2"}
     planned = r.planned_llm_calls(docs)
     assert [job for job, _ in planned] == ["summarize"] * len(summaries)
-    with pytest.raises(ValueError, match="max_cluster_size must be positive"):
+    with pytest.raises(ValueError, match="max_cluster_size must be a positive number"):
         RaptorRetriever(max_cluster_size=0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rag_lab.methods import get_retriever
+from rag_lab.methods.sketch.config import SketchConfig
 from rag_lab.methods.sketch.method import CONFIRMED, GRAPH, VECTOR, merge_hybrid, pieces_of
 from rag_lab.reasoning import Triple
 from rag_lab.types import Document
@@ -22,7 +23,7 @@ def test_recursive_100_16_inside_semantic_chunks(embedder):
     a = " ".join(WORDS[i % 10] for i in range(120))
     b = "Short closing sentence."
     text = a + "\n\n" + b
-    pieces = pieces_of(Document("d", text), [(0, len(a)), (len(a) + 2, len(text))], embedder)
+    pieces = pieces_of(Document("d", text), [(0, len(a)), (len(a) + 2, len(text))], embedder, 100, 16)
     assert [(p.start, p.end) for p in pieces] == [(0, 599), (504, 719), (721, 744)]
     assert [embedder.count_tokens(p.text) for p in pieces] == [100, 36, 4]
     assert [p.meta["semantic_chunk"] for p in pieces] == [0, 0, 1]
@@ -43,7 +44,7 @@ def test_sketch_chunks_split_each_semantic_span(embedder, monkeypatch):
         return [(0, 34), (36, len(t))]
 
     monkeypatch.setattr(chunking, "semantic_spans", fake_semantic)
-    chunks = sketch_chunks([Document("d", text), Document("blank", "  ")], embedder, semantic_threshold=80.0)
+    chunks = sketch_chunks([Document("d", text), Document("blank", "  ")], embedder, SketchConfig(semantic_threshold=80.0))
     assert seen == [80.0]                                            # the blank document is skipped
     assert [c.text for c in chunks] == ["First topic sentence. Another one.", "Second topic here."]
     assert [c.meta["semantic_chunk"] for c in chunks] == [0, 1]
@@ -132,5 +133,5 @@ def test_sketch_kuzu_store_gives_the_same_retrievals(embedder, tmp_path):
 def test_errors_name_the_problem(embedder):
     with pytest.raises(RuntimeError, match="before retrieve"):
         get_retriever("sketch", embedder=embedder, reasoner=TableReasoner()).retrieve("q", 3)
-    with pytest.raises(ValueError, match="unknown graph_store"):
+    with pytest.raises(ValueError, match="graph_store must be one of 'networkx', 'kuzu', got 'neo4j'"):
         get_retriever("kg", embedder=embedder, reasoner=TableReasoner(), graph_store="neo4j").build(DOCS)

@@ -129,17 +129,17 @@ def test_query_entity_matching():
     g.embedder.vectors["milanese risotto"] /= 1.0816653826391966
     g.embedder.vectors["pasta"] = g.embedder.vectors["Saffron"] * 0.3 + g.embedder.vectors["Milan"] * 0.3
     g.embedder.vectors["pasta"] /= 0.4242640687119285                  # 0.707 with both: below 0.75
-    matches, tokens = g.match(["The Saffron", "milanese risotto", "pasta"], threshold=0.75)
+    matches, tokens = g.match(["The Saffron", "milanese risotto", "pasta"], threshold=0.75, max_per_entity=3)
     assert [(m.entity, m.node, m.how) for m in matches] == [
         ("The Saffron", "saffron", "exact"), ("milanese risotto", "risotto alla milanese", "embedding")]
     assert matches[1].similarity == pytest.approx(0.832, abs=1e-3)
     assert tokens == 3                                                 # the two non-exact names, in words
-    low, _ = g.match(["milanese risotto"], threshold=0.5)
+    low, _ = g.match(["milanese risotto"], threshold=0.5, max_per_entity=3)
     assert [m.node for m in low] == ["risotto alla milanese", "milan"]     # most similar first
     one, _ = g.match(["milanese risotto"], threshold=0.5, max_per_entity=1)
     assert [m.node for m in one] == ["risotto alla milanese"]
     with pytest.raises(ValueError, match="threshold must be in"):
-        g.match(["x"], threshold=1.5)
+        g.match(["x"], threshold=1.5, max_per_entity=3)
 
 
 @pytest.mark.parametrize("store_name", ["networkx", "kuzu"])
@@ -155,7 +155,7 @@ def test_chunk_ranking_facts_and_paths(store_name):
         "abruzzo": ["grows_in"], "risotto alla milanese": ["colours"], "milan": ["colours", "comes_from"]}
     assert g.paths(two)[-1] == ["Saffron -[colours]-> risotto alla milanese",
                                 "risotto alla milanese -[comes_from]-> Milan"]
-    context = g.structured_context(sub, [C[0]])
+    context = g.structured_context(sub, [C[0]], max_facts=50)
     assert context == ("Facts:\nSaffron -[colours]-> risotto alla milanese\nSaffron -[grows_in]-> Abruzzo\n\n"
                        "Contexts:\n" + C[0].text)
     g.close()

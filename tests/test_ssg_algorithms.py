@@ -101,8 +101,8 @@ def test_triangulation_geometric_3d_on_planar_data_matches_full_dimension(graph)
 
 def test_triangulation_average_and_query_traversal_differ_at_the_first_hop(graph):
     # B0 is closer to the query, A1 closer to the anchor: the averaged triangle prefers A1
-    assert query_traversal(graph, query_at(graph)).path[1] == B(0)
-    assert triangulation_average(graph, query_at(graph)).path[1] == A(1)
+    assert query_traversal(graph, query_at(graph), 10).path[1] == B(0)
+    assert triangulation_average(graph, query_at(graph), 10).path[1] == A(1)
 
 
 SSG_WINDOWS = {"C": [0, 10, 20, 30, 70]}              # window 2, stride 1 over six sentences
@@ -202,8 +202,8 @@ def test_every_algorithm_has_the_same_signature_and_never_revisits(graph):
 def test_similarities_come_from_the_query_context_computed_once(graph, monkeypatch):
     ctx = query_at(graph)
     ctx.window_sims[graph.window_row[B(0)]] = 0.99     # pretend B0 is the best window: the cache is what counts
-    assert basic_retrieval(graph, ctx).path[0] == B(0)
-    assert query_traversal(graph, ctx).path[0] == B(0)
+    assert basic_retrieval(graph, ctx, 10).path[0] == B(0)
+    assert query_traversal(graph, ctx, 10).path[0] == B(0)
 
 
 def test_triangulation_geometric_3d_walks_in_the_pca_coordinates():
@@ -212,5 +212,5 @@ def test_triangulation_geometric_3d_walks_in_the_pca_coordinates():
     g = main_graph()[0]
     g.window_coords3 = g.window_coords3.copy()
     g.window_coords3[g.window_row[B(0)]] += 100.0
-    assert triangulation_geometric_3d(g, query_at(g)).path[1] == A(1)
-    assert triangulation_fulldim(g, query_at(g)).path[1] == B(0)
+    assert triangulation_geometric_3d(g, query_at(g), 10).path[1] == A(1)
+    assert triangulation_fulldim(g, query_at(g), 10).path[1] == B(0)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from rag_lab.methods.ssg.edges import sparse_neighbours, theme_bridges
-from rag_lab.methods.ssg.graph import SSGConfig, SimilarityGraph, build_graph, doc_node, fit_pca3, segment
+from rag_lab.methods.ssg.config import SSGConfig
+from rag_lab.methods.ssg.graph import SimilarityGraph, build_graph, doc_node, fit_pca3, segment
 from ssg_handmade import A, B, ThemeReasoner, WordEmbedder, documents, main_graph, unit
 
 

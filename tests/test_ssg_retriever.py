@@ -88,9 +88,9 @@ def test_llm_guided_retrieval_reports_fallbacks_in_its_cost():
 
 def test_retrieve_before_build_is_an_error():
     with pytest.raises(RuntimeError, match="call build"):
-        SSGRetriever("basic_retrieval").retrieve("q", 3)
-    with pytest.raises(ValueError, match="unknown SSG algorithm 'nope'"):
-        SSGRetriever("nope")
+        SSGRetriever(algorithm="basic_retrieval").retrieve("q", 3)
+    with pytest.raises(ValueError, match="SSGConfig.algorithm must be one of 'basic_retrieval'.*got 'nope'"):
+        SSGRetriever(algorithm="nope")
 
 
 # -- report helpers --------------------------------------------------------------------------

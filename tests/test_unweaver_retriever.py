@@ -149,18 +149,20 @@ def test_alignment_selection_and_variants():
     lsq = r.variant(select="lsq").retrieve(QUERY, 1)
     assert [h.chunk.id for h in lsq.hits] == ["d1#fixed-0"]
     v = r.variant(name="unweaver-cc", rule="cc")
-    assert v.name == "unweaver-cc" and v.build_cost == r.build_cost and r.rule == "pav"
+    assert v.name == "unweaver-cc" and v.build_cost == r.build_cost and r.config.rule == "pav" and v.config.rule == "cc"
     with pytest.raises(ValueError, match="variant can change only"):
         r.variant(description_cap=5)
 
 
 def test_registered_and_validated():
     r = get_retriever("unweaver", rule="cc", top_n=3, reasoner=FakeReasoner(), embedder=KeywordEmbedder())
-    assert isinstance(r, UnWeaverRetriever) and (r.rule, r.top_n, r.name) == ("cc", 3, "unweaver")
-    with pytest.raises(ValueError, match="unknown voting rule"):
+    assert isinstance(r, UnWeaverRetriever) and (r.config.rule, r.config.top_n, r.name) == ("cc", 3, "unweaver")
+    with pytest.raises(ValueError, match="UnWeaverConfig.rule must be one of 'approval', 'pav', 'cc', got 'borda'"):
         UnWeaverRetriever(rule="borda")
-    with pytest.raises(ValueError, match="top_n must be a positive integer"):
+    with pytest.raises(ValueError, match="top_n must be a positive number"):
         UnWeaverRetriever(top_n=0)
+    with pytest.raises(ValueError, match="top_n must be an integer"):
+        UnWeaverRetriever(top_n=2.5)
     with pytest.raises(ValueError, match="select must be one of"):
         UnWeaverRetriever(select="random")
     with pytest.raises(RuntimeError, match="build"):

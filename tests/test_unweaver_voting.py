@@ -36,20 +36,20 @@ def test_sequential_pav_can_miss_the_optimum():
 
 def test_voter_weights_and_committee_larger_than_candidates():
     # one vote each: 0 and 1 tie -> 0; weighted 0.2 vs 0.9 -> 1
-    assert elect([[0], [1]], 2, 1, "approval").winners == [0]
-    assert elect([[0], [1]], 2, 1, "approval", weights=[0.2, 0.9]).winners == [1]
+    assert elect([[0], [1]], 2, 1, "approval", True).winners == [0]
+    assert elect([[0], [1]], 2, 1, "approval", True, weights=[0.2, 0.9]).winners == [1]
     # k larger than the number of candidates: everyone is elected, ranked by approvals
-    assert elect([[1], [1], [0]], 2, 5, "approval").winners == [1, 0]
+    assert elect([[1], [1], [0]], 2, 5, "approval", True).winners == [1, 0]
 
 
 def test_bad_elections_are_refused():
     with pytest.raises(ValueError, match="unknown voting rule"):
-        elect([[0]], 1, 1, "borda")
+        elect([[0]], 1, 1, "borda", True)
     with pytest.raises(ValueError, match="committee size"):
-        elect([[0]], 1, 0)
+        elect([[0]], 1, 0, "pav", True)
     with pytest.raises(ValueError, match="candidates are 0..1"):
-        elect([[2]], 2, 1)
+        elect([[2]], 2, 1, "pav", True)
     with pytest.raises(ValueError, match="weights must be positive"):
-        elect([[0]], 1, 1, weights=[0.0])
+        elect([[0]], 1, 1, "pav", True, weights=[0.0])
     with pytest.raises(ValueError, match="1 voter weights for 2 ballots"):
-        elect([[0], [0]], 1, 1, weights=[1.0])
+        elect([[0], [0]], 1, 1, "pav", True, weights=[1.0])

@@ -1,7 +1,7 @@
 """KG-only: SKETCH's structured retriever on its own (the paper's "KG" baseline).
 
 The same pieces and knowledge graph as ``sketch`` (semantic -> recursive 100/16 pieces, triples
-per piece through the reasoner), but no vector index: the query's entities are matched to
+per piece through the reasoner; knobs: ``KGConfig``, SKETCH's), but no vector index: the query's entities are matched to
 nodes, their neighbourhood up to ``hops`` steps is read from the graph store, and the chunks
 those nodes point to are returned in the graph's ranking (``KnowledgeGraph.rank_chunks``:
 1 per matched node mentioning the chunk plus 1/2 per neighbour, ties in corpus order).
@@ -12,10 +12,12 @@ from __future__ import annotations
 from ...retrievers import register
 from ...types import Hit, Retrieval
 from ..sketch.method import GRAPH, SketchRetriever
+from .config import KGConfig
 
 
 class KGRetriever(SketchRetriever):
     uses_vectors = False
+    config_class = KGConfig
 
     def _retrieve(self, query: str, k: int) -> Retrieval:
         self._check_built()
@@ -26,6 +28,4 @@ class KGRetriever(SketchRetriever):
 
 register("kg", "rag_lab.methods.baselines.kg:KGRetriever",
          "KG-only: query entities -> graph nodes -> neighbourhood (networkx or Kùzu/Cypher) -> the chunks "
-         "its nodes came from, ranked by graph score",
-         semantic_threshold=90.0, chunk_size=100, chunk_overlap=16, graph_store="networkx", hops=1,
-         match_threshold=0.75)
+         "its nodes came from, ranked by graph score", KGConfig())

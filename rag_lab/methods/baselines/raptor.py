@@ -49,6 +49,7 @@ import numpy as np
 
 from ...retrievers import Retriever, register
 from ...types import Chunk, Cost, Document, Hit, Retrieval
+from .config import RaptorConfig
 
 Embed = Callable[[list[str]], np.ndarray]
 Summarize = Callable[[list[str]], str]
@@ -64,20 +65,22 @@ class Clustering:
     dim: int = 0
 
 
-def cluster_layer(vectors: np.ndarray, seed: int = 0, reduce_dim: int = 10, max_cluster_size: int = 10,
-                  max_clusters: int = 50, membership_threshold: float = 0.1, patience: int = 5) -> Clustering:
-    """PCA, then the BIC-best admissible Gaussian mixture, then soft membership (module docstring)."""
+def cluster_layer(vectors: np.ndarray, config: RaptorConfig) -> Clustering:
+    """PCA, then the BIC-best admissible Gaussian mixture, then soft membership (module docstring);
+    ``config`` gives the seed, ``reduce_dim``, ``max_cluster_size``, ``max_clusters``,
+    ``membership_threshold`` and ``patience``."""
     from sklearn.decomposition import PCA
     from sklearn.mixture import GaussianMixture
 
+    seed, patience = config.seed, config.patience
     vectors = np.asarray(vectors, dtype=np.float64)
     n = len(vectors)
     if n < 2:
         return Clustering([[0]] if n else [], n)
-    dim = max(1, min(reduce_dim, n // 4, vectors.shape[1]))
+    dim = max(1, min(config.reduce_dim, n // 4, vectors.shape[1]))
     reduced = PCA(n_components=dim, random_state=seed).fit_transform(vectors)
-    k_max = max(1, min(max_clusters, n - 1))
-    k_min = min(max(1, math.ceil(n / max_cluster_size)), k_max)
+    k_max = max(1, min(config.max_clusters, n - 1))
+    k_min = min(max(1, math.ceil(n / config.max_cluster_size)), k_max)
     bics, models, best, since_best = {}, {}, None, 0
     for k in range(k_min, k_max + 1):
         gm = GaussianMixture(n_components=k, covariance_type="full", random_state=seed).fit(reduced)
@@ -92,7 +95,8 @@ def cluster_layer(vectors: np.ndarray, seed: int = 0, reduce_dim: int = 10, max_
     k = min(bics, key=lambda c: (bics[c], c)) if best is None else best
     probs = models[k].predict_proba(reduced)
     top = probs.argmax(axis=1)
-    clusters = [[i for i in range(n) if probs[i, j] >= membership_threshold or top[i] == j] for j in range(k)]
+    clusters = [[i for i in range(n) if probs[i, j] >= config.membership_threshold or top[i] == j]
+                for j in range(k)]
     clusters = sorted((c for c in clusters if c), key=lambda c: c[0])
     return Clustering(clusters, k, bics, dim)
 
@@ -104,10 +108,9 @@ def _main_doc(leaves: Sequence[Chunk]) -> tuple[str, list[str]]:
 
 
 def build_tree(leaves: Sequence[Chunk], leaf_vectors: np.ndarray, embed: Embed, summarize: Summarize,
-               levels: int = 3, seed: int = 0, **cluster_params) -> tuple[list[Chunk], np.ndarray, list[Clustering]]:
-    """Summary chunks of every level above the leaves, their vectors, and each level's clustering."""
-    if levels < 0:
-        raise ValueError(f"levels must be >= 0, got {levels}")
+               config: RaptorConfig) -> tuple[list[Chunk], np.ndarray, list[Clustering]]:
+    """Summary chunks of every level above the leaves (at most ``config.levels``), their vectors,
+    and each level's clustering."""
     if len(leaves) != len(leaf_vectors):
         raise ValueError(f"got {len(leaf_vectors)} vectors for {len(leaves)} leaves")
     leaf_ids = {c.id: i for i, c in enumerate(leaves)}
@@ -115,10 +118,10 @@ def build_tree(leaves: Sequence[Chunk], leaf_vectors: np.ndarray, embed: Embed, 
     summaries: list[Chunk] = []
     summary_vectors: list[np.ndarray] = []
     clusterings: list[Clustering] = []
-    for level in range(1, levels + 1):
+    for level in range(1, config.levels + 1):
         if len(layer) < 2:
             break
-        clustering = cluster_layer(vectors, seed=seed, **cluster_params)
+        clustering = cluster_layer(vectors, config)
         if len(clustering.clusters) >= len(layer):
             break
         new_layer: list[Chunk] = []
@@ -157,28 +160,19 @@ def build_tree(leaves: Sequence[Chunk], leaf_vectors: np.ndarray, embed: Embed, 
 class RaptorRetriever(Retriever):
     """RAPTOR with collapsed-tree retrieval (module docstring)."""
 
-    def __init__(self, reasoner=None, embedder=None, chunk_size: int = 100, chunk_overlap: int = 0, levels: int = 3,
-                 reduce_dim: int = 10, max_cluster_size: int = 10, max_clusters: int = 50,
-                 membership_threshold: float = 0.1, summary_words: int = 100, seed: int = 0):
+    config_class = RaptorConfig
+
+    def __init__(self, config: RaptorConfig | None = None, *, reasoner=None, embedder=None, **overrides):
         super().__init__()
-        for name, value in (("reduce_dim", reduce_dim), ("max_cluster_size", max_cluster_size),
-                            ("max_clusters", max_clusters), ("summary_words", summary_words)):
-            if value <= 0:
-                raise ValueError(f"raptor: {name} must be positive, got {value}")
-        if not 0.0 < membership_threshold <= 1.0:
-            raise ValueError(f"raptor: membership_threshold must be in (0, 1], got {membership_threshold}")
+        self.config = self.config_class.resolve(config, **overrides)
         self._reasoner, self._embedder = reasoner, embedder
-        self.chunk_size, self.chunk_overlap = chunk_size, chunk_overlap
-        self.levels, self.seed, self.summary_words = levels, seed, summary_words
-        self.cluster_params = {"reduce_dim": reduce_dim, "max_cluster_size": max_cluster_size,
-                               "max_clusters": max_clusters, "membership_threshold": membership_threshold}
         self.index = None
         self.clusterings: list[Clustering] = []
 
     def leaves(self, documents: Sequence[Document]) -> list[Chunk]:
         from ...chunking import chunk_documents
         return chunk_documents([d for d in documents if d.text.strip()], "recursive", self.embedder,
-                               chunk_size=self.chunk_size, chunk_overlap=self.chunk_overlap)
+                               chunk_size=self.config.chunk_size, chunk_overlap=self.config.chunk_overlap)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
@@ -186,8 +180,7 @@ class RaptorRetriever(Retriever):
 
     def _tree(self, leaves: list[Chunk], summarize: Summarize):
         vectors = self._embed([c.text for c in leaves])
-        summaries, summary_vectors, clusterings = build_tree(leaves, vectors, self._embed, summarize, self.levels,
-                                                             self.seed, **self.cluster_params)
+        summaries, summary_vectors, clusterings = build_tree(leaves, vectors, self._embed, summarize, self.config)
         return vectors, summaries, summary_vectors, clusterings
 
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
@@ -200,7 +193,7 @@ class RaptorRetriever(Retriever):
 
         def record(texts: list[str]) -> str:
             calls.append(("summarize", "\n\n".join(texts)))
-            return leading_words(texts, self.summary_words)
+            return leading_words(texts, self.config.summary_words)
 
         saved = self.build_cost
         self._tree(self.leaves(documents), record)
@@ -214,7 +207,7 @@ class RaptorRetriever(Retriever):
         if not leaves:
             raise ValueError(f"{self.name}: the documents gave no text to index")
         before = self.reasoner.usage.copy()
-        summarize = lambda texts: self.reasoner.summarize(texts, self.summary_words)  # noqa: E731
+        summarize = lambda texts: self.reasoner.summarize(texts, self.config.summary_words)  # noqa: E731
         vectors, summaries, summary_vectors, self.clusterings = self._tree(leaves, summarize)
         self.build_cost = self.build_cost + self.reasoner.usage_since(before)
         self.chunks = leaves + summaries
@@ -241,6 +234,6 @@ class RaptorRetriever(Retriever):
 
 
 register("raptor", "rag_lab.methods.baselines.raptor:RaptorRetriever",
-         "RAPTOR: 100-token leaves, PCA + BIC-chosen Gaussian mixtures, reasoner summaries per cluster "
-         "up to 3 levels; collapsed-tree top-k over leaves and summaries",
-         chunk_size=100, chunk_overlap=0, levels=3, seed=0)
+         "RAPTOR: {c.chunk_size}-token leaves, PCA + BIC-chosen Gaussian mixtures, reasoner summaries per cluster "
+         "up to {c.levels} levels; collapsed-tree top-k over leaves and summaries".format(c=RaptorConfig()),
+         RaptorConfig())

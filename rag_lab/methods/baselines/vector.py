@@ -1,7 +1,8 @@
 """The plain vector-RAG baselines: chunk every document, embed the chunks, search by cosine.
 
 ``naive`` uses fixed token windows, ``semantic`` LangChain's SemanticChunker; both are the
-same retriever with a different chunker (``rag_lab.chunking``).
+same retriever with a different chunker (``rag_lab.chunking``), named by the config class
+(``NaiveConfig``, ``SemanticConfig`` in ``config.py``), whose knobs are the chunker's parameters.
 """
 from __future__ import annotations
 
@@ -9,21 +10,29 @@ import numpy as np
 
 from ...retrievers import Retriever, register
 from ...types import Chunk, Cost, Document, Hit, Retrieval
+from .config import NaiveConfig, SemanticConfig
 
 
 class ChunkVectorRetriever(Retriever):
-    """Chunk every document, embed the chunks, search them by cosine (the plain vector RAG)."""
+    """Chunk every document, embed the chunks, search them by cosine (the plain vector RAG).
+    Subclasses name the config class; its ``chunker`` says which chunker its knobs are for."""
 
-    def __init__(self, chunker: str = "fixed", embedder=None, **chunk_params):
+    config_class: type[NaiveConfig] | type[SemanticConfig]
+
+    def __init__(self, config: NaiveConfig | SemanticConfig | None = None, *, reasoner=None, embedder=None,
+                 **overrides):
         super().__init__()
-        self.chunker = chunker
-        self.chunk_params = chunk_params
-        self._embedder = embedder
+        self.config = self.config_class.resolve(config, **overrides)
+        self._reasoner, self._embedder = reasoner, embedder   # the reasoner is unused: no LLM job here
         self.index = None
+
+    @property
+    def chunker(self) -> str:
+        return self.config.chunker
 
     def make_chunks(self, documents: list[Document]) -> list[Chunk]:
         from ...chunking import chunk_documents
-        return chunk_documents(documents, self.chunker, self.embedder, **self.chunk_params)
+        return chunk_documents(documents, self.chunker, self.embedder, **self.config.as_dict())
 
     def _build(self, documents: list[Document]) -> None:
         from ...index import VectorIndex
@@ -49,9 +58,17 @@ class ChunkVectorRetriever(Retriever):
         return Retrieval(query, hits, {"chunker": self.chunker}, cost)
 
 
-register("naive", "rag_lab.methods.baselines.vector:ChunkVectorRetriever",
-         "Naive RAG: fixed windows of 128 MiniLM tokens (16 overlap), cosine top-k over FAISS",
-         chunker="fixed", size=128, overlap=16)
-register("semantic", "rag_lab.methods.baselines.vector:ChunkVectorRetriever",
-         "Semantic-only: LangChain SemanticChunker chunks (percentile breakpoints), cosine top-k",
-         chunker="semantic", threshold=90.0)
+class NaiveRetriever(ChunkVectorRetriever):
+    config_class = NaiveConfig
+
+
+class SemanticRetriever(ChunkVectorRetriever):
+    config_class = SemanticConfig
+
+
+register("naive", "rag_lab.methods.baselines.vector:NaiveRetriever",
+         "Naive RAG: fixed windows of {c.size} MiniLM tokens ({c.overlap} overlap), cosine top-k over FAISS"
+         .format(c=NaiveConfig()), NaiveConfig())
+register("semantic", "rag_lab.methods.baselines.vector:SemanticRetriever",
+         "Semantic-only: LangChain SemanticChunker chunks (breakpoints past the {c.threshold:g}th percentile), "
+         "cosine top-k".format(c=SemanticConfig()), SemanticConfig())

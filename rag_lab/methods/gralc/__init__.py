@@ -4,7 +4,7 @@ concept linking and per-document concept subgraphs, full-document token encoding
 infusion, structure-aware boundaries, graph-guided retrieval, the six strategies, the
 cross-section question generator and the paper's structural metrics.
 
-Importing the package registers the six strategies (``gralc-naive`` … ``gralc-graph``);
-heavy libraries (torch, networkx, scipy, sklearn) load only when a strategy is built.
+``config`` holds each strategy's knobs; ``method`` registers the six strategies (``gralc-naive`` …
+``gralc-graph``) when ``rag_lab.methods`` imports it; heavy libraries (torch, networkx, scipy,
+sklearn) load only when a strategy is built.
 """
-from . import method  # noqa: F401  (registers the strategies)

@@ -6,11 +6,12 @@ A boundary "at token i" means a chunk starts at token i. Three signals per posit
 - semantic: 1 − cos(mean of the w tokens before i, mean of the w tokens from i)
 - entity: −γ where a concept mention spans across i (it would be cut in two)
 
-combined as b_i = α1·struct + α2·sem + α3·entity (0.5, 0.3, 1.0; γ = 0.5). Boundaries are the
-local maxima of b above τ = 0.3 (``scipy.signal.find_peaks``), taken greedily from the
-highest while every chunk keeps at least ``min_tokens``; a chunk still longer than
+combined as b_i = α1·struct + α2·sem + α3·entity (the paper: 0.5, 0.3, 1.0; γ = 0.5). Boundaries
+are the local maxima of b above τ (the paper: 0.3; ``scipy.signal.find_peaks``), taken greedily
+from the highest while every chunk keeps at least ``min_tokens``; a chunk still longer than
 ``max_tokens`` is split at its best-scoring admissible position, recursively. The paper
-leaves the semantic window w unstated; 16 tokens is our default.
+leaves the semantic window w unstated. Every value comes from ``StructureAwareConfig``
+(``config.py``), where the defaults are stated.
 """
 from __future__ import annotations
 
@@ -20,10 +21,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ...datasets.structure import STRUCTURAL_SCORES, Unit
-
-PAPER_ALPHAS = (0.5, 0.3, 1.0)
-PAPER_GAMMA = 0.5
-PAPER_TAU = 0.3
+from .config import StructureAwareConfig
 
 
 def structural_signal(offsets: np.ndarray, units: Iterable[Unit], scores: dict[str, float] = STRUCTURAL_SCORES,
@@ -39,7 +37,7 @@ def structural_signal(offsets: np.ndarray, units: Iterable[Unit], scores: dict[s
     return out
 
 
-def semantic_signal(embeddings: np.ndarray, window: int = 16) -> np.ndarray:
+def semantic_signal(embeddings: np.ndarray, window: int) -> np.ndarray:
     """1 − cos(mean(h[i−w:i]), mean(h[i:i+w])) for i ≥ 1 (windows clipped at the ends); 0 at i = 0."""
     n = len(embeddings)
     out = np.zeros(n)
@@ -55,7 +53,7 @@ def semantic_signal(embeddings: np.ndarray, window: int = 16) -> np.ndarray:
     return out
 
 
-def entity_signal(n: int, token_spans: Iterable[tuple[int, int]], gamma: float = PAPER_GAMMA) -> np.ndarray:
+def entity_signal(n: int, token_spans: Iterable[tuple[int, int]], gamma: float) -> np.ndarray:
     """−γ at every i with a < i < b for some mention token span [a, b)."""
     out = np.zeros(n)
     for a, b in token_spans:
@@ -64,8 +62,7 @@ def entity_signal(n: int, token_spans: Iterable[tuple[int, int]], gamma: float =
     return out
 
 
-def combine(struct: np.ndarray, sem: np.ndarray, entity: np.ndarray,
-            alphas: Sequence[float] = PAPER_ALPHAS) -> np.ndarray:
+def combine(struct: np.ndarray, sem: np.ndarray, entity: np.ndarray, alphas: Sequence[float]) -> np.ndarray:
     a1, a2, a3 = alphas
     return a1 * struct + a2 * sem + a3 * entity
 
@@ -84,7 +81,7 @@ def peak_positions(scores: np.ndarray, tau: float) -> np.ndarray:
     return peaks[scores[peaks] > tau]
 
 
-def select_boundaries(scores: np.ndarray, tau: float = PAPER_TAU, min_tokens: int = 128, max_tokens: int = 1024,
+def select_boundaries(scores: np.ndarray, tau: float, min_tokens: int, max_tokens: int,
                       candidates: Sequence[int] | None = None) -> list[int]:
     """Chunk start positions (excluding 0), sorted.
 
@@ -147,11 +144,12 @@ class BoundaryTrace:
 
 
 def structure_aware_boundaries(offsets: np.ndarray, embeddings: np.ndarray, units: Iterable[Unit],
-                               mention_token_spans: Iterable[tuple[int, int]], alphas=PAPER_ALPHAS,
-                               gamma: float = PAPER_GAMMA, tau: float = PAPER_TAU, min_tokens: int = 128,
-                               max_tokens: int = 1024, semantic_window: int = 16) -> BoundaryTrace:
+                               mention_token_spans: Iterable[tuple[int, int]],
+                               config: StructureAwareConfig) -> BoundaryTrace:
+    """The three signals, their weighted sum and the boundaries, with ``config``'s α, γ, τ, w and sizes."""
     struct = structural_signal(offsets, units)
-    sem = semantic_signal(embeddings, semantic_window)
-    ent = entity_signal(len(offsets), mention_token_spans, gamma)
-    score = combine(struct, sem, ent, alphas)
-    return BoundaryTrace(struct, sem, ent, score, select_boundaries(score, tau, min_tokens, max_tokens))
+    sem = semantic_signal(embeddings, config.semantic_window)
+    ent = entity_signal(len(offsets), mention_token_spans, config.gamma)
+    score = combine(struct, sem, ent, config.alphas)
+    return BoundaryTrace(struct, sem, ent, score,
+                         select_boundaries(score, config.tau, config.min_tokens, config.max_tokens))

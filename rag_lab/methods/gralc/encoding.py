@@ -99,7 +99,7 @@ def clear_memory_cache() -> None:
     _MEMORY.clear()
 
 
-def encode_document(text: str, embedder, overlap: int = 64, window: int | None = None,
+def encode_document(text: str, embedder, overlap: int, window: int | None = None,
                     use_cache: bool = True) -> DocumentEncoding:
     """Contextual token embeddings of a whole text (sliding windows past the model's limit)."""
     if not text.strip():

@@ -9,26 +9,30 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from ...configs import drop_none
 from ...evaluation import COLUMNS, build_costs, run_queries, score_retrievals
 from ...retrievers import Retriever, get_retriever
 from ...types import Dataset, Retrieval
 from . import paper
-from .boundaries import PAPER_ALPHAS, PAPER_TAU
 from .gradient import CONDITIONS, condition_dataset
 from .metrics import answer_rows, structural_rows
-from .method import STRATEGIES
+from .method import STRATEGIES, strategy_config
 
 ALL = list(STRATEGIES)
 
 
-def strategy_params(lam: float = 0.1, beta: float = 0.7, alphas: Sequence[float] = PAPER_ALPHAS,
-                    tau: float = PAPER_TAU, **common) -> dict[str, dict]:
-    """Keyword arguments per strategy from the paper's knobs (λ, β, α, τ) and shared ones."""
-    late = dict(common)
-    structure = {**late, "alphas": tuple(alphas), "tau": tau}
-    kg = {**structure, "lam": lam}
-    return {"gralc-naive": {}, "gralc-semantic": {}, "gralc-late": late, "gralc-structure": structure,
-            "gralc-kg": kg, "gralc-graph": {**kg, "beta": beta}}
+def strategy_params(**knobs) -> dict[str, dict]:
+    """Knob overrides per strategy: each knob given (λ as ``lam``, β ``beta``, α ``alphas``, τ ``tau``,
+    or any other) goes to every strategy whose config has it, e.g. ``lam`` to gralc-kg and
+    gralc-graph. A knob left None keeps each config's default (``config.py``); a knob no
+    strategy has is an error."""
+    given = drop_none(**knobs)
+    params = {name: {k: v for k, v in given.items() if k in strategy_config(name).knobs()} for name in STRATEGIES}
+    unused = sorted(set(given) - {k for p in params.values() for k in p})
+    if unused:
+        known = sorted({k for name in STRATEGIES for k in strategy_config(name).knobs()})
+        raise ValueError(f"no GraLC-RAG strategy has the knob(s) {unused}; their knobs are: {', '.join(known)}")
+    return params
 
 
 def make_retrievers(strategies: Sequence[str], params: Mapping[str, dict] | None = None) -> dict[str, Retriever]:
@@ -147,7 +151,7 @@ def efficiency(dataset: Dataset, strategies: Sequence[str], params: Mapping[str,
     for _ in range(repeats):
         for name in strategies:
             kw = {**params.get(name, {}), "embedder": cold}
-            if name not in ("gralc-naive", "gralc-semantic"):
+            if "cache_tokens" in strategy_config(name).knobs():     # the late-chunking family
                 kw["cache_tokens"] = False
             r = get_retriever(name, **kw).build(documents)
             if name not in best or r.build_cost.seconds < best[name].build_cost.seconds:
@@ -237,8 +241,8 @@ def boundary_markers(doc, retriever) -> pd.DataFrame:
     from .encoding import encode_document
     import numpy as np
 
-    enc = encode_document(doc.text, retriever.embedder, overlap=retriever.window_overlap,
-                          use_cache=retriever.cache_tokens)
+    enc = encode_document(doc.text, retriever.embedder, overlap=retriever.config.window_overlap,
+                          use_cache=retriever.config.cache_tokens)
     rows = []
     for s in doc.sections:
         if s.kind in ("section", "subsection"):

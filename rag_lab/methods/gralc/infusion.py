@@ -124,7 +124,7 @@ class ConceptEmbeddings:
 class KGInfuser:
     """Holds one seeded GAT layer and MLP; ``infuse`` applies them to one document."""
 
-    def __init__(self, concept_embeddings: ConceptEmbeddings, token_dim: int, lam: float = 0.1, seed: int = 0,
+    def __init__(self, concept_embeddings: ConceptEmbeddings, token_dim: int, lam: float, seed: int,
                  hidden: int | None = None, concept_norm: str = "tokens"):
         if concept_norm not in ("tokens", "unit"):
             raise ValueError(f"concept_norm must be 'tokens' or 'unit', got {concept_norm!r}")

@@ -16,7 +16,8 @@ single-block text, to sentences (see ``structure.structure_units``).
 
 MiniLM reads at most 254 word pieces per input: the 256-token naive chunks and long
 semantic chunks are embedded from their first 254 (as sentence-transformers truncates);
-the late-chunking family reads every token through sliding windows.
+the late-chunking family reads every token through sliding windows. Each strategy's knobs are
+its config (``config.py``), a class hierarchy parallel to the retrievers'.
 """
 from __future__ import annotations
 
@@ -27,8 +28,9 @@ import numpy as np
 
 from ...retrievers import Retriever, register
 from ...types import Chunk, Cost, Document, Hit, Retrieval
-from .boundaries import PAPER_ALPHAS, PAPER_GAMMA, PAPER_TAU, BoundaryTrace, select_boundaries, \
-    spans_from_boundaries, structure_aware_boundaries
+from .boundaries import BoundaryTrace, select_boundaries, spans_from_boundaries, structure_aware_boundaries
+from .config import (GraphGuidedConfig, GralcConfig, KGInfusedConfig, LateChunksConfig, NaiveChunksConfig,
+                     SemanticChunksConfig, StructureAwareConfig)
 from ...datasets.structure import section_for_span, structure_units
 
 
@@ -41,11 +43,12 @@ class GralcRetriever(Retriever):
     """Shared build/search: subclasses return (char start, char end, vector) per chunk of a document."""
 
     strategy = "base"
+    config_class: type[GralcConfig] = GralcConfig
 
-    def __init__(self, embedder=None, section_level: str = "subsection"):
+    def __init__(self, config: GralcConfig | None = None, *, reasoner=None, embedder=None, **overrides):
         super().__init__()
-        self._embedder = embedder
-        self.section_level = section_level
+        self.config = self.config_class.resolve(config, **overrides)
+        self._reasoner, self._embedder = reasoner, embedder   # no strategy calls a reasoner
         self.index = None
         self.vectors = None
         self.doc_info: dict[str, dict] = {}
@@ -66,7 +69,7 @@ class GralcRetriever(Retriever):
                 raise ValueError(f"{self.name}: document {doc.id!r} has no text")
             for i, (s, e, vec) in enumerate(self.document_chunks(doc)):
                 chunks.append(Chunk(id=f"{doc.id}#{self.strategy}-{i}", doc_id=doc.id, text=doc.text[s:e],
-                                    start=s, end=e, section_id=section_for_span(doc, s, e, self.section_level),
+                                    start=s, end=e, section_id=section_for_span(doc, s, e, self.config.section_level),
                                     meta={"chunker": f"gralc-{self.strategy}"}))
                 vectors.append(vec)
         if not chunks:
@@ -96,15 +99,12 @@ class NaiveChunks(GralcRetriever):
     """Fixed token windows embedded one by one (chunk-then-embed)."""
 
     strategy = "naive"
-
-    def __init__(self, size: int = 256, overlap: int = 32, **kw):
-        super().__init__(**kw)
-        self.size, self.overlap = size, overlap
+    config_class = NaiveChunksConfig
 
     def document_chunks(self, doc):
         from ...chunking import fixed_token_spans
 
-        spans = fixed_token_spans(doc.text, self.embedder, self.size, self.overlap)
+        spans = fixed_token_spans(doc.text, self.embedder, self.config.size, self.config.overlap)
         texts = [doc.text[s:e] for s, e in spans]
         self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
         return [(s, e, v) for (s, e), v in zip(spans, self.embedder.encode(texts))]
@@ -129,12 +129,7 @@ class SemanticChunks(GralcRetriever):
     """Sentences grouped by an absolute embedding-similarity threshold (the paper's 0.75)."""
 
     strategy = "semantic"
-
-    def __init__(self, threshold: float = 0.75, **kw):
-        super().__init__(**kw)
-        if not -1.0 <= threshold <= 1.0:
-            raise ValueError(f"semantic threshold is a cosine similarity in [-1, 1], got {threshold}")
-        self.threshold = threshold
+    config_class = SemanticChunksConfig
 
     def document_chunks(self, doc):
         from ...chunking import sentence_spans
@@ -142,7 +137,7 @@ class SemanticChunks(GralcRetriever):
         sents = sentence_spans(doc.text)
         sent_texts = [doc.text[s:e] for s, e in sents]
         sent_vecs = self.embedder.encode(sent_texts)
-        spans = similarity_threshold_spans(sents, sent_vecs, self.threshold)
+        spans = similarity_threshold_spans(sents, sent_vecs, self.config.threshold)
         texts = [doc.text[s:e] for s, e in spans]
         self.build_cost.embedding_tokens += self.embedder.count_tokens(sent_texts) + self.embedder.count_tokens(texts)
         return [(s, e, v) for (s, e), v in zip(spans, self.embedder.encode(texts))]
@@ -157,21 +152,14 @@ class LateChunks(GralcRetriever):
     otherwise the four late-chunking strategies share one encoding per text."""
 
     strategy = "late"
-
-    def __init__(self, min_tokens: int = 128, max_tokens: int = 1024, window_overlap: int = 64,
-                 cache_tokens: bool = True, **kw):
-        super().__init__(**kw)
-        self.min_tokens, self.max_tokens = min_tokens, max_tokens
-        self.window_overlap = window_overlap
-        self.cache_tokens = cache_tokens
-        if max_tokens < 2 * min_tokens or min_tokens < 1:
-            raise ValueError(f"need 1 <= min_tokens and max_tokens >= 2 * min_tokens, got {min_tokens}/{max_tokens}")
+    config_class: type[LateChunksConfig] = LateChunksConfig
 
     def encode(self, doc: Document):
         from .encoding import encode_document
 
         t0 = time.perf_counter()
-        enc = encode_document(doc.text, self.embedder, overlap=self.window_overlap, use_cache=self.cache_tokens)
+        enc = encode_document(doc.text, self.embedder, overlap=self.config.window_overlap,
+                              use_cache=self.config.cache_tokens)
         self._time("encode", t0)
         self.build_cost.embedding_tokens += enc.tokens_encoded
         self.doc_info.setdefault(doc.id, {}).update(tokens=len(enc), windows=enc.windows)
@@ -187,7 +175,7 @@ class LateChunks(GralcRetriever):
         starts = sorted({char_span_to_tokens(enc.offsets, s, e)[0] for s, e in sentence_spans(doc.text)})
         scores = np.zeros(len(enc))
         scores[[p for p in starts if p < len(enc)]] = 1.0
-        return select_boundaries(scores, 0.5, self.min_tokens, self.max_tokens, candidates=starts)
+        return select_boundaries(scores, 0.5, self.config.min_tokens, self.config.max_tokens, candidates=starts)
 
     def document_chunks(self, doc):
         from .encoding import token_span_to_chars
@@ -209,15 +197,10 @@ class StructureAwareChunks(LateChunks):
     """Late chunking with GraLC-RAG's boundary score (structure + semantic + entity coherence)."""
 
     strategy = "structure"
+    config_class: type[StructureAwareConfig] = StructureAwareConfig
 
-    def __init__(self, alphas: Sequence[float] = PAPER_ALPHAS, gamma: float = PAPER_GAMMA, tau: float = PAPER_TAU,
-                 semantic_window: int = 16, concepts=None, **kw):
-        super().__init__(**kw)
-        if len(alphas) != 3:
-            raise ValueError(f"alphas are the three weights (structural, semantic, entity), got {alphas!r}")
-        self.alphas, self.gamma, self.tau = tuple(float(a) for a in alphas), gamma, tau
-        self.semantic_window = semantic_window
-        self.concepts_source = concepts
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         self._vocabulary = self._linker = None
         self.traces: dict[str, BoundaryTrace] = {}
 
@@ -225,7 +208,7 @@ class StructureAwareChunks(LateChunks):
     def vocabulary(self):
         if self._vocabulary is None:
             from ...datasets.vocabulary import load_vocabulary
-            self._vocabulary = load_vocabulary(self.concepts_source)
+            self._vocabulary = load_vocabulary(self.config.concepts)
         return self._vocabulary
 
     @property
@@ -257,8 +240,7 @@ class StructureAwareChunks(LateChunks):
     def boundaries(self, doc, enc, embeddings):
         units, fallback = structure_units(doc)
         spans = [(a, b) for a, b, _ in self._mentions]
-        trace = structure_aware_boundaries(enc.offsets, embeddings, units, spans, self.alphas, self.gamma, self.tau,
-                                           self.min_tokens, self.max_tokens, self.semantic_window)
+        trace = structure_aware_boundaries(enc.offsets, embeddings, units, spans, self.config)
         self.traces[doc.id] = trace
         self.doc_info[doc.id]["structure_fallback"] = fallback
         return trace.boundaries
@@ -274,11 +256,10 @@ class KGInfusedChunks(StructureAwareChunks):
     """Structure-aware late chunking over KG-infused token embeddings."""
 
     strategy = "kg"
+    config_class: type[KGInfusedConfig] = KGInfusedConfig
 
-    def __init__(self, lam: float = 0.1, seed: int = 0, concept_model: str | None = None,
-                 concept_norm: str = "tokens", **kw):
-        super().__init__(**kw)
-        self.lam, self.seed, self.concept_model, self.concept_norm = lam, seed, concept_model, concept_norm
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         self._infuser = None
 
     def get_infuser(self, dim: int):
@@ -286,9 +267,10 @@ class KGInfusedChunks(StructureAwareChunks):
         if self._infuser is None:
             from .infusion import ConceptEmbeddings, KGInfuser
 
-            names = [c.name for c in self.vocabulary.concepts.values()] if self.concept_model else ()
-            self.concept_vectors = ConceptEmbeddings(self.embedder, dim, self.concept_model, names)
-            self._infuser = KGInfuser(self.concept_vectors, dim, self.lam, self.seed, concept_norm=self.concept_norm)
+            cfg = self.config
+            names = [c.name for c in self.vocabulary.concepts.values()] if cfg.concept_model else ()
+            self.concept_vectors = ConceptEmbeddings(self.embedder, dim, cfg.concept_model, names)
+            self._infuser = KGInfuser(self.concept_vectors, dim, cfg.lam, cfg.seed, concept_norm=cfg.concept_norm)
         return self._infuser
 
     def token_embeddings(self, doc, enc):
@@ -315,12 +297,10 @@ class GraphGuidedChunks(KGInfusedChunks):
     when either side has none). The dense top ``pool`` candidates are re-scored."""
 
     strategy = "graph"
+    config_class = GraphGuidedConfig
 
-    def __init__(self, beta: float = 0.7, pool: int = 100, **kw):
-        super().__init__(**kw)
-        if not 0.0 <= beta <= 1.0:
-            raise ValueError(f"beta weighs cosine against kg_prox and must be in [0, 1], got {beta}")
-        self.beta, self.pool = beta, pool
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         self.chunk_concepts: list[list[str]] = []
 
     def _after_build(self, documents):
@@ -344,11 +324,12 @@ class GraphGuidedChunks(KGInfusedChunks):
             raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
         qvec, cost = self._query(query)
         query_concepts = self.linker.concepts_in(query)
-        scores, rows = self.index.search(qvec, max(k, self.pool))
+        beta = self.config.beta
+        scores, rows = self.index.search(qvec, max(k, self.config.pool))
         ranked = []
         for s, r in zip(scores[0], rows[0]):
             prox = self.kg_prox(query_concepts, self.chunk_concepts[r])
-            ranked.append((self.beta * float(s) + (1 - self.beta) * prox, float(s), prox, int(r)))
+            ranked.append((beta * float(s) + (1 - beta) * prox, float(s), prox, int(r)))
         ranked.sort(key=lambda t: (-t[0], t[3]))
         hits = [Hit(self.chunks[r], score, "graph" if prox > 0 else "vector") for score, _, prox, r in ranked[:k]]
         trace = {"strategy": self.strategy, "query_concepts": query_concepts,
@@ -356,20 +337,33 @@ class GraphGuidedChunks(KGInfusedChunks):
         return Retrieval(query, hits, trace, cost)
 
 
-STRATEGIES = {
-    "gralc-naive": ("NaiveChunks", "GraLC-RAG baseline: fixed 256-token chunks (32 overlap), chunk-then-embed"),
-    "gralc-semantic": ("SemanticChunks", "GraLC-RAG baseline: sentences merged while cosine >= 0.75"),
-    "gralc-late": ("LateChunks", "Late chunking: whole-document token embeddings (sliding windows), sentence "
-                                 "boundaries, 128-1024 tokens"),
-    "gralc-structure": ("StructureAwareChunks", "GraLC-RAG structure-aware late chunking (boundary score: "
-                                                "structure 0.5, semantic 0.3, entity 1.0; tau 0.3), no KG"),
-    "gralc-kg": ("KGInfusedChunks", "GraLC-RAG: structure-aware late chunking over KG-infused tokens (GAT + MLP, "
-                                    "lambda 0.1)"),
-    "gralc-graph": ("GraphGuidedChunks", "GraLC-RAG full: KG infusion + graph-guided score "
-                                         "0.7 cos + 0.3 kg_prox"),
+# name -> (retriever class, description from its config's defaults)
+STRATEGIES: dict[str, tuple[type[GralcRetriever], str]] = {
+    "gralc-naive": (NaiveChunks, "GraLC-RAG baseline: fixed {c.size}-token chunks ({c.overlap} overlap), "
+                                 "chunk-then-embed"),
+    "gralc-semantic": (SemanticChunks, "GraLC-RAG baseline: sentences merged while cosine >= {c.threshold}"),
+    "gralc-late": (LateChunks, "Late chunking: whole-document token embeddings (sliding windows), sentence "
+                               "boundaries, {c.min_tokens}-{c.max_tokens} tokens"),
+    "gralc-structure": (StructureAwareChunks, "GraLC-RAG structure-aware late chunking (boundary score: structure "
+                                              "{c.alphas[0]}, semantic {c.alphas[1]}, entity {c.alphas[2]}; "
+                                              "tau {c.tau}), no KG"),
+    "gralc-kg": (KGInfusedChunks, "GraLC-RAG: structure-aware late chunking over KG-infused tokens (GAT + MLP, "
+                                  "lambda {c.lam})"),
+    "gralc-graph": (GraphGuidedChunks, "GraLC-RAG full: KG infusion + graph-guided score "
+                                       "{c.beta} cos + {rest:.1f} kg_prox"),
 }
 PAPER_LABELS = {"gralc-naive": "Naive", "gralc-semantic": "Semantic", "gralc-late": "Late Chunking",
                 "gralc-structure": "Structure-Aware", "gralc-kg": "GraLC-RAG (KG)", "gralc-graph": "GraLC-RAG (+Graph)"}
 
+
+def strategy_config(name: str) -> GralcConfig:
+    """The default config of a strategy (``gralc-...``)."""
+    if name not in STRATEGIES:
+        raise ValueError(f"unknown GraLC-RAG strategy {name!r}; expected one of {', '.join(STRATEGIES)}")
+    return STRATEGIES[name][0].config_class()
+
+
 for _name, (_cls, _desc) in STRATEGIES.items():
-    register(_name, f"{__name__}:{_cls}", _desc)
+    _config = _cls.config_class()
+    register(_name, f"{__name__}:{_cls.__name__}",
+             _desc.format(c=_config, rest=1 - getattr(_config, "beta", 0.0)), _config)

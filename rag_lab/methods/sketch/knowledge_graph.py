@@ -139,7 +139,7 @@ class KnowledgeGraph:
         return len(self.keys)
 
     # -- query-entity matching ---------------------------------------------------------------
-    def match(self, entities: Sequence[str], threshold: float = 0.75, max_per_entity: int = 3) -> tuple[list[Match], int]:
+    def match(self, entities: Sequence[str], threshold: float, max_per_entity: int) -> tuple[list[Match], int]:
         """Nodes for each query entity (see the module docstring) and the embedding tokens spent."""
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"match threshold must be in [0, 1], got {threshold}")
@@ -167,7 +167,7 @@ class KnowledgeGraph:
         return matches, tokens
 
     # -- graph query and what it yields ---------------------------------------------------------
-    def neighbourhood(self, seeds: Sequence[str], hops: int = 1) -> Subgraph:
+    def neighbourhood(self, seeds: Sequence[str], hops: int) -> Subgraph:
         return self.store.neighbourhood(seeds, hops)
 
     def rank_chunks(self, subgraph: Subgraph) -> list[tuple[Chunk, float]]:
@@ -186,7 +186,7 @@ class KnowledgeGraph:
         lines = list(dict.fromkeys(fact_text(e, subgraph.nodes) for e, _ in subgraph.edges))
         return lines if limit is None else lines[:limit]
 
-    def structured_context(self, subgraph: Subgraph, chunks: Sequence[Chunk], max_facts: int = 50) -> str:
+    def structured_context(self, subgraph: Subgraph, chunks: Sequence[Chunk], max_facts: int | None) -> str:
         """The structured context: the facts, then the node contexts (texts of the given chunks)."""
         facts = self.facts(subgraph, max_facts)
         parts = []

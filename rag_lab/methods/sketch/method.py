@@ -34,20 +34,21 @@ from typing import Sequence
 
 from ...retrievers import Retriever, register
 from ...types import Chunk, Cost, Document, Hit, Retrieval
+from .config import SketchConfig
 
 CONFIRMED, VECTOR, GRAPH = "vector+graph", "vector", "graph"
 
 
-def split_semantic_chunk(doc: Document, span: tuple[int, int], embedder, chunk_size: int = 100,
-                         chunk_overlap: int = 16) -> list[tuple[int, int]]:
-    """The recursive 100/16 split of one semantic chunk, as spans of the document."""
+def split_semantic_chunk(doc: Document, span: tuple[int, int], embedder, chunk_size: int,
+                         chunk_overlap: int) -> list[tuple[int, int]]:
+    """The recursive split of one semantic chunk (SKETCH: 100/16), as spans of the document."""
     from ...chunking import recursive_token_spans
 
     return recursive_token_spans(doc.text, embedder, chunk_size, chunk_overlap, span[0], span[1])
 
 
-def pieces_of(doc: Document, semantic: Sequence[tuple[int, int]], embedder, chunk_size: int = 100,
-              chunk_overlap: int = 16) -> list[Chunk]:
+def pieces_of(doc: Document, semantic: Sequence[tuple[int, int]], embedder, chunk_size: int,
+              chunk_overlap: int) -> list[Chunk]:
     """Second stage of SKETCH's indexing: every semantic span split into recursive pieces.
 
     Piece ids are ``{doc}#sketch-{i}``; ``meta["semantic_chunk"]`` is the index of the semantic
@@ -66,17 +67,17 @@ def pieces_of(doc: Document, semantic: Sequence[tuple[int, int]], embedder, chun
     return chunks
 
 
-def sketch_chunks(documents: Sequence[Document], embedder, semantic_threshold: float = 90.0,
-                  chunk_size: int = 100, chunk_overlap: int = 16) -> list[Chunk]:
-    """SKETCH's indexing split: SemanticChunker spans, each split recursively into 100/16 pieces."""
+def sketch_chunks(documents: Sequence[Document], embedder, config: SketchConfig) -> list[Chunk]:
+    """SKETCH's indexing split: SemanticChunker spans, each split recursively into pieces."""
     from ...chunking import semantic_spans
 
     out: list[Chunk] = []
     for doc in documents:
         if not doc.text.strip():
             continue
-        out.extend(pieces_of(doc, semantic_spans(doc.text, embedder, threshold=semantic_threshold), embedder,
-                             chunk_size, chunk_overlap))
+        spans = semantic_spans(doc.text, embedder, threshold=config.semantic_threshold,
+                               buffer_size=config.semantic_buffer_size)
+        out.extend(pieces_of(doc, spans, embedder, config.chunk_size, config.chunk_overlap))
     return out
 
 
@@ -102,31 +103,20 @@ class SketchRetriever(Retriever):
     """SKETCH's hybrid retriever; ``KGRetriever`` (kg.py) is its structured half alone."""
 
     uses_vectors = True
+    config_class = SketchConfig
 
-    def __init__(self, reasoner=None, embedder=None, semantic_threshold: float = 90.0, chunk_size: int = 100,
-                 chunk_overlap: int = 16, graph_store: str = "networkx", graph_path: str | None = None,
-                 hops: int = 1, match_threshold: float = 0.75, max_matches_per_entity: int = 3,
-                 max_facts: int = 50):
+    def __init__(self, config: SketchConfig | None = None, *, reasoner=None, embedder=None, **overrides):
         super().__init__()
-        if hops < 0:
-            raise ValueError(f"hops must be >= 0, got {hops}")
+        self.config = self.config_class.resolve(config, **overrides)
         self._reasoner = reasoner
         self._embedder = embedder
-        self.semantic_threshold = semantic_threshold
-        self.chunk_size, self.chunk_overlap = chunk_size, chunk_overlap
-        self.graph_store = graph_store
-        self.graph_path = graph_path
-        self.hops = hops
-        self.match_threshold = match_threshold
-        self.max_matches_per_entity = max_matches_per_entity
-        self.max_facts = max_facts
         self.graph = None
         self.index = None
         self.vectors = None
 
     # -- indexing ---------------------------------------------------------------------------
     def make_chunks(self, documents: Sequence[Document]) -> list[Chunk]:
-        return sketch_chunks(documents, self.embedder, self.semantic_threshold, self.chunk_size, self.chunk_overlap)
+        return sketch_chunks(documents, self.embedder, self.config)
 
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
         """One triples call per piece (the graph is built from the pieces)."""
@@ -147,10 +137,11 @@ class SketchRetriever(Retriever):
         before = self.reasoner.usage.copy()
         triples = [self.reasoner.triples(t) for t in texts]
         self.build_cost = self.build_cost + self.reasoner.usage_since(before)
-        store_params = {"path": self.graph_path} if self.graph_store == "kuzu" and self.graph_path else {}
+        cfg = self.config
+        store_params = {"path": cfg.graph_path} if cfg.graph_store == "kuzu" and cfg.graph_path else {}
         if self.graph is not None:
             self.graph.close()
-        self.graph = KnowledgeGraph.from_triples(self.chunks, triples, self.embedder, self.graph_store,
+        self.graph = KnowledgeGraph.from_triples(self.chunks, triples, self.embedder, cfg.graph_store,
                                                  **store_params)
         self.build_cost.embedding_tokens += self.graph.embedding_tokens
         self._row = {c.id: i for i, c in enumerate(self.chunks)}
@@ -175,23 +166,24 @@ class SketchRetriever(Retriever):
         before = self.reasoner.usage.copy()
         entities = self.reasoner.query_entities(query)
         cost = self.reasoner.usage_since(before)
-        matches, tokens = self.graph.match(entities, self.match_threshold, self.max_matches_per_entity)
+        cfg = self.config
+        matches, tokens = self.graph.match(entities, cfg.match_threshold, cfg.max_matches_per_entity)
         cost.embedding_tokens += tokens
         seeds = list(dict.fromkeys(m.node for m in matches))
-        sub = self.graph.neighbourhood(seeds, self.hops)
+        sub = self.graph.neighbourhood(seeds, cfg.hops)
         ranked = self.graph.rank_chunks(sub)[:k]
         trace = {
             "query_entities": entities,
             "matches": [asdict(m) for m in matches],
             "nodes": [{"key": key, "name": sub.nodes[key].name, "type": sub.nodes[key].type, "distance": d}
                       for key, d in sub.distances.items()],
-            "facts": self.graph.facts(sub, self.max_facts),
+            "facts": self.graph.facts(sub, cfg.max_facts),
             "paths": self.graph.paths(sub),
             "graph_chunk_ids": [c.id for c, _ in ranked],
             "graph_chunk_scores": [round(s, 6) for _, s in ranked],
-            "structured_context": self.graph.structured_context(sub, [c for c, _ in ranked], self.max_facts),
+            "structured_context": self.graph.structured_context(sub, [c for c, _ in ranked], cfg.max_facts),
             "graph_store": self.graph.store.name,
-            "hops": self.hops,
+            "hops": cfg.hops,
         }
         return ranked, trace, cost
 
@@ -222,7 +214,6 @@ class SketchRetriever(Retriever):
 
 
 register("sketch", "rag_lab.methods.sketch.method:SketchRetriever",
-         "SKETCH: semantic -> recursive 100/16 pieces in FAISS, merged with knowledge-graph chunks "
-         "(confirmed chunks first, then vector and graph chunks alternately)",
-         semantic_threshold=90.0, chunk_size=100, chunk_overlap=16, graph_store="networkx", hops=1,
-         match_threshold=0.75)
+         "SKETCH: semantic -> recursive {c.chunk_size}/{c.chunk_overlap} pieces in FAISS, merged with knowledge-graph "
+         "chunks (confirmed chunks first, then vector and graph chunks alternately)".format(c=SketchConfig()),
+         SketchConfig())

@@ -1,5 +1,4 @@
 """SSG traversal (semantic similarity graph): graph building, the seven traversal algorithms,
 the context-grouping strategies that build questions, and the ``ssg-*`` retrievers.
 
-Importing the package registers the retrievers (``retriever`` module)."""
-from . import method  # noqa: F401  (registers ssg-<algorithm>)
+``config`` holds the knobs; ``method`` registers the retrievers when ``rag_lab.methods`` imports it."""

@@ -1,6 +1,6 @@
 """The seven retrieval algorithms of the SSG-traversal paper, one function each, one signature:
 
-    algorithm(graph, query, max_sentences=10, reasoner=None) -> TraversalResult
+    algorithm(graph, query, max_sentences, reasoner=None) -> TraversalResult
 
 ``query`` is a ``QueryContext`` (similarities to every node computed once). Every algorithm
 except ``basic_retrieval`` starts at the anchor (the window most similar to the query), moves
@@ -51,7 +51,6 @@ from .query import QueryContext
 BASIC_MIN_SENTENCES = 5        # basic_retrieval's early stop needs at least this many sentences
 TRAVERSAL_MIN_SENTENCES = 8    # query_traversal and the triangulations: at least this many
 LLM_CANDIDATES = 5             # candidates shown to the reasoner per hop (the paper's prompt lists five)
-DEFAULT_MAX_SENTENCES = 10
 
 # stop reasons
 MAX_SENTENCES = "max_sentences"
@@ -168,7 +167,7 @@ def _greedy(name: str, graph: SimilarityGraph, query: QueryContext, max_sentence
 
 
 # -- 1. basic_retrieval ------------------------------------------------------------------------
-def basic_retrieval(graph: SimilarityGraph, query: QueryContext, max_sentences: int = DEFAULT_MAX_SENTENCES,
+def basic_retrieval(graph: SimilarityGraph, query: QueryContext, max_sentences: int,
                     reasoner=None) -> TraversalResult:
     """Plain semantic RAG as the control: windows in order of query similarity, no traversal."""
     gathered = Gatherer(graph, query, max_sentences)
@@ -192,7 +191,7 @@ def basic_retrieval(graph: SimilarityGraph, query: QueryContext, max_sentences: 
 
 
 # -- 2. query_traversal ------------------------------------------------------------------------
-def query_traversal(graph: SimilarityGraph, query: QueryContext, max_sentences: int = DEFAULT_MAX_SENTENCES,
+def query_traversal(graph: SimilarityGraph, query: QueryContext, max_sentences: int,
                     reasoner=None) -> TraversalResult:
     """Always hop to the neighbour most similar to the query."""
     return _greedy("query_traversal", graph, query, max_sentences,
@@ -200,7 +199,7 @@ def query_traversal(graph: SimilarityGraph, query: QueryContext, max_sentences: 
 
 
 # -- 3. ssg_traversal --------------------------------------------------------------------------
-def ssg_traversal(graph: SimilarityGraph, query: QueryContext, max_sentences: int = DEFAULT_MAX_SENTENCES,
+def ssg_traversal(graph: SimilarityGraph, query: QueryContext, max_sentences: int,
                   reasoner=None) -> TraversalResult:
     """Follow local similarity (current window -> neighbour), ignoring the query after the anchor."""
     gathered, current, result = _start("ssg_traversal", graph, query, max_sentences)
@@ -226,7 +225,7 @@ def ssg_traversal(graph: SimilarityGraph, query: QueryContext, max_sentences: in
 
 
 # -- 4. triangulation_average ------------------------------------------------------------------
-def triangulation_average(graph: SimilarityGraph, query: QueryContext, max_sentences: int = DEFAULT_MAX_SENTENCES,
+def triangulation_average(graph: SimilarityGraph, query: QueryContext, max_sentences: int,
                           reasoner=None) -> TraversalResult:
     """Hop to the neighbour with the best mean of the three similarities of the triangle (q, c_t, n)."""
     def triangle(c: str, n: str) -> float:
@@ -241,7 +240,7 @@ def _centroid_closeness(q: np.ndarray, c: np.ndarray, n: np.ndarray) -> float:
 
 
 def triangulation_geometric_3d(graph: SimilarityGraph, query: QueryContext,
-                               max_sentences: int = DEFAULT_MAX_SENTENCES, reasoner=None) -> TraversalResult:
+                               max_sentences: int, reasoner=None) -> TraversalResult:
     """Triangle centroids in the 3-D PCA space of the window vectors."""
     def coords(node: str) -> np.ndarray:
         row = graph.window_row.get(node)
@@ -253,7 +252,7 @@ def triangulation_geometric_3d(graph: SimilarityGraph, query: QueryContext,
 
 
 def triangulation_fulldim(graph: SimilarityGraph, query: QueryContext,
-                          max_sentences: int = DEFAULT_MAX_SENTENCES, reasoner=None) -> TraversalResult:
+                          max_sentences: int, reasoner=None) -> TraversalResult:
     """Triangle centroids in the full embedding space."""
     def score(c: str, n: str) -> float:
         return _centroid_closeness(query.vector, graph.vector(c), graph.vector(n))
@@ -261,7 +260,7 @@ def triangulation_fulldim(graph: SimilarityGraph, query: QueryContext,
 
 
 # -- 7. llm_guided_traversal -------------------------------------------------------------------
-def llm_guided_traversal(graph: SimilarityGraph, query: QueryContext, max_sentences: int = DEFAULT_MAX_SENTENCES,
+def llm_guided_traversal(graph: SimilarityGraph, query: QueryContext, max_sentences: int,
                          reasoner=None) -> TraversalResult:
     """query_traversal with the choice of the next window (or stopping) handed to the reasoner."""
     if reasoner is None:
@@ -303,7 +302,7 @@ ALGORITHMS: dict[str, Callable[..., TraversalResult]] = {
                             triangulation_geometric_3d, triangulation_fulldim, llm_guided_traversal)}
 
 
-def run_algorithm(name: str, graph: SimilarityGraph, query: QueryContext, max_sentences: int = DEFAULT_MAX_SENTENCES,
+def run_algorithm(name: str, graph: SimilarityGraph, query: QueryContext, max_sentences: int,
                   reasoner=None) -> TraversalResult:
     if name not in ALGORITHMS:
         raise ValueError(f"unknown SSG algorithm {name!r}; expected one of {', '.join(ALGORITHMS)}")

@@ -17,6 +17,7 @@ import pandas as pd
 from ...metrics import context_matches, locate_contexts
 from ...types import Dataset, Question, Retrieval
 from .algorithms import ALGORITHMS
+from .config import SSGConfig
 from .graph import SimilarityGraph
 from .method import SSGRetriever, method_name
 from .paper import PAPER_STRATEGY, PAPER_TABLES, compare_with_paper, paper_table
@@ -50,9 +51,12 @@ def make_retrievers(graph: SimilarityGraph, algorithms: Sequence[str], caps: Seq
 
 
 def run_algorithms(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequence[str],
-                   max_sentences: int | Mapping[str, int] = 10, reasoner=None, embedder=None
+                   max_sentences: int | Mapping[str, int] | None = None, reasoner=None, embedder=None
                    ) -> dict[str, dict[str, Retrieval]]:
-    """method name (``ssg-…``) -> question id -> Retrieval of every gathered sentence."""
+    """method name (``ssg-…``) -> question id -> Retrieval of every gathered sentence.
+    ``max_sentences``: see ``cap_for``; None is ``SSGConfig``'s default for every question."""
+    if max_sentences is None:
+        max_sentences = SSGConfig().max_sentences
     caps = {q.id: cap_for(q, max_sentences) for q in dataset.questions}
     retrievers = make_retrievers(graph, algorithms, list(caps.values()), reasoner, embedder, dataset.documents)
     return {method_name(a): {q.id: retrievers[(a, caps[q.id])].retrieve(q.question, caps[q.id])

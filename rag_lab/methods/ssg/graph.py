@@ -13,12 +13,14 @@ Three layers (the paper's Figure D):
 
 Windows and sentences inherit their document's themes. Vectors live in numpy arrays beside the
 networkx graph (rows in ``window_ids`` / ``sentence_ids`` / ``doc_ids`` order). A 3-component PCA
-fitted on the window vectors serves the 3-D triangulation and the 3-D plot.
+fitted on the window vectors serves the 3-D triangulation and the 3-D plot. The knobs (window,
+stride, top_k, top_x, top_t, themes) are ``SSGConfig``'s (``config.py``); a graph keeps the config
+it was built with as ``graph.config`` (only its ``GRAPH_KNOBS`` shape the graph).
 """
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -26,6 +28,7 @@ import numpy as np
 
 from ...atomic import atomic_path, write_text
 from ...types import Cost, Document
+from .config import SSGConfig
 from .edges import sparse_neighbours, theme_bridges
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -33,28 +36,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SIMILARITY_KINDS = ("intra", "inter")
 FORMAT_VERSION = 1
-
-
-@dataclass(frozen=True)
-class SSGConfig:
-    """Graph parameters. ``top_k + top_x = 10`` keeps ten comparisons per window, the number the
-    paper names as typical for its sparse storage."""
-
-    window: int = 3
-    stride: int = 1
-    top_k: int = 5
-    top_x: int = 5
-    top_t: int = 3
-    n_themes: int = 5
-    theme_words: int = 500
-
-    def __post_init__(self):
-        for name in ("window", "stride", "n_themes", "theme_words"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"SSGConfig.{name} must be positive, got {getattr(self, name)}")
-        for name in ("top_k", "top_x", "top_t"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"SSGConfig.{name} must be >= 0, got {getattr(self, name)}")
 
 
 @dataclass(frozen=True)
@@ -82,7 +63,7 @@ def doc_node(doc_id: str) -> str:
     return f"doc:{doc_id}"
 
 
-def segment(documents: Sequence[Document], window: int = 3, stride: int = 1) -> tuple[list[Sentence], list[Window]]:
+def segment(documents: Sequence[Document], window: int, stride: int) -> tuple[list[Sentence], list[Window]]:
     """Sentences and sentence windows of every document, as exact spans of its text."""
     from ...chunking import sentence_spans, sentence_window_spans
 
@@ -216,7 +197,7 @@ class SimilarityGraph:
                          theme_vecs=self.theme_vecs, pca_mean=self.pca_mean, pca_components=self.pca_components,
                          window_ids=np.array(self.window_ids), sentence_ids=np.array(self.sentence_ids),
                          doc_ids=np.array(self.doc_ids))
-        write_text(folder / "config.json", json.dumps({"format": FORMAT_VERSION, "config": asdict(self.config)}))
+        write_text(folder / "config.json", json.dumps({"format": FORMAT_VERSION, "config": self.config.as_dict()}))
         return folder
 
     @classmethod
@@ -236,7 +217,7 @@ class SimilarityGraph:
             arrays = {k: z[k] for k in z.files}
         return cls(graph, arrays["window_ids"].tolist(), arrays["sentence_ids"].tolist(), arrays["doc_ids"].tolist(),
                    arrays["window_vecs"], arrays["sentence_vecs"], arrays["theme_vecs"], arrays["pca_mean"],
-                   arrays["pca_components"], SSGConfig(**meta["config"]))
+                   arrays["pca_components"], SSGConfig.from_dict(meta["config"]))
 
 
 def fit_pca3(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -263,7 +244,7 @@ def assemble_graph(documents: Sequence[Document], sentences: list[Sentence], win
         raise ValueError(f"vector counts do not match: {len(window_vecs)} window vectors for {len(windows)} windows, "
                          f"{len(sentence_vecs)} sentence vectors for {len(sentences)} sentences, "
                          f"{len(theme_vecs)} theme vectors for {len(doc_ids)} documents")
-    g = nx.DiGraph(config=asdict(config))
+    g = nx.DiGraph(config=config.as_dict())
     for d in documents:
         g.add_node(doc_node(d.id), kind="document", doc_id=d.id, title=d.title, themes=list(themes.get(d.id, [])))
     for s in sentences:

@@ -4,7 +4,8 @@ A retriever builds (or is given) a ``SimilarityGraph``, embeds each query once, 
 the graph (``QueryContext``: similarities to every node, cached for the traversal) and runs its
 algorithm. Its hits are the gathered sentences, in the order gathered, as span chunks of their
 documents, so the shared metrics score them against gold sentences; the trace holds the anchor,
-the path, every step and the stop reason.
+the path, every step and the stop reason. Knobs: ``SSGConfig`` (``config.py``), one registered
+config per algorithm.
 """
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from typing import Sequence
 
 from ...retrievers import Retriever, register
 from ...types import Chunk, Cost, Document, Hit, Retrieval
-from .algorithms import ALGORITHMS, DEFAULT_MAX_SENTENCES, TraversalResult, run_algorithm
-from .graph import SSGConfig, SimilarityGraph, build_graph, first_words
+from .algorithms import TraversalResult, run_algorithm
+from .config import ALGORITHM_NAMES, SSGConfig
+from .graph import SimilarityGraph, build_graph, first_words
 from .query import QueryContext
 
 
@@ -38,29 +40,30 @@ class SSGRetriever(Retriever):
     configured reasoner, offline unless ``RAG_LAB_LLM`` says otherwise); it draws the document
     themes at build time and makes the choices of ``llm_guided_traversal``."""
 
-    def __init__(self, algorithm: str = "query_traversal", window: int = 3, stride: int = 1, top_k: int = 5,
-                 top_x: int = 5, top_t: int = 3, max_sentences: int = DEFAULT_MAX_SENTENCES, reasoner=None,
-                 embedder=None):
+    config_class = SSGConfig
+
+    def __init__(self, config: SSGConfig | None = None, *, reasoner=None, embedder=None, **overrides):
         super().__init__()
-        if algorithm not in ALGORITHMS:
-            raise ValueError(f"unknown SSG algorithm {algorithm!r}; expected one of {', '.join(ALGORITHMS)}")
-        if max_sentences <= 0:
-            raise ValueError(f"max_sentences must be positive, got {max_sentences}")
-        self.algorithm = algorithm
-        self.name = method_name(algorithm)
-        self.config = SSGConfig(window=window, stride=stride, top_k=top_k, top_x=top_x, top_t=top_t)
-        self.max_sentences = max_sentences
+        self.config = self.config_class.resolve(config, **overrides)
+        self.name = method_name(self.config.algorithm)
         self._reasoner = reasoner
         self._embedder = embedder
         self.graph: SimilarityGraph | None = None
         self._chunk_by_id: dict[str, Chunk] = {}
 
+    @property
+    def algorithm(self) -> str:
+        return self.config.algorithm
+
     @classmethod
-    def from_graph(cls, graph: SimilarityGraph, algorithm: str, max_sentences: int = DEFAULT_MAX_SENTENCES,
-                   reasoner=None, embedder=None, documents: Sequence[Document] | None = None) -> "SSGRetriever":
-        """A retriever over an already built graph (so seven algorithms share one build)."""
-        c = graph.config
-        r = cls(algorithm, c.window, c.stride, c.top_k, c.top_x, c.top_t, max_sentences, reasoner, embedder)
+    def from_graph(cls, graph: SimilarityGraph, algorithm: str, max_sentences: int | None = None, reasoner=None,
+                   embedder=None, documents: Sequence[Document] | None = None) -> "SSGRetriever":
+        """A retriever over an already built graph (so seven algorithms share one build): the graph's
+        knobs, ``algorithm``, and ``max_sentences`` (None: the config's default)."""
+        config = SSGConfig(algorithm=algorithm, **graph.config.graph_knobs())
+        if max_sentences is not None:
+            config = config.replace(max_sentences=max_sentences)
+        r = cls(config, reasoner=reasoner, embedder=embedder)
         r._use_graph(graph, documents)
         return r
 
@@ -90,7 +93,7 @@ class SSGRetriever(Retriever):
         ctx, cost = self.query_context(query)
         reasoner = self.reasoner if self.algorithm == "llm_guided_traversal" else None
         before = reasoner.usage.copy() if reasoner is not None else None
-        result = run_algorithm(self.algorithm, self.graph, ctx, self.max_sentences, reasoner)
+        result = run_algorithm(self.algorithm, self.graph, ctx, self.config.max_sentences, reasoner)
         if reasoner is not None:
             cost = cost + reasoner.usage_since(before)
             cost.llm_fallbacks = result.llm_fallbacks
@@ -109,7 +112,7 @@ class SSGRetriever(Retriever):
 
 
 _DESCRIPTIONS = {
-    "basic_retrieval": "SSG control: 3-sentence windows ranked by query cosine, sentences gathered until the early stop",
+    "basic_retrieval": "SSG control: sentence windows ranked by query cosine, sentences gathered until the early stop",
     "query_traversal": "SSG: from the anchor window, hop to the neighbour most similar to the query",
     "ssg_traversal": "SSG: from the anchor window, hop to the neighbour most similar to the current window",
     "triangulation_average": "SSG: hop by the mean of the query/current/candidate triangle similarities",
@@ -118,6 +121,6 @@ _DESCRIPTIONS = {
     "llm_guided_traversal": "SSG: the reasoner picks the next window among five candidates, or stops",
 }
 
-for _algorithm in ALGORITHMS:
+for _algorithm in ALGORITHM_NAMES:
     register(method_name(_algorithm), "rag_lab.methods.ssg.method:SSGRetriever", _DESCRIPTIONS[_algorithm],
-             algorithm=_algorithm)
+             SSGConfig(algorithm=_algorithm))

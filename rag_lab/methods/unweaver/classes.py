@@ -40,7 +40,6 @@ ARTICLES = ("the", "a", "an")
 _POSSESSIVE = re.compile(r"(?<=\w)['\u2019]s\b|(?<=s)['\u2019](?=\s|$)")
 _DELETED = re.compile(r"[.'\u2019]")
 _NON_WORD = re.compile(r"[^0-9a-z]+")
-DEFAULT_CAP_WORDS = 150
 
 
 def _singular(word: str) -> str:

@@ -1,9 +1,10 @@
 """UnWeaver ("UnWeaving the knots of GraphRAG - turns out VectorRAG is almost enough"): index
 entity classes instead of chunks, then let the classes nearest to a query vote for chunks.
 
-Build: chunk (the same fixed 128/16 MiniLM windows as the naive baseline, so only the indexing
-differs) -> ``reasoner.entities`` per chunk (one call each) -> equivalence classes of normalised
-names (``classes``), optionally merged by name similarity -> per class the concatenated
+Knobs: ``UnWeaverConfig`` (``config.py``). Build: chunk (fixed MiniLM windows, 128/16 like the
+naive baseline, so only the indexing differs) -> ``reasoner.entities`` per chunk (one call each)
+-> equivalence classes of normalised names (``classes``), optionally merged by name similarity
+-> per class the concatenated
 descriptions, shortened by ``reasoner.summarize`` over ``description_cap`` words -> one embedding
 per class. The appendix's matrices are kept as attributes (``matrices``):
 ``incidence`` E, ``selection`` [P_k], ``membership`` M, ``chunk_class`` A, ``class_vectors`` V.
@@ -34,11 +35,10 @@ from ...retrievers import Retriever, register
 from ...types import Cost, Document, Hit, Retrieval
 from .alignment import (bounded_least_squares, chunk_strengths, idea_upper_bounds, kelly_allocation,
                                  select_chunks)
-from .classes import (DEFAULT_CAP_WORDS, class_descriptions, class_text, form_classes,
-                               mentions_from_entities, merge_similar_classes)
-from .voting import check_rule, elect
+from .classes import class_descriptions, class_text, form_classes, mentions_from_entities, merge_similar_classes
+from .config import UnWeaverConfig
+from .voting import elect
 
-SELECTIONS = ("election", "kelly", "lsq")
 MIN_WEIGHT = 1e-6      # idea weights for the alignment solvers must be positive
 
 
@@ -51,23 +51,11 @@ def _without_seconds(cost: Cost) -> Cost:
 class UnWeaverRetriever(Retriever):
     """See the module docstring. ``reasoner``: a Reasoner, a spec string, or None ($RAG_LAB_LLM, else offline)."""
 
-    def __init__(self, rule: str = "pav", top_n: int = 10, exact: bool = True, weighted: bool = False,
-                 description_cap: int | None = DEFAULT_CAP_WORDS, semantic_threshold: float | None = None,
-                 include_name: bool = True, select: str = "election", chunk_budget: float = 1.0,
-                 reasoner=None, embedder=None, chunker: str = "fixed", **chunk_params):
+    config_class = UnWeaverConfig
+
+    def __init__(self, config: UnWeaverConfig | None = None, *, reasoner=None, embedder=None, **overrides):
         super().__init__()
-        self.rule = check_rule(rule)
-        if not isinstance(top_n, int) or top_n <= 0:
-            raise ValueError(f"top_n must be a positive integer, got {top_n!r}")
-        if select not in SELECTIONS:
-            raise ValueError(f"select must be one of {SELECTIONS}, got {select!r}")
-        if chunk_budget <= 0:
-            raise ValueError(f"chunk_budget must be positive, got {chunk_budget}")
-        self.top_n, self.exact, self.weighted = top_n, exact, weighted
-        self.description_cap, self.semantic_threshold = description_cap, semantic_threshold
-        self.include_name, self.select, self.chunk_budget = include_name, select, chunk_budget
-        self.chunker = chunker
-        self.chunk_params = chunk_params or ({"size": 128, "overlap": 16} if chunker == "fixed" else {})
+        self.config = self.config_class.resolve(config, **overrides)
         self._reasoner, self._embedder = reasoner, embedder
         self.mentions, self.classes, self.dropped_mentions = [], [], 0
         self.incidence = self.membership = self.chunk_class = None
@@ -84,7 +72,8 @@ class UnWeaverRetriever(Retriever):
 
     def make_chunks(self, documents: Sequence[Document]):
         from ...chunking import chunk_documents
-        return chunk_documents(documents, self.chunker, self.embedder, **self.chunk_params)
+        return chunk_documents(documents, "fixed", self.embedder, size=self.config.chunk_size,
+                               overlap=self.config.chunk_overlap)
 
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
         """One ``entities`` call per chunk. Summaries of over-long class descriptions are not
@@ -99,7 +88,7 @@ class UnWeaverRetriever(Retriever):
         self.chunks = self.make_chunks(documents)
         if not self.chunks:
             raise ValueError(f"{self.name}: chunking produced no chunks")
-        reasoner = self.reasoner
+        reasoner, cfg = self.reasoner, self.config
         before = reasoner.usage.copy()
         t0 = time.perf_counter()
         per_chunk = [reasoner.entities(c.text) for c in self.chunks]
@@ -110,14 +99,14 @@ class UnWeaverRetriever(Retriever):
                              "UnWeaver has nothing to index")
         self.classes = form_classes(self.mentions)
         syntactic = len(self.classes)
-        if self.semantic_threshold is not None:
+        if cfg.semantic_threshold is not None:
             names = [c.name for c in self.classes]
             self.build_cost.embedding_tokens += self.embedder.count_tokens(names)
             self.classes = merge_similar_classes(self.classes, self.mentions, self._encode(names),
-                                                 self.semantic_threshold)
+                                                 cfg.semantic_threshold)
         for cls in self.classes:
             cls.text, cls.summarized = class_text(cls.name, class_descriptions(cls, self.mentions),
-                                                  self.description_cap, reasoner, self.include_name)
+                                                  cfg.description_cap, reasoner, cfg.include_name)
         texts = [c.text for c in self.classes]
         self.class_vectors = self._encode(texts)
         self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
@@ -144,10 +133,11 @@ class UnWeaverRetriever(Retriever):
     def voters_for(self, sims: np.ndarray, k: int) -> list[int]:
         """The top_n classes by similarity (ties to the earlier class), widened until they approve k chunks."""
         order = np.argsort(-sims, kind="stable")
-        voters = list(order[:self.top_n])
+        top_n = self.config.top_n
+        voters = list(order[:top_n])
         csc = self._chunk_class_csc
         approved = set(csc[:, voters].nonzero()[0].tolist())
-        for extra in order[self.top_n:]:
+        for extra in order[top_n:]:
             if len(approved) >= k:
                 break
             voters.append(extra)
@@ -172,33 +162,34 @@ class UnWeaverRetriever(Retriever):
         """The appendix's alignment problem for one query: R (candidate chunks x voting classes),
         idea weights w (query similarities, floored at a tiny positive value), budgets c."""
         sims, _, voters, candidates, R = self.candidates(query, k)
-        return {"R": R, "w": np.maximum(sims[voters], MIN_WEIGHT), "c": np.full(len(candidates), self.chunk_budget),
+        return {"R": R, "w": np.maximum(sims[voters], MIN_WEIGHT), "c": np.full(len(candidates), self.config.chunk_budget),
                 "chunks": [self.chunks[j].id for j in candidates], "ideas": [self.classes[v].name for v in voters]}
 
     def _retrieve(self, query: str, k: int) -> Retrieval:
         sims, cost, voters, candidates, Rcand = self.candidates(query, k)
-        trace = {"rule": self.rule, "select": self.select, "top_n": self.top_n, "voters_used": len(voters),
+        cfg = self.config
+        trace = {"rule": cfg.rule, "select": cfg.select, "top_n": cfg.top_n, "voters_used": len(voters),
                  "classes": [{"class": int(v), "name": self.classes[v].name, "similarity": float(sims[v]),
                               "chunks": [self.chunks[j].id for j in self.classes[v].chunks]} for v in voters],
                  "approvals": {self.chunks[j].id: int(Rcand[i].sum()) for i, j in enumerate(candidates)}}
-        if self.select == "election":
+        if cfg.select == "election":
             ballots = [np.flatnonzero(Rcand[:, t]).tolist() for t in range(len(voters))]
-            weights = [max(float(sims[v]), MIN_WEIGHT) for v in voters] if self.weighted else None
-            result = elect(ballots, len(candidates), k, self.rule, self.exact, weights)
+            weights = [max(float(sims[v]), MIN_WEIGHT) for v in voters] if cfg.weighted else None
+            result = elect(ballots, len(candidates), k, cfg.rule, cfg.exact, weights)
             picked, scores = result.winners, result.gains
             trace.update(abc_rule_id=result.abc_rule_id, algorithm=result.algorithm)
         else:
             picked, scores, extra = self._align(Rcand, sims[voters], k)
             trace.update(extra)
-        via = "vote" if self.select == "election" else self.select
+        via = "vote" if cfg.select == "election" else cfg.select
         hits = [Hit(self.chunks[candidates[i]], float(s), via) for i, s in zip(picked, scores)]
         trace["elected"] = [h.chunk.id for h in hits]
         return Retrieval(query, hits, trace, cost)
 
     def _align(self, R: np.ndarray, sims: np.ndarray, k: int) -> tuple[list[int], list[float], dict]:
         w = np.maximum(sims, MIN_WEIGHT)
-        c = np.full(R.shape[0], self.chunk_budget)
-        if self.select == "kelly":
+        c = np.full(R.shape[0], self.config.chunk_budget)
+        if self.config.select == "kelly":
             sol = kelly_allocation(R, w, c)
             x, extra = sol.x, {"kelly_iterations": sol.iterations, "kelly_converged": sol.converged}
         else:
@@ -211,18 +202,15 @@ class UnWeaverRetriever(Retriever):
 
     # -- variants sharing one index --------------------------------------------------------
     def variant(self, name: str | None = None, **changes) -> "UnWeaverRetriever":
-        """A copy that shares this built index but queries differently (rule, top_n, exact,
-        weighted, select, chunk_budget). It reports the same build cost: the index it needs is the same."""
-        allowed = {"rule", "top_n", "exact", "weighted", "select", "chunk_budget"}
-        bad = set(changes) - allowed
+        """A copy that shares this built index but queries differently (the config's ``QUERY_KNOBS``:
+        rule, top_n, exact, weighted, select, chunk_budget). It reports the same build cost: the
+        index it needs is the same."""
+        allowed = UnWeaverConfig.QUERY_KNOBS
+        bad = set(changes) - set(allowed)
         if bad:
             raise ValueError(f"variant can change only {sorted(allowed)}, not {sorted(bad)}")
         other = copy.copy(self)
-        for key, value in changes.items():
-            setattr(other, key, value)
-        check_rule(other.rule)
-        if other.select not in SELECTIONS:
-            raise ValueError(f"select must be one of {SELECTIONS}, got {other.select!r}")
+        other.config = self.config.replace(**changes)
         other.build_cost = copy.copy(self.build_cost)
         other.name = name or f"{self.name}[{','.join(f'{k}={v}' for k, v in changes.items())}]"
         return other
@@ -230,5 +218,5 @@ class UnWeaverRetriever(Retriever):
 
 register("unweaver", "rag_lab.methods.unweaver.method:UnWeaverRetriever",
          "UnWeaver: per-chunk entities -> name-equivalence classes -> embedded concatenated descriptions; "
-         "top_n classes vote for k chunks (approval / pav / cc, abcvoting)",
-         rule="pav", top_n=10)
+         "the top {c.top_n} classes vote for k chunks (approval / pav / cc, abcvoting; default {c.rule})"
+         .format(c=UnWeaverConfig()), UnWeaverConfig())

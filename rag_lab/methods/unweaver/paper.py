@@ -13,7 +13,6 @@ column is zero, and this shows the cost structure the paper discusses.
 """
 from __future__ import annotations
 
-import inspect
 import math
 from typing import Mapping, Sequence
 
@@ -67,16 +66,11 @@ def paper_fc_gap() -> pd.Series:
 
 
 def make_retriever(name: str, reasoner=None, embedder=None, **params):
-    """A registered retriever given the shared reasoner and embedder when its class takes them, so
-    every method's reasoner calls are counted on one object."""
-    from ...retrievers import REGISTRY, get_retriever
+    """A registered retriever given the shared reasoner and embedder (when not None), so every
+    method's reasoner calls are counted on one object; ``params`` override its knobs."""
+    from ...retrievers import get_retriever
 
-    if name not in REGISTRY:
-        raise ValueError(f"unknown method {name!r}; registered: {', '.join(REGISTRY)}")
-    module, cls_name = REGISTRY[name][0].split(":")
-    import importlib
-    accepted = inspect.signature(getattr(importlib.import_module(module), cls_name).__init__).parameters
-    shared = {k: v for k, v in (("reasoner", reasoner), ("embedder", embedder)) if k in accepted and v is not None}
+    shared = {k: v for k, v in (("reasoner", reasoner), ("embedder", embedder)) if v is not None}
     return get_retriever(name, **shared, **params)
 
 

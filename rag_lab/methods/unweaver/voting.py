@@ -6,7 +6,7 @@ maintained ``abcvoting`` library (Lackner & Skowron's reference implementation):
 - ``approval``: Approval Voting, the k chunks with the most approvals (abcvoting rule "av"; AV is
   separable, so its greedy and exact forms coincide).
 - ``pav``: Proportional Approval Voting, maximise sum over voters of 1 + 1/2 + ... + 1/|approved
-  chunks elected|. ``exact=True`` (default): the optimum, rule "pav" solved as an integer program by
+  chunks elected|. ``exact=True``: the optimum, rule "pav" solved as an integer program by
   HiGHS through PuLP ("pulp-highs"); ``exact=False``: the greedy sequential variant "seqpav".
 - ``cc``: Chamberlin-Courant, maximise the number of voters with at least one approved chunk
   elected; ``exact=True``: rule "cc" with "pulp-highs"; ``exact=False``: "seqcc".
@@ -85,7 +85,7 @@ def rank_committee(profile, committee: Sequence[int], rule: str) -> tuple[list[i
     return ranked, gains
 
 
-def elect(ballots: Sequence[Sequence[int]], num_cand: int, k: int, rule: str = "pav", exact: bool = True,
+def elect(ballots: Sequence[Sequence[int]], num_cand: int, k: int, rule: str, exact: bool,
           weights: Sequence[float] | None = None) -> Election:
     """Elect ``min(k, num_cand)`` of candidates ``0..num_cand-1`` from approval ballots (one per voter).
 
