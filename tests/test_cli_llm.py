@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import pandas as pd
 import pytest
 from fake_openai_server import FakeOpenAIServer, Reply, fake_openai  # noqa: F401  (fake_openai is a fixture)
 
 from rag_lab.cli import main
+from rag_lab.configs import Config
 from rag_lab.io import write_dataset
 from rag_lab.reasoning.llm import LLMReasoner
 from rag_lab.reasoning.prompts import PROMPTS
@@ -96,23 +98,32 @@ DOCS = [Document("d1", "Marie Curie discovered polonium and radium in Paris.", "
                  "Lovelace")]
 
 
+@dataclass(frozen=True)
+class NoKnobs(Config):
+    """A test method's config: it has no knobs."""
+
+
 class PlanningRetriever(Retriever):
     """A test-only method whose build would ask for the entities and the themes of every document."""
+
+    def __init__(self, config=None, *, reasoner=None, embedder=None):
+        super().__init__()
+        self.config = NoKnobs.resolve(config)
 
     def planned_llm_calls(self, documents):
         return ([("entities", d.text) for d in documents] + [("themes", d.text) for d in documents]
                 + [("entities", "   ")])             # an empty text: the reasoner makes no call for it
 
 
-class BadPlanRetriever(Retriever):
+class BadPlanRetriever(PlanningRetriever):
     def planned_llm_calls(self, documents):
         return [("translate", "x")]
 
 
 @pytest.fixture
 def planner(monkeypatch, tmp_path):
-    monkeypatch.setitem(REGISTRY, "test-planner", (f"{__name__}:PlanningRetriever", {}, "plans calls"))
-    monkeypatch.setitem(REGISTRY, "test-bad-plan", (f"{__name__}:BadPlanRetriever", {}, "plans a bad call"))
+    monkeypatch.setitem(REGISTRY, "test-planner", (f"{__name__}:PlanningRetriever", NoKnobs(), "plans calls"))
+    monkeypatch.setitem(REGISTRY, "test-bad-plan", (f"{__name__}:BadPlanRetriever", NoKnobs(), "plans a bad call"))
     folder = tmp_path / "tiny"
     write_dataset(Dataset("tiny", DOCS), folder)
     return folder

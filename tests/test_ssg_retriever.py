@@ -11,6 +11,7 @@ from rag_lab import get_retriever, load_dataset
 from rag_lab.metrics import retrieval_metrics
 from rag_lab.methods.ssg import experiment, paper
 from rag_lab.methods.ssg.algorithms import ALGORITHMS
+from rag_lab.methods.ssg.config import SSGConfig
 from rag_lab.methods.ssg.method import SSGRetriever, method_name
 from rag_lab.retrievers import REGISTRY
 from rag_lab.types import Chunk, Hit, Question, Retrieval
@@ -153,8 +154,8 @@ def test_cap_for_strategy():
     q = Question("q", "?", meta={"strategy": "sequential_multi_hop"})
     assert experiment.cap_for(q, 10) == 10
     assert experiment.cap_for(q, {"default": 10, "sequential_multi_hop": 15}) == 15
-    with pytest.raises(ValueError, match="no entry for strategy"):
-        experiment.cap_for(q, {"theme_based": 10})
+    # no entry and no default: SSGConfig's max_sentences
+    assert experiment.cap_for(q, {"theme_based": 12}) == SSGConfig().max_sentences
 
 
 # -- the shipped question set -------------------------------------------------------------------

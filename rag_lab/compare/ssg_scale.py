@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from .benchmarking import peak_memory_mb
+from ..methods.ssg.config import SSGConfig
 from ..methods.ssg.edges import sparse_neighbours
 
 
@@ -21,8 +22,11 @@ def synthetic_windows(n: int, dim: int = 384, seed: int = 0) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def memory_growth(sizes: Sequence[int], windows_per_doc: int = 100, top_k: int = 5, top_x: int = 5) -> dict:
-    """Peak heap and seconds of ``sparse_neighbours`` at each size; ``ratio`` = last peak / previous peak."""
+def memory_growth(sizes: Sequence[int], windows_per_doc: int = 100, config: SSGConfig | None = None) -> dict:
+    """Peak heap and seconds of ``sparse_neighbours`` at each size (edges per window: ``config``'s
+    ``top_k`` and ``top_x``, the defaults when None); ``ratio`` = last peak / previous peak."""
+    config = config or SSGConfig()
+    top_k, top_x = config.top_k, config.top_x
     rows = []
     for n in sizes:
         vectors = synthetic_windows(n)

@@ -121,8 +121,7 @@ def metric_by_condition(ours: pd.Series, paper: pd.Series | None, title: str, ya
     return fig
 
 
-def boundary_trace(trace: pd.DataFrame, markers: pd.DataFrame, tau: float, title: str,
-                   alphas: Sequence[float] = (0.5, 0.3, 1.0)):
+def boundary_trace(trace: pd.DataFrame, markers: pd.DataFrame, tau: float, title: str, alphas: Sequence[float]):
     """The combined boundary score over one article's tokens, its weighted signals (entity dips
     hidden until clicked in the legend), τ, the chosen boundaries (triangles) and where sections
     (solid, labelled) and subsections (dotted) start."""

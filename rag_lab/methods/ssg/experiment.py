@@ -29,15 +29,14 @@ TABLE_COLUMNS = ["precision", "recall", "answer_relevancy", "faithfulness"]
 
 
 def cap_for(question: Question, max_sentences: int | Mapping[str, int]) -> int:
-    """The sentence budget for a question: one number, or one per grouping strategy (``default`` key as fallback)."""
+    """The sentence budget for a question: one number, or one per grouping strategy (fallback: the
+    ``default`` key, else ``SSGConfig``'s ``max_sentences``)."""
     if isinstance(max_sentences, int):
         return max_sentences
     strategy = question.meta.get("strategy", "default")
     if strategy in max_sentences:
         return int(max_sentences[strategy])
-    if "default" in max_sentences:
-        return int(max_sentences["default"])
-    raise ValueError(f"max_sentences has no entry for strategy {strategy!r} and no 'default': {dict(max_sentences)}")
+    return int(max_sentences.get("default", SSGConfig().max_sentences))
 
 
 def make_retrievers(graph: SimilarityGraph, algorithms: Sequence[str], caps: Sequence[int], reasoner=None,
