@@ -55,7 +55,7 @@ def test_fusion_adds_lambda_mlp_to_mention_tokens_only():
     assert np.allclose(out[[0, 3, 4]], 1.0)                  # tokens outside the mention are unchanged
     assert np.allclose(out[1], 1.0 + 0.1 * delta) and np.allclose(out[2], out[1])
     assert np.linalg.norm(delta) > 0
-    assert np.array_equal(KGInfuser(ConceptEmbeddings(FakeEncoder(), 4), 4, lam=0.0, seed=0).infuse(h, [(1, 3, "C1")], g), h)
+    assert np.array_equal(KGInfuser(ConceptEmbeddings(FakeEncoder(), 4), 4, 0.0, 0).infuse(h, [(1, 3, "C1")], g), h)
 
 
 def test_concept_model_of_another_size_is_projected_with_pca():

@@ -44,7 +44,8 @@ def test_sketch_chunks_split_each_semantic_span(embedder, monkeypatch):
         return [(0, 34), (36, len(t))]
 
     monkeypatch.setattr(chunking, "semantic_spans", fake_semantic)
-    chunks = sketch_chunks([Document("d", text), Document("blank", "  ")], embedder, SketchConfig(semantic_threshold=80.0))
+    docs = [Document("d", text), Document("blank", "  ")]
+    chunks = sketch_chunks(docs, embedder, SketchConfig(semantic_threshold=80.0))
     assert seen == [80.0]                                            # the blank document is skipped
     assert [c.text for c in chunks] == ["First topic sentence. Another one.", "Second topic here."]
     assert [c.meta["semantic_chunk"] for c in chunks] == [0, 1]

@@ -23,7 +23,7 @@ class UnWeaverConfig(Config):
     include_name: bool = True            # ours: a class's text starts with its name before the descriptions
     semantic_threshold: float | None = None  # ours: §2 joins classes by syntactic identity; a cosine merges names too
     top_n: int = 10                      # ours: §2 lets the top-n most similar classes vote, n not given
-    rule: str = "pav"                    # ours: §2 names Approval, PAV and Chamberlin-Courant; PAV is the proportional one
+    rule: str = "pav"                    # ours: §2 names Approval, PAV and Chamberlin-Courant; PAV is proportional
     exact: bool = True                   # ours: the optimal PAV/CC committee (False: the greedy sequential rules)
     weighted: bool = False               # ours: §2's ballots are unweighted approvals
     select: str = "election"             # §2 elects; "kelly" and "lsq" are Appendix A.2's alignment solvers

@@ -162,7 +162,8 @@ class UnWeaverRetriever(Retriever):
         """The appendix's alignment problem for one query: R (candidate chunks x voting classes),
         idea weights w (query similarities, floored at a tiny positive value), budgets c."""
         sims, _, voters, candidates, R = self.candidates(query, k)
-        return {"R": R, "w": np.maximum(sims[voters], MIN_WEIGHT), "c": np.full(len(candidates), self.config.chunk_budget),
+        return {"R": R, "w": np.maximum(sims[voters], MIN_WEIGHT),
+                "c": np.full(len(candidates), self.config.chunk_budget),
                 "chunks": [self.chunks[j].id for j in candidates], "ideas": [self.classes[v].name for v in voters]}
 
     def _retrieve(self, query: str, k: int) -> Retrieval:
