@@ -10,10 +10,10 @@ from dataclasses import replace
 import pytest
 from download_server import data_cache, mirror, mirror_files  # noqa: F401  (pytest fixtures)
 
-from rag_lab.datasets import load_dataset
+from rag_lab.datasets import available_datasets, load_dataset
 from rag_lab.datasets import sources as src
 from rag_lab.datasets.download import download
-from rag_lab.datasets.transport import ChecksumError, RateLimiter, Transport, sha256_file
+from rag_lab.datasets.transport import ChecksumError, OfflineError, RateLimiter, Transport, sha256_file
 from rag_lab.datasets.vocabulary import load_mesh_descriptors
 
 QUIET = dict(log=lambda *a: None)
@@ -195,3 +195,32 @@ def test_wikipedia_ssg_corpus(mirror, data_cache):
     assert [d["title"] for d in manifest["documents"]] == ["Machine learning", "Artificial intelligence"]
     fetch("wikipedia", mirror, articles_per_topic=1, limiter=limiter)
     assert mirror.count("/w/api.php") == 4                          # saved responses are reused
+
+
+def test_api_sources_offline_say_what_to_fetch_and_where(data_cache):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    offline = Transport(f"http://127.0.0.1:{port}", retries=0, backoff=0, progress=False)
+    with pytest.raises(OfflineError) as e:
+        download("pmc_oa", ids=["PMC9000001"], transport=offline, limiter=RateLimiter(0), **QUIET)
+    assert "oa.fcgi" in str(e.value) and str(data_cache / "pmc_oa" / "PMC9000001.xml") in str(e.value)
+    with pytest.raises(FileNotFoundError) as e:          # the wikipedia loader's own message
+        download("wikipedia", articles_per_topic=1, transport=offline, limiter=RateLimiter(0), **QUIET)
+    assert "/w/api.php" in str(e.value) and str(data_cache / "wikipedia" / "search") in str(e.value)
+
+
+def test_loaders_look_in_the_cache_and_an_explicit_path_wins(mirror, data_cache, tmp_path):
+    with pytest.raises(FileNotFoundError, match="python -m rag_lab download pubmedqa") as e:
+        load_dataset("pubmedqa")
+    assert str(data_cache / "pubmedqa") in str(e.value)
+    fetch("pubmedqa", mirror)
+    assert len(load_dataset("pubmedqa").documents) == 2
+    other = tmp_path / "mine.json"
+    other.write_text(json.dumps({"1": {"QUESTION": "q?", "CONTEXTS": ["one context"]}}))
+    assert [d.id for d in load_dataset("pubmedqa", path=other).documents] == ["1"]
+    # the shipped corpora do not move with $RAG_LAB_DATA
+    assert len(load_dataset("italian_cuisine").documents) > 0
+    assert {"squad", "covidqa", "pubmedqa"} <= set(available_datasets())

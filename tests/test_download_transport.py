@@ -174,7 +174,7 @@ def test_command_line(mirror, data_cache, capsys):
     for name in ["pubmedqa", "qasper", "quality", "narrativeqa", "ragbench_covidqa", "ragbench_emanual",
                  "ragbench_techqa", "pmc_oa", "mesh", "wikipedia", "covidqa", "squad"]:
         assert f"\n{name}\t" in "\n" + listing
-    assert "[pinned]" in listing and "[recorded on first use]" in listing and "licence: CC BY 4.0" in listing
+    assert "[pinned: 25bc50f064a0…]" in listing and "[recorded on first use]" in listing and "licence: CC BY 4.0" in listing
     assert main(["download", "pubmedqa", "--base-url", mirror.url, "--no-progress", "--retries", "0"]) == 0
     out = capsys.readouterr().out
     assert "licence: MIT" in out and "load_dataset('pubmedqa') finds it" in out

@@ -31,8 +31,10 @@ def list_sources() -> None:
         print(f"{s.name}\t{s.title}\n    licence: {s.licence}\n    home: {s.homepage}")
         if s.api:
             print(f"    API: {', '.join(s.urls())} (responses recorded in manifest.json)")
+        if s.splits:
+            print(f"    splits: {', '.join(s.splits)} (default: {', '.join(s.default_splits)}; --split all for every one)")
         for f in s.files:
-            print(f"    {f.url.format(**s.params)}  [{f.check}]")
+            print(f"    {f.url.format(**s.params)}  [{f.check}{': ' + f.sha256[:12] + '…' if f.sha256 else ''}]")
         if s.note:
             print(f"    note: {s.note}")
     for group, members in GROUPS.items():

@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..atomic import write_bytes, write_text
-from .loaders.wikipedia import WikiEngine
+from .loaders.wikipedia import DEFAULT_TOPICS, WikiEngine
 from .sources import EFETCH, MEDIAWIKI_API, PMC_OA_SERVICE
 from .transport import DownloadError, RateLimiter, Transport, sha256_file
 
 NCBI_KEY_ENV, NCBI_EMAIL_ENV = "NCBI_API_KEY", "NCBI_EMAIL"
 TOOL = "rag_lab"
+SSG_TOPICS, SSG_ARTICLES_PER_TOPIC = DEFAULT_TOPICS, 5     # the SSG paper's corpus: two topics, 5 articles each
 _PMCID = re.compile(r"^(?:PMC)?(\d+)$", re.IGNORECASE)
 
 
@@ -121,7 +122,11 @@ def fetch_pmc_articles(pmcids: Sequence[str], folder: Path, ncbi: NCBI, force: b
         raise ValueError("pmc_oa: give the articles to fetch with --ids PMC1,PMC2 or --ids-file FILE "
                          "(one PMCID per line)")
     manifest_path = folder / "manifest.json"
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{manifest_path}: not valid JSON ({e.msg}); delete it (the articles stay) and run again, "
+                         "it is rebuilt for the articles fetched from then on") from None
     articles, skipped = manifest.setdefault("articles", {}), manifest.setdefault("skipped", {})
     for pmcid in pmcids:
         target = folder / f"{pmcid}.xml"

@@ -150,7 +150,8 @@ def download(name: str, dest: str | os.PathLike | None = None, base_url: str | N
              topics: Sequence[str] | None = None, articles_per_topic: int | None = None, force: bool = False,
              transport: Transport | None = None, limiter: RateLimiter | None = None, log=print) -> list[DownloadReport]:
     """Fetch the data set ``name`` (or a group such as ``ragbench``) into ``dest`` (default: the data cache)."""
-    from .api_sources import NCBI, fetch_pmc_articles, fetch_wikipedia, normalise_pmcids
+    from .api_sources import NCBI, SSG_ARTICLES_PER_TOPIC, SSG_TOPICS, fetch_pmc_articles, fetch_wikipedia, \
+        normalise_pmcids
 
     root = Path(dest).expanduser() if dest is not None else data_root()
     transport = transport or Transport(base_url)
@@ -169,8 +170,8 @@ def download(name: str, dest: str | os.PathLike | None = None, base_url: str | N
                                                      for a in manifest["articles"].values()])
             report.notes += [f"{k} skipped: {v}" for k, v in manifest["skipped"].items()]
         elif source.api == "wikipedia":
-            manifest = fetch_wikipedia(topics or ("Machine learning", "Artificial intelligence"),
-                                       articles_per_topic or 5, folder, transport, limiter, log)
+            manifest = fetch_wikipedia(topics or SSG_TOPICS, articles_per_topic or SSG_ARTICLES_PER_TOPIC, folder,
+                                       transport, limiter, log)
             report = DownloadReport(source, folder, notes=[f"{len(manifest['documents'])} articles"])
         else:
             params = {**source.params, **({"year": str(year)} if year else {})}

@@ -198,7 +198,8 @@ class Transport:
 
     def _copy(self, resp, part: Path, mode: str, have: int, total: int | None, label: str) -> None:
         with open(part, mode) as f, tqdm(total=total, initial=have, unit="B", unit_scale=True, unit_divisor=1024,
-                                         desc=label, disable=not self.progress, leave=False) as bar:
+                                         desc=label, disable=None if self.progress else True,
+                                         leave=False) as bar:
             while True:
                 block = resp.read(CHUNK)
                 if not block:
