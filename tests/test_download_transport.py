@@ -34,8 +34,16 @@ def closed_port() -> int:
 def test_rebase_keeps_path_and_query():
     assert rebase("https://huggingface.co/datasets/a/resolve/r/x.parquet", "http://127.0.0.1:8000/") == \
         "http://127.0.0.1:8000/datasets/a/resolve/r/x.parquet"
-    assert rebase("https://en.wikipedia.org/w/api.php?action=query", "http://h:1") == "http://h:1/w/api.php?action=query"
+    assert rebase("https://en.wikipedia.org/w/api.php?action=query", "http://h:1") == \
+        "http://h:1/w/api.php?action=query"
     assert rebase("https://example.org/x", None) == "https://example.org/x"
+
+
+def test_base_url_from_the_environment(monkeypatch):
+    monkeypatch.setenv("RAG_LAB_DOWNLOAD_BASE_URL", "http://127.0.0.1:9")
+    assert Transport().url("https://nlmpubs.nlm.nih.gov/projects/mesh/x.xml") == \
+        "http://127.0.0.1:9/projects/mesh/x.xml"
+    assert Transport("http://mirror.test").url("https://a.org/b") == "http://mirror.test/b"     # the argument wins
 
 
 def test_a_truncated_transfer_is_resumed_with_a_range_request(mirror, tmp_path):
@@ -174,7 +182,8 @@ def test_command_line(mirror, data_cache, capsys):
     for name in ["pubmedqa", "qasper", "quality", "narrativeqa", "ragbench_covidqa", "ragbench_emanual",
                  "ragbench_techqa", "pmc_oa", "mesh", "wikipedia", "covidqa", "squad"]:
         assert f"\n{name}\t" in "\n" + listing
-    assert "[pinned: 25bc50f064a0…]" in listing and "[recorded on first use]" in listing and "licence: CC BY 4.0" in listing
+    assert "[pinned: 25bc50f064a0…]" in listing and "[recorded on first use]" in listing
+    assert "licence: CC BY 4.0" in listing and "splits: test, validation, train (default: test" in listing
     assert main(["download", "pubmedqa", "--base-url", mirror.url, "--no-progress", "--retries", "0"]) == 0
     out = capsys.readouterr().out
     assert "licence: MIT" in out and "load_dataset('pubmedqa') finds it" in out

@@ -32,7 +32,8 @@ def list_sources() -> None:
         if s.api:
             print(f"    API: {', '.join(s.urls())} (responses recorded in manifest.json)")
         if s.splits:
-            print(f"    splits: {', '.join(s.splits)} (default: {', '.join(s.default_splits)}; --split all for every one)")
+            print(f"    splits: {', '.join(s.splits)} (default: {', '.join(s.default_splits)}; "
+                  "--split all for every one)")
         for f in s.files:
             print(f"    {f.url.format(**s.params)}  [{f.check}{': ' + f.sha256[:12] + '…' if f.sha256 else ''}]")
         if s.note:

@@ -50,8 +50,8 @@ def _select(source: Source, splits: Sequence[str] | None) -> list[RemoteFile]:
         chosen = list(source.splits)
     unknown = [s for s in chosen if s not in source.splits]
     if unknown:
-        raise ValueError(f"{source.name}: unknown split(s) {unknown}; "
-                         + (f"choose from {', '.join(source.splits)} or 'all'" if source.splits else "it has no splits"))
+        choose = f"choose from {', '.join(source.splits)} or 'all'" if source.splits else "it has no splits"
+        raise ValueError(f"{source.name}: unknown split(s) {unknown}; {choose}")
     return [f for f in source.files if not f.splits or set(f.splits) & set(chosen)]
 
 

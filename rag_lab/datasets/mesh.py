@@ -83,8 +83,9 @@ def default_mesh_file() -> Path:
     found = sorted(folder.glob("desc*.xml")) + sorted(folder.glob("desc*.xml.gz")) if folder.is_dir() else []
     if not found:
         raise FileNotFoundError(f"no MeSH descriptor file given and none in {folder}. {download_hint('mesh')}; or "
-                                "download desc20XX.xml from https://nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh/ "
-                                f"and pass its path or set {ENV}")
+                                "download desc20XX.xml from "
+                                "https://nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh/ and pass its path or "
+                                f"set {ENV}")
     return max(found, key=lambda p: p.name)
 
 

@@ -20,7 +20,8 @@ full text and are counted in ``meta["evidence_not_in_text"]``); gold sections ar
 sections holding them. ``split``: "train", "dev" (alias "validation") or "test".
 
 Root folder: ``path``, else ``$RAG_LAB_DATA_QASPER``, else ``<data cache>/qasper`` (where
-``python -m rag_lab download qasper`` unpacks the release). ``path`` may also name the JSON file itself. ``max_documents`` keeps the first papers of the file.
+``python -m rag_lab download qasper`` unpacks the release). ``path`` may also name the JSON file
+itself. ``max_documents`` keeps the first papers of the file.
 """
 from __future__ import annotations
 

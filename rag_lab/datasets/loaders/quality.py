@@ -16,7 +16,8 @@ difficulty stay in ``meta``. QuALITY marks no evidence passages, so there are no
 contexts: retrieval is scored at document level only.
 
 Root folder: ``path``, else ``$RAG_LAB_DATA_QUALITY``, else ``<data cache>/quality`` (where
-``python -m rag_lab download quality`` unpacks the release); ``path`` may also name the split file itself. ``split``: "train", "dev" (alias "validation") or "test".
+``python -m rag_lab download quality`` unpacks the release); ``path`` may also name the split file
+itself. ``split``: "train", "dev" (alias "validation") or "test".
 ``max_documents`` keeps the first distinct articles and their questions.
 """
 from __future__ import annotations
