@@ -49,7 +49,8 @@ def test_base_url_from_the_environment(monkeypatch):
 def test_a_truncated_transfer_is_resumed_with_a_range_request(mirror, tmp_path):
     mirror.faults[PUBMEDQA] = ["truncate"]
     body = mirror.files[PUBMEDQA]
-    part = transport(mirror).fetch(f"https://raw.githubusercontent.com{PUBMEDQA}", tmp_path / "ori_pqal.json")
+    with_bar = Transport(mirror.url, backoff=0, progress=True)      # the tqdm path (it hides itself off a terminal)
+    part = with_bar.fetch(f"https://raw.githubusercontent.com{PUBMEDQA}", tmp_path / "ori_pqal.json")
     assert part.name == "ori_pqal.json.part" and part.read_bytes() == body
     # first request: whole file, half sent; second: the rest, from byte len(body) // 2
     assert [r["range"] for r in mirror.requests] == [None, f"bytes={len(body) // 2}-"]

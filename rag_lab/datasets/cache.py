@@ -37,9 +37,10 @@ def dataset_dir(name: str, env_var: str | None = None) -> Path:
     return data_root() / name
 
 
-def download_hint(name: str) -> str:
+def download_hint(name: str, args: str = "") -> str:
     """The sentence every 'not found' message ends with."""
-    return f"Run `python -m rag_lab download {name}` (it writes under {data_root()}; see docs/data.md)"
+    command = f"python -m rag_lab download {name}" + (f" {args}" if args else "")
+    return f"Run `{command}` (it writes under {data_root()}; see docs/data.md)"
 
 
 class ChecksumStore:

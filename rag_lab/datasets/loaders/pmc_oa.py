@@ -29,7 +29,7 @@ def load_pmc_oa(path: str | Path | None = None, articles: int | None = None, con
     where = Path(path) if path else dataset_dir("pmc_oa", ENV)
     if not where.is_dir():
         raise FileNotFoundError(
-            f"pmc_oa: no local copy at {where}. {download_hint('pmc_oa')} --ids PMC1,PMC2,...; or download PMC Open "
+            f"pmc_oa: no local copy at {where}. {download_hint('pmc_oa', '--ids PMC1,PMC2,...')}; or download PMC Open "
             "Access JATS files (bulk packages: https://ftp.ncbi.nlm.nih.gov/pub/pmc/oa_bulk/oa_comm/xml/), unpack the "
             f".xml/.nxml files into a folder and pass path=FOLDER or set {ENV}=FOLDER")
     return jats_dataset("pmc_oa", Path(where), articles, concepts, seed, per_template, questions, imrad_only,

@@ -59,8 +59,8 @@ def split_files(root: Path, subset: str, split: str) -> list[Path]:
 
 def _missing_message(root: Path, subset: str, split: str) -> str:
     return (f"RAGBench subset {subset!r} ({split} split) not found: expected {root / subset}/{split}-00000-of-00001.parquet "
-            f"(or .jsonl). {download_hint('ragbench_' + subset)}"
-            f"{' --split ' + split if split != 'test' else ''}; or download the folder {subset}/ of the Hugging Face "
+            f"(or .jsonl). {download_hint('ragbench_' + subset, '' if split == 'test' else '--split ' + split)}; "
+            f"or download the folder {subset}/ of the Hugging Face "
             f"dataset {HF_DATASET} "
             f"(https://huggingface.co/datasets/{HF_DATASET}/tree/main/{subset}) into {root / subset}/, "
             f"or set {ENV_VAR} to the folder that holds {subset}/.")
