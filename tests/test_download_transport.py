@@ -124,6 +124,14 @@ def test_offline_message_names_the_url_and_where_to_put_the_file(data_cache):
     assert "https://raw.githubusercontent.com/pubmedqa/pubmedqa/master/data/ori_pqal.json" in message
     assert str(data_cache / "pubmedqa" / "ori_pqal.json") in message
     assert "python -m rag_lab download pubmedqa" in message
+    # a source of several files names all of them, and the --dest of the run
+    elsewhere = data_cache.parent / "elsewhere"
+    with pytest.raises(OfflineError) as e:
+        download("narrativeqa", dest=elsewhere, transport=t, **QUIET)
+    message = str(e.value)
+    assert f"python -m rag_lab download narrativeqa --dest {elsewhere}" in message
+    assert f"Also needed: https://raw.githubusercontent.com/google-deepmind/narrativeqa/master/qaps.csv -> " \
+           f"{elsewhere / 'narrativeqa' / 'qaps.csv'}" in message
 
 
 def test_files_placed_by_hand_are_checked_and_unpacked_offline(mirror, data_cache):

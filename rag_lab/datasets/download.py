@@ -38,10 +38,11 @@ class DownloadReport:
     notes: list[str] = field(default_factory=list)
 
 
-def manual_hint(source: Source, url: str, target: Path) -> str:
-    unpack = " and unpack it" if target.suffix in (".tgz", ".zip") else ""
+def manual_hint(command: str, url: str, target: Path, others: Sequence[tuple[str, Path]] = ()) -> str:
+    unpack = " and unpacks it" if target.suffix in (".tgz", ".zip") else ""
+    more = "".join(f" Also needed: {u} -> {t}." for u, t in others)
     return (f"To place it by hand: download {url} on a machine with a connection, save it as {target}, then run "
-            f"`python -m rag_lab download {source.name}` here again: it checks the file{unpack} without the network.")
+            f"`{command}` here again: it checks the file{unpack} without the network.{more}")
 
 
 def _select(source: Source, splits: Sequence[str] | None) -> list[RemoteFile]:
@@ -122,10 +123,10 @@ def _copy(src, dst) -> None:
 
 
 def _static(source: Source, folder: Path, transport: Transport, store: ChecksumStore, splits, params: dict,
-            force: bool, log) -> DownloadReport:
+            force: bool, command: str, log) -> DownloadReport:
     report = DownloadReport(source, folder)
-    for file in _select(source, splits):
-        url, target = file.url.format(**params), folder / file.name.format(**params)
+    chosen = [(f, f.url.format(**params), folder / f.name.format(**params)) for f in _select(source, splits)]
+    for file, url, target in chosen:
         if file.members and not force and all((folder / m).exists() for m in file.members):
             report.files += [FileReport(folder / m, check="already unpacked") for m in file.members]
             log(f"  {file.name}: already unpacked ({', '.join(file.members)})")
@@ -133,7 +134,8 @@ def _static(source: Source, folder: Path, transport: Transport, store: ChecksumS
         fetched = force or not target.exists()
         if fetched:
             log(f"  {url} -> {target}")
-            part = transport.fetch(url, target, manual_hint(source, url, target))
+            others = [(u, t) for _, u, t in chosen if u != url and not t.exists()]
+            part = transport.fetch(url, target, manual_hint(command, url, target, others))
             sha, check = verify(file, url, part, store, remove_on_mismatch=True)
             os.replace(part, target)
         else:
@@ -175,7 +177,8 @@ def download(name: str, dest: str | os.PathLike | None = None, base_url: str | N
             report = DownloadReport(source, folder, notes=[f"{len(manifest['documents'])} articles"])
         else:
             params = {**source.params, **({"year": str(year)} if year else {})}
-            report = _static(source, folder, transport, store, splits, params, force, log)
+            command = f"python -m rag_lab download {source.name}" + (f" --dest {root}" if dest is not None else "")
+            report = _static(source, folder, transport, store, splits, params, force, command, log)
         reports.append(report)
     return reports
 
