@@ -10,8 +10,10 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# Every test (and every notebook kernel the tests start) uses a fresh cache.
+# Every test (and every notebook kernel the tests start) uses a fresh cache, and so a fresh data cache
+# (downloads live in $RAG_LAB_DATA, else <cache>/data): a user's downloaded data sets never leak into tests.
 os.environ["RAG_LAB_CACHE"] = tempfile.mkdtemp(prefix="rag_lab_test_cache_")
+os.environ.pop("RAG_LAB_DATA", None)
 
 ROOT = Path(__file__).resolve().parents[1]
 

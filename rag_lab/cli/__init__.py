@@ -9,6 +9,7 @@ import sys
 
 COMMANDS = {
     "datasets": "list the datasets that load by name",
+    "download": "fetch a public data set (PubMedQA, QASPER, RAGBench, PMC OA ...) into the data cache, checked",
     "methods": "list the registered retrieval methods",
     "eval": "build methods on a dataset and score retrieval for every question",
     "run": "execute notebooks headlessly with papermill (writes papermill_runs/<run-id>/)",

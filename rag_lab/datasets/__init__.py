@@ -2,7 +2,9 @@
 
 ``load_dataset("italian_cuisine")`` reads a shipped folder; ``load_dataset(path)``
 reads any folder in the generic form; a registered loader name (``qasper`` …)
-calls that loader, which reads a local copy and says where to put one if absent.
+calls that loader, which reads a local copy — by default from the data cache that
+``python -m rag_lab download NAME`` fills (``$RAG_LAB_DATA``, see ``cache.py``) —
+and says how to get one if absent. An explicit ``path=`` always wins.
 """
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from typing import Callable
 
 from ..io import read_dataset
 from ..types import Dataset
+from .cache import SHIPPED_DIR, data_root, dataset_dir  # noqa: F401  (re-exported for loaders and users)
 
-DATA_DIR = Path(os.environ.get("RAG_LAB_DATA", Path(__file__).resolve().parents[2] / "data"))
+# The corpora shipped with the repository (a constant: downloads go to data_root(), not here).
+DATA_DIR = SHIPPED_DIR
 
 # name -> (loader(limit=..., **kw) -> Dataset, one-line description); filled by loader modules.
 LOADERS: dict[str, tuple[Callable[..., Dataset], str]] = {}

@@ -9,7 +9,8 @@ number (MeSH has no UMLS semantic types), and relations: ``is_a`` to the descrip
 parent tree number (``part_of`` in the Anatomy tree), ``is_a`` to each pharmacological
 action (drug -> class) and ``associated_with`` for "see related" descriptors. Relations to
 descriptors outside the file are dropped. The file is read incrementally (``iterparse``);
-``.xml.gz`` works too.
+``.xml.gz`` works too. Without a path: ``$RAG_LAB_DATA_MESH``, else the newest ``desc*.xml`` in
+``<data cache>/mesh`` (where ``python -m rag_lab download mesh`` puts it).
 """
 from __future__ import annotations
 
@@ -72,15 +73,26 @@ def read_descriptor_records(path: str | Path) -> list[dict]:
     return records
 
 
+def default_mesh_file() -> Path:
+    """``$RAG_LAB_DATA_MESH``, else the newest ``desc*.xml`` (or ``.xml.gz``) in ``<data cache>/mesh``."""
+    from .cache import dataset_dir, download_hint
+
+    if os.environ.get(ENV):
+        return Path(os.environ[ENV])
+    folder = dataset_dir("mesh")
+    found = sorted(folder.glob("desc*.xml")) + sorted(folder.glob("desc*.xml.gz")) if folder.is_dir() else []
+    if not found:
+        raise FileNotFoundError(f"no MeSH descriptor file given and none in {folder}. {download_hint('mesh')}; or "
+                                "download desc20XX.xml from "
+                                "https://nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh/ and pass its path or "
+                                f"set {ENV}")
+    return max(found, key=lambda p: p.name)
+
+
 def mesh_concepts(path: str | Path | None = None) -> list[dict]:
     """Every descriptor as a concept in the project's JSONL form (``id, name, synonyms,
     semantic_type, relations: [{type, target}]``), which ``rag_lab.datasets.vocabulary`` reads."""
-    path = Path(path or os.environ.get(ENV) or "")
-    if not str(path) or str(path) == ".":
-        raise FileNotFoundError(f"no MeSH descriptor file given: download desc20XX.xml from "
-                                f"https://nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh/ and pass its path "
-                                f"or set {ENV}")
-    records = read_descriptor_records(path)
+    records = read_descriptor_records(Path(path) if path else default_mesh_file())
     known = {r["ui"] for r in records}
     by_tree = {t: r["ui"] for r in records for t in r["trees"]}
     concepts = []

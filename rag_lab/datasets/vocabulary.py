@@ -9,7 +9,6 @@ neighbourhood of every linked concept.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -135,9 +134,11 @@ def _load_file(path: str, mtime_ns: int) -> ConceptVocabulary:
 
 
 def load_mesh_descriptors(path: str | Path | None = None) -> ConceptVocabulary:
-    """A vocabulary from the MeSH descriptor XML (``desc20XX.xml``; None: ``$RAG_LAB_DATA_MESH``)."""
-    from .mesh import ENV, mesh_concepts
+    """A vocabulary from the MeSH descriptor XML (``desc20XX.xml``; None: ``$RAG_LAB_DATA_MESH``, else the
+    downloaded file in the data cache)."""
+    from .mesh import default_mesh_file, mesh_concepts
 
+    path = path or default_mesh_file()
     concepts = mesh_concepts(path)
-    where = str(path or os.environ.get(ENV))
+    where = str(path)
     return ConceptVocabulary.from_concepts([concept_from_dict(c, f"{where}: {c['id']}") for c in concepts], where)

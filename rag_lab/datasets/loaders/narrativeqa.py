@@ -18,7 +18,8 @@ title; kind and URL in ``meta``); each question-answer pair is a ``Question`` wi
 ``answer1`` (both answers in ``meta["answers"]``) and gold document = its story. NarrativeQA
 marks no evidence passages, so retrieval is scored at document level only.
 
-Root folder: ``path``, else ``$RAG_LAB_DATA_NARRATIVEQA``, else ``data/narrativeqa``.
+Root folder: ``path``, else ``$RAG_LAB_DATA_NARRATIVEQA``, else ``<data cache>/narrativeqa`` (where
+``python -m rag_lab download narrativeqa`` puts the three CSV files).
 ``max_documents`` keeps the first stories of the split and their questions.
 """
 from __future__ import annotations
@@ -28,7 +29,8 @@ import os
 from pathlib import Path
 
 from ...types import Dataset, Document, Question
-from .. import DATA_DIR, register_loader
+from .. import register_loader
+from ..cache import dataset_dir, download_hint
 
 ENV_VAR = "RAG_LAB_DATA_NARRATIVEQA"
 SPLITS = {"train": "train", "valid": "valid", "validation": "valid", "dev": "valid", "test": "test"}
@@ -37,14 +39,14 @@ SOURCES = ("summaries", "stories")
 
 
 def _root(path) -> Path:
-    return Path(path) if path is not None else (Path(os.environ[ENV_VAR]) if os.environ.get(ENV_VAR)
-                                                else DATA_DIR / "narrativeqa")
+    return Path(path) if path is not None else dataset_dir("narrativeqa", ENV_VAR)
 
 
 def _read_csv(file: Path, required: tuple[str, ...], root: Path) -> list[dict]:
     if not file.is_file():
         raise FileNotFoundError(
-            f"NarrativeQA not found: expected {file}. Clone or download {REPO} (the repository holds "
+            f"NarrativeQA not found: expected {file}. {download_hint('narrativeqa')}; or clone or "
+            f"download {REPO} (the repository holds "
             f"documents.csv, qaps.csv and third_party/wikipedia/summaries.csv) into {root}/, or set {ENV_VAR} "
             f"to that folder, or pass path=...; for full stories also run its download_stories.sh there "
             f"(it writes tmp/<document_id>.content).")

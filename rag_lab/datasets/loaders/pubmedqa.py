@@ -4,7 +4,8 @@
 Input: ``ori_pqal.json`` from https://github.com/pubmedqa/pubmedqa (``data/``), a JSON object
 PMID -> {QUESTION, CONTEXTS, LABELS, MESHES, YEAR, reasoning_*_pred, final_decision,
 LONG_ANSWER}; ``ori_pqaa.json`` / ``ori_pqau.json`` have the same layout. Pass the file (or
-its folder) as ``path`` or set ``RAG_LAB_DATA_PUBMEDQA``; with ``source="hf"`` the Hugging
+its folder) as ``path`` or set ``RAG_LAB_DATA_PUBMEDQA``; else ``<data cache>/pubmedqa/ori_pqal.json``
+is read (``python -m rag_lab download pubmedqa`` puts it there); with ``source="hf"`` the Hugging
 Face dataset ``qiaojin/PubMedQA`` (config ``pqa_labeled``) is read instead, which needs the
 network or a local Hugging Face cache.
 
@@ -16,11 +17,11 @@ in ``meta``.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from .. import register_loader
+from ..cache import dataset_dir, download_hint
 from ...types import Dataset, Document, Question, Section
 
 ENV = "RAG_LAB_DATA_PUBMEDQA"
@@ -86,13 +87,13 @@ def load_pubmedqa(path: str | Path | None = None, source: str = "file", limit_re
         return from_records(records, f"hf:{HF_NAME}/{HF_CONFIG}")
     if source != "file":
         raise ValueError(f"pubmedqa: source must be 'file' or 'hf', got {source!r}")
-    where = Path(path or os.environ.get(ENV) or "")
+    where = Path(path) if path else dataset_dir("pubmedqa", ENV)
     if where.is_dir():
         where = where / "ori_pqal.json"
-    if not str(path or os.environ.get(ENV) or "") or not where.is_file():
+    if not where.is_file():
         raise FileNotFoundError(
-            "pubmedqa: ori_pqal.json not found. Download it from https://github.com/pubmedqa/pubmedqa "
-            f"(data/ori_pqal.json) and pass path=FILE_OR_FOLDER or set {ENV}")
+            f"pubmedqa: ori_pqal.json not found at {where}. {download_hint('pubmedqa')}; or download it from "
+            f"https://github.com/pubmedqa/pubmedqa (data/ori_pqal.json) and pass path=FILE_OR_FOLDER or set {ENV}")
     try:
         data = json.loads(where.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:

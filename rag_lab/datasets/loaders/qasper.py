@@ -19,8 +19,9 @@ verbatim in the text (figure and table captions, marked "FLOAT SELECTED", are no
 full text and are counted in ``meta["evidence_not_in_text"]``); gold sections are the
 sections holding them. ``split``: "train", "dev" (alias "validation") or "test".
 
-Root folder: ``path``, else ``$RAG_LAB_DATA_QASPER``, else ``data/qasper``. ``path`` may also
-name the JSON file itself. ``max_documents`` keeps the first papers of the file.
+Root folder: ``path``, else ``$RAG_LAB_DATA_QASPER``, else ``<data cache>/qasper`` (where
+``python -m rag_lab download qasper`` unpacks the release). ``path`` may also name the JSON file
+itself. ``max_documents`` keeps the first papers of the file.
 """
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ import os
 from pathlib import Path
 
 from ...types import Dataset, Document, Question, Section
-from .. import DATA_DIR, register_loader
+from .. import register_loader
+from ..cache import dataset_dir, download_hint
 
 ENV_VAR = "RAG_LAB_DATA_QASPER"
 SPLITS = {"train": "train", "dev": "dev", "validation": "dev", "test": "test"}
@@ -47,13 +49,13 @@ def split_file(root: Path, split: str) -> Path:
 def _locate(path: str | os.PathLike | None, split: str) -> Path:
     if path is not None and Path(path).is_file():
         return Path(path)
-    root = Path(path) if path is not None else (Path(os.environ[ENV_VAR]) if os.environ.get(ENV_VAR)
-                                                else DATA_DIR / "qasper")
+    root = Path(path) if path is not None else dataset_dir("qasper", ENV_VAR)
     file = split_file(root, split)
     if not file.is_file():
         raise FileNotFoundError(
-            f"QASPER {split} split not found: expected {file}. Download {DOWNLOAD}, unpack the .json files "
-            f"into {root}/ (or set {ENV_VAR} to the folder holding them, or pass path=...).")
+            f"QASPER {split} split not found: expected {file}. {download_hint('qasper')}; or download "
+            f"{DOWNLOAD}, unpack the .json files into {root}/ (or set {ENV_VAR} to the folder holding them, or "
+            f"pass path=...).")
     return file
 
 

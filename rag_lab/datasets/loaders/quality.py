@@ -15,8 +15,9 @@ text); every question of every line is a ``Question`` whose answer is the gold o
 difficulty stay in ``meta``. QuALITY marks no evidence passages, so there are no gold
 contexts: retrieval is scored at document level only.
 
-Root folder: ``path``, else ``$RAG_LAB_DATA_QUALITY``, else ``data/quality``; ``path`` may also
-name the split file itself. ``split``: "train", "dev" (alias "validation") or "test".
+Root folder: ``path``, else ``$RAG_LAB_DATA_QUALITY``, else ``<data cache>/quality`` (where
+``python -m rag_lab download quality`` unpacks the release); ``path`` may also name the split file
+itself. ``split``: "train", "dev" (alias "validation") or "test".
 ``max_documents`` keeps the first distinct articles and their questions.
 """
 from __future__ import annotations
@@ -26,7 +27,8 @@ from pathlib import Path
 
 from ...io import read_jsonl
 from ...types import Dataset, Document, Question
-from .. import DATA_DIR, register_loader
+from .. import register_loader
+from ..cache import dataset_dir, download_hint
 
 ENV_VAR = "RAG_LAB_DATA_QUALITY"
 SPLITS = {"train": "train", "dev": "dev", "validation": "dev", "test": "test"}
@@ -38,12 +40,12 @@ def _locate(path: str | os.PathLike | None, split: str) -> Path:
         raise ValueError(f"QuALITY split must be one of {sorted(SPLITS)}, got {split!r}")
     if path is not None and Path(path).is_file():
         return Path(path)
-    root = Path(path) if path is not None else (Path(os.environ[ENV_VAR]) if os.environ.get(ENV_VAR)
-                                                else DATA_DIR / "quality")
+    root = Path(path) if path is not None else dataset_dir("quality", ENV_VAR)
     file = root / f"QuALITY.v1.0.1.htmlstripped.{SPLITS[split]}"
     if not file.is_file():
         raise FileNotFoundError(
-            f"QuALITY {split} split not found: expected {file}. Download {DOWNLOAD}, unzip it and put "
+            f"QuALITY {split} split not found: expected {file}. {download_hint('quality')}; or "
+            f"download {DOWNLOAD}, unzip it and put "
             f"QuALITY.v1.0.1.htmlstripped.{SPLITS[split]} into {root}/ (or set {ENV_VAR} to that folder, "
             f"or pass path=...).")
     return file

@@ -23,7 +23,8 @@ hold a relevant sentence; gold contexts = those relevant sentences found verbati
 whose annotation marks no sentence relevant keeps no gold, so retrieval metrics skip it while
 answer metrics still use it.
 
-Root folder: ``path``, else ``$RAG_LAB_DATA_RAGBENCH``, else ``data/ragbench``. ``max_rows`` reads
+Root folder: ``path``, else ``$RAG_LAB_DATA_RAGBENCH``, else ``<data cache>/ragbench`` (where
+``python -m rag_lab download ragbench_<subset>`` puts ``<subset>/…``). ``max_rows`` reads
 only the first rows of the split (the corpus is then only their passages).
 """
 from __future__ import annotations
@@ -35,7 +36,8 @@ import re
 from pathlib import Path
 
 from ...types import Dataset, Document, Question
-from .. import DATA_DIR, register_loader
+from .. import register_loader
+from ..cache import dataset_dir, download_hint
 
 ENV_VAR = "RAG_LAB_DATA_RAGBENCH"
 HF_DATASET = "galileo-ai/ragbench"
@@ -47,7 +49,7 @@ _KEY_CHARS = re.compile(r"[^0-9a-z]")
 
 
 def default_root() -> Path:
-    return Path(os.environ[ENV_VAR]) if os.environ.get(ENV_VAR) else DATA_DIR / "ragbench"
+    return dataset_dir("ragbench", ENV_VAR)
 
 
 def split_files(root: Path, subset: str, split: str) -> list[Path]:
@@ -57,7 +59,9 @@ def split_files(root: Path, subset: str, split: str) -> list[Path]:
 
 def _missing_message(root: Path, subset: str, split: str) -> str:
     return (f"RAGBench subset {subset!r} ({split} split) not found: expected {root / subset}/{split}-00000-of-00001.parquet "
-            f"(or .jsonl). Download the folder {subset}/ of the Hugging Face dataset {HF_DATASET} "
+            f"(or .jsonl). {download_hint('ragbench_' + subset, '' if split == 'test' else '--split ' + split)}; "
+            f"or download the folder {subset}/ of the Hugging Face "
+            f"dataset {HF_DATASET} "
             f"(https://huggingface.co/datasets/{HF_DATASET}/tree/main/{subset}) into {root / subset}/, "
             f"or set {ENV_VAR} to the folder that holds {subset}/.")
 

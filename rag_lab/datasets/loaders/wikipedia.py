@@ -9,7 +9,8 @@ and keeps the headings as ``Section`` offsets instead of text. Every raw API res
 articles offline; with ``online=False`` or no network, a missing response raises
 ``WikipediaUnavailableError`` saying what to fetch and where to put it.
 
-Folder: ``path``, else ``$RAG_LAB_DATA_WIKIPEDIA``, else ``<rag_lab cache>/wikipedia``.
+Folder: ``path``, else ``$RAG_LAB_DATA_WIKIPEDIA``, else ``<data cache>/wikipedia`` (which
+``python -m rag_lab download wikipedia`` fills, politely rate-limited).
 Both ``formatversion=1`` (pages keyed by id) and ``2`` (pages as a list) responses are read.
 Own code: the cleaning is a few regular expressions; no maintained library does the
 extract-to-sections step for this API.
@@ -17,7 +18,6 @@ extract-to-sections step for this API.
 from __future__ import annotations
 
 import json
-import os
 import re
 import urllib.error
 import urllib.parse
@@ -53,10 +53,8 @@ def slug(text: str) -> str:
 
 
 def default_folder() -> Path:
-    if os.environ.get(ENV_VAR):
-        return Path(os.environ[ENV_VAR])
-    from ...embedding import default_cache_dir
-    return default_cache_dir() / "wikipedia"
+    from ..cache import dataset_dir
+    return dataset_dir("wikipedia", ENV_VAR)
 
 
 # -- the API's response format ------------------------------------------------------------------

@@ -1,0 +1,133 @@
+"""SQuAD-format question sets (SQuAD v1.1 and v2.0, and the many sets that ship in that form,
+such as COVID-QA), read from one JSON file.
+
+Layout: ``{"version", "data": [{"title", "paragraphs": [{"context", "qas": [{"id", "question",
+"answers": [{"text", "answer_start"}], "is_impossible", "plausible_answers"}]}]}]}``;
+``is_impossible`` and ``plausible_answers`` exist in v2.0 only, and COVID-QA adds a
+``document_id`` to each paragraph and may leave out ``title``.
+
+Mapping to rag_lab's model: one ``Document`` per article, its paragraphs joined by blank lines,
+each paragraph a ``Section`` (kind "paragraph"); the text is kept verbatim so the answer offsets
+stay valid. Each question: answer = its first answer's text; gold document, gold section and
+gold context = the paragraph its answer spans lie in (the paragraph the question is attached
+to). Unanswerable questions (v2.0 ``is_impossible``, or no answers) keep no gold and no answer,
+so retrieval metrics skip them; their plausible answers stay in ``meta``. Answer spans whose
+``answer_start`` does not point at their text are counted in ``dataset.meta["misplaced_spans"]``.
+
+``load_dataset("squad", path=FILE)`` reads any such file (default: the SQuAD v2.0 dev set in
+``<data cache>/squad``); ``load_dataset("covidqa")`` reads ``<data cache>/covidqa/COVID-QA.json``.
+Both come from ``python -m rag_lab download squad|covidqa``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from ...types import Dataset, Document, Question, Section
+from .. import register_loader
+from ..cache import dataset_dir, download_hint
+
+
+def _where(path, name: str, default_file: str) -> Path:
+    file = Path(path) if path is not None else dataset_dir(name) / default_file
+    if file.is_dir():
+        file = file / default_file
+    if not file.is_file():
+        raise FileNotFoundError(f"{name}: SQuAD-format file not found at {file}. {download_hint(name)}; or pass "
+                                "path=FILE (any SQuAD v1.1/v2.0 JSON file)")
+    return file
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.casefold()).strip("-")
+
+
+def _article_id(article: dict, index: int, taken: set[str]) -> str:
+    paragraphs = article.get("paragraphs") or []
+    first = paragraphs[0] if paragraphs and isinstance(paragraphs[0], dict) else {}
+    base = str(first.get("document_id") or _slug(str(article.get("title") or "")) or f"article-{index}")
+    out, n = base, 1
+    while out in taken:
+        n += 1
+        out = f"{base}-{n}"
+    taken.add(out)
+    return out
+
+
+def squad_dataset(data: dict, name: str, where: str, max_documents: int | None = None) -> Dataset:
+    """The Dataset of a parsed SQuAD-format JSON object (see the module docstring for the mapping)."""
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise ValueError(f"{where}: expected a JSON object with a 'data' list of articles (SQuAD format)")
+    articles = data["data"][:max_documents] if max_documents is not None else data["data"]
+    documents, questions, taken, misplaced = [], [], set(), 0
+    for a, article in enumerate(articles):
+        if not isinstance(article, dict) or not isinstance(article.get("paragraphs"), list):
+            raise ValueError(f"{where}: data[{a}] has no 'paragraphs' list")
+        doc_id = _article_id(article, a, taken)
+        parts, sections, pos = [], [], 0
+        for p, para in enumerate(article["paragraphs"]):
+            context = para.get("context") if isinstance(para, dict) else None
+            if not isinstance(context, str):
+                raise ValueError(f"{where}: data[{a}].paragraphs[{p}] has no 'context' string")
+            if parts:
+                parts.append("\n\n")
+                pos += 2
+            section = Section(f"{doc_id}:p{p}", f"Paragraph {p + 1}", "paragraph", pos, pos + len(context), 1)
+            sections.append(section)
+            parts.append(context)
+            pos += len(context)
+            for qa in para.get("qas") or []:
+                q, bad = _question(qa, doc_id, section, context, f"{where}: data[{a}].paragraphs[{p}]")
+                questions.append(q)
+                misplaced += bad
+        title = str(article.get("title") or doc_id)
+        documents.append(Document(doc_id, "".join(parts), title, sections, {"source": name}))
+    if not documents:
+        raise ValueError(f"{where}: no articles")
+    return Dataset(name, documents, questions, {"source": where, "version": data.get("version"),
+                                                "misplaced_spans": misplaced})
+
+
+def _question(qa: dict, doc_id: str, section: Section, context: str, where: str) -> tuple[Question, int]:
+    if not isinstance(qa, dict) or "question" not in qa:
+        raise ValueError(f"{where}: a qas entry has no 'question'")
+    answers = [x for x in qa.get("answers") or [] if isinstance(x, dict) and str(x.get("text", "")).strip()]
+    impossible = bool(qa.get("is_impossible")) or not answers
+    bad = sum(1 for x in answers if not _span_ok(x, context))
+    meta = {"answers": [x["text"] for x in answers], "is_impossible": impossible,
+            "spans": [[x.get("answer_start"), len(x["text"])] for x in answers]}
+    if qa.get("plausible_answers"):
+        meta["plausible_answers"] = [x.get("text") for x in qa["plausible_answers"] if isinstance(x, dict)]
+    qid = str(qa.get("id") or f"{section.id}-q")
+    if impossible:
+        return Question(qid, str(qa["question"]).strip(), None, meta=meta), bad
+    return Question(qid, str(qa["question"]).strip(), answers[0]["text"], [doc_id], [context], [section.id],
+                    meta), bad
+
+
+def _span_ok(answer: dict, context: str) -> bool:
+    start = answer.get("answer_start")
+    return isinstance(start, int) and context[start:start + len(answer["text"])] == answer["text"]
+
+
+def _read(file: Path) -> dict:
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{file}: not valid JSON ({e.msg} at line {e.lineno})") from None
+
+
+@register_loader("squad", "SQuAD v1.1/v2.0-format JSON (path=FILE; default: the downloaded SQuAD v2.0 dev set): "
+                          "articles with paragraph sections, gold = the answer's paragraph")
+def load_squad(path: str | os.PathLike | None = None, max_documents: int | None = None) -> Dataset:
+    file = _where(path, "squad", "dev-v2.0.json")
+    return squad_dataset(_read(file), "squad" if path is None else f"squad-{file.stem}", str(file), max_documents)
+
+
+@register_loader("covidqa", "COVID-QA (Möller et al. 2020): SQuAD-format questions on CORD-19 articles "
+                            "(downloaded COVID-QA.json)")
+def load_covidqa(path: str | os.PathLike | None = None, max_documents: int | None = None) -> Dataset:
+    file = _where(path, "covidqa", "COVID-QA.json")
+    return squad_dataset(_read(file), "covidqa", str(file), max_documents)

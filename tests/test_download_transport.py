@@ -1,0 +1,204 @@
+"""The downloader's transport and checks against the local mirror: resuming a truncated transfer,
+HTTP errors and retries, checksum mismatches (pinned and recorded on first use), the offline
+message, files placed by hand, the rate limiter, and the command line."""
+from __future__ import annotations
+
+import json
+import socket
+from dataclasses import replace
+
+import pytest
+from download_server import data_cache, mirror  # noqa: F401  (pytest fixtures)
+
+from rag_lab.cli import main
+from rag_lab.datasets import sources as src
+from rag_lab.datasets.api_sources import NCBI
+from rag_lab.datasets.download import download
+from rag_lab.datasets.transport import (ChecksumError, DownloadError, OfflineError, RateLimiter, Transport, rebase,
+                                        sha256_file)
+
+PUBMEDQA = "/pubmedqa/pubmedqa/master/data/ori_pqal.json"
+QUIET = dict(log=lambda *a: None)
+
+
+def transport(server, retries=3):
+    return Transport(server.url, retries=retries, backoff=0, progress=False)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_rebase_keeps_path_and_query():
+    assert rebase("https://huggingface.co/datasets/a/resolve/r/x.parquet", "http://127.0.0.1:8000/") == \
+        "http://127.0.0.1:8000/datasets/a/resolve/r/x.parquet"
+    assert rebase("https://en.wikipedia.org/w/api.php?action=query", "http://h:1") == \
+        "http://h:1/w/api.php?action=query"
+    assert rebase("https://example.org/x", None) == "https://example.org/x"
+
+
+def test_base_url_from_the_environment(monkeypatch):
+    monkeypatch.setenv("RAG_LAB_DOWNLOAD_BASE_URL", "http://127.0.0.1:9")
+    assert Transport().url("https://nlmpubs.nlm.nih.gov/projects/mesh/x.xml") == \
+        "http://127.0.0.1:9/projects/mesh/x.xml"
+    assert Transport("http://mirror.test").url("https://a.org/b") == "http://mirror.test/b"     # the argument wins
+
+
+def test_a_truncated_transfer_is_resumed_with_a_range_request(mirror, tmp_path):
+    mirror.faults[PUBMEDQA] = ["truncate"]
+    body = mirror.files[PUBMEDQA]
+    with_bar = Transport(mirror.url, backoff=0, progress=True)      # the tqdm path (it hides itself off a terminal)
+    part = with_bar.fetch(f"https://raw.githubusercontent.com{PUBMEDQA}", tmp_path / "ori_pqal.json")
+    assert part.name == "ori_pqal.json.part" and part.read_bytes() == body
+    # first request: whole file, half sent; second: the rest, from byte len(body) // 2
+    assert [r["range"] for r in mirror.requests] == [None, f"bytes={len(body) // 2}-"]
+    assert mirror.requests[0]["agent"].startswith("rag_lab/")
+
+
+def test_without_retries_the_part_file_stays_and_the_next_run_resumes(mirror, tmp_path):
+    mirror.faults[PUBMEDQA] = ["truncate"]
+    url, dest = f"https://raw.githubusercontent.com{PUBMEDQA}", tmp_path / "ori_pqal.json"
+    with pytest.raises(DownloadError) as e:
+        transport(mirror, retries=0).fetch(url, dest)
+    half = len(mirror.files[PUBMEDQA]) // 2
+    assert "stopped after" in str(e.value) and "run again to resume" in str(e.value)
+    assert (tmp_path / "ori_pqal.json.part").stat().st_size == half
+    part = transport(mirror, retries=0).fetch(url, dest)
+    assert part.read_bytes() == mirror.files[PUBMEDQA] and mirror.requests[-1]["range"] == f"bytes={half}-"
+
+
+def test_a_server_that_ignores_ranges_restarts_the_file(mirror, tmp_path):
+    (tmp_path / "ori_pqal.json.part").write_bytes(b"stale bytes from another file")
+    mirror.honour_ranges = False
+    part = transport(mirror).fetch(f"https://raw.githubusercontent.com{PUBMEDQA}", tmp_path / "ori_pqal.json")
+    assert part.read_bytes() == mirror.files[PUBMEDQA]
+
+
+def test_http_errors(mirror, tmp_path):
+    t = transport(mirror)
+    with pytest.raises(DownloadError, match=r"not found \(HTTP 404\)"):
+        t.fetch("https://raw.githubusercontent.com/no/such/file.json", tmp_path / "x.json")
+    assert mirror.count("/no/such/file.json") == 1 and not list(tmp_path.iterdir())     # 404: no retry, no file
+    mirror.faults[PUBMEDQA] = ["500", "503"]
+    assert t.fetch(f"https://x.org{PUBMEDQA}", tmp_path / "a.json").read_bytes() == mirror.files[PUBMEDQA]
+    assert mirror.count(PUBMEDQA) == 3                                                   # two 5xx, then success
+    mirror.faults[PUBMEDQA] = ["500"] * 5
+    with pytest.raises(DownloadError, match=r"gave up after 2 attempts \(HTTP 500\)"):
+        transport(mirror, retries=1).fetch(f"https://x.org{PUBMEDQA}", tmp_path / "b.json")
+    with pytest.raises(DownloadError, match="HTTP 404"):
+        t.get("https://x.org/w/api.php", {"action": "query", "list": "search", "srsearch": "no such topic"})
+
+
+def test_pinned_checksum_mismatch_leaves_no_file(mirror, data_cache, monkeypatch):
+    s = src.SOURCES["pubmedqa"]
+    monkeypatch.setitem(src.SOURCES, "pubmedqa", replace(s, files=(replace(s.files[0], sha256="0" * 64,
+                                                                            sha256_from="a test"),)))
+    with pytest.raises(ChecksumError) as e:
+        download("pubmedqa", transport=transport(mirror), **QUIET)
+    assert "checksum mismatch, the download was deleted" in str(e.value) and "0" * 64 in str(e.value)
+    assert not list((data_cache / "pubmedqa").iterdir())
+
+
+def test_first_use_checksum_is_recorded_and_enforced(mirror, data_cache):
+    t = transport(mirror)
+    download("pubmedqa", transport=t, **QUIET)
+    first = sha256_file(data_cache / "pubmedqa" / "ori_pqal.json")
+    mirror.files[PUBMEDQA] = mirror.files[PUBMEDQA].replace(b"invented town", b"invented city")
+    with pytest.raises(ChecksumError, match="first download on .* had " + first):
+        download("pubmedqa", transport=t, force=True, **QUIET)
+    # the earlier, verified file is untouched and no .part is left
+    assert sha256_file(data_cache / "pubmedqa" / "ori_pqal.json") == first
+    assert [p.name for p in (data_cache / "pubmedqa").iterdir()] == ["ori_pqal.json"]
+    record = json.loads((data_cache / "checksums.json").read_text())[src.SOURCES["pubmedqa"].files[0].url]
+    assert record["sha256"] == first and record["size"] > 0
+
+
+def test_offline_message_names_the_url_and_where_to_put_the_file(data_cache):
+    t = Transport(f"http://127.0.0.1:{closed_port()}", retries=1, backoff=0, progress=False)
+    with pytest.raises(OfflineError) as e:
+        download("pubmedqa", transport=t, **QUIET)
+    message = str(e.value)
+    assert "could not reach http://127.0.0.1:" in message and "may be offline" in message
+    assert "https://raw.githubusercontent.com/pubmedqa/pubmedqa/master/data/ori_pqal.json" in message
+    assert str(data_cache / "pubmedqa" / "ori_pqal.json") in message
+    assert "python -m rag_lab download pubmedqa" in message
+    # a source of several files names all of them, and the --dest of the run
+    elsewhere = data_cache.parent / "elsewhere"
+    with pytest.raises(OfflineError) as e:
+        download("narrativeqa", dest=elsewhere, transport=t, **QUIET)
+    message = str(e.value)
+    assert f"python -m rag_lab download narrativeqa --dest {elsewhere}" in message
+    assert f"Also needed: https://raw.githubusercontent.com/google-deepmind/narrativeqa/master/qaps.csv -> " \
+           f"{elsewhere / 'narrativeqa' / 'qaps.csv'}" in message
+
+
+def test_files_placed_by_hand_are_checked_and_unpacked_offline(mirror, data_cache):
+    offline = Transport(f"http://127.0.0.1:{closed_port()}", retries=0, backoff=0, progress=False)
+    (data_cache / "qasper").mkdir(parents=True)
+    (data_cache / "qasper" / "qasper-test-and-evaluator-v0.3.tgz").write_bytes(
+        mirror.files["/qasper-test-and-evaluator-v0.3.tgz"])
+    [report] = download("qasper", splits=["test"], transport=offline, **QUIET)
+    assert report.files[0].fetched is False and "recorded on first use" in report.files[0].check
+    assert (data_cache / "qasper" / "qasper-test-v0.3.json").is_file()
+    # a file placed by hand that differs from a pinned value is refused, and kept for the user to inspect
+    (data_cache / "ragbench" / "covidqa").mkdir(parents=True)
+    placed = data_cache / "ragbench" / "covidqa" / "test-00000-of-00001.parquet"
+    placed.write_bytes(b"not the parquet file")
+    with pytest.raises(ChecksumError, match="--force"):
+        download("ragbench_covidqa", transport=offline, **QUIET)
+    assert placed.exists()
+
+
+def test_an_archive_without_the_expected_member(mirror, data_cache, monkeypatch):
+    s = src.SOURCES["qasper"]
+    f = replace(s.files[1], members=("qasper-test-v9.9.json",))
+    monkeypatch.setitem(src.SOURCES, "qasper", replace(s, files=(s.files[0], f)))
+    with pytest.raises(DownloadError, match=r"no member named \['qasper-test-v9.9.json'\]"):
+        download("qasper", splits=["test"], transport=transport(mirror), **QUIET)
+
+
+def test_rate_limiter_spaces_calls():
+    # a fake clock that sleeping advances: calls at t=0, 0.1 and 1.0 with a 0.34 s interval;
+    # the second waits until 0.34 (a 0.24 s sleep), the third is already past 0.68 and does not wait
+    now, sleeps = [0.0], []
+
+    def sleep(d):
+        sleeps.append(round(d, 6))
+        now[0] += d
+    limiter = RateLimiter(0.34, clock=lambda: now[0], sleep=sleep)
+    limiter.wait()
+    now[0] = 0.1
+    limiter.wait()
+    assert now[0] == pytest.approx(0.34)
+    now[0] = 1.0
+    limiter.wait()
+    assert sleeps == [0.24]
+    with pytest.raises(ValueError):
+        RateLimiter(-1)
+
+
+def test_ncbi_stays_under_its_documented_rates(monkeypatch):
+    monkeypatch.delenv("NCBI_API_KEY", raising=False)
+    assert NCBI(Transport()).limiter.interval >= 1 / 3          # <= 3 requests/s without a key
+    assert 0.1 <= NCBI(Transport(), api_key="k").limiter.interval < 1 / 3   # <= 10 requests/s with one
+
+
+def test_command_line(mirror, data_cache, capsys):
+    assert main(["download", "--list"]) == 0
+    listing = capsys.readouterr().out
+    for name in ["pubmedqa", "qasper", "quality", "narrativeqa", "ragbench_covidqa", "ragbench_emanual",
+                 "ragbench_techqa", "pmc_oa", "mesh", "wikipedia", "covidqa", "squad"]:
+        assert f"\n{name}\t" in "\n" + listing
+    assert "[pinned: 25bc50f064a0…]" in listing and "[recorded on first use]" in listing
+    assert "licence: CC BY 4.0" in listing and "splits: test, validation, train (default: test" in listing
+    assert main(["download", "pubmedqa", "--base-url", mirror.url, "--no-progress", "--retries", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "licence: MIT" in out and "load_dataset('pubmedqa') finds it" in out
+    assert main(["download", "pubmedqa", "--ids", "PMC1", "--base-url", mirror.url]) == 2
+    assert "--ids do(es) not apply" in capsys.readouterr().err
+    assert main(["download", "nosuchset"]) == 2 and "no download source named 'nosuchset'" in capsys.readouterr().err
+    other = data_cache.parent / "elsewhere"
+    assert main(["download", "covidqa", "--dest", str(other), "--base-url", mirror.url, "--no-progress"]) == 0
+    assert (other / "covidqa" / "COVID-QA.json").is_file() and "RAG_LAB_DATA=" in capsys.readouterr().out
