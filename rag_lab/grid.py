@@ -102,7 +102,7 @@ def run_task(task: dict[str, Any], notebook_dir: str, timeout: float | None = DE
     from .runner import run_notebooks
 
     with tempfile.TemporaryDirectory(prefix="rag_lab_task_") as tmp:
-        tmp = Path(tmp)
+        tmp = Path(tmp).resolve()   # the runner resolves its folders; _relocate must see the same prefix
         manifest = run_notebooks([task["notebook"]], task["parameters"], run_id="run", runs_dir=tmp,
                                  figures_root=tmp / "figures", notebook_dir=Path(notebook_dir), progress=False,
                                  timeout=timeout)

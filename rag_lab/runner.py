@@ -303,6 +303,7 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     if timeout is not None and timeout <= 0:
         raise ValueError(f"the cell timeout must be a positive number of seconds (or None), got {timeout}")
     notebooks = resolve_notebooks(names, notebook_dir)
+    runs_dir, figures_root = Path(runs_dir).resolve(), Path(figures_root).resolve()  # notebooks run in their folder
     if not notebooks:
         raise ValueError(f"no notebooks to run in {notebook_dir}")
     given = {nb: {**(parameters or {}), **(per_notebook or {}).get(nb.stem, {})} for nb in notebooks}
@@ -310,10 +311,10 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     digest = next(iter(hashes.values())) if len(hashes) == 1 else parameter_hash(hashes)
     kernel = kernel_name()
     if run_id:
-        run_dir = Path(runs_dir) / run_id
+        run_dir = runs_dir / run_id
         run_dir.mkdir(parents=True, exist_ok=True)
     else:
-        run_dir = _new_run_dir(Path(runs_dir), new_run_id(run_label(notebooks, not names), digest))
+        run_dir = _new_run_dir(runs_dir, new_run_id(run_label(notebooks, not names), digest))
     manifest: dict[str, Any] = {
         "run_id": run_dir.name, "param_hash": digest, "status": "running",
         "started": dt.datetime.now().isoformat(timespec="seconds"), "finished": None,
@@ -323,7 +324,7 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     }
     manifest_path = run_dir / "manifest.json"
     for nb in notebooks:
-        entry = _run_one(nb, given[nb], run_dir, Path(figures_root) / nb.stem, kernel, timeout, progress)
+        entry = _run_one(nb, given[nb], run_dir, figures_root / nb.stem, kernel, timeout, progress)
         manifest["notebooks"].append(entry)
         write_text(manifest_path, json.dumps(manifest, indent=2, default=str))
     manifest["finished"] = dt.datetime.now().isoformat(timespec="seconds")

@@ -102,11 +102,15 @@ def test_a_failing_cell_is_named_in_the_manifest(tmp_path, notebooks):
     assert "ValueError" in entry["traceback"] and "\x1b[" not in entry["traceback"]
 
 
-def test_run_command_exits_non_zero_and_says_which_failed(tmp_path, notebooks, capsys):
+def test_run_command_exits_non_zero_and_says_which_failed(tmp_path, notebooks, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)   # relative folders are taken from here, not from the notebook's folder
     code = main(["run", str(notebooks / "03_raises.ipynb"), str(notebooks / "01_tables.ipynb"),
-                 "--runs-dir", str(tmp_path / "runs"), "--figures-dir", str(tmp_path / "figures"), "--timeout", "20"])
+                 "--runs-dir", "runs", "--figures-dir", "figures", "--timeout", "20"])
     out = capsys.readouterr().out
     assert code == 1
+    assert (tmp_path / "figures" / "01_tables" / "scores.csv").is_file()
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert (run_dir / "tables" / "01_tables" / "scores.csv").is_file()
     assert "FAILED  03_raises: cell 2 ('# the third cell'): ValueError: bad 2" in out
     assert json.loads(out.strip().splitlines()[-1])["failed"] == ["03_raises"]
     assert main(["run", "01", "--timeout", "0"]) == 2
