@@ -13,11 +13,11 @@ setup: $(STAMP)
 	@bash scripts/ensure_chromium.sh
 
 # CPU torch first (the local wheel), so nothing later pulls a CUDA build.
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt constraints.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet -r requirements.txt -c constraints.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m ipykernel install --sys-prefix --name rag_lab --display-name "rag_lab (.venv)"
 	$(PY) -m pip check

@@ -5,8 +5,13 @@ its address (Dask rather than Ray: it is pure Python, pip-installs in seconds, a
 scheduler + workers on plain TCP is all it needs — see docs/sweeps.md). A task runs its
 notebook in a scratch folder on the worker and returns every file it wrote as bytes, so the
 outputs and manifest come back to the run folder even when the worker is another machine.
-A failed task (a failing notebook or a crashed worker) is recorded and retried once; the
-others finish regardless.
+A failed task (a failing notebook, a cell past the timeout, or a crashed worker) is recorded
+and retried once; the others finish regardless.
+
+A sweep lands in ``papermill_runs/grid-<hash>-<timestamp>/``; each task is named by its notebook
+and the hash of its effective parameters (as single runs are), and each attempt's folder is a
+run folder like any other (executed notebook, ``manifest.json``, ``tables/``) plus the
+``figures/`` it wrote, so ``rag_lab runs`` and ``rag_lab collect`` see every attempt.
 
 Grid file (YAML)::
 
@@ -17,6 +22,7 @@ Grid file (YAML)::
     parameters: {limit: 4}              # the same for every task
     retries: 1                          # extra attempts for a failed task
     workers: 2                          # local process pool size
+    timeout: 1800                       # seconds one cell may run (default: the runner's)
 """
 from __future__ import annotations
 
@@ -30,7 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import write_bytes, write_text
-from .runner import FIGURES_DIR, NOTEBOOK_DIR, RUNS_DIR, new_run_id, resolve_notebooks
+from .runner import (DEFAULT_CELL_TIMEOUT, NOTEBOOK_DIR, RUNS_DIR, effective_parameters, new_run_id, parameter_hash,
+                     resolve_notebooks)
+
+KEYS = ("notebooks", "grid", "parameters", "retries", "workers", "timeout")
 
 
 @dataclass
@@ -40,6 +49,7 @@ class Grid:
     parameters: dict[str, Any] = field(default_factory=dict)
     retries: int = 1
     workers: int = 2
+    timeout: float | None = DEFAULT_CELL_TIMEOUT
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> "Grid":
@@ -52,9 +62,9 @@ class Grid:
             raise ValueError(f"{path}: not valid YAML ({e})") from None
         if not isinstance(data, dict):
             raise ValueError(f"{path}: expected a mapping with keys notebooks, grid, parameters")
-        unknown = set(data) - {"notebooks", "grid", "parameters", "retries", "workers"}
+        unknown = set(data) - set(KEYS)
         if unknown:
-            raise ValueError(f"{path}: unknown keys {sorted(unknown)}; expected notebooks, grid, parameters, retries, workers")
+            raise ValueError(f"{path}: unknown keys {sorted(unknown)}; expected {', '.join(KEYS)}")
         grid = cls(**data)
         grid.validate(str(path))
         return grid
@@ -65,30 +75,53 @@ class Grid:
         for key, values in self.grid.items():
             if not isinstance(values, list) or not values:
                 raise ValueError(f"{where}: grid value for {key!r} must be a non-empty list, got {values!r}")
+            if len({parameter_hash({key: v}) for v in values}) < len(values):
+                raise ValueError(f"{where}: grid value for {key!r} lists a value twice: {values!r}")
         if self.retries < 0 or self.workers < 1:
             raise ValueError(f"{where}: need retries >= 0 and workers >= 1")
+        if self.timeout is not None and (not isinstance(self.timeout, (int, float)) or self.timeout <= 0):
+            raise ValueError(f"{where}: timeout must be a positive number of seconds, got {self.timeout!r}")
 
-    def tasks(self) -> list[dict[str, Any]]:
+    def tasks(self, defaults: dict[str, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """One task per notebook x combination, named ``<notebook>-<hash>``: the hash of the parameters
+        the notebook will run with (``defaults[notebook]``, its parameters cell, under the task's values)."""
         keys = list(self.grid)
         combos = [dict(zip(keys, values)) for values in itertools.product(*(self.grid[k] for k in keys))] or [{}]
         out = []
         for nb in self.notebooks:
-            for i, combo in enumerate(combos):
-                out.append({"task_id": f"{nb}-{i:03d}", "notebook": nb, "parameters": {**self.parameters, **combo}})
+            for combo in combos:
+                params = {**self.parameters, **combo}
+                digest = parameter_hash({**(defaults or {}).get(nb, {}), **params})
+                out.append({"task_id": f"{nb}-{digest}", "notebook": nb, "parameters": params, "param_hash": digest})
         return out
 
 
-def run_task(task: dict[str, Any], notebook_dir: str) -> dict[str, Any]:
-    """Run one notebook in a scratch folder; return its manifest entry and every file it wrote."""
+def run_task(task: dict[str, Any], notebook_dir: str, timeout: float | None = DEFAULT_CELL_TIMEOUT) -> dict[str, Any]:
+    """Run one notebook in a scratch folder; return its status and every file it wrote, by path
+    relative to the attempt folder (the run folder's files at its top, figures under ``figures/``)."""
     from .runner import run_notebooks
 
     with tempfile.TemporaryDirectory(prefix="rag_lab_task_") as tmp:
-        tmp = Path(tmp)
-        manifest = run_notebooks([task["notebook"]], task["parameters"], run_id="run", runs_dir=tmp / "runs",
-                                 figures_root=tmp / "figures", notebook_dir=Path(notebook_dir), progress=False)
-        files = {str(p.relative_to(tmp)): p.read_bytes() for p in tmp.rglob("*") if p.is_file()}
+        tmp = Path(tmp).resolve()   # the runner resolves its folders; _relocate must see the same prefix
+        manifest = run_notebooks([task["notebook"]], task["parameters"], run_id="run", runs_dir=tmp,
+                                 figures_root=tmp / "figures", notebook_dir=Path(notebook_dir), progress=False,
+                                 timeout=timeout)
+        files = {str(p.relative_to(tmp / "run")): p.read_bytes() for p in (tmp / "run").rglob("*") if p.is_file()}
+        files.update({str(p.relative_to(tmp)): p.read_bytes() for p in (tmp / "figures").rglob("*") if p.is_file()})
     entry = manifest["notebooks"][0]
-    return {"status": entry["status"], "error": entry.get("error"), "seconds": entry["seconds"], "files": files}
+    return {"status": entry["status"], "error": entry.get("error"), "seconds": entry["seconds"], "files": files,
+            "scratch": str(tmp)}
+
+
+def _relocate(manifest_bytes: bytes, scratch: str, task_dir: Path, run_id: str) -> bytes:
+    """The task's manifest as it reads in its attempt folder: its run id and figure paths moved there."""
+    manifest = json.loads(manifest_bytes)
+    manifest["run_id"] = run_id
+    old, new = str(Path(scratch) / "figures"), str(task_dir / "figures")
+    for entry in manifest.get("notebooks", []):
+        entry["figures_dir"] = entry["figures_dir"].replace(old, new, 1)
+        entry["files"] = [f.replace(old, new, 1) for f in entry.get("files", [])]
+    return json.dumps(manifest, indent=2, default=str).encode("utf-8")
 
 
 def _executor(address: str | None, workers: int):
@@ -103,16 +136,22 @@ def run_grid(grid: Grid, address: str | None = None, run_id: str | None = None, 
              notebook_dir: Path = NOTEBOOK_DIR) -> dict[str, Any]:
     """Run every task, retrying failures ``grid.retries`` times; returns the grid manifest."""
     grid.validate()
-    resolve_notebooks(grid.notebooks, notebook_dir)  # fail early on a misspelt name
-    run_id = run_id or f"grid-{new_run_id()}"
+    paths = resolve_notebooks(grid.notebooks, notebook_dir)  # fail early on a misspelt name
+    defaults = {name: effective_parameters(path, {}) for name, path in zip(grid.notebooks, paths)}
+    tasks = {t["task_id"]: t for t in grid.tasks(defaults)}
+    run_id = run_id or new_run_id("grid", parameter_hash({"tasks": sorted(tasks)}))
     run_dir = Path(runs_dir) / run_id
-    tasks = {t["task_id"]: t for t in grid.tasks()}
     records = {tid: {**t, "attempts": [], "status": "pending"} for tid, t in tasks.items()}
     manifest = {"run_id": run_id, "engine": f"dask:{address}" if address else f"process-pool:{grid.workers}",
-                "started": dt.datetime.now().isoformat(timespec="seconds"), "tasks": records}
+                "cell_timeout": grid.timeout, "started": dt.datetime.now().isoformat(timespec="seconds"),
+                "tasks": records}
     executor, as_completed = _executor(address, grid.workers)
+
+    def submit(tid):
+        return executor.submit(run_task, tasks[tid], str(notebook_dir), grid.timeout)
+
     try:
-        pending = {executor.submit(run_task, t, str(notebook_dir)): tid for tid, t in tasks.items()}
+        pending = {submit(tid): tid for tid in tasks}
         while pending:
             future = next(iter(as_completed(list(pending))))
             tid = pending.pop(future)
@@ -124,13 +163,15 @@ def run_grid(grid: Grid, address: str | None = None, run_id: str | None = None, 
             attempt = len(record["attempts"]) + 1
             task_dir = run_dir / tid / f"attempt-{attempt}"
             for rel, data in outcome["files"].items():
+                if rel == "manifest.json":
+                    data = _relocate(data, outcome["scratch"], task_dir, f"{run_id}/{tid}/attempt-{attempt}")
                 write_bytes(task_dir / rel, data)
             record["attempts"].append({"status": outcome["status"], "error": outcome["error"],
                                        "seconds": outcome["seconds"], "folder": str(task_dir)})
             record["status"] = outcome["status"]
             if outcome["status"] != "ok" and attempt <= grid.retries:
                 record["status"] = "retrying"
-                pending[executor.submit(run_task, tasks[tid], str(notebook_dir))] = tid
+                pending[submit(tid)] = tid
             write_text(run_dir / "manifest.json", json.dumps(manifest, indent=2, default=str))
     finally:
         executor.close() if address else executor.shutdown()

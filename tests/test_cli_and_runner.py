@@ -53,11 +53,12 @@ def test_methods_and_datasets_listing():
     assert "italian_cuisine" in out
 
 
-def tiny_notebook(path, body):
+def tiny_notebook(path, *bodies, parameters="figures_dir = 'x'\nvalue = 1"):
+    """A notebook: a parameters cell (cell 0), then one code cell per body (cells 1, 2, ...)."""
     nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell("figures_dir = 'x'\nvalue = 1")
+    params = nbformat.v4.new_code_cell(parameters)
     params.metadata["tags"] = ["parameters"]
-    nb.cells = [params, nbformat.v4.new_code_cell(body)]
+    nb.cells = [params, *(nbformat.v4.new_code_cell(body) for body in bodies)]
     nb.metadata["kernelspec"] = {"name": "rag_lab", "display_name": "rag_lab", "language": "python"}
     nbformat.write(nb, path)
 

@@ -12,7 +12,9 @@ COMMANDS = {
     "download": "fetch a public data set (PubMedQA, QASPER, RAGBench, PMC OA ...) into the data cache, checked",
     "methods": "list the registered retrieval methods",
     "eval": "build methods on a dataset and score retrieval for every question",
-    "run": "execute notebooks headlessly with papermill (writes papermill_runs/<run-id>/)",
+    "run": "execute notebooks headlessly with papermill (writes papermill_runs/<notebook>-<hash>-<time>/)",
+    "runs": "list the runs: status, notebook, parameter hash, duration, reasoner, changed parameters",
+    "collect": "gather every run's tables into one tidy CSV (run, notebook, parameters, table, row, column, value)",
     "doctor": "pre-flight check of a reasoner (--llm SPEC): every job on a built-in sample, a verdict per job",
     "estimate": "count the LLM calls and tokens (and cost) an indexing run would make, without calling",
 }

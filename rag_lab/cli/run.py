@@ -1,11 +1,21 @@
 import json
+from pathlib import Path
 
 
 def add_arguments(parser):
-    parser.add_argument("notebooks", nargs="*", help="notebook names (e.g. 00_quickstart or 00); all when none")
+    from ..runner import DEFAULT_CELL_TIMEOUT, FIGURES_DIR, RUNS_DIR
+
+    parser.add_argument("notebooks", nargs="*", help="notebook names (e.g. 00_quickstart or 00) or paths; all when none")
     parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
                         help="notebook parameter; VALUE is read as YAML (numbers, lists, true/false)")
-    parser.add_argument("--run-id", default=None, help="name of the run folder (default: a timestamp)")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help=f"seconds one cell may run before its notebook fails (default {DEFAULT_CELL_TIMEOUT}; "
+                             "with --grid, the grid file's)")
+    parser.add_argument("--run-id", default=None,
+                        help="name of the run folder (default: <notebook>-<parameter hash>-<timestamp>)")
+    parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help=f"where run folders go (default {RUNS_DIR})")
+    parser.add_argument("--figures-dir", type=Path, default=FIGURES_DIR,
+                        help=f"notebooks write figures and tables into DIR/<notebook>/ (default {FIGURES_DIR})")
     parser.add_argument("--grid", default=None, help="YAML grid of parameter sets x notebooks (see rag_lab/grid.py)")
     parser.add_argument("--address", default=None,
                         help="with --grid: a Dask scheduler address (tcp://host:8786); default a local process pool")
@@ -14,17 +24,24 @@ def add_arguments(parser):
 def run(args) -> int:
     import yaml
 
-    from ..runner import run_notebooks
+    from ..runner import DEFAULT_CELL_TIMEOUT, run_notebooks
 
+    if args.timeout is not None and args.timeout <= 0:
+        raise ValueError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     params = {k: yaml.safe_load(v) for k, v in args.parameter}
     if args.grid:
         return run_grid_command(args, params)
-    manifest = run_notebooks(args.notebooks or None, params, run_id=args.run_id)
+    manifest = run_notebooks(args.notebooks or None, params, run_id=args.run_id, runs_dir=args.runs_dir,
+                             figures_root=args.figures_dir, timeout=args.timeout or DEFAULT_CELL_TIMEOUT)
+    run_dir = Path(args.runs_dir) / manifest["run_id"]
     for nb in manifest["notebooks"]:
-        print(f"{nb['status']:7s} {nb['notebook']}  {nb['seconds']:.1f}s  -> {nb['output']}")
-        if nb["status"] != "ok":
-            print(f"        {nb['error'].splitlines()[0]}")
-    print(json.dumps({"run_id": manifest["run_id"], "status": manifest["status"]}))
+        print(f"{nb['status']:7s} {nb['notebook']}  {nb['seconds']:.1f}s  -> {run_dir / nb['output']}")
+    failed = [nb for nb in manifest["notebooks"] if nb["status"] != "ok"]
+    for nb in failed:
+        f = nb["failure"]
+        print(f"FAILED  {nb['notebook']}: cell {f['cell']} ({f['first_line']!r}): {f['error'].splitlines()[0]}")
+    print(json.dumps({"run_id": manifest["run_id"], "status": manifest["status"],
+                      "failed": [nb["notebook"] for nb in failed]}))
     return 0 if manifest["status"] == "ok" else 1
 
 
@@ -35,7 +52,9 @@ def run_grid_command(args, params) -> int:
     grid.parameters.update(params)
     if args.notebooks:
         grid.notebooks = list(args.notebooks)
-    manifest = run_grid(grid, address=args.address, run_id=args.run_id)
+    if args.timeout is not None:
+        grid.timeout = args.timeout
+    manifest = run_grid(grid, address=args.address, run_id=args.run_id, runs_dir=args.runs_dir)
     for tid, record in manifest["tasks"].items():
         print(f"{record['status']:7s} {tid}  attempts={len(record['attempts'])}  {record['parameters']}")
     print(json.dumps({"run_id": manifest["run_id"], "status": manifest["status"]}))
