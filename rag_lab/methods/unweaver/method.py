@@ -16,8 +16,12 @@ variants; ``weighted=True`` weighs each vote by its class's similarity). If the
 top classes approve fewer than k chunks, the next classes in similarity order join as voters
 until k chunks are approved or no class is left (our rule; the paper does not say). Candidates are
 numbered, for tie-breaking, by the summed similarity of the classes approving them, then by
-chunk order. ``select="kelly"`` or ``"lsq"`` replaces the election by the appendix's alignment
-solvers on the retrieval matrix (``alignment``), chunk budget ``chunk_budget``.
+chunk order. ``select="kelly"`` (proportional fairness) or ``"constrained_lsq"`` (least squares
+under C x = d from its KKT system; ``demanded_ideas`` nearest classes demanded, see
+``constrained_lsq``) replaces the election by the appendix's alignment solvers on the retrieval
+matrix, chunk budget ``chunk_budget``; ``"bounded_lsq"`` is our box-bounded least squares
+(``alignment``). Chunks are taken by strength, near-equal strengths tied and broken by the same
+similarity sum, then chunk order.
 
 Costs: reasoner tokens (entities, summaries) and embedder tokens (class texts, and names when
 merging) go to ``build_cost``; a query costs the embedding of the query and no LLM call.
@@ -32,13 +36,14 @@ import numpy as np
 
 from ...retrievers import Retriever, register
 from ...types import Cost, Document, Hit, Retrieval
-from .alignment import (bounded_least_squares, chunk_strengths, idea_upper_bounds, kelly_allocation,
-                                 select_chunks)
+from .alignment import (bounded_least_squares, chunk_similarity, chunk_strengths, idea_upper_bounds,
+                        kelly_allocation, select_chunks)
+from .constrained_lsq import constrained_least_squares, demand_constraints
 from .classes import (DEFAULT_CAP_WORDS, class_descriptions, class_text, form_classes,
                                mentions_from_entities, merge_similar_classes)
 from .voting import check_rule, elect
 
-SELECTIONS = ("election", "kelly", "lsq")
+SELECTIONS = ("election", "kelly", "constrained_lsq", "bounded_lsq")
 MIN_WEIGHT = 1e-6      # idea weights for the alignment solvers must be positive
 
 
@@ -54,7 +59,7 @@ class UnWeaverRetriever(Retriever):
     def __init__(self, rule: str = "pav", top_n: int = 10, exact: bool = True, weighted: bool = False,
                  description_cap: int | None = DEFAULT_CAP_WORDS, semantic_threshold: float | None = None,
                  include_name: bool = True, select: str = "election", chunk_budget: float = 1.0,
-                 reasoner=None, embedder=None, chunker: str = "fixed", **chunk_params):
+                 reasoner=None, embedder=None, chunker: str = "fixed", demanded_ideas: int = 1, **chunk_params):
         super().__init__()
         self.rule = check_rule(rule)
         if not isinstance(top_n, int) or top_n <= 0:
@@ -66,6 +71,9 @@ class UnWeaverRetriever(Retriever):
         self.top_n, self.exact, self.weighted = top_n, exact, weighted
         self.description_cap, self.semantic_threshold = description_cap, semantic_threshold
         self.include_name, self.select, self.chunk_budget = include_name, select, chunk_budget
+        if not isinstance(demanded_ideas, int) or demanded_ideas <= 0:
+            raise ValueError(f"demanded_ideas must be a positive integer, got {demanded_ideas!r}")
+        self.demanded_ideas = demanded_ideas
         self.chunker = chunker
         self.chunk_params = chunk_params or ({"size": 128, "overlap": 16} if chunker == "fixed" else {})
         self._reasoner, self._embedder = reasoner, embedder
@@ -170,10 +178,12 @@ class UnWeaverRetriever(Retriever):
 
     def alignment_problem(self, query: str, k: int) -> dict:
         """The appendix's alignment problem for one query: R (candidate chunks x voting classes),
-        idea weights w (query similarities, floored at a tiny positive value), budgets c."""
+        idea weights w (query similarities, floored at a tiny positive value), budgets c, and how many
+        ideas the constrained least squares demands."""
         sims, _, voters, candidates, R = self.candidates(query, k)
         return {"R": R, "w": np.maximum(sims[voters], MIN_WEIGHT), "c": np.full(len(candidates), self.chunk_budget),
-                "chunks": [self.chunks[j].id for j in candidates], "ideas": [self.classes[v].name for v in voters]}
+                "chunks": [self.chunks[j].id for j in candidates], "ideas": [self.classes[v].name for v in voters],
+                "demanded": min(self.demanded_ideas, len(voters))}
 
     def _retrieve(self, query: str, k: int) -> Retrieval:
         sims, cost, voters, candidates, Rcand = self.candidates(query, k)
@@ -201,19 +211,24 @@ class UnWeaverRetriever(Retriever):
         if self.select == "kelly":
             sol = kelly_allocation(R, w, c)
             x, extra = sol.x, {"kelly_iterations": sol.iterations, "kelly_converged": sol.converged}
+        elif self.select == "constrained_lsq":
+            demand = demand_constraints(R, w, c, min(self.demanded_ideas, R.shape[1]))
+            sol = constrained_least_squares(R, c, demand.C, demand.d)
+            x, extra = sol.x, {"demanded_voters": demand.demanded, "demand": [float(v) for v in demand.d],
+                               "kkt_residual": sol.kkt.worst}
         else:
             sol = bounded_least_squares(R, c, 0.0, idea_upper_bounds(R, c))
-            x, extra = sol.x, {"lsq_status": sol.status}
+            x, extra = sol.x, {"bounded_lsq_status": sol.status}
         strengths = chunk_strengths(R, x)
-        picked = select_chunks(strengths, k)
+        picked = select_chunks(strengths, k, chunk_similarity(R, w))
         extra["idea_strengths"] = [float(v) for v in x]
         return picked, [float(strengths[i]) for i in picked], extra
 
     # -- variants sharing one index --------------------------------------------------------
     def variant(self, name: str | None = None, **changes) -> "UnWeaverRetriever":
         """A copy that shares this built index but queries differently (rule, top_n, exact,
-        weighted, select, chunk_budget). It reports the same build cost: the index it needs is the same."""
-        allowed = {"rule", "top_n", "exact", "weighted", "select", "chunk_budget"}
+        weighted, select, chunk_budget, demanded_ideas). It reports the same build cost: the index it needs is the same."""
+        allowed = {"rule", "top_n", "exact", "weighted", "select", "chunk_budget", "demanded_ideas"}
         bad = set(changes) - allowed
         if bad:
             raise ValueError(f"variant can change only {sorted(allowed)}, not {sorted(bad)}")
