@@ -95,8 +95,10 @@ def singular(word: str) -> str:
     """The singular of one case-folded word (rules in the module docstring); cached."""
     from spacy.tokens import Doc
 
-    if word in KEEP_AS_IS or word.endswith("ss") or not word.isalpha():
+    if word in KEEP_AS_IS or word.endswith("ss"):
         return word
+    if not word.isalpha():                      # digits inside ("mp3s"): not in the tables
+        return suffix_singular(word)
     lemmatizer, index, exceptions = _noun_lemmatizer()
     if word.endswith("ics") and word in index:
         return word
