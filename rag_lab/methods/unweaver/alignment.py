@@ -13,10 +13,10 @@ weight of each idea (its query similarity), c > 0 the budget of each chunk.
    scipy has no price iteration; ``scipy.optimize.minimize`` is used in the tests as an
    independent check). ``kelly_kkt`` reports how far a pair (x, lam) is from the conditions.
 2. Bounded least squares (ours, not the paper's form): minimise ||R x - b||^2 with
-   lower <= x <= upper, solved by ``scipy.optimize.lsq_linear``. By default b = c (fill every chunk's budget as closely as
-   possible) and upper_e = min over the chunks holding e of c_j (an idea cannot be stronger than
-   the tightest budget of a chunk it is in). ``lsq_kkt`` checks the bound-constrained optimality
-   conditions on the gradient g = R^T (R x - b).
+   lower <= x <= upper, solved by ``scipy.optimize.lsq_linear``. By default b = c (fill every
+   chunk's budget as closely as possible) and upper_e = min over the chunks holding e of c_j (an
+   idea cannot be stronger than the tightest budget of a chunk it is in). ``lsq_kkt`` checks the
+   bound-constrained optimality conditions on the gradient g = R^T (R x - b).
 
 The paper's own second form, equality-constrained least squares solved from its KKT system, is in
 ``constrained_lsq``; the bounded form above is ours (a box instead of equality constraints).

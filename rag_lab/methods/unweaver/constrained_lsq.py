@@ -108,7 +108,8 @@ def kkt_residual(R, b, C, d, x, z) -> LinearKKTResidual:
     R, C = _matrix(R, "R"), _matrix(C, "C")
     K, rhs = kkt_system(R, b, C, d)
     m, p = R.shape[1], C.shape[0]
-    gap = K @ np.concatenate([_vector(x, m, "x", "one strength per idea"), _vector(z, p, "z", "one multiplier per row of C")]) - rhs
+    point = np.concatenate([_vector(x, m, "x", "one strength per idea"), _vector(z, p, "z", "one multiplier per row of C")])
+    gap = K @ point - rhs
     return LinearKKTResidual(float(np.abs(gap[:m]).max(initial=0.0)), float(np.abs(gap[m:]).max(initial=0.0)))
 
 
