@@ -1,3 +1,4 @@
+import pandas as pd
 import pytest
 
 from conftest import run_notebook_smoke
@@ -9,6 +10,14 @@ def test_unweaver_notebook_runs(tmp_path):
     manifest = run_notebook_smoke("02_unweaver", {"compare_datasets": ["italian_cuisine", "ragbench_covidqa"],
                                                   "baselines": ["naive"], "limit": 2, "ks": [1, 5],
                                                   "description_cap": 60}, tmp_path)
-    files = {p.rsplit("/", 1)[-1] for p in manifest["notebooks"][0]["files"]}
+    paths = {p.rsplit("/", 1)[-1]: p for p in manifest["notebooks"][0]["files"]}
     assert {"chunk_class_heatmap.png", "question_votes.png", "alignment_example_kkt.csv", "evaluation.csv",
-            "token_usage.md", "table1_beside_paper.csv"} <= files
+            "token_usage.md", "table1_beside_paper.csv", "alignment_example_kkt_system.csv"} <= set(paths)
+    # the worked example: every solver meets its KKT conditions; the constrained form's solution is the
+    # hand-worked x = (1, 1/5, 13/20), z = -2/5 (tests/test_unweaver_constrained_lsq.py)
+    kkt = pd.read_csv(paths["alignment_example_kkt.csv"], index_col=0)
+    assert list(kkt.columns) == ["kelly (price iteration)", "constrained lsq (KKT system)", "bounded lsq (ours)"]
+    assert (kkt.max() < 1e-8).all()
+    system = pd.read_csv(paths["alignment_example_kkt_system.csv"], index_col=0)
+    assert system.loc["solution [x; z]"].iloc[:4].tolist() == pytest.approx([1, 0.2, 0.65, -0.4])
+    assert "constrained_lsq" in pd.read_csv(paths["question_elected.csv"], index_col=0).columns

@@ -146,8 +146,20 @@ def test_alignment_selection_and_variants():
     w_s, w_a = 2 / np.sqrt(10), 0.5
     np.testing.assert_allclose(ret.trace["idea_strengths"], [w_s / (w_s + w_a), w_a / (w_s + w_a)], atol=1e-6)
     assert [h.chunk.id for h in ret.hits] == ["d1#fixed-0", "d0#fixed-0"] and ret.hits[0].via == "kelly"
-    lsq = r.variant(select="lsq").retrieve(QUERY, 1)
-    assert [h.chunk.id for h in lsq.hits] == ["d1#fixed-0"]
+    lsq = r.variant(select="bounded_lsq").retrieve(QUERY, 1)
+    assert [h.chunk.id for h in lsq.hits] == ["d1#fixed-0"] and lsq.hits[0].via == "bounded_lsq"
+    # The paper's constrained least squares: Saffron (nearest) demanded at 1 (its chunks' budget),
+    # Abruzzo free: min (1 + x_A - 1)^2 + (1 - 1)^2 -> x_A = 0. Loads d1 = d0 = 1 tie exactly; the
+    # tie goes to the chunk more similar to the query: d1 (0.632 + 0.5) before d0 (0.632).
+    cls = r.variant(select="constrained_lsq").retrieve(QUERY, 2)
+    np.testing.assert_allclose(cls.trace["idea_strengths"], [1, 0], atol=1e-12)
+    assert cls.trace["demanded_voters"] == [0] and cls.trace["kkt_residual"] < 1e-12
+    assert [(h.chunk.id, round(h.score, 9), h.via) for h in cls.hits] == [("d1#fixed-0", 1.0, "constrained_lsq"),
+                                                                         ("d0#fixed-0", 1.0, "constrained_lsq")]
+    # both demanded: Abruzzo at its similarity relative to Saffron's, 0.5 / 0.632; d1 carries both
+    both = r.variant(select="constrained_lsq", demanded_ideas=2).retrieve(QUERY, 2)
+    np.testing.assert_allclose(both.trace["demand"], [1, 0.5 / w_s], atol=1e-6)
+    assert [h.chunk.id for h in both.hits] == ["d1#fixed-0", "d0#fixed-0"] and both.hits[0].score > 1.7
     v = r.variant(name="unweaver-cc", rule="cc")
     assert v.name == "unweaver-cc" and v.build_cost == r.build_cost and r.config.rule == "pav" and v.config.rule == "cc"
     with pytest.raises(ValueError, match="variant can change only"):
@@ -165,6 +177,10 @@ def test_registered_and_validated():
         UnWeaverRetriever(top_n=2.5)
     with pytest.raises(ValueError, match="select must be one of"):
         UnWeaverRetriever(select="random")
+    with pytest.raises(ValueError, match="demanded_ideas must be a positive number"):
+        UnWeaverRetriever(demanded_ideas=0)
+    with pytest.raises(ValueError, match="demanded_ideas must be an integer"):
+        UnWeaverRetriever(demanded_ideas=1.5)
     with pytest.raises(RuntimeError, match="build"):
         UnWeaverRetriever(embedder=KeywordEmbedder()).retrieve("x", 1)
 
@@ -187,9 +203,19 @@ def test_views_of_a_built_index():
     problem = r.alignment_problem(QUERY, 2)
     assert problem["chunks"] == ["d1#fixed-0", "d0#fixed-0"] and problem["ideas"] == ["Saffron", "Abruzzo"]
     assert problem["R"].tolist() == [[1, 1], [1, 0]]
-    report = views.alignment_report(**EXAMPLE, k=2)   # the worked example of test_unweaver_alignment
-    assert report["selected"].values.tolist() == [["chunk 1", "chunk 1"], ["chunk 3", "chunk 3"]]
+    assert problem["demanded"] == 1
+    report = views.alignment_report(**EXAMPLE, k=2)   # the worked examples of test_unweaver_alignment / _constrained_lsq
+    assert report["selected"].values.tolist() == [["chunk 1"] * 3, ["chunk 3"] * 3]
+    assert list(report["selected"].columns) == ["kelly", "constrained lsq", "bounded lsq"]
     assert (report["kkt"].max() < 1e-9).all()
+    assert report["kkt"]["constrained lsq (KKT system)"].isna().tolist() == [False, False, True, True]
+    np.testing.assert_allclose(report["ideas"]["x constrained lsq"], [1, 1 / 5, 13 / 20], atol=1e-12)
+    assert report["ideas"]["demand d"].fillna(-1).tolist() == [1.0, -1, -1]
+    system = report["kkt_system"]
+    assert system.loc["x A = d"].tolist() == [1, 0, 0, 0, 1] and system.loc["solution [x; z]", "z A"] == pytest.approx(-0.4)
+    assert report["iterations"]["demanded ideas"] == "A"
+    on_query = views.alignment_report(**problem, k=2)
+    assert on_query["selected"]["constrained lsq"].tolist() == ["d1#fixed-0", "d0#fixed-0"]
 
 
 def test_compare_with_baselines_reports_missing_methods():

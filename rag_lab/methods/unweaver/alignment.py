@@ -12,14 +12,18 @@ weight of each idea (its query similarity), c > 0 the budget of each chunk.
    the step chosen by Armijo backtracking so it converges without a hand-tuned step (own code:
    scipy has no price iteration; ``scipy.optimize.minimize`` is used in the tests as an
    independent check). ``kelly_kkt`` reports how far a pair (x, lam) is from the conditions.
-2. Bounded least squares: minimise ||R x - b||^2 with lower <= x <= upper, solved by
-   ``scipy.optimize.lsq_linear``. By default b = c (fill every chunk's budget as closely as
-   possible) and upper_e = min over the chunks holding e of c_j (an idea cannot be stronger than
-   the tightest budget of a chunk it is in). ``lsq_kkt`` checks the bound-constrained optimality
-   conditions on the gradient g = R^T (R x - b).
+2. Bounded least squares (ours, not the paper's form): minimise ||R x - b||^2 with
+   lower <= x <= upper, solved by ``scipy.optimize.lsq_linear``. By default b = c (fill every
+   chunk's budget as closely as possible) and upper_e = min over the chunks holding e of c_j (an
+   idea cannot be stronger than the tightest budget of a chunk it is in). ``lsq_kkt`` checks the
+   bound-constrained optimality conditions on the gradient g = R^T (R x - b).
 
-Chunks are then chosen by their idea strength s = R x (``select_chunks``: the k largest, ties to
-the smaller index, zero-strength chunks never chosen).
+The paper's own second form, equality-constrained least squares solved from its KKT system, is in
+``constrained_lsq``; the bounded form above is ours (a box instead of equality constraints).
+
+Chunks are then chosen by their idea strength s = R x (``select_chunks``: the k largest; strengths
+equal within a relative tolerance tie and go to the chunk more similar to the query, then to the
+smaller index; chunks of no positive strength are never chosen).
 """
 from __future__ import annotations
 
@@ -210,18 +214,47 @@ def chunk_strengths(R, x) -> np.ndarray:
     return _dense(R) @ np.asarray(x, dtype=float)
 
 
-def select_chunks(strengths, k: int) -> list[int]:
-    """Indices of the ``k`` strongest chunks (ties to the smaller index), zero-strength ones never."""
+TIE_TOL = 1e-6   # strengths this close (relative to the largest) are equal: above every solver's accuracy
+
+
+def select_chunks(strengths, k: int, similarity=None, tie_tol: float = TIE_TOL) -> list[int]:
+    """Indices of the ``k`` strongest chunks; chunks of no positive strength are never chosen.
+
+    Strengths within ``tie_tol`` x the largest |strength| of a group's strongest chunk tie (a
+    solver reaches saturated chunks' loads only to its tolerance, and the noise below it must not
+    choose among them); tied chunks are ordered by ``similarity`` (the chunk's query similarity,
+    higher first; none given: all equal), then by index."""
     if k <= 0:
         raise ValueError(f"k must be positive, got {k}")
-    s = np.asarray(strengths, dtype=float)
-    order = sorted(range(len(s)), key=lambda j: (-s[j], j))
-    return [j for j in order if s[j] > 0][:k]
+    if tie_tol < 0:
+        raise ValueError(f"tie_tol must be non-negative, got {tie_tol}")
+    s = np.asarray(strengths, dtype=float).ravel()
+    sim = np.zeros(len(s)) if similarity is None else np.asarray(similarity, dtype=float).ravel()
+    if sim.shape != s.shape:
+        raise ValueError(f"need one similarity per chunk: {len(s)} strengths, {sim.size} similarities")
+    scale = tie_tol * float(np.abs(s).max(initial=0.0))
+    by_strength = sorted(range(len(s)), key=lambda j: (-s[j], j))
+    groups: list[list[int]] = []
+    for j in by_strength:
+        if groups and s[groups[-1][0]] - s[j] <= scale:
+            groups[-1].append(j)
+        else:
+            groups.append([j])
+    order = [j for g in groups for j in sorted(g, key=lambda j: (-sim[j], j))]
+    return [j for j in order if s[j] > scale][:k]
+
+
+def chunk_similarity(R, w) -> np.ndarray:
+    """A chunk's query similarity for breaking ties: the summed similarity w of the ideas it holds
+    (UnWeaver embeds ideas, not chunks; the retriever numbers its candidates by the same sum)."""
+    return _dense(R) @ np.asarray(w, dtype=float)
 
 
 # Our worked example (the appendix's own numbers were lost in the paper's text copy): four chunks,
 # three ideas A, B, C; chunk 1 holds A and B, chunk 2 B, chunk 3 B and C, chunk 4 C. Solutions by
-# hand in tests/test_unweaver_alignment.py: Kelly x = (3/4, 1/4, 1/2), prices (8/3, 4/3, 0, 2).
+# hand in tests/test_unweaver_alignment.py: Kelly x = (3/4, 1/4, 1/2), prices (8/3, 4/3, 0, 2); the
+# paper's constrained least squares with b = c and A demanded at 1 (C = [1 0 0], d = 1, the rule of
+# ``constrained_lsq.demand_constraints``): x = (1, 1/5, 13/20), z = -2/5.
 EXAMPLE = {
     "R": np.array([[1, 1, 0], [0, 1, 0], [0, 1, 1], [0, 0, 1]], dtype=float),
     "w": np.array([2.0, 1.0, 1.0]),

