@@ -94,7 +94,8 @@ def _run_ragas(samples: Sequence[AnswerSample], metrics: dict[str, object], judg
     data = EvaluationDataset(samples=[SingleTurnSample(
         user_input=s.question, response=s.response, retrieved_contexts=s.contexts or [""],
         reference=s.reference, reference_contexts=s.reference_contexts or None,
-        retrieved_context_ids=s.context_ids or None, reference_context_ids=s.reference_context_ids or None)
+        retrieved_context_ids=s.context_ids if s.reference_context_ids else None,
+        reference_context_ids=s.reference_context_ids or None)
         for s in samples])
     kwargs = {"llm": judge.llm, "embeddings": judge.embeddings} if judge is not None else {}
     result = evaluate(data, metrics=list(metrics.values()), raise_exceptions=False, show_progress=show_progress,

@@ -10,7 +10,7 @@ import sys
 COMMANDS = {
     "datasets": "list the datasets that load by name",
     "methods": "list the registered retrieval methods",
-    "eval": "build methods on a dataset and score retrieval for every question",
+    "eval": "build methods on a dataset, score retrieval at every k and (with --reasoner) the answers",
     "run": "execute notebooks headlessly with papermill (writes papermill_runs/<run-id>/)",
     "doctor": "pre-flight check of a reasoner (--llm SPEC): every job on a built-in sample, a verdict per job",
     "estimate": "count the LLM calls and tokens (and cost) an indexing run would make, without calling",

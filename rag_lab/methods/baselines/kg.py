@@ -16,6 +16,7 @@ from ..sketch.method import GRAPH, SketchRetriever
 
 class KGRetriever(SketchRetriever):
     uses_vectors = False
+    nested_ranking = True   # the graph's chunk ranking cut at k (SKETCH's merge is not nested)
 
     def _retrieve(self, query: str, k: int) -> Retrieval:
         self._check_built()

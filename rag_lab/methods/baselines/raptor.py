@@ -157,6 +157,8 @@ def build_tree(leaves: Sequence[Chunk], leaf_vectors: np.ndarray, embed: Embed, 
 class RaptorRetriever(Retriever):
     """RAPTOR with collapsed-tree retrieval (module docstring)."""
 
+    nested_ranking = True   # one exact FAISS top-k over leaves and summaries together
+
     def __init__(self, reasoner=None, embedder=None, chunk_size: int = 100, chunk_overlap: int = 0, levels: int = 3,
                  reduce_dim: int = 10, max_cluster_size: int = 10, max_clusters: int = 50,
                  membership_threshold: float = 0.1, summary_words: int = 100, seed: int = 0):

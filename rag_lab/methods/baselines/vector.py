@@ -14,6 +14,8 @@ from ...types import Chunk, Cost, Document, Hit, Retrieval
 class ChunkVectorRetriever(Retriever):
     """Chunk every document, embed the chunks, search them by cosine (the plain vector RAG)."""
 
+    nested_ranking = True   # exact FAISS top-k: the top k is the prefix of the top K
+
     def __init__(self, chunker: str = "fixed", embedder=None, **chunk_params):
         super().__init__()
         self.chunker = chunker

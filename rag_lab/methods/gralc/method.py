@@ -41,6 +41,7 @@ class GralcRetriever(Retriever):
     """Shared build/search: subclasses return (char start, char end, vector) per chunk of a document."""
 
     strategy = "base"
+    nested_ranking = True   # exact FAISS top-k (gralc-graph re-scores a pool and is queried per k)
 
     def __init__(self, embedder=None, section_level: str = "subsection"):
         super().__init__()
@@ -315,6 +316,7 @@ class GraphGuidedChunks(KGInfusedChunks):
     when either side has none). The dense top ``pool`` candidates are re-scored."""
 
     strategy = "graph"
+    nested_ranking = False  # the re-scored pool is max(k, pool): top K > pool is not an extension of top k
 
     def __init__(self, beta: float = 0.7, pool: int = 100, **kw):
         super().__init__(**kw)

@@ -38,6 +38,8 @@ class SSGRetriever(Retriever):
     configured reasoner, offline unless ``RAG_LAB_LLM`` says otherwise); it draws the document
     themes at build time and makes the choices of ``llm_guided_traversal``."""
 
+    nested_ranking = True   # one traversal whatever k (it stops by its own rule); hits = its first k sentences
+
     def __init__(self, algorithm: str = "query_traversal", window: int = 3, stride: int = 1, top_k: int = 5,
                  top_x: int = 5, top_t: int = 3, max_sentences: int = DEFAULT_MAX_SENTENCES, reasoner=None,
                  embedder=None):

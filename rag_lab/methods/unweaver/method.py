@@ -51,6 +51,8 @@ def _without_seconds(cost: Cost) -> Cost:
 class UnWeaverRetriever(Retriever):
     """See the module docstring. ``reasoner``: a Reasoner, a spec string, or None ($RAG_LAB_LLM, else offline)."""
 
+    nested_ranking = False  # committees of k and K differ (PAV/CC are not nested; voters widen with k)
+
     def __init__(self, rule: str = "pav", top_n: int = 10, exact: bool = True, weighted: bool = False,
                  description_cap: int | None = DEFAULT_CAP_WORDS, semantic_threshold: float | None = None,
                  include_name: bool = True, select: str = "election", chunk_budget: float = 1.0,
