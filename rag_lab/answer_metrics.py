@@ -2,6 +2,9 @@
 the standard normalisation), and ragas metrics — the non-LLM ones always, the LLM-judged ones
 when a judge is configured. ragas scores a whole batch in one ``ragas.evaluate`` call; a sample
 it cannot score comes back as NaN, which we keep (and count) instead of averaging it as zero.
+ID-based context precision/recall compare the retrieved chunk ids with reference ids that
+``evaluation.answer_rows`` derives per method (its chunks matching a gold context); they run
+wherever a question has gold contexts. Every metric's definition: docs/metrics.md.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 import pytest
 
-from conftest import run_notebook_smoke
+from conftest import assert_captions_name_reasoners, run_notebook_smoke
 
 pytestmark = pytest.mark.notebook
 
@@ -12,3 +12,4 @@ def test_unweaver_notebook_runs(tmp_path):
     files = {p.rsplit("/", 1)[-1] for p in manifest["notebooks"][0]["files"]}
     assert {"chunk_class_heatmap.png", "question_votes.png", "alignment_example_kkt.csv", "evaluation.csv",
             "token_usage.md", "table1_beside_paper.csv"} <= files
+    assert_captions_name_reasoners(manifest)
