@@ -55,7 +55,7 @@ def run(args) -> int:
         csv, sidecar = save_results(df, args.out)
         print(f"wrote {len(df)} rows to {csv} and their provenance to {sidecar}")
     print(f"{dataset.name}, {len(dataset.questions)} questions; {caption_reasoners(df)}")
-    with pd.option_context("display.max_columns", None, "display.width", 200, "display.precision", 3):
+    with pd.option_context("display.max_columns", None, "display.width", 200, "display.float_format", "{:.4f}".format):
         print(summarize(df).T)   # one row per metric@k, one column per method
         nans = nan_counts(df)
         if not nans.empty:
