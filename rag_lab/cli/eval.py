@@ -8,7 +8,8 @@ def add_arguments(parser):
     parser.add_argument("--methods", default="naive,semantic", help="comma-separated registered method names")
     parser.add_argument("--k", default="1,3,5,10", help="comma-separated cut-offs")
     parser.add_argument("--limit", type=int, default=None, help="evaluate only the first N questions")
-    parser.add_argument("--min-overlap", type=float, default=0.5, help="context match: overlap share of the shorter span")
+    parser.add_argument("--min-overlap", type=float, default=0.5,
+                        help="context match: overlap share of the shorter span")
     parser.add_argument("--reasoner", default=None, metavar="SPEC",
                         help="answer every question with this reasoner (offline, openai:MODEL, ...) and score "
                              "the answers; without it only retrieval is scored")
@@ -41,7 +42,8 @@ def run(args) -> int:
 
     ks = parse_ints(args.k, "--k")
     if args.out and args.out.suffix.lower() == ".json":
-        raise ValueError(f"--out {args.out}: give the CSV's path; its provenance goes beside it as {args.out.stem}.json")
+        raise ValueError(f"--out {args.out}: give the CSV's path; its provenance goes beside it "
+                         f"as {args.out.stem}.json")
     if args.answer_k <= 0:
         raise ValueError(f"--answer-k must be a positive integer, got {args.answer_k}")
     if args.judge and not args.reasoner:
@@ -55,7 +57,8 @@ def run(args) -> int:
         csv, sidecar = save_results(df, args.out)
         print(f"wrote {len(df)} rows to {csv} and their provenance to {sidecar}")
     print(f"{dataset.name}, {len(dataset.questions)} questions; {caption_reasoners(df)}")
-    with pd.option_context("display.max_columns", None, "display.width", 200, "display.float_format", "{:.4f}".format):
+    with pd.option_context("display.max_columns", None, "display.width", 200,
+                           "display.float_format", "{:.4f}".format):
         print(summarize(df).T)   # one row per metric@k, one column per method
         nans = nan_counts(df)
         if not nans.empty:
