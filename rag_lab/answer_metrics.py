@@ -2,6 +2,9 @@
 the standard normalisation), and ragas metrics — the non-LLM ones always, the LLM-judged ones
 when a judge is configured. ragas scores a whole batch in one ``ragas.evaluate`` call; a sample
 it cannot score comes back as NaN, which we keep (and count) instead of averaging it as zero.
+ID-based context precision/recall compare the retrieved chunk ids with reference ids that
+``evaluation.answer_rows`` derives per method (its chunks matching a gold context); they run
+wherever a question has gold contexts. Every metric's definition: docs/metrics.md.
 """
 from __future__ import annotations
 
@@ -94,7 +97,8 @@ def _run_ragas(samples: Sequence[AnswerSample], metrics: dict[str, object], judg
     data = EvaluationDataset(samples=[SingleTurnSample(
         user_input=s.question, response=s.response, retrieved_contexts=s.contexts or [""],
         reference=s.reference, reference_contexts=s.reference_contexts or None,
-        retrieved_context_ids=s.context_ids or None, reference_context_ids=s.reference_context_ids or None)
+        retrieved_context_ids=s.context_ids if s.reference_context_ids else None,
+        reference_context_ids=s.reference_context_ids or None)
         for s in samples])
     kwargs = {"llm": judge.llm, "embeddings": judge.embeddings} if judge is not None else {}
     result = evaluate(data, metrics=list(metrics.values()), raise_exceptions=False, show_progress=show_progress,

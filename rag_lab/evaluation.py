@@ -1,7 +1,14 @@
 """Run retrievers over a dataset's questions and score them into one tidy table.
 
 One row per (method, question, metric, k): ``method, question_id, metric, k, value``.
-Costs and latency are rows too (``k`` empty), so one table feeds every figure.
+Costs and latency are rows too (``k`` empty), so one table feeds every figure; ``evaluate``
+adds which reasoner built each method's index and which one answered (``index_reasoner``,
+``answer_reasoner``) and records the rest of its provenance in ``df.attrs`` (``provenance.py``).
+
+A metric at k is always the metric of the list the method returns for k: every k is a query
+of its own (``retrieve(q, k)``), except for a method that declares ``nested_ranking`` (its top k
+is the prefix of its top K, proven by a test), which is queried once at the deepest k.
+Answers come from ``retrieve(q, answer_k)`` and the method's ``answer_contexts``.
 """
 from __future__ import annotations
 
@@ -12,12 +19,15 @@ from typing import Mapping, Sequence
 import pandas as pd
 from tqdm import tqdm
 
-from .metrics import questions_with_gold, retrieval_metrics, section_coverage
+from .metrics import (coverage_metric, questions_with_gold, reference_chunk_ids, retrieval_metrics,
+                      section_coverage)
+from .provenance import index_reasoner_name, method_record, reasoner_name
 from .retrievers import Retriever, get_retriever
 from .types import Dataset, Retrieval
 
 log = logging.getLogger(__name__)
 COLUMNS = ["method", "question_id", "metric", "k", "value"]
+Results = Mapping[str, Mapping[str, Retrieval]]    # method -> question id -> Retrieval at one k
 
 
 def as_retrievers(methods: Sequence[str | Retriever] | Mapping[str, Retriever]) -> dict[str, Retriever]:
@@ -38,43 +48,78 @@ def build_all(retrievers: Mapping[str, Retriever], dataset: Dataset) -> None:
             r.build(dataset.documents)
 
 
-def run_queries(retrievers: Mapping[str, Retriever], dataset: Dataset, k: int,
-                progress: bool = True) -> dict[str, dict[str, Retrieval]]:
-    """method -> question id -> Retrieval of the top ``k``."""
-    out: dict[str, dict[str, Retrieval]] = {}
+def check_ks(ks: Sequence[int], what: str = "k values") -> list[int]:
+    out = sorted({int(k) for k in ks})
+    if not out or out[0] <= 0:
+        raise ValueError(f"{what} must be positive integers, got {list(ks)}")
+    return out
+
+
+def prefix(retrieval: Retrieval, k: int) -> Retrieval:
+    """The top ``k`` of a retrieval (same trace and cost): a nested method's answer for k."""
+    if len(retrieval.hits) <= k:
+        return retrieval
+    return Retrieval(retrieval.query, retrieval.hits[:k], retrieval.trace, retrieval.cost)
+
+
+def run_queries_at(retrievers: Mapping[str, Retriever], dataset: Dataset, ks: Sequence[int],
+                   progress: bool = True) -> dict[int, dict[str, dict[str, Retrieval]]]:
+    """k -> method -> question id -> the method's own retrieval for k (module docstring)."""
+    ks = check_ks(ks)
+    out: dict[int, dict[str, dict[str, Retrieval]]] = {k: {} for k in ks}
     total = len(retrievers) * len(dataset.questions)
     with tqdm(total=total, desc="retrieving", disable=not progress or total < 20) as bar:
         for name, r in retrievers.items():
-            out[name] = {}
+            for k in ks:
+                out[k][name] = {}
             for q in dataset.questions:
-                out[name][q.id] = r.retrieve(q.question, k)
+                if r.nested_ranking:
+                    deepest = r.retrieve(q.question, ks[-1])
+                    for k in ks:
+                        out[k][name][q.id] = prefix(deepest, k)
+                else:
+                    for k in ks:
+                        out[k][name][q.id] = r.retrieve(q.question, k)
                 bar.update()
     return out
 
 
-def score_retrievals(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dataset, ks: Sequence[int],
-                     min_overlap: float = 0.5) -> pd.DataFrame:
-    """Retrieval metrics, section coverage (when documents have sections) and per-query cost."""
+def run_queries(retrievers: Mapping[str, Retriever], dataset: Dataset, k: int,
+                progress: bool = True) -> dict[str, dict[str, Retrieval]]:
+    """method -> question id -> Retrieval of the top ``k``."""
+    return run_queries_at(retrievers, dataset, [k], progress)[k]
+
+
+def score_retrievals(by_k: Mapping[int, Results], dataset: Dataset, min_overlap: float = 0.5,
+                     section_level: str = "section") -> pd.DataFrame:
+    """Retrieval metrics at every k of ``by_k`` (k -> method -> question id -> Retrieval, as
+    ``run_queries_at`` returns), section coverage (when documents have sections; the question's
+    gold documents are its source) and per-query cost, taken from the deepest k's query."""
+    if not by_k or not all(isinstance(k, int) and k > 0 for k in by_k):
+        raise ValueError("score_retrievals needs {k: {method: {question id: Retrieval}}} with positive int k; "
+                         f"got keys {list(by_k)[:5]} (use run_queries_at)")
+    ks = sorted(by_k)
     docs = {d.id: d for d in dataset.documents}
     has_sections = any(d.sections for d in dataset.documents)
+    coverage = coverage_metric(section_level, source=True)
     scored, skipped = questions_with_gold(dataset)
     scored_ids = {q.id for q in scored}
     if skipped:
         log.warning("skipping %d question(s) with no gold_doc_ids or gold_contexts for retrieval metrics: %s",
                     len(skipped), ", ".join(skipped[:10]))
     rows = []
-    for method, by_q in results.items():
+    for method in by_k[ks[0]]:
         for q in dataset.questions:
-            ret = by_q[q.id]
-            chunks = [h.chunk for h in ret.hits]
-            if q.id in scored_ids:
-                rows += [(method, q.id, m, k, v) for m, k, v in retrieval_metrics(chunks, q, docs, ks, min_overlap)]
-            if has_sections:
-                for k in ks:
-                    count, share = section_coverage(chunks, k, docs)
-                    rows += [(method, q.id, "section_coverage", k, float(count)),
-                             (method, q.id, "section_coverage_norm", k, share)]
-            c = ret.cost
+            for k in ks:
+                chunks = [h.chunk for h in by_k[k][method][q.id].hits]
+                if q.id in scored_ids:
+                    rows += [(method, q.id, m, kk, v)
+                             for m, kk, v in retrieval_metrics(chunks, q, docs, [k], min_overlap)]
+                if has_sections and q.gold_doc_ids:
+                    cov = section_coverage(chunks, k, docs, section_level, q.gold_doc_ids)
+                    rows += [(method, q.id, coverage, k, float(cov.count)),
+                             (method, q.id, f"{coverage}_share", k, cov.share)]
+            c = by_k[ks[-1]][method][q.id].cost
             rows += [(method, q.id, "latency_seconds", math.nan, c.seconds),
                      (method, q.id, "query_embedding_tokens", math.nan, float(c.embedding_tokens)),
                      (method, q.id, "query_llm_tokens", math.nan, float(c.llm_prompt_tokens + c.llm_completion_tokens))]
@@ -91,42 +136,41 @@ def build_costs(retrievers: Mapping[str, Retriever]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def evaluate_retrieval(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), min_overlap: float = 0.5,
-                       progress: bool = True) -> pd.DataFrame:
-    """Build (if needed), query and score; tidy rows for every method and question."""
-    if not dataset.questions:
-        raise ValueError(f"dataset {dataset.name!r} has no questions to evaluate")
-    ks = sorted({int(k) for k in ks})
-    if not ks or ks[0] <= 0:
-        raise ValueError(f"k values must be positive integers, got {ks}")
-    retrievers = as_retrievers(methods)
-    build_all(retrievers, dataset)
-    results = run_queries(retrievers, dataset, max(ks), progress)
-    return score_retrievals(results, dataset, ks, min_overlap)
+def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer_k: int = 5, progress: bool = True,
+                retrievers: Mapping[str, Retriever] | None = None, min_overlap: float = 0.5) -> pd.DataFrame:
+    """Answer every question from each method's retrieval at ``answer_k`` and score the answers.
 
-
-def answer_rows(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dataset, reasoner, judge=None,
-                answer_k: int = 5, progress: bool = True) -> pd.DataFrame:
-    """Answer every question from each method's top ``answer_k`` contexts and score the answers.
-
-    Rows carry ``k = answer_k``; the reasoner's answer-generation cost per question is a row too.
+    ``results`` must hold each method's own retrieval for ``answer_k`` (``run_queries(..., answer_k)``):
+    a longer one is refused, since its first ``answer_k`` hits need not be what the method returns
+    for ``answer_k``. With ``retrievers``, the model is handed each method's ``answer_contexts`` and
+    the ID-based ragas metrics get their reference ids: the method's chunks that match a gold
+    context (``metrics.reference_chunk_ids``). Rows carry ``k = answer_k``; the reasoner's cost
+    per question is a row too.
     """
     from .answer_metrics import AnswerSample, answer_scores
 
+    retrievers = retrievers or {}
+    docs = {d.id: d for d in dataset.documents}
     rows = []
     for method, by_q in results.items():
+        r = retrievers.get(method)
         samples, ids = [], []
-        for q in tqdm(dataset.questions, desc=f"answering ({method})", disable=not progress or len(dataset.questions) < 20):
+        quiet = not progress or len(dataset.questions) < 20
+        for q in tqdm(dataset.questions, desc=f"answering ({method})", disable=quiet):
             ret = by_q[q.id]
-            contexts = [h.chunk.text for h in ret.hits[:answer_k]]
+            if len(ret.hits) > answer_k:
+                raise ValueError(f"{method}: the retrieval for {q.id} has {len(ret.hits)} hits, more than "
+                                 f"answer_k={answer_k}; answer from the method's own retrieval at answer_k")
+            contexts = r.answer_contexts(ret) if r is not None else [h.chunk.text for h in ret.hits]
             before = reasoner.usage.copy()
             response = reasoner.answer(q.question, contexts)
             cost = reasoner.usage_since(before)
             rows.append((method, q.id, "answer_llm_tokens", math.nan,
                          float(cost.llm_prompt_tokens + cost.llm_completion_tokens)))
+            reference_ids = (reference_chunk_ids(r.chunks, q, docs, min_overlap) if r is not None
+                             else list(q.meta.get("gold_chunk_ids", [])))
             samples.append(AnswerSample(q.question, response, contexts, q.answer, list(q.gold_contexts),
-                                        [h.chunk.id for h in ret.hits[:answer_k]],
-                                        list(q.meta.get("gold_chunk_ids", []))))
+                                        [h.chunk.id for h in ret.hits], reference_ids))
             ids.append(q.id)
         for metric, values in answer_scores(samples, judge, show_progress=False).items():
             rows += [(method, qid, metric, answer_k, v) for qid, v in zip(ids, values) if v is not None]
@@ -134,34 +178,61 @@ def answer_rows(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dataset
 
 
 def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reasoner=None, judge=None,
-             answer_k: int = 5, min_overlap: float = 0.5, progress: bool = True) -> pd.DataFrame:
+             answer_k: int = 5, min_overlap: float = 0.5, progress: bool = True,
+             section_level: str = "section") -> pd.DataFrame:
     """Retrieval metrics, and — with a reasoner — answers scored by ragas (LLM-judged metrics with a judge).
 
     ``reasoner``/``judge``: objects or spec strings (``"offline"``, ``"openai:gpt-4o-mini"`` …).
-    The result's ``attrs`` say which reasoner and judge produced it; NaN values (a question the
-    judge could not score) are kept as rows so they can be counted (see ``nan_counts``).
+    Every row names the reasoner that built its method's index and the one that answered; ``attrs``
+    hold the dataset, ks, answer_k, judge and each method's class, parameters and reasoners
+    (``provenance.provenance`` turns them into the sidecar JSON). NaN values (a question the judge
+    could not score) are kept as rows so they can be counted (see ``nan_counts``).
     """
-    from .reasoning.judge import get_judge
     from .reasoning import get_reasoner
+    from .reasoning.judge import get_judge
 
     if not dataset.questions:
         raise ValueError(f"dataset {dataset.name!r} has no questions to evaluate")
-    ks = sorted({int(k) for k in ks})
-    if not ks or ks[0] <= 0 or answer_k <= 0:
-        raise ValueError(f"k values and answer_k must be positive integers, got ks={ks}, answer_k={answer_k}")
+    ks = check_ks(ks)
+    if answer_k <= 0:
+        raise ValueError(f"answer_k must be a positive integer, got {answer_k}")
+    coverage_metric(section_level)                     # an unknown level fails before any work
     retrievers = as_retrievers(methods)
     build_all(retrievers, dataset)
-    results = run_queries(retrievers, dataset, max(max(ks), answer_k), progress)
-    frames = [score_retrievals(results, dataset, ks, min_overlap)]
     if isinstance(reasoner, str):
         reasoner = get_reasoner(reasoner)
     if isinstance(judge, str):
         judge = get_judge(judge)
+    queried = run_queries_at(retrievers, dataset, ks + ([answer_k] if reasoner is not None else []), progress)
+    frames = [score_retrievals({k: queried[k] for k in ks}, dataset, min_overlap, section_level)]
     if reasoner is not None:
-        frames.append(answer_rows(results, dataset, reasoner, judge, answer_k, progress))
+        frames.append(answer_rows(queried[answer_k], dataset, reasoner, judge, answer_k, progress, retrievers,
+                                  min_overlap))
     df = pd.concat(frames, ignore_index=True)
-    df.attrs.update({"reasoner": reasoner.name if reasoner is not None else "none",
-                     "judge": judge.name if judge is not None else "none", "dataset": dataset.name})
+    answered_by = reasoner_name(reasoner)
+    df["index_reasoner"] = df["method"].map({n: index_reasoner_name(r) for n, r in retrievers.items()})
+    df["answer_reasoner"] = answered_by
+    df.attrs.update({"dataset": dataset.name, "documents": len(dataset.documents), "questions": len(dataset.questions),
+                     "reasoner": answered_by, "judge": judge.name if judge is not None else "none",
+                     "ks": ks, "answer_k": answer_k if reasoner is not None else None, "min_overlap": min_overlap,
+                     "section_level": section_level,
+                     "methods": {n: method_record(r, answered_by) for n, r in retrievers.items()}})
+    return df
+
+
+def evaluate_retrieval(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), min_overlap: float = 0.5,
+                       progress: bool = True, section_level: str = "section") -> pd.DataFrame:
+    """``evaluate`` without answers: build (if needed), query at every k and score."""
+    return evaluate(methods, dataset, ks, min_overlap=min_overlap, progress=progress, section_level=section_level)
+
+
+def combine(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Results of several ``evaluate`` calls on one dataset as one table, their methods' provenance merged."""
+    if not frames:
+        raise ValueError("combine needs at least one result table")
+    df = pd.concat(frames, ignore_index=True)
+    df.attrs = {**frames[0].attrs,
+                "methods": {n: rec for f in frames for n, rec in f.attrs.get("methods", {}).items()}}
     return df
 
 

@@ -15,14 +15,24 @@ matches a gold context when their char spans in the same document overlap by at 
 and so does a chunk that contains the whole context). Hits with no span (summaries) match
 a context when the context's text appears inside them.
 
-Section coverage (GraLC-RAG): distinct sections among the top k hits; normalised by the
-number of sections of the documents retrieved.
+Section coverage (GraLC-RAG's SecCov@k), one definition with the granularity as a parameter:
+a chunk belongs to the section that holds most of its characters at a ``level`` (``section``:
+top-level sections; ``subsection``; ``paragraph``), whatever label its chunker gave it, so every
+method is measured the same way. The paper's reading is the default: the number of distinct
+sections *of the question's source document(s)* (its gold documents) among the top k, and that
+number over the sections those documents have at the level. Given no source documents it counts
+the distinct (document, section) pairs of any document among the top k, over the sections of
+the documents retrieved. The metric name carries the level and the reading
+(``coverage_metric``: ``section_coverage_source``, ``subsection_coverage_retrieved`` ...).
+
+Reference chunks (for ragas' ID-based context precision/recall): a method's chunks that match a
+gold context by the context-level rule above (``reference_chunk_ids``).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .types import Chunk, Dataset, Document, Question
 
@@ -107,14 +117,99 @@ def retrieval_metrics(chunks: Sequence[Chunk], question: Question, documents: di
     return rows
 
 
-def section_coverage(chunks: Sequence[Chunk], k: int, documents: dict[str, Document] | None = None) -> tuple[int, float]:
-    """Distinct (doc, section) pairs among the top k, and that count over the sections those docs have."""
+LEVELS = ("section", "subsection", "paragraph")
+LEVEL_KINDS = {"section": ("section",), "subsection": ("section", "subsection"),
+               "paragraph": ("section", "subsection", "paragraph")}
+
+
+def _check_level(level: str) -> tuple[str, ...]:
+    if level not in LEVEL_KINDS:
+        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    return LEVEL_KINDS[level]
+
+
+def section_for_span(doc: Document, start: int, end: int, level: str = "subsection") -> str | None:
+    """The section that holds most of ``[start, end)`` at a granularity:
+
+    - ``section``: top-level sections (kind "section"; the outermost wins a tie)
+    - ``subsection``: the innermost section or subsection
+    - ``paragraph``: the innermost unit of any kind
+    """
+    kinds = _check_level(level)
+    best, best_key = None, None
+    for s in doc.sections:
+        if s.kind not in kinds:
+            continue
+        overlap = min(end, s.end) - max(start, s.start)
+        if overlap <= 0 and not (start == end and s.start <= start < s.end):
+            continue
+        size = s.end - s.start
+        key = (overlap, size if level == "section" else -size)
+        if best_key is None or key > best_key:
+            best, best_key = s.id, key
+    return best
+
+
+def chunk_section(chunk: Chunk, documents: Mapping[str, Document], level: str = "section") -> str | None:
+    """The section of ``chunk`` at ``level``; None for a chunk with no span in a known document (a summary)."""
+    doc = documents.get(chunk.doc_id)
+    if doc is None or not chunk.is_span:
+        return None
+    return section_for_span(doc, chunk.start, chunk.end, level)
+
+
+def count_sections(doc: Document, level: str = "section") -> int:
+    """How many sections ``doc`` has at ``level`` (the units ``chunk_section`` can return)."""
+    kinds = _check_level(level)
+    return sum(1 for s in doc.sections if s.kind in kinds)
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Distinct sections covered by the top k, and the number of sections they are counted against."""
+
+    count: int
+    total: int
+
+    @property
+    def share(self) -> float:
+        return self.count / self.total if self.total else math.nan
+
+
+def section_coverage(chunks: Sequence[Chunk], k: int, documents: Mapping[str, Document], level: str = "section",
+                     source_doc_ids: Sequence[str] | None = None) -> Coverage:
+    """Section coverage of the top ``k`` (module docstring). ``source_doc_ids``: the question's source
+    documents (the paper's reading); None counts sections of any retrieved document."""
+    _check_level(level)
     top = chunks[:k]
-    covered = {(c.doc_id, c.section_id) for c in top if c.section_id is not None}
-    if not documents:
-        return len(covered), float("nan")
-    total = sum(len(documents[d].sections) for d in {c.doc_id for c in top} if d in documents)
-    return len(covered), (len(covered) / total if total else float("nan"))
+    if source_doc_ids is None:
+        docs = [d for d in dict.fromkeys(c.doc_id for c in top) if d in documents]
+    else:
+        docs = [d for d in dict.fromkeys(source_doc_ids) if d in documents]
+    wanted = set(docs)
+    covered = {(c.doc_id, s) for c in top if c.doc_id in wanted and (s := chunk_section(c, documents, level))}
+    return Coverage(len(covered), sum(count_sections(documents[d], level) for d in docs))
+
+
+def coverage_metric(level: str = "section", source: bool = True) -> str:
+    """The metric name of a coverage count: level and reading, e.g. ``section_coverage_source``
+    (``+ "_share"`` for the normalised value)."""
+    _check_level(level)
+    return f"{level}_coverage_{'source' if source else 'retrieved'}"
+
+
+def reference_chunk_ids(chunks: Sequence[Chunk], question: Question, documents: Mapping[str, Document],
+                        min_overlap: float = 0.5) -> list[str]:
+    """Ids of the chunks (of one method's index) that match a gold context of ``question`` by the
+    context-level rule: the reference ids of ragas' ID-based context precision and recall."""
+    if not question.gold_contexts:
+        return []
+    golds = locate_contexts(question, dict(documents))
+    located = {g.doc_id for g in golds if g.doc_id is not None}
+    by_text = len(located) < len(golds)          # a context found in no document matches by text only
+    return [c.id for c in chunks
+            if (not c.is_span or by_text or c.doc_id in located)   # cheap skip: a span matches only in its doc
+            and any(span_overlap_match(c, g, min_overlap) for g in golds)]
 
 
 def has_gold(question: Question) -> bool:

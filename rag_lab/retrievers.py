@@ -61,6 +61,11 @@ class Retriever:
     name = "retriever"
     _embedder = None   # an Embedder, or None for the process-wide default
     _reasoner = None   # a Reasoner, a spec string, or None for RAG_LAB_LLM / offline
+    # True only when a method's top k is always the prefix of its top K (k <= K):
+    # retrieve(q, k).hits == retrieve(q, K).hits[:k]. evaluate() then queries once at the deepest
+    # k and scores prefixes; otherwise every k is a query of its own. A method that declares it
+    # has a test proving it on a shipped data set (tests/test_evaluation_at_k.py).
+    nested_ranking = False
 
     def __init__(self):
         self.build_cost = Cost()
@@ -105,6 +110,10 @@ class Retriever:
         chunk id, doc id, score, via, rank and span in their metadata (see rag_lab/langchain.py)."""
         from .langchain import as_langchain_retriever
         return as_langchain_retriever(self, k)
+    def answer_contexts(self, retrieval: Retrieval) -> list[str]:
+        """The contexts handed to the answering model for ``retrieval``, in order: the hits' texts
+        by default; a method whose paper hands over more (SKETCH's graph facts) overrides it."""
+        return [h.chunk.text for h in retrieval.hits]
 
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
         """(job, input text) for every reasoner call ``build`` would make, without making any.

@@ -33,3 +33,14 @@ def run_notebook_smoke(name: str, parameters: dict, tmp_path: Path) -> dict:
     entry = manifest["notebooks"][0]
     assert entry["status"] == "ok", f"{name} failed:\n{entry.get('traceback', entry.get('error'))}"
     return manifest
+
+
+def assert_captions_name_reasoners(manifest: dict, paper_only: tuple[str, ...] = ()) -> None:
+    """Every table the notebook wrote (``name.md``, caption on the first line) names the reasoner that
+    built the index and the one that answered; ``paper_only``: tables of paper-reported numbers alone."""
+    tables = [Path(p) for p in manifest["notebooks"][0]["files"] if p.endswith(".md")]
+    assert tables, "the notebook wrote no table"
+    for table in tables:
+        if table.stem not in paper_only:
+            caption = table.read_text(encoding="utf-8").splitlines()[0]
+            assert "index built by:" in caption and "answers by:" in caption, f"{table.name}: {caption!r}"

@@ -7,7 +7,7 @@ def test_claims_on_a_hand_made_summary():
     table = pd.DataFrame({"ctx_precision@5": [0.5, 0.4, 0.3, 0.6, 0.2, 0.1],
                           "ctx_recall@5": [0.7, 0.6, 0.5, 0.5, 0.1, 0.3],
                           "doc_recall@5": [1, 1, 1, 1, 1, 1],
-                          "section_coverage@5": [None, None, None, None, None, None]},
+                          "section_coverage_source@5": [None, None, None, None, None, None]},
                          index=["sketch", "naive", "kg", "unweaver", "ssg-basic-retrieval", "ssg-query-traversal"])
     out = claims_table({"d": table}).set_index("paper")
     # SKETCH beats naive and kg on both columns (raptor/semantic absent are ignored)

@@ -27,7 +27,8 @@ def test_eval_writes_tidy_rows(tmp_path, capsys):
     out = tmp_path / "results.csv"
     assert main(["eval", "--data", str(folder), "--methods", "naive", "--k", "1,3", "--out", str(out)]) == 0
     df = pd.read_csv(out)
-    assert list(df.columns) == ["method", "question_id", "metric", "k", "value"]
+    assert list(df.columns) == ["method", "question_id", "metric", "k", "value", "index_reasoner", "answer_reasoner"]
+    assert set(df["index_reasoner"]) == {"none"} and set(df["answer_reasoner"]) == {"none"}  # no reasoner anywhere
     assert set(df["metric"]) >= {"doc_mrr", "doc_recall", "doc_precision", "doc_ndcg", "ctx_mrr", "ctx_recall"}
     # one tiny chunk per document: the gold document is ranked first for both answerable questions
     top = df[(df.metric == "doc_mrr") & (df.k == 1)].set_index("question_id")["value"]
@@ -43,6 +44,11 @@ def test_eval_bad_arguments_are_clear(tmp_path, capsys):
     assert main(["eval", "--data", str(folder), "--methods", "nope"]) == 2
     assert "unknown method 'nope'" in capsys.readouterr().err
     assert main(["eval", "--data", str(folder), "--k", "0,x"]) == 2
+    assert main(["eval", "--data", str(folder), "--judge", "openai:gpt-4o-mini"]) == 2
+    assert "give --reasoner" in capsys.readouterr().err
+    assert main(["eval", "--data", str(folder), "--reasoner", "offline", "--answer-k", "0"]) == 2
+    assert main(["eval", "--data", str(folder), "--out", str(tmp_path / "r.json")]) == 2
+    assert "give the CSV's path" in capsys.readouterr().err
 
 
 def test_methods_and_datasets_listing():

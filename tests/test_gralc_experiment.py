@@ -33,13 +33,14 @@ def test_table5_and_table6_shapes():
     data = []
     for cond, naive, kg in [("introduction", 1.0, 2.0), ("full", 2.0, 4.0)]:
         for k in (5, 20):
-            data += rows("gralc-naive", "seccov", k, [naive, naive], cond) + rows("gralc-kg", "seccov", k, [kg, kg], cond)
+            data += rows("gralc-naive", ex.SECCOV, k, [naive, naive], cond) + rows("gralc-kg", ex.SECCOV, k, [kg, kg], cond)
             data += rows("gralc-naive", "cs_recall", k, [0.0, 1.0], cond) + rows("gralc-kg", "cs_recall", k, [1, 1], cond)
     t5 = ex.table5(pd.DataFrame(data), (5, 20), ["introduction", "full"])
-    assert t5.loc["GraLC-RAG (KG)", "SecCov@5 full"] == 4.0
+    assert ex.SECCOV == "section_coverage_source"      # the paper's reading, named as such
+    assert t5.loc["GraLC-RAG (KG)", "SecCov@5 (source article) full"] == 4.0
     assert t5.loc["Naive", "CS Recall@20 introduction"] == 0.5
-    assert list(t5.columns) == [f"{m} {c}" for m in ("SecCov@5", "SecCov@20", "CS Recall@20")
-                                for c in ("introduction", "full")]
+    assert list(t5.columns) == [f"{m} {c}" for m in ("SecCov@5 (source article)", "SecCov@20 (source article)",
+                                                     "CS Recall@20") for c in ("introduction", "full")]
     gen = pd.DataFrame(rows("gralc-naive", "proxy_f1", math.nan, [0.2, 0.4])
                        + rows("gralc-naive", "section_diversity", math.nan, [1, 3])
                        + rows("gralc-naive", "context_tokens", math.nan, [100, 50]))

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from rag_lab.metrics import retrieval_metrics, section_coverage
+from rag_lab.metrics import Coverage, coverage_metric, reference_chunk_ids, retrieval_metrics, section_coverage
 from rag_lab.types import Chunk, Document, Question, Section
 
 
@@ -63,9 +63,61 @@ def test_question_without_gold_gives_no_rows():
     assert retrieval_metrics([chunk("A")], Question("q", "?"), {}, ks=[1]) == []
 
 
-def test_section_coverage_counts_distinct_sections():
-    doc = Document("d", "x" * 30, sections=[Section("s1", "", "section", 0, 10), Section("s2", "", "section", 10, 20),
-                                             Section("s3", "", "section", 20, 30)])
-    hits = [chunk("d", 0, 5, section="s1"), chunk("d", 5, 9, section="s1"), chunk("d", 12, 15, section="s2")]
-    assert section_coverage(hits, 2, {"d": doc}) == (1, pytest.approx(1 / 3))
-    assert section_coverage(hits, 3, {"d": doc}) == (2, pytest.approx(2 / 3))
+def coverage_docs():
+    # A: three top-level sections, the second with a subsection; B: two sections
+    a = Document("A", "x" * 30, sections=[Section("A:s1", "Intro", "section", 0, 10),
+                                          Section("A:s2", "Methods", "section", 10, 20),
+                                          Section("A:s2-1", "Design", "subsection", 10, 15),
+                                          Section("A:s3", "Results", "section", 20, 30)])
+    b = Document("B", "y" * 20, sections=[Section("B:s1", "Intro", "section", 0, 10),
+                                          Section("B:s2", "Methods", "section", 10, 20)])
+    return {"A": a, "B": b}
+
+
+# the chunkers' labels (section=...) are deliberately wrong: coverage must not read them
+RANKING = [chunk("A", 0, 5, section="A:s3"), chunk("A", 2, 8), chunk("B", 0, 10), chunk("A", 8, 16),
+           chunk("A", 21, 29), Chunk("summary", "A", "a summary", -1, -1)]
+
+
+def test_section_coverage_of_the_source_article_by_hand():
+    d = coverage_docs()
+    # top 3: A(0,5) and A(2,8) lie in A:s1; B(0,10) is not the source -> 1 section of A's 3
+    cov = section_coverage(RANKING, 3, d, "section", ["A"])
+    assert (cov.count, cov.total) == (1, 3) and cov.share == pytest.approx(1 / 3)
+    # top 5 adds A(8,16): 2 chars in A:s1, 6 in A:s2 -> A:s2; and A(21,29) -> A:s3: all 3 of A's sections
+    assert section_coverage(RANKING, 5, d, "section", ["A"]) == Coverage(3, 3)
+    # a summary (no span) belongs to no section; it adds nothing at k=6
+    assert section_coverage(RANKING, 6, d, "section", ["A"]) == Coverage(3, 3)
+    # subsection level: A(8,16) overlaps A:s1 by 2, A:s2 by 6, A:s2-1 by 5 -> A:s2 (most characters);
+    # A has 4 units at that level (3 sections + 1 subsection)
+    assert section_coverage(RANKING, 4, d, "subsection", ["A"]) == Coverage(2, 4)
+    # a source the top k never reaches covers nothing
+    assert section_coverage(RANKING, 2, d, "section", ["B"]) == Coverage(0, 2)
+
+
+def test_section_coverage_of_any_retrieved_document_by_hand():
+    d = coverage_docs()
+    # no source: distinct (doc, section) among the top 3 = (A, A:s1), (B, B:s1); over A's 3 + B's 2 sections
+    cov = section_coverage(RANKING, 3, d, "section")
+    assert (cov.count, cov.total) == (2, 5) and cov.share == pytest.approx(2 / 5)
+
+
+def test_coverage_names_say_level_and_reading():
+    assert coverage_metric("section") == "section_coverage_source"
+    assert coverage_metric("paragraph", source=False) == "paragraph_coverage_retrieved"
+    with pytest.raises(ValueError, match="level must be one of"):
+        section_coverage(RANKING, 3, coverage_docs(), "chapter", ["A"])
+
+
+def test_reference_chunk_ids_use_the_context_match_rule():
+    text = "Alpha one. Beta two is here. Gamma three follows."
+    doc = Document("d", text)
+    beta = "Beta two is here."                       # chars 11..28
+    q = Question("q", "?", gold_doc_ids=["d"], gold_contexts=[beta])
+    chunks = [chunk("d", 0, 12, text[0:12]),         # overlap 1 char of a shorter 12 -> no
+              chunk("d", 9, 30, text[9:30]),         # contains all 17 chars of beta -> yes
+              chunk("d", 20, 28, text[20:28]),       # 8 chars, all inside beta -> yes
+              chunk("e", 11, 28, "elsewhere"),       # another document -> no
+              Chunk("s", "d", "summary: Beta two is here.", -1, -1)]   # no span: by text -> yes
+    assert reference_chunk_ids(chunks, q, {"d": doc}) == ["d:9", "d:20", "s"]
+    assert reference_chunk_ids(chunks, Question("q2", "?"), {"d": doc}) == []

@@ -1,6 +1,6 @@
 import pytest
 
-from conftest import run_notebook_smoke
+from conftest import assert_captions_name_reasoners, run_notebook_smoke
 
 pytestmark = pytest.mark.notebook
 
@@ -10,3 +10,4 @@ def test_quickstart_runs(tmp_path):
     files = {p.rsplit("/", 1)[-1] for p in manifest["notebooks"][0]["files"]}
     assert {"chunk_similarity_heatmap.png", "chunk_similarity_heatmap.html", "retrieval_metrics.csv",
             "retrieval_metrics.md"} <= files
+    assert_captions_name_reasoners(manifest)

@@ -1,6 +1,6 @@
 import pytest
 
-from conftest import run_notebook_smoke
+from conftest import assert_captions_name_reasoners, run_notebook_smoke
 
 pytestmark = pytest.mark.notebook
 
@@ -12,3 +12,4 @@ def test_sketch_notebook_runs(tmp_path):
                 "retrieval_metrics.csv", "table1_ours_vs_paper.md", "paper_table4.csv", "index_stats.csv"}
     expected |= {f"heatmap_{m}.png" for m in ("naive", "semantic", "kg", "raptor", "sketch")}
     assert expected <= files, expected - files
+    assert_captions_name_reasoners(manifest, paper_only=tuple(f"paper_table{n}" for n in range(1, 5)))

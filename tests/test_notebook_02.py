@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from conftest import run_notebook_smoke
+from conftest import assert_captions_name_reasoners, run_notebook_smoke
 
 pytestmark = pytest.mark.notebook
 
@@ -21,3 +21,4 @@ def test_unweaver_notebook_runs(tmp_path):
     system = pd.read_csv(paths["alignment_example_kkt_system.csv"], index_col=0)
     assert system.loc["solution [x; z]"].iloc[:4].tolist() == pytest.approx([1, 0.2, 0.65, -0.4])
     assert "constrained_lsq" in pd.read_csv(paths["question_elected.csv"], index_col=0).columns
+    assert_captions_name_reasoners(manifest)

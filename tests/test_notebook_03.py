@@ -1,6 +1,6 @@
 import pytest
 
-from conftest import run_notebook_smoke
+from conftest import assert_captions_name_reasoners, run_notebook_smoke
 
 pytestmark = pytest.mark.notebook
 
@@ -12,3 +12,4 @@ def test_ssg_traversal_notebook_runs(tmp_path):
             "traversal_paths_3d.png", "traversal_paths_3d.html", "traversal_paths_3d_focus.png",
             "sequential_path.png", "ssg_results.csv", "ssg_results.md", "vs_paper_1.md", "vs_paper_2.md",
             "document_themes.csv", "stop_reasons.csv"} <= files
+    assert_captions_name_reasoners(manifest)

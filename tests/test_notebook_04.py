@@ -1,6 +1,6 @@
 import pytest
 
-from conftest import run_notebook_smoke
+from conftest import assert_captions_name_reasoners, run_notebook_smoke
 
 pytestmark = pytest.mark.notebook
 
@@ -16,3 +16,4 @@ def test_gralc_notebook_runs(tmp_path):
                                               "fig6_mrr_by_length", "fig7_seccov_by_length", "boundary_trace",
                                               "lambda_sweep") for ext in ("png", "html")}
     assert expected <= files
+    assert_captions_name_reasoners(manifest)

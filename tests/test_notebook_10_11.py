@@ -1,6 +1,6 @@
 import pytest
 
-from conftest import run_notebook_smoke
+from conftest import assert_captions_name_reasoners, run_notebook_smoke
 
 pytestmark = pytest.mark.notebook
 
@@ -11,8 +11,9 @@ def test_compare_runs(tmp_path):
 
     family = [m for m in ("naive", "semantic", "sketch", "unweaver", "ssg-query-traversal", "gralc-graph")
               if m in available_methods()]
-    run_notebook_smoke("10_compare_retrieval", {"datasets": ["italian_cuisine"], "limit": 2, "ks": [1, 5],
-                                                "methods": ",".join(family)}, tmp_path)
+    manifest = run_notebook_smoke("10_compare_retrieval", {"datasets": ["italian_cuisine"], "limit": 2, "ks": [1, 5],
+                                                           "methods": ",".join(family)}, tmp_path)
+    assert_captions_name_reasoners(manifest)
 
 
 def test_cost_and_speed_runs(tmp_path):

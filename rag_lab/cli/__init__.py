@@ -11,7 +11,7 @@ COMMANDS = {
     "datasets": "list the datasets that load by name",
     "download": "fetch a public data set (PubMedQA, QASPER, RAGBench, PMC OA ...) into the data cache, checked",
     "methods": "list the registered retrieval methods",
-    "eval": "build methods on a dataset and score retrieval for every question",
+    "eval": "build methods on a dataset, score retrieval at every k and (with --reasoner) the answers",
     "run": "execute notebooks headlessly with papermill (writes papermill_runs/<notebook>-<hash>-<time>/)",
     "runs": "list the runs: status, notebook, parameter hash, duration, reasoner, changed parameters",
     "collect": "gather every run's tables into one tidy CSV (run, notebook, parameters, table, row, column, value)",

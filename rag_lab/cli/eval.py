@@ -1,3 +1,5 @@
+"""``python -m rag_lab eval``: build methods on a dataset, score retrieval at every k and — with
+``--reasoner`` — answers (ragas; LLM-judged metrics with ``--judge``), through ``evaluate``."""
 from pathlib import Path
 
 
@@ -6,8 +8,18 @@ def add_arguments(parser):
     parser.add_argument("--methods", default="naive,semantic", help="comma-separated registered method names")
     parser.add_argument("--k", default="1,3,5,10", help="comma-separated cut-offs")
     parser.add_argument("--limit", type=int, default=None, help="evaluate only the first N questions")
-    parser.add_argument("--min-overlap", type=float, default=0.5, help="context match: overlap share of the shorter span")
-    parser.add_argument("--out", type=Path, default=None, help="write tidy per-question rows to this CSV")
+    parser.add_argument("--min-overlap", type=float, default=0.5,
+                        help="context match: overlap share of the shorter span")
+    parser.add_argument("--reasoner", default=None, metavar="SPEC",
+                        help="answer every question with this reasoner (offline, openai:MODEL, ...) and score "
+                             "the answers; without it only retrieval is scored")
+    parser.add_argument("--judge", default=None, metavar="SPEC",
+                        help="LLM judge for ragas' LLM metrics (faithfulness, answer relevancy, ...); needs --reasoner")
+    parser.add_argument("--answer-k", type=int, default=5, help="the answer's contexts: the method's own top k")
+    parser.add_argument("--section-level", default="section", choices=("section", "subsection", "paragraph"),
+                        help="granularity of section coverage (datasets with sections)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="write tidy per-question rows to this CSV and their provenance beside it (.json)")
 
 
 def parse_ints(text: str, what: str) -> list[int]:
@@ -23,20 +35,33 @@ def parse_ints(text: str, what: str) -> list[int]:
 def run(args) -> int:
     import pandas as pd
 
-    from ..atomic import atomic_path
     from ..datasets import load_dataset
-    from ..evaluation import evaluate_retrieval, summarize
+    from ..evaluation import evaluate, nan_counts, summarize
     from ..methods import get_retriever
+    from ..provenance import caption_reasoners, save_results
 
     ks = parse_ints(args.k, "--k")
+    if args.out and args.out.suffix.lower() == ".json":
+        raise ValueError(f"--out {args.out}: give the CSV's path; its provenance goes beside it "
+                         f"as {args.out.stem}.json")
+    if args.answer_k <= 0:
+        raise ValueError(f"--answer-k must be a positive integer, got {args.answer_k}")
+    if args.judge and not args.reasoner:
+        raise ValueError("--judge scores answers: give --reasoner SPEC too (e.g. --reasoner offline)")
     dataset = load_dataset(args.data, limit=args.limit)
     names = [m.strip() for m in args.methods.split(",") if m.strip()]
     retrievers = [get_retriever(n) for n in names]
-    df = evaluate_retrieval(retrievers, dataset, ks, min_overlap=args.min_overlap)
+    df = evaluate(retrievers, dataset, ks, reasoner=args.reasoner, judge=args.judge, answer_k=args.answer_k,
+                  min_overlap=args.min_overlap, section_level=args.section_level)
     if args.out:
-        with atomic_path(args.out) as tmp:
-            df.to_csv(tmp, index=False)
-        print(f"wrote {len(df)} rows to {args.out}")
-    with pd.option_context("display.max_columns", None, "display.width", 200, "display.precision", 3):
-        print(summarize(df))
+        csv, sidecar = save_results(df, args.out)
+        print(f"wrote {len(df)} rows to {csv} and their provenance to {sidecar}")
+    print(f"{dataset.name}, {len(dataset.questions)} questions; {caption_reasoners(df)}")
+    with pd.option_context("display.max_columns", None, "display.width", 200,
+                           "display.float_format", "{:.4f}".format):
+        print(summarize(df).T)   # one row per metric@k, one column per method
+        nans = nan_counts(df)
+        if not nans.empty:
+            print("NaN values (not scored, left out of the means):")
+            print(nans)
     return 0

@@ -64,7 +64,7 @@ def _gralc_coverage(summaries: Summaries, k: int):
     structure = ["gralc-structure", "gralc-kg", "gralc-graph"]
     verdicts, notes = [], []
     for name, table in summaries.items():
-        col = f"section_coverage@{k}"
+        col = f"section_coverage_source@{k}"
         c = [v for m in content if (v := _value(table, m, col)) is not None]
         s = [v for m in structure if (v := _value(table, m, col)) is not None]
         if not c or not s:

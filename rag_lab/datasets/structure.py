@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..metrics import LEVELS, section_for_span  # noqa: F401  (the core's chunk-to-section rule, re-exported)
 from ..types import Document
 
 STRUCTURAL_SCORES = {"section": 1.0, "subsection": 0.7, "paragraph": 0.4}
@@ -165,31 +166,3 @@ def edge_type_counts(graph) -> dict[str, int]:
     for _, _, t in graph.edges(data="type"):
         out[t] = out.get(t, 0) + 1
     return out
-
-
-LEVELS = ("section", "subsection", "paragraph")
-
-
-def section_for_span(doc: Document, start: int, end: int, level: str = "subsection") -> str | None:
-    """The section that holds most of ``[start, end)`` at a granularity:
-
-    - ``section``: top-level sections (kind "section"; the outermost wins a tie)
-    - ``subsection``: the innermost section or subsection
-    - ``paragraph``: the innermost unit of any kind
-    """
-    if level not in LEVELS:
-        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
-    kinds = {"section": ("section",), "subsection": ("section", "subsection"),
-             "paragraph": ("section", "subsection", "paragraph")}[level]
-    best, best_key = None, None
-    for s in doc.sections:
-        if s.kind not in kinds:
-            continue
-        overlap = min(end, s.end) - max(start, s.start)
-        if overlap <= 0 and not (start == end and s.start <= start < s.end):
-            continue
-        size = s.end - s.start
-        key = (overlap, size if level == "section" else -size)
-        if best_key is None or key > best_key:
-            best, best_key = s.id, key
-    return best

@@ -3,14 +3,94 @@
 ragas drives the judge through LangChain, so HTTP specs become a ``ChatOpenAI`` pointed at
 the right endpoint; embeddings for answer relevancy are our cached MiniLM embedder. The API
 key is read from the environment and handed to the client only.
+
+Every judge reply is cached on disk (``JudgeCache``, in ``<rag_lab cache dir>/judge.sqlite``)
+through ragas' own cache hook on its LLM wrapper, so a re-run sends no request and replays the
+same replies: it scores exactly the same and costs nothing. ragas keys a call by its prompt, the
+number of completions and the temperature (exact, whatever order ragas runs its jobs in); we add
+the judge's identity (kind, model, endpoint). LangChain's LLM cache was the other candidate:
+its key holds the model's settings as first serialised, but ragas changes ``n`` and the
+temperature on the model between calls, so that key would depend on which job ran first.
+Stored: the reply texts and their finish metadata as JSON, never a header or an API key.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import sqlite3
+import threading
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 KEY_ENV = {"openai": "OPENAI_API_KEY", "ollama": None, "openai-compatible": "RAG_LAB_LLM_API_KEY"}
+CACHE_FILE = "judge.sqlite"
+
+
+def _encode(result) -> str:
+    """An LLMResult as JSON: per completion its text, generation info and response metadata."""
+    return json.dumps({"generations": [[{"text": g.text, "info": g.generation_info,
+                                          "meta": getattr(getattr(g, "message", None), "response_metadata", None)}
+                                         for g in gens] for gens in result.generations]}, default=str)
+
+
+def _decode(text: str):
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, LLMResult
+
+    def generation(g: dict):
+        return ChatGeneration(message=AIMessage(content=g["text"], response_metadata=g["meta"] or {}),
+                              generation_info=g["info"])
+
+    return LLMResult(generations=[[generation(g) for g in gens] for gens in json.loads(text)["generations"]])
+
+
+class JudgeCache:
+    """ragas' cache interface (``get``, ``set``, ``has_key``; duck-typed, so importing this module
+    does not import ragas) over one SQLite file shared by every judge; ``judge`` (the judge's
+    identity) is part of every key. Safe to share between threads and processes."""
+
+    def __init__(self, judge: str, directory: str | Path | None = None):
+        if directory is None:
+            from ..embedding import default_cache_dir
+            directory = default_cache_dir()
+        directory = Path(directory)
+        if directory.exists() and not directory.is_dir():
+            raise ValueError(f"judge cache: {directory} exists and is not a folder; expected a folder for {CACHE_FILE}")
+        directory.mkdir(parents=True, exist_ok=True)
+        self.judge, self.path = judge, directory / CACHE_FILE
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+        with self._lock, self._db:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, judge TEXT, value TEXT, "
+                             "created REAL)")
+
+    def __repr__(self) -> str:
+        return f"JudgeCache({self.judge!r}, {str(self.path)!r})"
+
+    def _key(self, key: str) -> str:
+        return hashlib.sha256(f"{self.judge}\n{key}".encode("utf-8")).hexdigest()
+
+    def get(self, key: str):
+        with self._lock:
+            row = self._db.execute("SELECT value FROM replies WHERE key=?", (self._key(key),)).fetchone()
+        return _decode(row[0]) if row else None
+
+    def has_key(self, key: str) -> bool:
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM replies WHERE key=?", (self._key(key),)).fetchone() is not None
+
+    def set(self, key: str, value) -> None:
+        with self._lock, self._db:
+            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)",
+                             (self._key(key), self.judge, _encode(value), time.time()))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
 
 
 @dataclass
@@ -20,7 +100,9 @@ class Judge:
     embeddings: Any
 
     @classmethod
-    def from_spec(cls, spec: str, embedder=None, timeout: float = 120.0) -> "Judge":
+    def from_spec(cls, spec: str, embedder=None, timeout: float = 120.0,
+                  cache: bool | str | Path = True) -> "Judge":
+        """``cache``: True (rag_lab's cache folder), a folder, or False for no cache."""
         from langchain_openai import ChatOpenAI
         from ragas.embeddings import LangchainEmbeddingsWrapper
         from ragas.llms import LangchainLLMWrapper
@@ -39,10 +121,11 @@ class Judge:
             raise ValueError(f"judge {parsed.name}: set the API key in the environment variable {env}")
         chat = ChatOpenAI(model=parsed.model, base_url=parsed.base_url, api_key=key, temperature=0,
                           timeout=timeout, max_retries=2)
+        replies = None if cache is False else JudgeCache(parsed.name, None if cache is True else cache)
         emb = LangchainEmbeddingsWrapper(langchain_embeddings(embedder or shared_embedder()))
-        return cls(parsed.name, LangchainLLMWrapper(chat), emb)
+        return cls(parsed.name, LangchainLLMWrapper(chat, cache=replies), emb)
 
 
-def get_judge(spec: str | None, embedder=None) -> Judge | None:
+def get_judge(spec: str | None, embedder=None, cache: bool | str | Path = True) -> Judge | None:
     """None (no LLM-judged metrics) unless a spec is given."""
-    return Judge.from_spec(spec, embedder) if spec else None
+    return Judge.from_spec(spec, embedder, cache=cache) if spec else None

@@ -18,6 +18,7 @@ from .config import KGConfig
 class KGRetriever(SketchRetriever):
     uses_vectors = False
     config_class = KGConfig
+    nested_ranking = True   # the graph's chunk ranking cut at k (SKETCH's merge is not nested)
 
     def _retrieve(self, query: str, k: int) -> Retrieval:
         self._check_built()

@@ -160,6 +160,7 @@ def build_tree(leaves: Sequence[Chunk], leaf_vectors: np.ndarray, embed: Embed, 
 class RaptorRetriever(Retriever):
     """RAPTOR with collapsed-tree retrieval (module docstring)."""
 
+    nested_ranking = True   # one exact FAISS top-k over leaves and summaries together
     config_class = RaptorConfig
 
     def __init__(self, config: RaptorConfig | None = None, *, reasoner=None, embedder=None, **overrides):

@@ -17,6 +17,8 @@ class ChunkVectorRetriever(Retriever):
     """Chunk every document, embed the chunks, search them by cosine (the plain vector RAG).
     Subclasses name the config class; its ``chunker`` says which chunker its knobs are for."""
 
+    nested_ranking = True   # exact FAISS top-k: the top k is the prefix of the top K
+
     config_class: type[NaiveConfig] | type[SemanticConfig]
 
     def __init__(self, config: NaiveConfig | SemanticConfig | None = None, *, reasoner=None, embedder=None,

@@ -10,15 +10,17 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ...configs import drop_none
-from ...evaluation import COLUMNS, build_costs, run_queries, score_retrievals
+from ...evaluation import COLUMNS, build_costs, run_queries, run_queries_at, score_retrievals
+from ...metrics import coverage_metric
 from ...retrievers import Retriever, get_retriever
 from ...types import Dataset, Retrieval
 from . import paper
 from .gradient import CONDITIONS, condition_dataset
-from .metrics import answer_rows, structural_rows
+from .metrics import answer_rows, cross_section_rows
 from .method import STRATEGIES, strategy_config
 
 ALL = list(STRATEGIES)
+SECCOV = coverage_metric("section")      # the paper's reading: sections of the question's source article
 
 
 def strategy_params(**knobs) -> dict[str, dict]:
@@ -42,12 +44,13 @@ def make_retrievers(strategies: Sequence[str], params: Mapping[str, dict] | None
 
 @dataclass
 class Run:
-    """One evaluation: tidy per-question rows, build costs, and the built retrievers and retrievals."""
+    """One evaluation: tidy per-question rows, build costs, the built retrievers and their retrievals
+    (k -> method -> question id -> the method's own retrieval for k)."""
 
     scores: pd.DataFrame
     builds: pd.DataFrame
     retrievers: dict[str, Retriever] = field(repr=False)
-    results: dict[str, dict[str, Retrieval]] = field(repr=False)
+    results: dict[int, dict[str, dict[str, Retrieval]]] = field(repr=False)
     dataset: Dataset = field(repr=False)
 
 
@@ -59,9 +62,9 @@ def evaluate(strategies: Sequence[str], dataset: Dataset, ks: Sequence[int] = (1
     retrievers = make_retrievers(strategies, params)
     for r in retrievers.values():
         r.build(dataset.documents)
-    results = run_queries(retrievers, dataset, max(ks), progress)
-    scores = score_retrievals(results, dataset, ks)
-    extra = pd.DataFrame(structural_rows(results, dataset, ks, level), columns=COLUMNS)
+    results = run_queries_at(retrievers, dataset, ks, progress)
+    scores = score_retrievals(results, dataset, section_level=level)
+    extra = pd.DataFrame(cross_section_rows(results, dataset, level), columns=COLUMNS)
     builds = build_costs(retrievers)
     timing_rows = [{"method": n, "metric": f"seconds_{key}", "value": v}
                    for n, r in retrievers.items() for key, v in getattr(r, "timings", {}).items()]
@@ -87,15 +90,17 @@ def stack(runs: Mapping[str, Run], attr: str = "scores") -> pd.DataFrame:
 
 
 def generation(run: Run, reasoner, k: int = 5, limit: int | None = None, level: str = "section") -> pd.DataFrame:
-    """Answer each question from the top-k contexts of every strategy; proxy F1, section diversity, tokens."""
+    """Answer each question from every strategy's own top k (its ``answer_contexts``); proxy F1,
+    section diversity, tokens."""
     docs = {d.id: d for d in run.dataset.documents}
     questions = run.dataset.questions[:limit] if limit else run.dataset.questions
     embedder = next(iter(run.retrievers.values())).embedder
+    at_k = run.results[k] if k in run.results else run_queries(run.retrievers, run.dataset, k, progress=False)
     rows = []
-    for method, by_q in run.results.items():
+    for method, by_q in at_k.items():
         for q in questions:
-            chunks = [h.chunk for h in by_q[q.id].hits[:k]]
-            contexts = [c.text for c in chunks]
+            chunks = [h.chunk for h in by_q[q.id].hits]
+            contexts = run.retrievers[method].answer_contexts(by_q[q.id])
             answer = reasoner.answer(q.question, contexts)
             tokens = embedder.count_tokens(contexts + [q.question])
             rows += answer_rows(method, q, answer, chunks, docs, tokens, level)
@@ -180,9 +185,10 @@ def table4(grad: pd.DataFrame, ks: Sequence[int] = (1, 5, 20)) -> pd.DataFrame:
 
 def table5(grad: pd.DataFrame, ks: Sequence[int] = (5, 20), conditions: Sequence[str] = ("introduction", "partial",
                                                                                            "full")) -> pd.DataFrame:
-    """Columns "<metric> <condition>" (SecCov at the smallest and largest k, CS Recall at the largest)."""
+    """Columns "<metric> <condition>" (SecCov of the source article at the smallest and largest k,
+    CS Recall at the largest)."""
     cols = {}
-    for name, metric, k in [(f"SecCov@{ks[0]}", "seccov", ks[0]), (f"SecCov@{ks[-1]}", "seccov", ks[-1]),
+    for name, metric, k in [(paper.seccov_label(ks[0]), SECCOV, ks[0]), (paper.seccov_label(ks[-1]), SECCOV, ks[-1]),
                             (f"CS Recall@{ks[-1]}", "cs_recall", ks[-1])]:
         for cond in conditions:
             d = grad[grad["condition"] == cond]
@@ -224,7 +230,8 @@ def beside_paper(ours: pd.DataFrame, reported: pd.DataFrame) -> pd.DataFrame:
 
 def lambda_sweep(dataset: Dataset, lams: Sequence[float], k: int = 5, params: Mapping[str, dict] | None = None,
                  level: str = "section") -> pd.DataFrame:
-    """gralc-kg at several λ: MRR, Recall@k and SecCov@k (λ = 0 is structure-aware late chunking)."""
+    """gralc-kg at several λ: MRR, Recall@k and SecCov@k of the source article (λ = 0 is structure-aware
+    late chunking)."""
     rows = []
     base = dict((params or strategy_params())["gralc-kg"])
     for lam in lams:
@@ -232,7 +239,7 @@ def lambda_sweep(dataset: Dataset, lams: Sequence[float], k: int = 5, params: Ma
         s = run.scores
         rows.append({"lambda": lam, f"MRR@{k}": metric_means(s, "doc_mrr", k).iloc[0],
                      f"R@{k}": metric_means(s, "doc_recall", k).iloc[0],
-                     f"SecCov@{k}": metric_means(s, "seccov", k).iloc[0]})
+                     paper.seccov_label(k): metric_means(s, SECCOV, k).iloc[0]})
     return pd.DataFrame(rows).set_index("lambda")
 
 
@@ -308,10 +315,10 @@ def findings(t1: pd.DataFrame, t4: pd.DataFrame, t5: pd.DataFrame, t6: pd.DataFr
         spread = (f"every strategy reaches MRR {full.max():.3f}" if full.max() - full.min() < 1e-9 else
                   f"MRR runs from {full.min():.3f} ({full.idxmin()}) to {full.max():.3f} ({full.idxmax()})")
         lines.append(f"Full texts: {spread}; the paper reports Semantic best at 0.517 and GraLC-RAG (KG) at 0.323.")
-    if "SecCov@5 full" in t5.columns:
-        sc = t5["SecCov@5 full"]
-        lines.append(f"SecCov@5 on full texts: content-only strategies average {_mean_of(sc, CONTENT_ONLY):.2f} "
-                     f"sections, structure-aware ones {_mean_of(sc, STRUCTURE_AWARE):.2f} (paper-reported: 1.00 vs "
+    if f"{paper.seccov_label(5)} full" in t5.columns:
+        sc = t5[f"{paper.seccov_label(5)} full"]
+        lines.append(f"SecCov@5 (sections of the source article) on full texts: content-only strategies average "
+                     f"{_mean_of(sc, CONTENT_ONLY):.2f} sections, structure-aware ones {_mean_of(sc, STRUCTURE_AWARE):.2f} (paper-reported: 1.00 vs "
                      "about 4.4). Here every strategy's chunks are mapped to the section holding most of their "
                      "text, so content-only coverage is measured rather than fixed at one section.")
     cs = [c for c in t5.columns if c.startswith("CS Recall") and c.endswith(" full")]

@@ -44,6 +44,7 @@ class GralcRetriever(Retriever):
 
     strategy = "base"
     config_class: type[GralcConfig] = GralcConfig
+    nested_ranking = True   # exact FAISS top-k (gralc-graph re-scores a pool and is queried per k)
 
     def __init__(self, config: GralcConfig | None = None, *, reasoner=None, embedder=None, **overrides):
         super().__init__()
@@ -298,6 +299,7 @@ class GraphGuidedChunks(KGInfusedChunks):
 
     strategy = "graph"
     config_class = GraphGuidedConfig
+    nested_ranking = False  # the re-scored pool is max(k, pool): top K > pool is not an extension of top k
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -1,19 +1,18 @@
-"""The structural metrics of the GraLC-RAG paper and its generation proxy.
+"""The GraLC-RAG paper's metrics beyond the shared ones, and its generation proxy.
 
-- ``section_coverage``: SecCov@k as the paper's tables report it — the number of distinct
-  (document, section) pairs among the top k chunks, from any document — and as its text
-  defines it, normalised: the share of the source document's sections covered by the top k
-  (source = the question's gold documents; the retrieved documents when it names none).
+Section coverage (SecCov@k) is the core's single definition (``rag_lab.metrics.section_coverage``,
+scored by ``evaluation.score_retrievals`` with the level as a parameter): by default the paper's
+reading, the distinct sections *of the question's source article* among the top k. Here:
+
 - ``cross_section_recall``: 1 when the top k chunks cover at least two of the sections the
-  question requires (all of them when it requires fewer), else 0.
+  question requires (all of them when it requires fewer), else 0; a chunk's section is the
+  core's ``chunk_section`` at the same level.
 - ``generation_proxy_f1``: the paper's generation score, SQuAD-style token F1 (the shared
   ``rag_lab.answer_metrics.token_f1``) between the generated answer and the *question*, since
   its template questions have no gold answers; against a reference answer (PubMedQA's long
   answer) the usual answer F1 is reported beside it.
-
-A chunk belongs to the section that holds most of its characters, at a granularity
-(``section``: top-level IMRaD sections; ``subsection``; ``paragraph``), so every strategy is
-measured the same way whatever labels its chunks carry.
+- section diversity of an answer's contexts: distinct (article, section) pairs among them, from
+  any article (the contexts are not tied to one source).
 """
 from __future__ import annotations
 
@@ -21,32 +20,8 @@ import math
 from typing import Mapping, Sequence
 
 from ...answer_metrics import token_f1
+from ...metrics import chunk_section, section_coverage
 from ...types import Chunk, Dataset, Document, Question, Retrieval
-from ...datasets.structure import section_for_span
-
-
-def chunk_section(chunk: Chunk, documents: Mapping[str, Document], level: str = "section") -> str | None:
-    doc = documents.get(chunk.doc_id)
-    if doc is None or not chunk.is_span:
-        return chunk.section_id
-    return section_for_span(doc, chunk.start, chunk.end, level)
-
-
-def _count_sections(doc: Document, level: str) -> int:
-    kinds = {"section": {"section"}, "subsection": {"section", "subsection"},
-             "paragraph": {"section", "subsection", "paragraph"}}[level]
-    return sum(1 for s in doc.sections if s.kind in kinds)
-
-
-def section_coverage(chunks: Sequence[Chunk], k: int, documents: Mapping[str, Document], level: str = "section",
-                     source_doc_ids: Sequence[str] = ()) -> tuple[int, float]:
-    """(distinct sections in the top k, that count / sections of the source documents)."""
-    top = chunks[:k]
-    covered = {(c.doc_id, s) for c in top if (s := chunk_section(c, documents, level)) is not None}
-    sources = [d for d in (source_doc_ids or dict.fromkeys(c.doc_id for c in top)) if d in documents]
-    total = sum(_count_sections(documents[d], level) for d in sources)
-    in_sources = sum(1 for d, _ in covered if d in sources)
-    return len(covered), (in_sources / total if total else math.nan)
 
 
 def cross_section_recall(chunks: Sequence[Chunk], required_sections: Sequence[str], k: int,
@@ -64,20 +39,19 @@ def generation_proxy_f1(answer: str, question: str) -> float:
     return token_f1(answer, question)
 
 
-def structural_rows(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dataset, ks: Sequence[int],
-                    level: str = "section") -> list[tuple]:
-    """Tidy rows (method, question_id, metric, k, value) for seccov, seccov_norm and cs_recall."""
+def cross_section_rows(by_k: Mapping[int, Mapping[str, Mapping[str, Retrieval]]], dataset: Dataset,
+                       level: str = "section") -> list[tuple]:
+    """Tidy rows (method, question_id, "cs_recall", k, value) for questions that require two or
+    more sections; ``by_k``: k -> method -> question id -> the method's retrieval for k."""
     docs = {d.id: d for d in dataset.documents}
     rows = []
-    for method, by_q in results.items():
-        for q in dataset.questions:
-            chunks = [h.chunk for h in by_q[q.id].hits]
-            for k in ks:
-                count, share = section_coverage(chunks, k, docs, level, q.gold_doc_ids)
-                rows += [(method, q.id, "seccov", k, float(count)), (method, q.id, "seccov_norm", k, share)]
+    for k, results in sorted(by_k.items()):
+        for method, by_q in results.items():
+            for q in dataset.questions:
                 if len(set(q.gold_section_ids)) >= 2:
-                    rows.append((method, q.id, "cs_recall", k, cross_section_recall(
-                        chunks, q.gold_section_ids, k, docs, level)))
+                    chunks = [h.chunk for h in by_q[q.id].hits]
+                    rows.append((method, q.id, "cs_recall", k,
+                                 cross_section_recall(chunks, q.gold_section_ids, k, docs, level)))
     return rows
 
 
@@ -87,7 +61,7 @@ def answer_rows(method: str, question: Question, answer: str, chunks: Sequence[C
     section diversity of the contexts and the context size in tokens."""
     rows = [(method, question.id, "proxy_f1", math.nan, generation_proxy_f1(answer, question.question)),
             (method, question.id, "section_diversity", math.nan,
-             float(section_coverage(chunks, len(chunks), documents, level)[0])),
+             float(section_coverage(chunks, len(chunks), documents, level).count)),
             (method, question.id, "context_tokens", math.nan, float(context_tokens))]
     if question.answer:
         rows.append((method, question.id, "answer_f1", math.nan, token_f1(answer, question.answer)))

@@ -53,16 +53,21 @@ def table4() -> pd.DataFrame:
 CONDITION_ORDER = ["introduction", "partial", "full"]
 
 
+def seccov_label(k: int) -> str:
+    """Column name of SecCov@k in the paper's reading: distinct sections of the question's source article."""
+    return f"SecCov@{k} (source article)"
+
+
 def table5() -> pd.DataFrame:
-    """Columns "<metric> <condition>", e.g. "SecCov@5 full"."""
+    """Columns "<metric> <condition>", e.g. "SecCov@5 (source article) full"."""
     seccov5 = [[1.00, 1.00, 1.00]] * 3 + [[2.32, 3.52, 4.26], [2.33, 3.74, 4.46], [2.35, 3.63, 4.36]]
     seccov20 = [[1.00, 1.00, 1.00]] * 3 + [[3.97, 10.08, 14.43], [3.95, 10.84, 15.57], [3.95, 10.84, 15.57]]
     cs20 = [[0.0, 0.0, 0.0]] * 6
-    cols = [f"{m} {c}" for m in ("SecCov@5", "SecCov@20", "CS Recall@20") for c in CONDITION_ORDER]
+    cols = [f"{m} {c}" for m in (seccov_label(5), seccov_label(20), "CS Recall@20") for c in CONDITION_ORDER]
     return pd.DataFrame([a + b + c for a, b, c in zip(seccov5, seccov20, cs20)], index=ORDER, columns=cols)
 
 
-def table5_series(metric: str = "SecCov@5") -> pd.Series:
+def table5_series(metric: str = seccov_label(5)) -> pd.Series:
     """One metric of Table 5 indexed by (condition, strategy), for the by-condition figure."""
     t = table5()
     return pd.Series({(c, s): t.loc[s, f"{metric} {c}"] for c in CONDITION_ORDER for s in t.index})

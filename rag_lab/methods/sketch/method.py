@@ -25,7 +25,8 @@ With no matched entity the structured list is empty and SKETCH returns the unstr
 ranking. ``Hit.score`` is each chunk's cosine to the query (the order comes from the merge,
 not from the score); ``Hit.via`` is "vector+graph" (confirmed), "vector" or "graph". The trace
 records the query entities, their node matches, the neighbourhood, the facts and paths, the
-structured context and where each merged chunk came from.
+structured context and where each merged chunk came from. The answering model is handed the
+facts as one block, then the merged chunks (``answer_contexts``), so the graph reaches the answer.
 """
 from __future__ import annotations
 
@@ -104,6 +105,7 @@ class SketchRetriever(Retriever):
 
     uses_vectors = True
     config_class = SketchConfig
+    nested_ranking = False  # a deeper k confirms more chunks, which the merge moves to the front
 
     def __init__(self, config: SketchConfig | None = None, *, reasoner=None, embedder=None, **overrides):
         super().__init__()
@@ -206,11 +208,15 @@ class SketchRetriever(Retriever):
                       "merge": [{"chunk_id": cid, "source": via} for cid, via in merged]})
         return Retrieval(query, hits, trace, cost + graph_cost)
 
-    def merged_context(self, retrieval: Retrieval) -> str:
-        """The one context SKETCH hands to the answering model: the facts, then the merged chunks."""
+    def answer_contexts(self, retrieval: Retrieval) -> list[str]:
+        """What SKETCH (and KG-only) hand to the answering model: the structured context's facts
+        (the graph relations of the query's neighbourhood) as one block, then the retrieved chunks."""
         facts = retrieval.trace.get("facts", [])
-        parts = (["Facts:\n" + "\n".join(facts)] if facts else []) + [h.chunk.text for h in retrieval.hits]
-        return "\n\n".join(parts)
+        return (["Facts:\n" + "\n".join(facts)] if facts else []) + [h.chunk.text for h in retrieval.hits]
+
+    def merged_context(self, retrieval: Retrieval) -> str:
+        """The answer contexts as one text: the facts, then the merged chunks."""
+        return "\n\n".join(self.answer_contexts(retrieval))
 
 
 register("sketch", "rag_lab.methods.sketch.method:SketchRetriever",

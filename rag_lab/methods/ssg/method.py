@@ -40,6 +40,7 @@ class SSGRetriever(Retriever):
     configured reasoner, offline unless ``RAG_LAB_LLM`` says otherwise); it draws the document
     themes at build time and makes the choices of ``llm_guided_traversal``."""
 
+    nested_ranking = True   # one traversal whatever k (it stops by its own rule); hits = its first k sentences
     config_class = SSGConfig
 
     def __init__(self, config: SSGConfig | None = None, *, reasoner=None, embedder=None, **overrides):

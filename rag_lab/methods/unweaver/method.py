@@ -56,6 +56,7 @@ def _without_seconds(cost: Cost) -> Cost:
 class UnWeaverRetriever(Retriever):
     """See the module docstring. ``reasoner``: a Reasoner, a spec string, or None ($RAG_LAB_LLM, else offline)."""
 
+    nested_ranking = False  # committees of k and K differ (PAV/CC are not nested; voters widen with k)
     config_class = UnWeaverConfig
 
     def __init__(self, config: UnWeaverConfig | None = None, *, reasoner=None, embedder=None, **overrides):

@@ -79,7 +79,7 @@ def evaluate_with_usage(retrievers: Mapping[str, object], dataset: Dataset, ks: 
     """``rag_lab.evaluation.evaluate`` one method at a time (built first, so building is not counted),
     returning the tidy rows and, per method, the shared reasoner's usage during its querying and
     answering (the query-phase LLM tokens of the paper's table)."""
-    from ...evaluation import evaluate
+    from ...evaluation import combine, evaluate
 
     frames, usage = [], {}
     for name, retriever in retrievers.items():
@@ -89,9 +89,7 @@ def evaluate_with_usage(retrievers: Mapping[str, object], dataset: Dataset, ks: 
         frames.append(evaluate({name: retriever}, dataset, ks, reasoner=reasoner, judge=judge, answer_k=answer_k,
                                progress=progress))
         usage[name] = reasoner.usage_since(before) if reasoner is not None else Cost()
-    df = pd.concat(frames, ignore_index=True)
-    df.attrs.update(frames[0].attrs)
-    return df, usage
+    return combine(frames), usage
 
 
 def _metric_sum(df: pd.DataFrame, method: str, metric: str) -> float:
@@ -133,7 +131,7 @@ def estimated_llm_tokens(retrievers: Mapping[str, object], dataset: Dataset, ans
     for name, r in retrievers.items():
         planned = estimate_calls(r.planned_llm_calls(dataset.documents))
         prompt_q = sum(count_message_tokens(ANSWER.messages(question=q.question,
-                                                            contexts=results[name][q.id].contexts[:answer_k]))
+                                                            contexts=r.answer_contexts(results[name][q.id])))
                        for q in dataset.questions)
         rows.append([sum(p["prompt_tokens"] for p in planned), prompt_q,
                      sum(p["est_completion_tokens"] for p in planned),

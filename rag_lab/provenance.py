@@ -1,0 +1,139 @@
+"""Where a result table came from: per method its class, parameters and the reasoner that built
+its index, the reasoner that answered, the judge; and the sidecar JSON written beside a CSV.
+
+A method that calls a reasoner while indexing (SKETCH/KG triples, UnWeaver entities, SSG themes,
+RAPTOR summaries) may have been built by another reasoner than the one answering (e.g. built
+under ``RAG_LAB_LLM``, answered offline), so tables name both. Retrievers are read duck-typed
+(no import of the contract), which keeps this module in the core.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any, Mapping
+
+NONE = "none"
+# attributes of a retriever that are state or bookkeeping, not parameters
+STATE = {"name", "chunks", "build_cost", "index", "vectors", "graph", "timings", "doc_info", "build_stats",
+         "traces", "clusterings", "mentions", "classes", "dropped_mentions", "incidence", "membership",
+         "chunk_class", "selection", "class_vectors", "chunk_concepts", "concept_vectors"}
+MAX_ITEMS = 32
+
+
+def reasoner_name(reasoner) -> str:
+    """A reasoner's name, a spec string as it is, or "none"."""
+    if reasoner is None:
+        return NONE
+    return reasoner if isinstance(reasoner, str) else getattr(reasoner, "name", type(reasoner).__name__)
+
+
+def index_reasoner_name(retriever) -> str:
+    """The reasoner that built ``retriever``'s index: a method resolves its reasoner on first use,
+    so one still unresolved (None or a spec string) after the build was never called: "none"."""
+    r = getattr(retriever, "_reasoner", None)
+    return NONE if r is None or isinstance(r, str) else reasoner_name(r)
+
+
+def _plain(value, depth: int = 0) -> bool:
+    """JSON-ready and small: what a parameter looks like (not an index, a model or a list of chunks)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if depth >= 2:
+        return False
+    if isinstance(value, (list, tuple)):
+        return len(value) <= MAX_ITEMS and all(_plain(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return len(value) <= MAX_ITEMS and all(isinstance(k, str) and _plain(v, depth + 1) for k, v in value.items())
+    return False
+
+
+def method_params(retriever) -> dict[str, Any]:
+    """A method's parameters: ``retriever.config.as_dict()`` when it has one; otherwise its public
+    plain attributes (a dataclass ``config`` is expanded), leaving out state such as chunks and indexes."""
+    config = getattr(retriever, "config", None)
+    if config is not None and callable(getattr(config, "as_dict", None)):
+        return dict(config.as_dict())
+    out: dict[str, Any] = {}
+    for key, value in vars(retriever).items():
+        if key.startswith("_") or key in STATE:
+            continue
+        if key == "config" and dataclasses.is_dataclass(value) and not isinstance(value, type):
+            out.update({k: v for k, v in dataclasses.asdict(value).items() if _plain(v)})
+        elif _plain(value):
+            out[key] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def method_record(retriever, answer_reasoner: str = NONE) -> dict[str, Any]:
+    """Provenance of one evaluated method (stored per method in a result's ``attrs["methods"]``)."""
+    cls = type(retriever)
+    return {"class": f"{cls.__module__}:{cls.__qualname__}", "params": method_params(retriever),
+            "index_reasoner": index_reasoner_name(retriever), "answer_reasoner": answer_reasoner,
+            "nested_ranking": bool(getattr(retriever, "nested_ranking", False))}
+
+
+def reasoners_label(index: str | Mapping[str, str], answer: str | None = None, judge: str | None = None) -> str:
+    """Caption text naming both reasoners: ``index`` is one name or method -> name; ``answer`` None
+    means nothing was answered. Methods built by different reasoners are listed by reasoner."""
+    if isinstance(index, Mapping):
+        groups: dict[str, list[str]] = {}
+        for method, name in index.items():
+            groups.setdefault(name, []).append(method)
+        index = (next(iter(groups)) if len(groups) == 1 else
+                 "; ".join(f"{name} for {', '.join(methods)}" for name, methods in groups.items())) if groups else NONE
+    parts = [f"index built by: {index}", f"answers by: {answer or NONE}"]
+    if judge is not None:
+        parts.append(f"judge: {judge}")
+    return ", ".join(parts)
+
+
+def caption_reasoners(*tables) -> str:
+    """``reasoners_label`` for tables made by ``evaluate`` (read from their ``attrs``; several tables,
+    e.g. one per dataset, give one label over all their methods)."""
+    index, answers, judges = {}, [], []
+    for df in tables:
+        methods = df.attrs.get("methods")
+        if not methods:
+            raise ValueError("this table carries no provenance (attrs['methods']); "
+                             "make it with rag_lab.evaluation.evaluate")
+        index.update({m: rec["index_reasoner"] for m, rec in methods.items()})
+        answers.append(df.attrs.get("reasoner", NONE))
+        judges.append(df.attrs.get("judge", NONE))
+    answered = ", ".join(dict.fromkeys(a for a in answers if a != NONE)) or None
+    return reasoners_label(index, answered, ", ".join(dict.fromkeys(judges)))
+
+
+def provenance(df) -> dict[str, Any]:
+    """The sidecar record of a result table: dataset, methods (class, parameters, reasoners), the
+    answering reasoner, judge, ks, git revision and package versions."""
+    from .runner import git_revision, package_versions
+
+    attrs = dict(df.attrs)
+    if "methods" not in attrs:
+        raise ValueError("this table carries no provenance (attrs['methods']); "
+                         "make it with rag_lab.evaluation.evaluate")
+    return {"created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "dataset": {"name": attrs.get("dataset"), "documents": attrs.get("documents"),
+                        "questions": attrs.get("questions")},
+            "methods": attrs["methods"], "answer_reasoner": attrs.get("reasoner", NONE),
+            "judge": attrs.get("judge", NONE), "ks": attrs.get("ks"), "answer_k": attrs.get("answer_k"),
+            "min_overlap": attrs.get("min_overlap"), "section_level": attrs.get("section_level"),
+            "rows": len(df), "git": git_revision(), "packages": package_versions()}
+
+
+def save_results(df, path: str | Path) -> tuple[Path, Path]:
+    """Write the tidy rows to ``path`` (CSV) and their provenance to the same name with ``.json``,
+    each atomically; returns both paths."""
+    from .atomic import atomic_path, write_text
+
+    path = Path(path)
+    if path.suffix.lower() == ".json":
+        raise ValueError(f"--out {path}: give the CSV's path; its provenance goes beside it as {path.stem}.json")
+    record = provenance(df)
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False)
+    sidecar = path.with_suffix(".json")
+    write_text(sidecar, json.dumps(record, indent=1, ensure_ascii=False, default=str) + "\n")
+    return path, sidecar

@@ -1,0 +1,53 @@
+"""The cost table times an index build without tracemalloc and measures memory in a separate build."""
+import tracemalloc
+from dataclasses import dataclass
+
+import pytest
+
+from rag_lab.compare.comparison import method_costs, scaling
+from rag_lab.configs import Config
+from rag_lab.retrievers import REGISTRY, Retriever, register
+from rag_lab.types import Chunk, Hit, Retrieval
+
+BUILDS: list[bool] = []   # for each build of the probe: was tracemalloc tracing?
+
+
+@dataclass(frozen=True)
+class NoKnobs(Config):
+    """The probe's config: it has no knobs."""
+
+
+class TracingProbe(Retriever):
+    """One chunk per document; notes whether each build ran under tracemalloc."""
+
+    def __init__(self, config=None, *, reasoner=None, embedder=None):
+        super().__init__()
+        self.config = NoKnobs.resolve(config)
+
+    def _build(self, documents):
+        BUILDS.append(tracemalloc.is_tracing())
+        self.chunks = [Chunk(d.id, d.id, d.text[:50], 0, min(50, len(d.text))) for d in documents]
+
+    def _retrieve(self, query, k):
+        return Retrieval(query, [Hit(c, 0.0) for c in self.chunks[:k]])
+
+
+@pytest.fixture
+def probe():
+    register("tracing-probe", f"{__name__}:TracingProbe", "test probe", NoKnobs())
+    BUILDS.clear()
+    yield "tracing-probe"
+    REGISTRY.pop("tracing-probe", None)
+
+
+def test_build_time_is_never_measured_under_tracemalloc(probe):
+    costs = method_costs([probe], "italian_cuisine", limit_queries=2, k=2)
+    assert BUILDS == [False, True]             # the timed build untraced, then a traced build for memory
+    assert costs.loc[probe, "index_seconds"] > 0 and costs.loc[probe, "peak_heap_mb"] > 0
+    assert costs.loc[probe, "chunks"] == 3
+
+
+def test_scaling_times_and_traces_separately(probe):
+    grown = scaling([probe], "italian_cuisine", copies=(1, 2))
+    assert BUILDS == [False, True, False, True]
+    assert grown["documents"].tolist() == [3, 6] and grown["chunks"].tolist() == [3, 6]
