@@ -246,6 +246,24 @@ def test_build_through_the_registry_plans_and_counts_the_theme_calls():
                             for h in ret.hits)
 
 
+def test_setting_sentences_come_from_the_run():
+    assert paper.graph_sentence(SSGConfig(top_k=4, top_x=6), "m", "offline") == (
+        "Our graph differs from the paper's in: m embeddings (paper: mixedbread-ai/mxbai-embed-large-v1); themes by "
+        "the offline reasoner (paper: llama3.1:8b); top_k=4 + top_x=6 edges per window (paper: about ten comparisons "
+        "kept, split not stated); top_t=3 theme bridges (paper: no value given).")
+    qs = [Question(str(i), "?", meta={"strategy": s}) for i, s in enumerate(["theme_based", "random", "theme_based"])]
+    assert paper.questions_sentence(qs, "d") == (
+        "Our questions differ from the paper's: 3 on d, written by hand for grouping-strategy sentence groups "
+        "(2 theme_based, 1 random); the paper's were generated and evolved by DeepEval (20 theme_based, "
+        "50 sequential_multi_hop).")
+    assert "written by openai:x for" in paper.questions_sentence(qs, "d", "openai:x")
+    assert paper.results_sentence(3, 2, judged=True).endswith(
+        "pools 3 questions of 2 strategies and measures context by ragas' LLM-judged context precision/recall "
+        "(DeepEval is not installed).")
+    assert paper.strategies_sentence(["random", "theme_based", "random"]).endswith(
+        "of our 2 strategies, without a paper counterpart: random.")
+
+
 def test_judged_scores_from_answer_rows():
     rows = pd.DataFrame([("ssg-x", "a", "faithfulness", 10, 0.8), ("ssg-x", "a", "answer_relevancy", 10, 0.6),
                          ("ssg-x", "a", "llm_context_recall", 10, 0.5), ("ssg-x", "a", "token_f1", 10, 0.1),

@@ -24,7 +24,8 @@ from .algorithms import ALGORITHMS
 from .config import SSGConfig
 from .graph import SimilarityGraph
 from .method import SSGRetriever, method_name
-from .paper import PAPER_METRICS, PAPER_STRATEGY, PAPER_TABLES, compare_with_paper, our_column, paper_table
+from .paper import (PAPER_METRICS, PAPER_STRATEGY, PAPER_TABLES, RunSetting, compare_with_paper, our_column,
+                    paper_table)
 
 DEFAULT_THRESHOLD = 0.5
 
@@ -165,6 +166,14 @@ def paper_comparisons(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
     A paper table whose strategy has no question in this run is left out."""
     return {name: compare_with_paper(results_table(scores, judged, threshold, strategy), name, judged is not None)
             for name, strategy in PAPER_STRATEGY.items() if (scores["strategy"] == strategy).any()}
+
+
+def run_setting(dataset: Dataset, paper_name: str, embedder_id: str, reasoner_name: str,
+                judge: str | None) -> RunSetting:
+    """Our run's setting beside one paper table: its questions of that table's grouping strategy."""
+    strategy = PAPER_STRATEGY[paper_name]
+    n = sum(q.meta.get("strategy") == strategy for q in dataset.questions)
+    return RunSetting(dataset.name, n, embedder_id, reasoner_name, judge)
 
 
 def paths_agree(results: Mapping[str, Mapping[str, Retrieval]], a: str, b: str) -> tuple[int, int]:

@@ -150,3 +150,41 @@ def setting_sentence(paper_name: str, setting: RunSetting) -> str:
             f"(paper: {paper['questions']}), {setting.embedder} embeddings (paper: {PAPER_EMBEDDER}), "
             f"{context} against DeepEval's LLM-judged ones; {int((table['like-for-like'] == 'yes').sum())} "
             f"of {len(table)} columns like-for-like.")
+
+
+# -- one sentence beside each notebook table, from the run's own setting ---------------------------
+PAPER_THEME_MODEL = "llama3.1:8b"       # the paper's theme extraction (its graph part)
+
+
+def graph_sentence(config, embedder: str, reasoner: str) -> str:
+    """Where our graph's setting differs from the paper's (its graph architecture and themes)."""
+    return (f"Our graph differs from the paper's in: {embedder} embeddings (paper: {PAPER_EMBEDDER}); themes "
+            f"by the {reasoner} reasoner (paper: {PAPER_THEME_MODEL}); top_k={config.top_k} + "
+            f"top_x={config.top_x} edges per window (paper: about ten comparisons kept, split not stated); "
+            f"top_t={config.top_t} theme bridges (paper: no value given).")
+
+
+def questions_sentence(questions, dataset: str, writer: str | None = None) -> str:
+    """Where our questions differ from the paper's (its synthetic-dataset part)."""
+    counts = pd.Series([q.meta.get("strategy", "") for q in questions]).value_counts()
+    source = f"written by {writer}" if writer else "written by hand"
+    paper = ", ".join(f"{s['questions']} {s['strategy']}" for s in PAPER_SETTING.values())
+    return (f"Our questions differ from the paper's: {len(questions)} on {dataset}, {source} for grouping-strategy "
+            f"sentence groups (" + ", ".join(f"{n} {s}" for s, n in counts.items())
+            + f"); the paper's were generated and evolved by DeepEval ({paper}).")
+
+
+def results_sentence(n_questions: int, strategies: int, judged: bool) -> str:
+    """Where the all-questions table differs from the paper's tables."""
+    metric = ("ragas' LLM-judged context precision/recall (DeepEval is not installed)" if judged
+              else "gold-sentence precision/recall (no judge, so no answer relevancy or faithfulness)")
+    return (f"Unlike the paper's tables (one grouping strategy each, DeepEval's LLM-judged metrics), this one pools "
+            f"{n_questions} questions of {strategies} strategies and measures context by {metric}.")
+
+
+def strategies_sentence(strategies) -> str:
+    """Which of the run's grouping strategies have a paper table at all."""
+    ours = list(dict.fromkeys(strategies))
+    without = [s for s in ours if s not in PAPER_STRATEGY.values()]
+    return (f"The paper reports {' and '.join(PAPER_STRATEGY.values())} only (one table each); of our "
+            f"{len(ours)} strategies, without a paper counterpart: " + (", ".join(without) or "none") + ".")
