@@ -133,6 +133,9 @@ def test_results_table_pass_counts_and_beats_basic():
     assert np.isnan(t.loc["basic_retrieval", "faithfulness"]) and np.isnan(t.loc["basic_retrieval", "llm_context_recall"])
     assert experiment.beats_basic(t, "gold_sentence_recall") == ["query_traversal"]
     assert experiment.beats_basic(t, "gold_sentence_precision") == []
+    # equal up to floating-point noise is not a win
+    noisy = t.assign(gold_sentence_recall=[1.0, 1.0 + 1e-12])
+    assert experiment.beats_basic(noisy, "gold_sentence_recall") == []
     # with a judge the case is decided on the four judged columns: query b has faithfulness .2 -> fails,
     # query a passes although nothing about gold sentences is asked; basic has no judged rows -> 0/2
     judged = pd.DataFrame({"method": ["ssg-query-traversal"] * 2, "question_id": ["a", "b"],
@@ -218,11 +221,12 @@ def test_like_for_like_marks_each_paper_column():
     assert plain.loc["recall", "data"].startswith("differs: 4 sequential_multi_hop questions on ml_encyclopedia (paper: 50")
     assert "all-MiniLM-L6-v2 (paper: mixedbread-ai/mxbai-embed-large-v1)" in plain.loc["recall", "model"]
     assert "answers by offline (paper: gpt-5-nano)" in plain.loc["faithfulness", "model"]
+    assert "answers" not in plain.loc["pass_rate", "model"]       # without a judge no answer is scored
     assert (plain["like-for-like"] == "no").all()
     judged = paper.like_for_like(name, paper.RunSetting("ml_encyclopedia", 4, "all-MiniLM-L6-v2", "offline", "j"))
     assert judged.loc["recall", "ours"] == "llm_context_recall"
     assert judged.loc["recall", "metric"] == "analogue: ragas LLM context recall (DeepEval is not installed)"
-    assert "judge j" in judged.loc["precision", "model"]
+    assert "judge j" in judged.loc["precision", "model"] and "answers by offline" in judged.loc["pass_rate", "model"]
     sentence = paper.setting_sentence(name, paper.RunSetting("ml_encyclopedia", 4, "all-MiniLM-L6-v2", "offline", None))
     assert sentence.startswith(f"Beside {name}: 4 sequential_multi_hop questions on ml_encyclopedia (paper: 50)")
     assert sentence.endswith("0 of 5 columns like-for-like.")

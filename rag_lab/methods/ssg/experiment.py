@@ -130,12 +130,13 @@ def results_table(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
     return table.drop(columns=["passed", "total"]).loc[order]
 
 
-def beats_basic(table: pd.DataFrame, metric: str) -> list[str]:
-    """Algorithms whose ``metric`` is strictly above basic_retrieval's in ``table``."""
+def beats_basic(table: pd.DataFrame, metric: str, tolerance: float = 1e-9) -> list[str]:
+    """Algorithms whose ``metric`` is above basic_retrieval's in ``table`` by more than ``tolerance``
+    (so floating-point noise in equal scores, e.g. a judge's 1.0 summed two ways, is not a win)."""
     if "basic_retrieval" not in table.index:
         raise ValueError("the table has no basic_retrieval row to compare with")
     base = table.loc["basic_retrieval", metric]
-    return [a for a in table.index if a != "basic_retrieval" and table.loc[a, metric] > base]
+    return [a for a in table.index if a != "basic_retrieval" and table.loc[a, metric] > base + tolerance]
 
 
 def finding_sentences(ours: pd.DataFrame, label: str, judged: bool = False) -> list[str]:
