@@ -1,15 +1,39 @@
+from pathlib import Path
+
+import pandas as pd
 import pytest
 
 from conftest import assert_captions_name_reasoners, run_notebook_smoke
+from rag_lab.methods.ssg.config import ALGORITHM_NAMES
+from rag_lab.methods.ssg.paper import paper_table
 
 pytestmark = pytest.mark.notebook
 
 
 def test_ssg_traversal_notebook_runs(tmp_path):
     manifest = run_notebook_smoke("03_ssg_traversal", {"limit": 3, "limit_documents": 0}, tmp_path)
-    files = {p.rsplit("/", 1)[-1] for p in manifest["notebooks"][0]["files"]}
+    paths = {Path(p).name: Path(p) for p in manifest["notebooks"][0]["files"]}
     assert {"window_similarity_heatmap.png", "window_similarity_heatmap.html", "multilayer_graph.png",
+            "traversal_neighbourhood.png", "traversal_neighbourhood.html",
             "traversal_paths_3d.png", "traversal_paths_3d.html", "traversal_paths_3d_focus.png",
             "sequential_path.png", "ssg_results.csv", "ssg_results.md", "vs_paper_1.md", "vs_paper_2.md",
-            "document_themes.csv", "stop_reasons.csv"} <= files
+            "vs_paper_1_like_for_like.csv", "vs_paper_2_like_for_like.csv",
+            "document_themes.csv", "stop_reasons.csv"} <= set(paths)
+
+    ours = pd.read_csv(paths["ssg_results.csv"], index_col=0)
+    assert list(ours.index) == list(ALGORITHM_NAMES)
+    for column in ("gold_sentence_precision", "gold_sentence_recall"):
+        assert ours[column].between(0, 1).all(), column
+    # no judge: the LLM-judged columns are empty, not zeros
+    assert ours[["llm_context_precision", "llm_context_recall", "faithfulness"]].isna().all().all()
+    # the offline llm_guided row is an algorithm of its own, not query_traversal again
+    compared = ["gold_sentence_precision", "gold_sentence_recall", "sentences"]
+    assert not ours.loc["llm_guided_traversal", compared].equals(ours.loc["query_traversal", compared])
+
+    vs = pd.read_csv(paths["vs_paper_1.csv"], index_col=0)
+    name = "20q theme_based (paper-reported)"
+    assert (vs["recall (paper-reported)"] == paper_table(name)["recall"]).all()
+    assert "recall (ours: gold_sentence_recall)" in vs.columns
+    like = pd.read_csv(paths["vs_paper_1_like_for_like.csv"], index_col=0)
+    assert like.loc["precision", "ours"] == "gold_sentence_precision" and (like["like-for-like"] == "no").all()
     assert_captions_name_reasoners(manifest)

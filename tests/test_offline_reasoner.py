@@ -160,22 +160,29 @@ def test_answer_counts_embedding_tokens(embedder):
     assert r.usage.total().llm_calls == 0
 
 
-def test_choose_next(embedder):
+def test_choose_next_weighs_relevance_against_redundancy(embedder):
+    # marginal relevance = 0.5 * query similarity - 0.5 * (highest cosine to a gathered sentence)
     r = OfflineReasoner(embedder=embedder)
     query = "How long is Parmigiano Reggiano aged?"
-    filler = [f"The train number {i} left the station at noon." for i in range(7)]
-    # 7 gathered: below the minimum of 8, so never stop; take the most similar candidate (index 1).
-    assert r.choose_next(query, filler, ["x", "y", "z"], [0.2, 0.5, 0.3]) == Choice(
-        "next", 1, "highest query similarity")
-    # 8 gathered, one of them the query itself (cosine 1.0) beats every candidate -> stop.
-    stop = r.choose_next(query, filler + [query], ["x", "y"], [0.2, 0.5])
+    filler = [f"The train number {i} left the station at noon." for i in range(6)]
+    gathered = filler + [S3]                      # 7 gathered: below the minimum of 8, never stop
+    new = "Pecorino Romano is a salty sheep cheese from Lazio."
+    vec_new = embedder.encode([new])[0]
+    redundancy_new = float(max(embedder.encode(gathered) @ vec_new))
+    assert redundancy_new < 0.6                   # by construction: nothing gathered is about sheep cheese
+    # S3 itself is a candidate: redundancy 1.0, score .5*.9 - .5 = -.05; the new text: .5*.6 - .5*red > 0
+    choice = r.choose_next(query, gathered, [S3, new], [0.9, 0.6])
+    assert choice.action == "next" and choice.candidate == 1
+    # (query similarity alone would take the first candidate, as query_traversal does)
+    # 8 gathered and every candidate repeats something gathered (redundancy 1.0 >= similarity): stop
+    stop = r.choose_next(query, gathered + [new], [S3, new], [0.9, 0.6])
     assert stop.action == "stop" and stop.candidate is None
-    # 8 gathered, but a candidate at 0.99 beats every gathered sentence (none equals the query) -> next.
-    tokens_before = r.usage.per_job["choose_next"].embedding_tokens
-    assert r.choose_next(query, filler + [S1], ["x", "y"], [0.2, 0.99]).candidate == 1
-    # Only S1 was new for this query: the query and filler vectors came from the per-query cache.
-    assert r.usage.per_job["choose_next"].embedding_tokens - tokens_before == embedder.count_tokens([S1])
-    # No candidates -> stop.
+    # the texts of this query were embedded once: the second call paid only for nothing new
+    tokens = r.usage.per_job["choose_next"].embedding_tokens
+    assert tokens == embedder.count_tokens(list(dict.fromkeys([S3, new, *gathered])))
+    # nothing gathered: redundancy 0, the most query-similar candidate
+    assert r.choose_next(query, [], ["x", "y"], [0.2, 0.5]).candidate == 1
+    # no candidates -> stop
     assert r.choose_next(query, filler, [], []).action == "stop"
     with pytest.raises(ValueError, match="2 similarities for 3 candidates"):
         r.choose_next(query, filler, ["a", "b", "c"], [0.1, 0.2])

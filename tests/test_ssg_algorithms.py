@@ -214,3 +214,24 @@ def test_triangulation_geometric_3d_walks_in_the_pca_coordinates():
     g.window_coords3[g.window_row[B(0)]] += 100.0
     assert triangulation_geometric_3d(g, query_at(g), 10).path[1] == A(1)
     assert triangulation_fulldim(g, query_at(g), 10).path[1] == B(0)
+
+
+# -- the offline reasoner's own choice (llm_guided_traversal without an LLM) --------------------
+def test_marginal_relevance_choice_by_hand():
+    from rag_lab.reasoning.offline import marginal_relevance_choice
+
+    # scores .5*sim - .5*red: .5*.6-.5*.9 = -.15, .5*.5-.5*.2 = .15, .5*.4-.5*.3 = .05 -> candidate 1,
+    # where query similarity alone would take candidate 0
+    assert marginal_relevance_choice([0.6, 0.5, 0.4], [0.9, 0.2, 0.3], 3).candidate == 1
+    # 8 gathered, best score .5*.5-.5*.5 = 0 (not above zero) -> stop; with 7 gathered -> next, candidate 1
+    assert marginal_relevance_choice([0.6, 0.5], [0.7, 0.5], 8).action == "stop"
+    assert marginal_relevance_choice([0.6, 0.5], [0.7, 0.5], 7) == Choice(
+        "next", 1, "highest marginal relevance 0.000 (query similarity 0.500, redundancy 0.500)")
+    # equal scores -> the earlier candidate; lambda 1 is query similarity alone
+    assert marginal_relevance_choice([0.5, 0.5], [0.1, 0.1], 0).candidate == 0
+    assert marginal_relevance_choice([0.6, 0.5, 0.4], [0.9, 0.2, 0.3], 3, lam=1.0).candidate == 0
+    assert marginal_relevance_choice([], [], 9).action == "stop"
+    with pytest.raises(ValueError, match="1 redundancies for 2 similarities"):
+        marginal_relevance_choice([0.1, 0.2], [0.3], 0)
+    with pytest.raises(ValueError, match=r"lambda must be in \[0, 1\], got 1.5"):
+        marginal_relevance_choice([0.1], [0.3], 0, lam=1.5)

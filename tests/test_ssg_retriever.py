@@ -111,32 +111,39 @@ def test_gathered_precision_and_recall_by_hand():
     results = {"ssg-x": {"q1": _ret([("d", 0, 8), ("d", 9, 20), ("d", 31, 43)], {"algorithm": "query_traversal"})}}
     s = experiment.gathered_scores(results, data)
     # precision 1 gold hit / 3 hits; recall 1 of 2 gold sentences
-    assert s.loc[0, "precision"] == pytest.approx(1 / 3) and s.loc[0, "recall"] == 0.5
+    assert s.loc[0, "gold_sentence_precision"] == pytest.approx(1 / 3) and s.loc[0, "gold_sentence_recall"] == 0.5
     assert s.loc[0, "strategy"] == "theme_based" and s.loc[0, "sentences"] == 3
 
 
+def _scores(rows):
+    """(algorithm, question, gold-sentence precision, recall, sentences) -> a gathered_scores-like frame."""
+    return pd.DataFrame([{"method": method_name(a), "algorithm": a, "question_id": q, "strategy": "s",
+                          "gold_sentence_precision": p, "gold_sentence_recall": r, "sentences": n}
+                         for a, q, p, r, n in rows])
+
+
 def test_results_table_pass_counts_and_beats_basic():
-    scores = pd.DataFrame([
-        {"method": "ssg-basic-retrieval", "algorithm": "basic_retrieval", "question_id": "a", "strategy": "s",
-         "precision": 0.9, "recall": 0.4, "sentences": 5},
-        {"method": "ssg-basic-retrieval", "algorithm": "basic_retrieval", "question_id": "b", "strategy": "s",
-         "precision": 0.7, "recall": 0.6, "sentences": 7},
-        {"method": "ssg-query-traversal", "algorithm": "query_traversal", "question_id": "a", "strategy": "s",
-         "precision": 0.6, "recall": 0.8, "sentences": 9},
-        {"method": "ssg-query-traversal", "algorithm": "query_traversal", "question_id": "b", "strategy": "s",
-         "precision": 0.5, "recall": 0.5, "sentences": 9},
-    ])
+    scores = _scores([("basic_retrieval", "a", 0.9, 0.4, 5), ("basic_retrieval", "b", 0.7, 0.6, 7),
+                      ("query_traversal", "a", 0.6, 0.8, 9), ("query_traversal", "b", 0.5, 0.5, 9)])
     t = experiment.results_table(scores, threshold=0.5)
     # basic: a fails (recall .4), b passes; query: both reach .5 on both metrics
     assert list(t.index) == ["basic_retrieval", "query_traversal"]
     assert t.loc["basic_retrieval", "test_cases"] == "1/2" and t.loc["query_traversal", "test_cases"] == "2/2"
-    assert t.loc["basic_retrieval", "precision"] == pytest.approx(0.8)
-    assert np.isnan(t.loc["basic_retrieval", "faithfulness"])
-    assert experiment.beats_basic(t, "recall") == ["query_traversal"] and experiment.beats_basic(t, "precision") == []
-    # a judge's faithfulness below the threshold fails the case
+    assert t.loc["basic_retrieval", "gold_sentence_precision"] == pytest.approx(0.8)
+    assert np.isnan(t.loc["basic_retrieval", "faithfulness"]) and np.isnan(t.loc["basic_retrieval", "llm_context_recall"])
+    assert experiment.beats_basic(t, "gold_sentence_recall") == ["query_traversal"]
+    assert experiment.beats_basic(t, "gold_sentence_precision") == []
+    # equal up to floating-point noise is not a win
+    noisy = t.assign(gold_sentence_recall=[1.0, 1.0 + 1e-12])
+    assert experiment.beats_basic(noisy, "gold_sentence_recall") == []
+    # with a judge the case is decided on the four judged columns: query b has faithfulness .2 -> fails,
+    # query a passes although nothing about gold sentences is asked; basic has no judged rows -> 0/2
     judged = pd.DataFrame({"method": ["ssg-query-traversal"] * 2, "question_id": ["a", "b"],
-                           "answer_relevancy": [0.9, 0.9], "faithfulness": [0.2, 0.9]})
-    assert experiment.results_table(scores, judged).loc["query_traversal", "test_cases"] == "1/2"
+                           "llm_context_precision": [0.6, 0.9], "llm_context_recall": [0.7, 0.9],
+                           "answer_relevancy": [0.9, 0.9], "faithfulness": [0.9, 0.2]})
+    t = experiment.results_table(scores, judged)
+    assert t.loc["query_traversal", "test_cases"] == "1/2" and t.loc["basic_retrieval", "test_cases"] == "0/2"
+    assert t.loc["query_traversal", "llm_context_precision"] == pytest.approx(0.75)
 
 
 def test_paper_tables_as_typed_from_the_paper():
@@ -192,12 +199,37 @@ def test_spread_limit_takes_questions_round_robin_over_strategies():
 
 
 def test_compare_with_paper_labels_the_paper_columns():
-    ours = paper.paper_table("20q theme_based (paper-reported)").assign(recall=0.5)
+    ours = paper.paper_table("20q theme_based (paper-reported)").assign(gold_sentence_recall=0.5,
+                                                                        llm_context_recall=0.7)
     t = paper.compare_with_paper(ours, "20q theme_based (paper-reported)")
-    assert t.loc["query_traversal", "recall (ours)"] == 0.5
+    # without a judge our recall column is the gold-sentence one, and the column says so
+    assert t.loc["query_traversal", "recall (ours: gold_sentence_recall)"] == 0.5
     assert t.loc["query_traversal", "recall (paper-reported)"] == 0.83
     assert t.loc["query_traversal", "recall (difference)"] == pytest.approx(0.5 - 0.83)
     assert t.loc["ssg_traversal", "test_cases (paper-reported)"] == "15/20"
+    judged = paper.compare_with_paper(ours, "20q theme_based (paper-reported)", judged=True)
+    assert judged.loc["query_traversal", "recall (ours: llm_context_recall)"] == 0.7
+
+
+def test_like_for_like_marks_each_paper_column():
+    name = "50q sequential_multi_hop (paper-reported)"
+    plain = paper.like_for_like(name, paper.RunSetting("ml_encyclopedia", 4, "all-MiniLM-L6-v2", "offline", None))
+    assert list(plain.index) == ["precision", "recall", "answer_relevancy", "faithfulness", "pass_rate"]
+    assert plain.loc["precision", "ours"] == "gold_sentence_precision"
+    assert plain.loc["precision", "metric"].startswith("differs: gold-sentence precision")
+    assert plain.loc["faithfulness", "metric"] == "not computed (no judge)"
+    assert plain.loc["recall", "data"].startswith("differs: 4 sequential_multi_hop questions on ml_encyclopedia (paper: 50")
+    assert "all-MiniLM-L6-v2 (paper: mixedbread-ai/mxbai-embed-large-v1)" in plain.loc["recall", "model"]
+    assert "answers by offline (paper: gpt-5-nano)" in plain.loc["faithfulness", "model"]
+    assert "answers" not in plain.loc["pass_rate", "model"]       # without a judge no answer is scored
+    assert (plain["like-for-like"] == "no").all()
+    judged = paper.like_for_like(name, paper.RunSetting("ml_encyclopedia", 4, "all-MiniLM-L6-v2", "offline", "j"))
+    assert judged.loc["recall", "ours"] == "llm_context_recall"
+    assert judged.loc["recall", "metric"] == "analogue: ragas LLM context recall (DeepEval is not installed)"
+    assert "judge j" in judged.loc["precision", "model"] and "answers by offline" in judged.loc["pass_rate", "model"]
+    sentence = paper.setting_sentence(name, paper.RunSetting("ml_encyclopedia", 4, "all-MiniLM-L6-v2", "offline", None))
+    assert sentence.startswith(f"Beside {name}: 4 sequential_multi_hop questions on ml_encyclopedia (paper: 50)")
+    assert sentence.endswith("0 of 5 columns like-for-like.")
 
 
 def test_build_through_the_registry_plans_and_counts_the_theme_calls():
@@ -218,18 +250,39 @@ def test_build_through_the_registry_plans_and_counts_the_theme_calls():
                             for h in ret.hits)
 
 
+def test_setting_sentences_come_from_the_run():
+    assert paper.graph_sentence(SSGConfig(top_k=4, top_x=6), "m", "offline") == (
+        "Our graph differs from the paper's in: m embeddings (paper: mixedbread-ai/mxbai-embed-large-v1); themes by "
+        "the offline reasoner (paper: llama3.1:8b); top_k=4 + top_x=6 edges per window (paper: about ten comparisons "
+        "kept, split not stated); top_t=3 theme bridges (paper: no value given).")
+    qs = [Question(str(i), "?", meta={"strategy": s}) for i, s in enumerate(["theme_based", "random", "theme_based"])]
+    assert paper.questions_sentence(qs, "d") == (
+        "Our questions differ from the paper's: 3 on d, written by hand for grouping-strategy sentence groups "
+        "(2 theme_based, 1 random); the paper's were generated and evolved by DeepEval (20 theme_based, "
+        "50 sequential_multi_hop).")
+    assert "written by openai:x for" in paper.questions_sentence(qs, "d", "openai:x")
+    assert paper.results_sentence(3, 2, judged=True).endswith(
+        "pools 3 questions of 2 strategies and measures context by ragas' LLM-judged context precision/recall "
+        "(DeepEval is not installed).")
+    assert paper.strategies_sentence(["random", "theme_based", "random"]).endswith(
+        "of our 2 strategies, without a paper counterpart: random.")
+
+
 def test_judged_scores_from_answer_rows():
     rows = pd.DataFrame([("ssg-x", "a", "faithfulness", 10, 0.8), ("ssg-x", "a", "answer_relevancy", 10, 0.6),
-                         ("ssg-x", "a", "token_f1", 10, 0.1), ("ssg-x", "b", "faithfulness", 10, float("nan"))],
+                         ("ssg-x", "a", "llm_context_recall", 10, 0.5), ("ssg-x", "a", "token_f1", 10, 0.1),
+                         ("ssg-x", "b", "faithfulness", 10, float("nan"))],
                         columns=["method", "question_id", "metric", "k", "value"])
     j = experiment.judged_scores(rows).set_index("question_id")
     assert j.loc["a", "faithfulness"] == 0.8 and j.loc["a", "answer_relevancy"] == 0.6
-    assert list(experiment.judged_scores(None).columns) == ["method", "question_id", "answer_relevancy", "faithfulness"]
+    assert j.loc["a", "llm_context_recall"] == 0.5 and np.isnan(j.loc["a", "llm_context_precision"])
+    assert list(experiment.judged_scores(None).columns) == ["method", "question_id", "llm_context_precision",
+                                                            "llm_context_recall", "answer_relevancy", "faithfulness"]
 
 
 def test_a_case_the_judge_could_not_score_does_not_pass():
     scores = pd.DataFrame([{"method": "m", "algorithm": "basic_retrieval", "question_id": "a", "strategy": "s",
-                            "precision": 1.0, "recall": 1.0, "sentences": 3}])
+                            "gold_sentence_precision": 1.0, "gold_sentence_recall": 1.0, "sentences": 3}])
     assert experiment.results_table(scores).loc["basic_retrieval", "test_cases"] == "1/1"
     judged = experiment.judged_scores(pd.DataFrame(columns=["method", "question_id", "metric", "k", "value"]))
     assert experiment.results_table(scores, judged).loc["basic_retrieval", "test_cases"] == "0/1"

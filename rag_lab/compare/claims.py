@@ -3,6 +3,7 @@
 A check reads ``summaries`` (dataset name -> ``evaluation.summarize`` table: methods × metric@k)
 and answers supported / not supported with the numbers it compared, or "not tested" when the
 methods or metrics it needs are absent from the run. The claims are paraphrased from the papers.
+A method whose every metric equals another's retrieved the same in practice and is counted once.
 """
 from __future__ import annotations
 
@@ -44,6 +45,21 @@ def _beats_all(method: str, rivals: list[str], columns: list[str]):
     return check
 
 
+def _twins(table: pd.DataFrame, methods: list[str]) -> dict[str, str]:
+    """method -> the earlier method whose every metric it equals (NaN matching NaN): the same
+    retrievals in practice (e.g. llm_guided_traversal making query_traversal's choices), counted once."""
+    numeric = table.select_dtypes("number")
+    kept: list[str] = []
+    twins: dict[str, str] = {}
+    for m in methods:
+        twin = next((k for k in kept if numeric.loc[m].equals(numeric.loc[k])), None)
+        if twin is None:
+            kept.append(m)
+        else:
+            twins[m] = twin
+    return twins
+
+
 def _ssg_majority(summaries: Summaries, k: int):
     verdicts, notes = [], []
     for name, table in summaries.items():
@@ -52,10 +68,16 @@ def _ssg_majority(summaries: Summaries, k: int):
         p_col, r_col = f"ctx_precision@{k}", f"ctx_recall@{k}"
         if base not in table.index or not algos or p_col not in table.columns:
             continue
+        twins = _twins(table, [base, *algos])
+        algos = [m for m in algos if m not in twins]
         wins = [m for m in algos if (_value(table, m, p_col) or 0) > (_value(table, base, p_col) or 0)
                 or (_value(table, m, r_col) or 0) > (_value(table, base, r_col) or 0)]
         verdicts.append(len(wins) > len(algos) / 2)
-        notes.append(f"{name}: {len(wins)}/{len(algos)} algorithms beat basic_retrieval on ctx precision or recall@{k}")
+        note = f"{name}: {len(wins)}/{len(algos)} algorithms beat basic_retrieval on ctx precision or recall@{k}"
+        if twins:
+            note += " (not counted, equal to another on every metric: " + ", ".join(
+                f"{m} = {t}" for m, t in twins.items()) + ")"
+        notes.append(note)
     return (all(verdicts) if verdicts else None), "; ".join(notes) or "SSG methods not in this run"
 
 

@@ -111,9 +111,10 @@ class Reasoner(ABC):
 
 def similarity_choice(similarities: Sequence[float], gathered_count: int, min_sentences: int = 8,
                       best_gathered_similarity: float | None = None, fallback: bool = False) -> Choice:
-    """The SSG paper's rule without an LLM: take the most query-similar candidate; once at least
-    ``min_sentences`` are gathered, stop when the best gathered sentence is more similar to the
-    query than every candidate (the query_traversal early stop)."""
+    """The SSG paper's fallback for an invalid LLM reply: take the most query-similar candidate; once
+    at least ``min_sentences`` are gathered, stop when the best gathered sentence is more similar to
+    the query than every candidate (the query_traversal early stop). The offline reasoner decides
+    differently (``offline.marginal_relevance_choice``), so it does not repeat query_traversal."""
     if not similarities:
         return Choice("stop", None, "no candidates", fallback)
     best = max(range(len(similarities)), key=lambda i: similarities[i])

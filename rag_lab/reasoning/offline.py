@@ -13,7 +13,9 @@ How each job is done (details in docs/reasoners.md):
   embedding (LangChain's ``maximal_marginal_relevance``).
 - ``answer`` / ``summarize``: extractive; the sentences most similar to the question (or to the
   centroid of all sentences) within a word budget, in their original order.
-- ``choose_next``: the SSG similarity rule with early stopping (``base.similarity_choice``).
+- ``choose_next``: relevance minus redundancy (Maximal Marginal Relevance) with a stop rule
+  (``marginal_relevance_choice``): a decision of its own, not the query-similarity rule that
+  ``query_traversal`` already follows (that rule stays the LLM reasoner's fallback).
 
 The spaCy rules behind entities, triples and themes are in ``linguistics.py``.
 """
@@ -25,14 +27,16 @@ from typing import Sequence
 import numpy as np
 
 from ..types import Cost
-from .base import Choice, Entity, Reasoner, Triple, similarity_choice
+from .base import Choice, Entity, Reasoner, Triple
 from .linguistics import (CONCEPT, MIN_NAME_CHARS, VERB_POS, content_tokens, is_number, keep_mention, mentions,
                           normalize_name, parse, require_text, require_texts, strip_determiners, theme_candidate,
                           verb_triples)
 
 MMR_LAMBDA = 0.7            # weight of relevance vs redundancy: mostly central phrases, some diversity
 ANSWER_WORDS = 60           # word budget of an extractive answer
-MIN_SENTENCES = 8           # SSG: never stop before this many sentences are gathered
+MIN_SENTENCES = 8           # SSG: never stop before this many sentences are gathered (the paper's early-stop minimum)
+CHOICE_LAMBDA = 0.5         # choose_next: relevance vs redundancy weighed evenly (MMR's balanced setting,
+                            # LangChain's default lambda_mult); ours, the SSG paper gives the LLM no weights
 
 
 # -- Maximal Marginal Relevance (LangChain's) --------------------------------------------------
@@ -45,6 +49,34 @@ def mmr_select(doc_vec: np.ndarray, cand_vecs: np.ndarray, n: int, lam: float = 
     if not 0.0 <= lam <= 1.0:
         raise ValueError(f"MMR lambda must be in [0, 1], got {lam}")
     return maximal_marginal_relevance(np.asarray(doc_vec), np.asarray(cand_vecs), lambda_mult=lam, k=n)
+
+
+def marginal_relevance_choice(similarities: Sequence[float], redundancies: Sequence[float], gathered_count: int,
+                              min_sentences: int = MIN_SENTENCES, lam: float = CHOICE_LAMBDA) -> Choice:
+    """The offline choose-next-or-stop: Maximal Marginal Relevance (Carbonell & Goldstein, 1998).
+
+    Each candidate scores ``lam * similarity - (1 - lam) * redundancy`` (similarity: to the query;
+    redundancy: its highest cosine to a gathered sentence). Take the best score (the earlier
+    candidate on ties). Once ``min_sentences`` are gathered, stop when no candidate scores above
+    zero: every one is, weighted, at least as close to what is gathered as to the query, so it
+    would add little that is both new and relevant. This mirrors what the SSG prompt asks of the
+    LLM (weigh what is gathered against what each candidate adds; stop when there is enough).
+    Own code: LangChain's ``maximal_marginal_relevance`` starts from an empty selection, here the
+    selection is what the traversal has already gathered.
+    """
+    if len(redundancies) != len(similarities):
+        raise ValueError(f"choose_next: got {len(redundancies)} redundancies for {len(similarities)} similarities")
+    if not 0.0 <= lam <= 1.0:
+        raise ValueError(f"choose_next: lambda must be in [0, 1], got {lam}")
+    if not similarities:
+        return Choice("stop", None, "no candidates")
+    scores = [lam * float(s) - (1.0 - lam) * float(r) for s, r in zip(similarities, redundancies)]
+    best = max(range(len(scores)), key=lambda i: (scores[i], -i))
+    if gathered_count >= min_sentences and scores[best] <= 0.0:
+        return Choice("stop", None, f"no candidate adds new relevant content (best marginal relevance "
+                                    f"{scores[best]:.3f} <= 0)")
+    return Choice("next", best, f"highest marginal relevance {scores[best]:.3f} (query similarity "
+                                f"{float(similarities[best]):.3f}, redundancy {float(redundancies[best]):.3f})")
 
 
 def select_within_budget(sentences: Sequence[str], scores: np.ndarray, max_words: int) -> str:
@@ -74,18 +106,20 @@ class OfflineReasoner(Reasoner):
     name = "offline"
 
     def __init__(self, embedder=None, answer_words: int = ANSWER_WORDS, min_sentences: int = MIN_SENTENCES,
-                 mmr_lambda: float = MMR_LAMBDA):
+                 mmr_lambda: float = MMR_LAMBDA, choice_lambda: float = CHOICE_LAMBDA):
         super().__init__()
         if answer_words <= 0:
             raise ValueError(f"answer_words must be positive, got {answer_words}")
-        if not 0.0 <= mmr_lambda <= 1.0:
-            raise ValueError(f"mmr_lambda must be in [0, 1], got {mmr_lambda}")
+        for name, value in (("mmr_lambda", mmr_lambda), ("choice_lambda", choice_lambda)):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {value}")
         self._embedder = embedder
         self.answer_words = answer_words
         self.min_sentences = min_sentences
         self.mmr_lambda = mmr_lambda
-        # choose_next: the current query's vector and the similarity of each gathered sentence
-        self._stop_cache: tuple[str, np.ndarray, dict[str, float]] | None = None
+        self.choice_lambda = choice_lambda
+        # choose_next: the current query and the vectors of the texts seen during its traversal
+        self._choice_cache: tuple[str, dict[str, np.ndarray]] | None = None
 
     @property
     def embedder(self):
@@ -212,11 +246,12 @@ class OfflineReasoner(Reasoner):
     # -- traversal step --------------------------------------------------------------------
     def choose_next(self, query: str, gathered: Sequence[str], candidates: Sequence[str],
                     similarities: Sequence[float], candidate_ids: Sequence[str] | None = None) -> Choice:
-        """The SSG rule: the most query-similar candidate; stop once ``min_sentences`` are gathered
-        and the best gathered sentence is more query-similar than every candidate.
+        """Relevance minus redundancy (``marginal_relevance_choice``, lambda = ``choice_lambda``):
+        redundancy is a candidate's highest cosine to a gathered sentence; stop (after
+        ``min_sentences``) when no candidate scores above zero. Nothing gathered: redundancy 0.
 
-        ``similarities`` must be cosine similarities to the query from the same embedder, since
-        they are compared with ours. ``candidate_ids`` is accepted for interface parity only."""
+        ``similarities`` are the candidates' cosines to the query (from the same embedder, since
+        they are weighed against ours). ``candidate_ids`` is accepted for interface parity only."""
         query = require_text(query, "choose_next: query")
         gathered = require_texts(gathered, "choose_next: gathered")
         candidates = require_texts(candidates, "choose_next: candidates")
@@ -225,23 +260,25 @@ class OfflineReasoner(Reasoner):
         if candidate_ids is not None and len(candidate_ids) != len(candidates):
             raise ValueError(f"choose_next: got {len(candidate_ids)} candidate_ids for {len(candidates)} candidates")
         t0 = time.perf_counter()
-        best_gathered, tokens = None, 0
-        if candidates and len(gathered) >= self.min_sentences:
-            best_gathered, tokens = self._best_gathered_similarity(query, gathered)
+        redundancies, tokens = [0.0] * len(candidates), 0
+        if candidates and gathered:
+            vectors, tokens = self._choice_vectors(query, [*candidates, *gathered])
+            cand = np.stack([vectors[c] for c in candidates])
+            seen = np.stack([vectors[g] for g in gathered])
+            redundancies = (cand @ seen.T).max(axis=1).tolist()
         self._record("choose_next", t0, tokens)
-        return similarity_choice(list(similarities), len(gathered), self.min_sentences, best_gathered)
+        return marginal_relevance_choice(list(similarities), redundancies, len(gathered), self.min_sentences,
+                                         self.choice_lambda)
 
-    def _best_gathered_similarity(self, query: str, gathered: list[str]) -> tuple[float, int]:
-        """Max cosine of the gathered sentences to the query; vectors cached for the current query
-        so a traversal embeds each sentence once."""
+    def _choice_vectors(self, query: str, texts: list[str]) -> tuple[dict[str, np.ndarray], int]:
+        """Vectors of ``texts``, cached for the current query so a traversal embeds (and pays for)
+        each window and sentence once."""
+        if self._choice_cache is None or self._choice_cache[0] != query:
+            self._choice_cache = (query, {})
+        vectors = self._choice_cache[1]
+        new = [t for t in dict.fromkeys(texts) if t not in vectors]
         tokens = 0
-        if self._stop_cache is None or self._stop_cache[0] != query:
-            qvecs, tokens = self._embed([query])
-            self._stop_cache = (query, qvecs[0], {})
-        _, qvec, sims = self._stop_cache
-        new = [s for s in dict.fromkeys(gathered) if s not in sims]
         if new:
-            vecs, new_tokens = self._embed(new)
-            tokens += new_tokens
-            sims.update(zip(new, (vecs @ qvec).tolist()))
-        return max(sims[s] for s in gathered), tokens
+            vecs, tokens = self._embed(new)
+            vectors.update(zip(new, vecs))
+        return vectors, tokens

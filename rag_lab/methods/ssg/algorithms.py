@@ -36,7 +36,9 @@ Stopping rules (the paper's, with its minimum counts):
   ``reasoner.choose_next`` (the paper's prompt: query, gathered sentences, candidates with
   similarity and preview, JSON reply ``{"choice": 1-5 | "stop"}``); it picks one or stops. An
   invalid reply falls back to the most query-similar candidate and is counted. ``max_sentences``
-  stays a safety cap (the paper lets the LLM alone decide when to stop).
+  stays a safety cap (the paper lets the LLM alone decide when to stop). With the offline
+  reasoner the choice is relevance minus redundancy against what is gathered, with its own stop
+  rule (``reasoning.offline.marginal_relevance_choice``), so the row is not query_traversal again.
 """
 from __future__ import annotations
 

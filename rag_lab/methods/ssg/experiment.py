@@ -1,11 +1,15 @@
 """Running the SSG algorithms over a question set and scoring what they gather.
 
-Precision and recall compare the gathered sentences with the gold sentences (span overlap, the
-rule of ``rag_lab.metrics``): precision = gathered sentences that are gold / gathered sentences,
-recall = gold sentences gathered / gold sentences. Answer relevancy and faithfulness come from
-the ragas judge when one is configured. A test case passes when every metric it has reaches the
-threshold (the paper does not state its threshold; 0.5 is DeepEval's default). The paper's own
-tables and the side-by-side view are in ``paper.py``.
+Gold-sentence precision and recall compare the gathered sentences with the question's gold
+sentences (span overlap, the rule of ``rag_lab.metrics``, no LLM): precision = gathered sentences
+that are gold / gathered sentences, recall = gold sentences gathered / gold sentences. They are
+not the paper's precision and recall, which are DeepEval's LLM-judged contextual precision and
+recall; with a judge configured, ragas' LLM context precision and recall (the closest installed
+analogue; DeepEval is not installed), answer relevancy and faithfulness are computed too.
+A test case passes when every metric it is judged on reaches the threshold: the four judged
+metrics with a judge (the paper's four columns), gold-sentence precision and recall without one
+(the paper does not state its threshold; 0.5 is DeepEval's default). The paper's own tables and
+the side-by-side view are in ``paper.py``.
 """
 from __future__ import annotations
 
@@ -20,12 +24,15 @@ from .algorithms import ALGORITHMS
 from .config import SSGConfig
 from .graph import SimilarityGraph
 from .method import SSGRetriever, method_name
-from .paper import PAPER_STRATEGY, PAPER_TABLES, compare_with_paper, paper_table
+from .paper import (PAPER_METRICS, PAPER_STRATEGY, PAPER_TABLES, RunSetting, compare_with_paper, our_column,
+                    paper_table)
 
 DEFAULT_THRESHOLD = 0.5
 
-
-TABLE_COLUMNS = ["precision", "recall", "answer_relevancy", "faithfulness"]
+GOLD_COLUMNS = ["gold_sentence_precision", "gold_sentence_recall"]
+# ragas' names (answer_metrics.LLM_METRICS): the analogues of the paper's four DeepEval columns
+JUDGED_COLUMNS = ["llm_context_precision", "llm_context_recall", "answer_relevancy", "faithfulness"]
+TABLE_COLUMNS = [*GOLD_COLUMNS, *JUDGED_COLUMNS]
 
 
 def cap_for(question: Question, max_sentences: int | Mapping[str, int]) -> int:
@@ -65,7 +72,8 @@ def run_algorithms(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequenc
 
 def gathered_scores(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dataset,
                     min_overlap: float = 0.5) -> pd.DataFrame:
-    """One row per (algorithm, question): precision and recall of the gathered sentences, and what the traversal did."""
+    """One row per (algorithm, question): gold-sentence precision and recall of the gathered sentences,
+    and what the traversal did."""
     docs = {d.id: d for d in dataset.documents}
     rows = []
     for method, by_q in results.items():
@@ -77,8 +85,8 @@ def gathered_scores(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dat
             rows.append({
                 "method": method, "algorithm": ret.trace.get("algorithm", method), "question_id": q.id,
                 "strategy": q.meta.get("strategy", ""),
-                "precision": sum(1 for m in matches if m) / len(matches) if matches else 0.0,
-                "recall": len(found) / len(golds) if golds else np.nan,
+                "gold_sentence_precision": sum(1 for m in matches if m) / len(matches) if matches else 0.0,
+                "gold_sentence_recall": len(found) / len(golds) if golds else np.nan,
                 "sentences": len(ret.hits), "hops": max(len(ret.trace.get("path", [])) - 1, 0),
                 "stop_reason": ret.trace.get("stop_reason", ""), "llm_fallbacks": ret.trace.get("llm_fallbacks", 0),
                 "seconds": ret.cost.seconds})
@@ -86,8 +94,8 @@ def gathered_scores(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dat
 
 
 def judged_scores(answer_df: pd.DataFrame | None) -> pd.DataFrame:
-    """(method, question_id) -> answer_relevancy, faithfulness from ``evaluation.answer_rows`` output."""
-    cols = ["answer_relevancy", "faithfulness"]
+    """(method, question_id) -> the judged columns (``JUDGED_COLUMNS``) from ``evaluation.answer_rows`` output."""
+    cols = JUDGED_COLUMNS
     if answer_df is None or answer_df.empty:
         return pd.DataFrame(columns=["method", "question_id", *cols])
     d = answer_df[answer_df["metric"].isin(cols)]
@@ -97,24 +105,24 @@ def judged_scores(answer_df: pd.DataFrame | None) -> pd.DataFrame:
 
 def results_table(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
                   threshold: float = DEFAULT_THRESHOLD, strategy: str | None = None) -> pd.DataFrame:
-    """The paper's table for our run: mean precision, recall, answer relevancy, faithfulness, tests passed.
+    """The paper's table for our run: the mean of every ``TABLE_COLUMNS`` metric, sentences, tests passed.
 
-    Rows are algorithms (in the paper's order). Without a judge the judged metrics stay NaN and a case
-    passes on precision and recall; with one, a case the judge could not score (NaN) does not pass."""
+    Rows are algorithms (in the paper's order). Without a judge the judged columns stay NaN and a
+    case passes on gold-sentence precision and recall; with one, on the four judged columns, and a
+    case the judge could not score (NaN) does not pass."""
     d = scores if strategy is None else scores[scores["strategy"] == strategy]
     if d.empty:
         raise ValueError(f"no scored questions{' for strategy ' + repr(strategy) if strategy else ''}")
-    required = ["precision", "recall"]
+    required = GOLD_COLUMNS
     if judged is not None:
         d = d.merge(judged, on=["method", "question_id"], how="left")
-        required = TABLE_COLUMNS
+        required = JUDGED_COLUMNS
     for c in TABLE_COLUMNS:
         if c not in d:
             d = d.assign(**{c: np.nan})
     d = d.assign(passed=(d[required].fillna(-np.inf) >= threshold).all(axis=1))
     table = d.groupby("algorithm", sort=False).agg(
-        precision=("precision", "mean"), recall=("recall", "mean"), answer_relevancy=("answer_relevancy", "mean"),
-        faithfulness=("faithfulness", "mean"), passed=("passed", "sum"), total=("passed", "size"),
+        **{c: (c, "mean") for c in TABLE_COLUMNS}, passed=("passed", "sum"), total=("passed", "size"),
         sentences=("sentences", "mean"))
     table["pass_rate"] = table["passed"] / table["total"]
     table["test_cases"] = [f"{int(p)}/{int(n)}" for p, n in zip(table["passed"], table["total"])]
@@ -122,26 +130,33 @@ def results_table(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
     return table.drop(columns=["passed", "total"]).loc[order]
 
 
-def beats_basic(table: pd.DataFrame, metric: str) -> list[str]:
-    """Algorithms whose ``metric`` is strictly above basic_retrieval's in ``table``."""
+def beats_basic(table: pd.DataFrame, metric: str, tolerance: float = 1e-9) -> list[str]:
+    """Algorithms whose ``metric`` is above basic_retrieval's in ``table`` by more than ``tolerance``
+    (so floating-point noise in equal scores, e.g. a judge's 1.0 summed two ways, is not a win)."""
     if "basic_retrieval" not in table.index:
         raise ValueError("the table has no basic_retrieval row to compare with")
     base = table.loc["basic_retrieval", metric]
-    return [a for a in table.index if a != "basic_retrieval" and table.loc[a, metric] > base]
+    return [a for a in table.index if a != "basic_retrieval" and table.loc[a, metric] > base + tolerance]
 
 
-def finding_sentences(ours: pd.DataFrame, label: str) -> list[str]:
-    """Plain sentences: which algorithms beat basic_retrieval on recall and on precision in this run and in each paper table."""
+def finding_sentences(ours: pd.DataFrame, label: str, judged: bool = False) -> list[str]:
+    """Plain sentences: which algorithms beat basic_retrieval on recall and on precision in this run
+    (in the column that stands in for the paper's) and in each paper table."""
     def listed(names):
         return ", ".join(names) if names else "none"
 
     lines = []
     for metric in ("recall", "precision"):
-        lines.append(f"{label}: beat basic_retrieval on {metric} ({ours.loc['basic_retrieval', metric]:.2f}): "
-                     + listed([f"{a} ({ours.loc[a, metric]:.2f})" for a in beats_basic(ours, metric)]) + ".")
+        column = our_column(metric, judged)
+        base = ours.loc["basic_retrieval", column]
+        if pd.isna(base):
+            lines.append(f"{label}: {column} was not measured for basic_retrieval.")
+        else:
+            lines.append(f"{label}: beat basic_retrieval on {column} ({base:.2f}): "
+                         + listed([f"{a} ({ours.loc[a, column]:.2f})" for a in beats_basic(ours, column)]) + ".")
         for name in PAPER_TABLES:
             paper = paper_table(name)
-            lines.append(f"  paper, {name}: " + listed(beats_basic(paper, metric))
+            lines.append(f"  paper, {name}, {PAPER_METRICS[metric]}: " + listed(beats_basic(paper, metric))
                          + f" (basic_retrieval {paper.loc['basic_retrieval', metric]:.2f}).")
     return lines
 
@@ -150,8 +165,34 @@ def paper_comparisons(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
                       threshold: float = DEFAULT_THRESHOLD) -> dict[str, pd.DataFrame]:
     """For each paper table, our run on the questions of the same grouping strategy beside it.
     A paper table whose strategy has no question in this run is left out."""
-    return {name: compare_with_paper(results_table(scores, judged, threshold, strategy), name)
+    return {name: compare_with_paper(results_table(scores, judged, threshold, strategy), name, judged is not None)
             for name, strategy in PAPER_STRATEGY.items() if (scores["strategy"] == strategy).any()}
+
+
+def run_setting(dataset: Dataset, paper_name: str, embedder_id: str, reasoner_name: str,
+                judge: str | None) -> RunSetting:
+    """Our run's setting beside one paper table: its questions of that table's grouping strategy."""
+    strategy = PAPER_STRATEGY[paper_name]
+    n = sum(q.meta.get("strategy") == strategy for q in dataset.questions)
+    return RunSetting(dataset.name, n, embedder_id, reasoner_name, judge)
+
+
+def paths_agree(results: Mapping[str, Mapping[str, Retrieval]], a: str, b: str) -> tuple[int, int]:
+    """(questions on which algorithms ``a`` and ``b`` walked the same path, questions both ran)."""
+    ra, rb = results[method_name(a)], results[method_name(b)]
+    common = [q for q in ra if q in rb]
+    return sum(ra[q].trace.get("path") == rb[q].trace.get("path") for q in common), len(common)
+
+
+def llm_guided_sentence(results: Mapping[str, Mapping[str, Retrieval]], reasoner_name: str) -> str:
+    """Who made llm_guided_traversal's choices in this run and how often its path was query_traversal's."""
+    if not {method_name("llm_guided_traversal"), method_name("query_traversal")} <= set(results):
+        return "llm_guided_traversal and query_traversal were not both run."
+    same, total = paths_agree(results, "llm_guided_traversal", "query_traversal")
+    who = ("the offline reasoner's relevance-minus-redundancy rule (no LLM)" if reasoner_name == "offline"
+           else f"the LLM {reasoner_name}")
+    return (f"llm_guided_traversal's choices were made by {who}; its path was query_traversal's on "
+            f"{same} of {total} questions.")
 
 
 def spread_limit(dataset: Dataset, n: int | None) -> Dataset:

@@ -1,11 +1,17 @@
-"""The SSG-traversal paper's two result tables (typed in from the paper, paper-reported) and our
-run's table set beside one of them.
+"""The SSG-traversal paper's two result tables (typed in from the paper, paper-reported), our run's
+table beside one of them, and how alike the two settings are.
 
-The paper scores each algorithm by precision and recall of the retrieved context, answer
-relevancy and faithfulness (DeepEval, LLM-judged) and the number of test cases passed; what our
-columns measure is described in ``experiment.py``.
+The paper scores each algorithm with DeepEval: contextual precision and recall of the retrieved
+context, answer relevancy and faithfulness (all four LLM-judged), and the number of test cases
+passed. DeepEval is not installed here. Our columns (``experiment.py``): gold-sentence precision
+and recall (overlap of the gathered sentences with the question's gold sentences, no LLM) always;
+with a judge, ragas' LLM context precision and recall (the closest installed analogue of
+DeepEval's contextual ones), answer relevancy and faithfulness. ``like_for_like`` says, per paper
+column, whether the data, the metric and the models match the paper's.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -35,31 +41,150 @@ PAPER_TABLES: dict[str, pd.DataFrame] = {
     ], columns=["algorithm", *_PAPER_COLUMNS]).set_index("algorithm"),
 }
 
-
+# each table's setting, from the paper's parts on its synthetic datasets and its graph
+PAPER_CORPUS = "10 Wikipedia articles (Machine Learning and Artificial Intelligence topics)"
+PAPER_EMBEDDER = "mixedbread-ai/mxbai-embed-large-v1"
+PAPER_SETTING = {
+    "20q theme_based (paper-reported)": {"strategy": "theme_based", "questions": 20, "answers": "gpt-4o-mini"},
+    "50q sequential_multi_hop (paper-reported)": {"strategy": "sequential_multi_hop", "questions": 50,
+                                                  "answers": "gpt-5-nano"},
+}
 # which of our question strategies matches each paper table
-PAPER_STRATEGY = {"20q theme_based (paper-reported)": "theme_based",
-                  "50q sequential_multi_hop (paper-reported)": "sequential_multi_hop"}
+PAPER_STRATEGY = {name: s["strategy"] for name, s in PAPER_SETTING.items()}
+PAPER_METRICS = {"precision": "DeepEval contextual precision", "recall": "DeepEval contextual recall",
+                 "answer_relevancy": "DeepEval answer relevancy", "faithfulness": "DeepEval faithfulness",
+                 "pass_rate": "DeepEval test cases passed"}
+NUMERIC_COLUMNS = list(PAPER_METRICS)
 
 
 def paper_table(name: str) -> pd.DataFrame:
     """One paper table with ``pass_rate`` (passed / total) and ``test_cases`` ("16/20")."""
+    if name not in PAPER_TABLES:
+        raise ValueError(f"no paper table {name!r}; expected one of {', '.join(PAPER_TABLES)}")
     t = PAPER_TABLES[name].copy()
     t["pass_rate"] = t["passed"] / t["total"]
     t["test_cases"] = [f"{p}/{n}" for p, n in zip(t["passed"], t["total"])]
     return t.drop(columns=["passed", "total"])
 
 
-NUMERIC_COLUMNS = ["precision", "recall", "answer_relevancy", "faithfulness", "pass_rate"]
+def our_column(paper_metric: str, judged: bool) -> str:
+    """Which of our columns stands in each paper column: the LLM-judged context metrics with a
+    judge, the gold-sentence ones without."""
+    if paper_metric in ("precision", "recall"):
+        return f"llm_context_{paper_metric}" if judged else f"gold_sentence_{paper_metric}"
+    if paper_metric not in PAPER_METRICS:
+        raise ValueError(f"no paper column {paper_metric!r}; expected one of {', '.join(PAPER_METRICS)}")
+    return paper_metric
 
 
-def compare_with_paper(ours: pd.DataFrame, paper_name: str) -> pd.DataFrame:
-    """Ours | paper-reported | difference per metric (``plots.with_paper``), plus both test-case counts;
-    columns named like ``"recall (paper-reported)"``."""
+def compare_with_paper(ours: pd.DataFrame, paper_name: str, judged: bool = False) -> pd.DataFrame:
+    """Ours | paper-reported | difference per paper column (``plots.with_paper``), plus both test-case
+    counts. Our columns name the metric that fills them, e.g. ``"precision (ours: gold_sentence_precision)"``."""
     from ...plots import with_paper
 
     paper = paper_table(paper_name)
-    table = with_paper(ours[NUMERIC_COLUMNS], paper[NUMERIC_COLUMNS])
+    sources = {m: our_column(m, judged) for m in NUMERIC_COLUMNS}
+    mine = pd.DataFrame({m: ours[c] if c in ours else float("nan") for m, c in sources.items()}, index=ours.index)
+    table = with_paper(mine, paper[NUMERIC_COLUMNS])
     table[("test_cases", "ours")] = ours["test_cases"]
     table[("test_cases", "paper-reported")] = paper["test_cases"]
-    table.columns = [f"{metric} ({who})" for metric, who in table.columns]
+    table.columns = [f"{metric} (ours: {sources[metric]})" if who == "ours" and metric in sources
+                     else f"{metric} ({who})" for metric, who in table.columns]
     return table
+
+
+@dataclass(frozen=True)
+class RunSetting:
+    """What our run used, to set beside the paper's setting."""
+
+    dataset: str
+    questions: int          # questions of the paper table's grouping strategy in our run
+    embedder: str
+    reasoner: str           # wrote the answers that answer relevancy and faithfulness judge
+    judge: str | None
+
+
+def _metric_note(paper_metric: str, judged: bool) -> str:
+    if paper_metric in ("precision", "recall"):
+        if judged:
+            return f"analogue: ragas LLM context {paper_metric} (DeepEval is not installed)"
+        return f"differs: gold-sentence {paper_metric} (overlap with the gold sentences, no LLM)"
+    if paper_metric == "pass_rate":
+        return ("analogue: a case passes when each judged metric reaches the threshold" if judged else
+                "differs: a case passes on gold-sentence precision and recall alone")
+    return f"analogue: ragas {paper_metric.replace('_', ' ')}" if judged else "not computed (no judge)"
+
+
+def like_for_like(paper_name: str, setting: RunSetting) -> pd.DataFrame:
+    """Per paper column: our column, and whether the metric, the data and the models match the
+    paper's ("same", "analogue", "differs: …"); "like-for-like" is yes only when all three are the same."""
+    paper = PAPER_SETTING[paper_name]
+    judged = setting.judge is not None
+    # the paper's generated questions and its Wikipedia snapshot are not shipped, so the data always differs
+    data = (f"differs: {setting.questions} {paper['strategy']} questions on {setting.dataset} "
+            f"(paper: {paper['questions']} DeepEval-generated questions on {PAPER_CORPUS})")
+    same_embedder = setting.embedder.endswith(PAPER_EMBEDDER.split("/")[-1])
+    embeddings = "same embeddings" if same_embedder else f"embeddings {setting.embedder} (paper: {PAPER_EMBEDDER})"
+    rows = []
+    for metric in NUMERIC_COLUMNS:
+        models = [embeddings]
+        if judged or metric in ("answer_relevancy", "faithfulness"):
+            models.append(f"judge {setting.judge or 'none'} (paper: DeepEval's, model not stated)")
+        if metric in ("answer_relevancy", "faithfulness") or (judged and metric == "pass_rate"):
+            models.append(f"answers by {setting.reasoner} (paper: {paper['answers']})")
+        model = "same" if same_embedder and len(models) == 1 else "differs: " + "; ".join(models)
+        note = _metric_note(metric, judged)
+        rows.append({"paper column": metric, "ours": our_column(metric, judged), "paper": PAPER_METRICS[metric],
+                     "metric": note, "data": data, "model": model,
+                     "like-for-like": "yes" if all(v == "same" for v in (note, data, model)) else "no"})
+    return pd.DataFrame(rows).set_index("paper column")
+
+
+def setting_sentence(paper_name: str, setting: RunSetting) -> str:
+    """One sentence, from the run's setting, on where it differs from the paper's table."""
+    paper = PAPER_SETTING[paper_name]
+    table = like_for_like(paper_name, setting)
+    context = ("ragas' LLM-judged context precision/recall" if setting.judge
+               else "gold-sentence precision/recall (no judge)")
+    return (f"Beside {paper_name}: {setting.questions} {paper['strategy']} questions on {setting.dataset} "
+            f"(paper: {paper['questions']}), {setting.embedder} embeddings (paper: {PAPER_EMBEDDER}), "
+            f"{context} against DeepEval's LLM-judged ones; {int((table['like-for-like'] == 'yes').sum())} "
+            f"of {len(table)} columns like-for-like.")
+
+
+# -- one sentence beside each notebook table, from the run's own setting ---------------------------
+PAPER_THEME_MODEL = "llama3.1:8b"       # the paper's theme extraction (its graph part)
+
+
+def graph_sentence(config, embedder: str, reasoner: str) -> str:
+    """Where our graph's setting differs from the paper's (its graph architecture and themes)."""
+    return (f"Our graph differs from the paper's in: {embedder} embeddings (paper: {PAPER_EMBEDDER}); themes "
+            f"by the {reasoner} reasoner (paper: {PAPER_THEME_MODEL}); top_k={config.top_k} + "
+            f"top_x={config.top_x} edges per window (paper: about ten comparisons kept, split not stated); "
+            f"top_t={config.top_t} theme bridges (paper: no value given).")
+
+
+def questions_sentence(questions, dataset: str, writer: str | None = None) -> str:
+    """Where our questions differ from the paper's (its synthetic-dataset part)."""
+    counts = pd.Series([q.meta.get("strategy", "") for q in questions]).value_counts()
+    source = f"written by {writer}" if writer else "written by hand"
+    paper = ", ".join(f"{s['questions']} {s['strategy']}" for s in PAPER_SETTING.values())
+    return (f"Our questions differ from the paper's: {len(questions)} on {dataset}, {source} for grouping-strategy "
+            f"sentence groups (" + ", ".join(f"{n} {s}" for s, n in counts.items())
+            + f"); the paper's were generated and evolved by DeepEval ({paper}).")
+
+
+def results_sentence(n_questions: int, strategies: int, judged: bool) -> str:
+    """Where the all-questions table differs from the paper's tables."""
+    metric = ("ragas' LLM-judged context precision/recall (DeepEval is not installed)" if judged
+              else "gold-sentence precision/recall (no judge, so no answer relevancy or faithfulness)")
+    return (f"Unlike the paper's tables (one grouping strategy each, DeepEval's LLM-judged metrics), this one pools "
+            f"{n_questions} questions of {strategies} strategies and measures context by {metric}.")
+
+
+def strategies_sentence(strategies) -> str:
+    """Which of the run's grouping strategies have a paper table at all."""
+    ours = list(dict.fromkeys(strategies))
+    without = [s for s in ours if s not in PAPER_STRATEGY.values()]
+    return (f"The paper reports {' and '.join(PAPER_STRATEGY.values())} only (one table each); of our "
+            f"{len(ours)} strategies, without a paper counterpart: " + (", ".join(without) or "none") + ".")

@@ -1,6 +1,8 @@
-"""Figures of the SSG-traversal notebook (the paper's Figures A, C, D, E/F), as plotly figures.
+"""Figures of the SSG-traversal notebook (the paper's Figures A-F), as plotly figures.
 
 - ``window_similarity_heatmap``: one document's window-to-window cosine matrix (Figure A).
+- ``traversal_neighbourhood``: one traversal over the similarity matrix of the documents it visits,
+  with the stored edges of every window it visited (Figure B).
 - ``multilayer_graph``: documents / windows / sentences as three stacked layers (Figure D).
 - ``traversal_3d``: windows in the graph's 3-D PCA space with one traversal path per algorithm (E/F).
 - ``sequential_path``: per step, the document and sentence position reached (Figure C).
@@ -50,6 +52,59 @@ def window_similarity_heatmap(matrix: np.ndarray, window_ids: Sequence[str], tit
                                zmax=1.0, colorbar={"title": "cosine"}))
     fig.update_layout(title=title, xaxis={"title": "window (window i starts at sentence i)"},
                       yaxis={"title": "window", "autorange": "reversed"})
+    return fig
+
+
+def traversal_neighbourhood(graph, path: Sequence[str], title: str, doc_ids: Sequence[str] | None = None):
+    """The paper's Figure B: one traversal's path over the window similarity matrix of the documents
+    it visits (their windows in document order, so each document's Figure A matrix sits on the
+    diagonal and the cross-document cosines off it; dense only for these few documents).
+
+    Row r holds the stored edges of window r where r was visited (its ``top_k`` intra-document and
+    ``top_x`` inter-document neighbours: the candidates the traversal chose from there), as crosses;
+    the path runs along the diagonal, numbered from the anchor, so a jump to another block is a
+    hop to another document. ``doc_ids``: the documents shown (default: those the path visits)."""
+    import plotly.graph_objects as go
+
+    if not path:
+        raise ValueError("traversal_neighbourhood: the path is empty (expected the windows of one traversal)")
+    docs = list(doc_ids or dict.fromkeys(graph.window(w).doc_id for w in path))
+    windows = [w for d in docs for w in graph.windows_of(d)]
+    missing = [w for w in path if w not in set(windows)]
+    if missing:
+        raise ValueError(f"traversal_neighbourhood: path windows {missing} are not in the documents shown {docs}")
+    pos = {w: i for i, w in enumerate(windows)}
+    vecs = graph.window_vecs[[graph.window_row[w] for w in windows]]
+    traces = [go.Heatmap(z=vecs @ vecs.T, x=list(range(len(windows))), y=list(range(len(windows))),
+                         colorscale="RdBu_r", zmax=1.0, colorbar={"title": "cosine"}, name="window cosine",
+                         customdata=[[f"{a} / {b}" for b in windows] for a in windows],
+                         hovertemplate="%{customdata}: %{z:.2f}<extra></extra>")]
+    for kind in ("intra", "inter"):
+        edges = [(w, n, float(a["weight"])) for w in dict.fromkeys(path) for n, a in graph.graph[w].items()
+                 if a["kind"] == kind]
+        shown = [(w, n, c) for w, n, c in edges if n in pos]
+        hidden = len(edges) - len(shown)
+        traces.append(go.Scatter(
+            x=[pos[n] for _, n, _ in shown], y=[pos[w] for w, _, _ in shown], mode="markers",
+            name=f"{kind} edges of visited windows ({len(shown)}" + (f"; {hidden} to documents not shown)" if hidden else ")"),
+            text=[f"{w} -> {n}: {c:.2f}" for w, n, c in shown], hoverinfo="text",
+            marker={"symbol": "x-thin", "size": 9, "line": {"width": 2, "color": EDGE_STYLE[kind][0]}}))
+    steps = [pos[w] for w in path]
+    traces.append(go.Scatter(x=steps, y=steps, mode="lines+markers+text", name="path (step numbers)",
+                             text=[str(i) for i in range(len(path))], textposition="top right",
+                             hovertext=list(path), line={"color": "black", "width": 2},
+                             marker={"size": 9, "color": "yellow", "line": {"color": "black", "width": 1}}))
+    starts = np.cumsum([0] + [len(graph.windows_of(d)) for d in docs])
+    fig = go.Figure(traces)
+    for edge in starts[1:-1]:  # document borders
+        fig.add_vline(x=edge - 0.5, line={"color": "black", "width": 1})
+        fig.add_hline(y=edge - 0.5, line={"color": "black", "width": 1})
+    mids = [(a + b - 1) / 2.0 for a, b in zip(starts[:-1], starts[1:])]
+    span = [-0.5, len(windows) - 0.5]
+    fig.update_layout(title=title, xaxis={"title": "window (edge target)", "tickvals": mids, "ticktext": docs,
+                                          "range": span},
+                      yaxis={"title": "window (visited)", "tickvals": mids, "ticktext": docs, "range": span[::-1]},
+                      legend={"orientation": "h", "y": -0.15})
     return fig
 
 
