@@ -6,6 +6,9 @@ def add_arguments(parser):
     parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
                         help="notebook parameter; VALUE is read as YAML (numbers, lists, true/false)")
     parser.add_argument("--run-id", default=None, help="name of the run folder (default: a timestamp)")
+    parser.add_argument("--preset", default=None, metavar="NAME",
+                        help="apply notebooks/<notebook>.NAME.yaml (e.g. paper: the paper's data, sizes and "
+                             "parameters); -p overrides its values; with no notebook named, every notebook that has it")
     parser.add_argument("--grid", default=None, help="YAML grid of parameter sets x notebooks (see rag_lab/grid.py)")
     parser.add_argument("--address", default=None,
                         help="with --grid: a Dask scheduler address (tcp://host:8786); default a local process pool")
@@ -18,8 +21,14 @@ def run(args) -> int:
 
     params = {k: yaml.safe_load(v) for k, v in args.parameter}
     if args.grid:
+        if args.preset:
+            raise ValueError("--preset and --grid cannot be combined: put the preset's parameters in the grid file")
         return run_grid_command(args, params)
-    manifest = run_notebooks(args.notebooks or None, params, run_id=args.run_id)
+    names, per_notebook = args.notebooks or None, None
+    if args.preset:
+        from ..presets import apply_preset
+        names, per_notebook = apply_preset(args.notebooks, args.preset, params)
+    manifest = run_notebooks(names, params, run_id=args.run_id, per_notebook=per_notebook)
     for nb in manifest["notebooks"]:
         print(f"{nb['status']:7s} {nb['notebook']}  {nb['seconds']:.1f}s  -> {nb['output']}")
         if nb["status"] != "ok":
