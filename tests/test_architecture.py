@@ -22,7 +22,7 @@ LAYERS = [
     ("datasets", {"datasets"}),
     ("methods", {"methods"}),
     ("compare", {"compare"}),
-    ("cli", {"cli", "__main__"}),
+    ("cli", {"cli", "__main__", "presets"}),
 ]
 
 

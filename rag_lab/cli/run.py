@@ -16,6 +16,9 @@ def add_arguments(parser):
     parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help=f"where run folders go (default {RUNS_DIR})")
     parser.add_argument("--figures-dir", type=Path, default=FIGURES_DIR,
                         help=f"notebooks write figures and tables into DIR/<notebook>/ (default {FIGURES_DIR})")
+    parser.add_argument("--preset", default=None, metavar="NAME",
+                        help="apply notebooks/<notebook>.NAME.yaml (e.g. paper: the paper's data, sizes and "
+                             "parameters); -p overrides its values; with no notebook named, every notebook that has it")
     parser.add_argument("--grid", default=None, help="YAML grid of parameter sets x notebooks (see rag_lab/grid.py)")
     parser.add_argument("--address", default=None,
                         help="with --grid: a Dask scheduler address (tcp://host:8786); default a local process pool")
@@ -30,8 +33,14 @@ def run(args) -> int:
         raise ValueError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     params = {k: yaml.safe_load(v) for k, v in args.parameter}
     if args.grid:
+        if args.preset:
+            raise ValueError("--preset and --grid cannot be combined: put the preset's parameters in the grid file")
         return run_grid_command(args, params)
-    manifest = run_notebooks(args.notebooks or None, params, run_id=args.run_id, runs_dir=args.runs_dir,
+    names, per_notebook = args.notebooks or None, None
+    if args.preset:
+        from ..presets import apply_preset
+        names, per_notebook = apply_preset(args.notebooks, args.preset, params)
+    manifest = run_notebooks(names, params, run_id=args.run_id, runs_dir=args.runs_dir, per_notebook=per_notebook,
                              figures_root=args.figures_dir, timeout=args.timeout or DEFAULT_CELL_TIMEOUT)
     run_dir = Path(args.runs_dir) / manifest["run_id"]
     for nb in manifest["notebooks"]:

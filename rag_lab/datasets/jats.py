@@ -4,8 +4,18 @@ Own code over ``xml.etree``: no maintained library returns JATS as char-offset s
 The text is laid out as blocks separated by one blank line: a heading block for every
 titled section, then its paragraphs; figure and table captions become paragraphs of their
 own ("Figure 1. …"). The abstract comes first as a section titled "Abstract", then the body.
-Table cells, supplementary material and back matter other than the reference list are left
-out (retrieval reads prose).
+Table cells, supplementary material (and sections that hold only that) and back matter other
+than the reference list are left out (retrieval reads prose).
+
+What real PMC files hold is read as it comes: ``<article>`` alone or inside a
+``<pmc-articleset>`` (every article of a set becomes a Document), DOCTYPE declarations,
+namespaced elements (``mml:``, ``xlink:``), sections with no ``<title>`` (they start at their
+first paragraph), sections nested to any depth, boxed text (a subsection titled by its
+caption), lists, definition lists, quotes, figure and table groups, tables and formulas inside
+paragraphs (formulas written once, see ``jats_inline``) and articles with no ``<body>`` (the
+abstract alone; ``meta["has_body"]`` says so). Elements the layout has no place for are counted
+in ``meta["skipped"]``. Reading problems are reported by ``jats_xml`` with file, line and what
+was expected.
 
 Sections (kinds ``section`` for top-level ``<sec>``, ``subsection`` for nested ones,
 ``paragraph`` for ``<p>`` and captions) carry document-qualified ids (``"<doc>:s2-1"``) so a
@@ -15,115 +25,51 @@ cross-references (``xrefs``), each with char spans, and the reference list (``re
 """
 from __future__ import annotations
 
+import logging
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 from ..types import Document, Section
+from .jats_inline import first, first_child, plain, render_inline, tag
+from .jats_xml import parse_bytes, source_bytes
+
+log = logging.getLogger(__name__)
 
 BLOCK_SEP = "\n\n"
-SKIP_INLINE = {"fig", "table-wrap", "table", "graphic", "inline-graphic", "media", "alternatives",
-               "supplementary-material", "fn", "object-id"}
-SPACED = {"list-item", "td", "th", "tr", "p", "title", "label", "disp-formula", "def-item"}
-BRACKETED = re.compile(r"^[\d\s,\u2013\u2014\-–]+$")
+FLOATS = ("fig", "table-wrap")
+FLOAT_GROUPS = ("fig-group", "table-wrap-group")
+PARAGRAPH_HOLDERS = ("list", "disp-quote", "statement", "verse-group", "caption", "glossary")
+SINGLE_BLOCKS = ("disp-formula", "preformat", "code", "speech", "def-item")
+QUIET = {"title", "label", "sec-meta", "object-id", "kwd-group", "x"}
+SUPPLEMENTARY_TITLE = re.compile(r"^(supplementary|supporting|additional)\s+(material|information|data|files?)s?\b",
+                                 re.I)
 
 
-def _tag(el) -> str:
-    t = el.tag if isinstance(el.tag, str) else ""
-    return t.rsplit("}", 1)[-1]
+def _is_supplementary(sec) -> bool:
+    if "supplement" in (sec.get("sec-type") or "").lower():
+        return True
+    if SUPPLEMENTARY_TITLE.match(plain(first_child(sec, "title"))):
+        return True
+    content = [c for c in sec if tag(c) not in QUIET]
+    return bool(content) and all(tag(c) == "supplementary-material" for c in content)
 
 
-def _children(el, name: str):
-    return [c for c in el if _tag(c) == name]
-
-
-def _first(el, path: list[str]):
-    """First descendant along a chain of tag names (namespace-agnostic)."""
-    cur = [el]
-    for name in path:
-        nxt = [c for e in cur for c in e.iter() if c is not e and _tag(c) == name]
-        if not nxt:
-            return None
-        cur = nxt[:1]
-    return cur[0]
-
-
-def _plain(el) -> str:
-    return " ".join("".join(el.itertext()).split()) if el is not None else ""
-
-
-class _Inline:
-    """Render an element's mixed content to one line, tracking each ``<xref>``'s span exactly.
-
-    Characters are collected with a tag (the xref they belong to, or None); whitespace is
-    then collapsed over the tagged characters, so the spans survive normalisation."""
-
-    def __init__(self):
-        self.chars: list[tuple[str, int | None]] = []
-        self.xrefs: list[dict] = []
-
-    def _put(self, text: str | None, tag: int | None) -> None:
-        if text:
-            self.chars.extend((ch, tag) for ch in text)
-
-    def walk(self, el, tag: int | None = None, top: bool = True) -> None:
-        if not top:
-            name = _tag(el)
-            if name in SKIP_INLINE:
-                self._put(el.tail, tag)
-                return
-            if name == "xref" and tag is None:
-                self._xref(el)
-                self._put(el.tail, tag)
-                return
-            if name in SPACED:
-                self._put(" ", tag)
-        self._put(el.text, tag)
-        for child in el:
-            self.walk(child, tag, top=False)
-        if not top:
-            if _tag(el) in SPACED:
-                self._put(" ", tag)
-            self._put(el.tail, tag)
-
-    def _xref(self, el) -> None:
-        idx = len(self.xrefs)
-        ref_type = el.get("ref-type", "")
-        label = _plain(el)
-        self.xrefs.append({"ref_type": ref_type, "rid": el.get("rid", "")})
-        prev = next((ch for ch, _ in reversed(self.chars) if not ch.isspace()), "")
-        if ref_type == "bibr" and label and BRACKETED.match(label) and prev not in "[(":
-            label = f"[{label}]"
-        if not label:  # an empty <xref/> (the renderer would draw a marker): show its target id
-            label = f"[{el.get('rid', '?')}]"
-        self._put(label, idx)
-
-    def result(self) -> tuple[str, list[dict]]:
-        out: list[str] = []
-        spans: dict[int, list[int]] = {}
-        pending_space = False
-        for ch, tag in self.chars:
-            if ch.isspace():
-                pending_space = bool(out)
-                continue
-            if pending_space:
-                out.append(" ")
-                pending_space = False
-            if tag is not None:
-                spans.setdefault(tag, [len(out), len(out)])
-                spans[tag][1] = len(out) + 1
-            out.append(ch)
-        xrefs = []
-        for i, x in enumerate(self.xrefs):
-            if i in spans:
-                xrefs.append({**x, "start": spans[i][0], "end": spans[i][1]})
-        return "".join(out), xrefs
-
-
-def render_inline(el) -> tuple[str, list[dict]]:
-    r = _Inline()
-    r.walk(el)
-    return r.result()
+def _top_paragraphs(el) -> list:
+    """The outermost ``<p>`` (or, for a list item without one, the item itself) inside ``el``."""
+    out = []
+    for c in el:
+        name = tag(c)
+        if name == "p":
+            out.append(c)
+        elif name == "list-item" and not any(tag(x) == "p" for x in c.iter()):
+            out.append(c)
+        elif name == "def-item":
+            out.append(c)
+        elif name not in FLOATS + FLOAT_GROUPS + ("supplementary-material", "title", "label"):
+            out += _top_paragraphs(c)
+    return out
 
 
 class _Builder:
@@ -131,11 +77,12 @@ class _Builder:
         self.doc_id = doc_id
         self.parts: list[str] = []
         self.pos = 0
-        self.sections: list[Section] = []
+        self.sections: list[Section | None] = []
         self.citations: list[dict] = []
         self.xrefs: list[dict] = []
         self.sec_types: dict[str, str] = {}
         self.roles_hint: dict[str, str] = {}
+        self.skipped: Counter = Counter()
         self._ids: set[str] = set()
 
     def unique_id(self, local: str) -> str:
@@ -155,71 +102,83 @@ class _Builder:
         self.pos += len(text)
         return start, self.pos
 
+    def _spans(self, xrefs: list[dict], offset: int, sid: str) -> None:
+        for x in xrefs:
+            entry = {"rid": x["rid"], "start": offset + x["start"], "end": offset + x["end"], "paragraph": sid}
+            if x["ref_type"] == "bibr":
+                self.citations.append(entry)
+            else:
+                self.xrefs.append({"ref_type": x["ref_type"], **entry})
+
     def paragraph(self, el, parent_level: int, local_id: str) -> None:
         text, xrefs = render_inline(el)
-        floats = [c for c in el.iter() if c is not el and _tag(c) in ("fig", "table-wrap")]
+        floats = [c for c in el.iter() if c is not el and tag(c) in FLOATS]
         if text:
             start, end = self.block(text)
             sid = self.unique_id(el.get("id") or local_id)
             self.sections.append(Section(sid, "", "paragraph", start, end, parent_level + 1))
-            for x in xrefs:
-                entry = {"rid": x["rid"], "start": start + x["start"], "end": start + x["end"], "paragraph": sid}
-                if x["ref_type"] == "bibr":
-                    self.citations.append(entry)
-                else:
-                    self.xrefs.append({"ref_type": x["ref_type"], **entry})
+            self._spans(xrefs, start, sid)
         for f in floats:
             self.floating(f, parent_level)
 
     def floating(self, el, parent_level: int) -> None:
         """A figure or table: its label and caption as one paragraph (the target of cross-references)."""
-        label = _plain(_first(el, ["label"]))
-        caption_el = _first(el, ["caption"])
+        label = plain(first(el, ["label"]))
+        caption_el = first(el, ["caption"])
         caption, xrefs = render_inline(caption_el) if caption_el is not None else ("", [])
         if not (label or caption):
             return
         text = f"{label}{'' if not label or label.endswith('.') else '.'} {caption}".strip() if caption else label
         start, end = self.block(text)
-        offset = start + (len(text) - len(caption) if caption else 0)
         sid = self.unique_id(el.get("id") or f"float{len(self.sections)}")
         self.sections.append(Section(sid, label, "paragraph", start, end, parent_level + 1))
-        for x in xrefs:
-            entry = {"rid": x["rid"], "start": offset + x["start"], "end": offset + x["end"], "paragraph": sid}
-            (self.citations if x["ref_type"] == "bibr" else self.xrefs).append(
-                entry if x["ref_type"] == "bibr" else {"ref_type": x["ref_type"], **entry})
+        self._spans(xrefs, start + (len(text) - len(caption) if caption else 0), sid)
+
+    def content(self, el, level: int, par_prefix: str, sec_prefix: str) -> None:
+        """The children of a section, an abstract, a box or the body, in document order."""
+        n_par = n_sub = 0
+        for child in el:
+            name = tag(child)
+            if name in ("sec", "boxed-text"):
+                if name == "sec" and _is_supplementary(child):
+                    self.skipped["supplementary section"] += 1
+                    continue
+                n_sub += 1
+                title = self._box_title(child) if name == "boxed-text" else None
+                self.container(child, level + 1, f"{sec_prefix}{n_sub}", title)
+            elif name == "p":
+                n_par += 1
+                self.paragraph(child, level, f"{par_prefix}.p{n_par}")
+            elif name in FLOATS:
+                self.floating(child, level)
+            elif name in FLOAT_GROUPS:
+                for f in (c for c in child if tag(c) in FLOATS):
+                    self.floating(f, level)
+            elif name in PARAGRAPH_HOLDERS + ("def-list",) or name in SINGLE_BLOCKS:
+                for item in (_top_paragraphs(child) if name not in SINGLE_BLOCKS else [child]):
+                    n_par += 1
+                    self.paragraph(item, level, f"{par_prefix}.p{n_par}")
+            elif name not in QUIET:
+                self.skipped[name] += 1
+
+    @staticmethod
+    def _box_title(box) -> str:
+        caption = first_child(box, "caption")
+        title = plain(first_child(caption, "title")) if caption is not None else ""
+        return " ".join(x for x in (plain(first_child(box, "label")), title) if x)
 
     def container(self, el, level: int, local_id: str, title: str | None = None) -> None:
-        """A ``<sec>`` (or the abstract): heading block, then children in document order."""
+        """A ``<sec>``, box or abstract: heading block (when titled), then its content."""
         if title is None:
-            label = _plain(_first_child(el, "label"))
-            title_el = _first_child(el, "title")
-            title = " ".join(x for x in (label, _plain(title_el)) if x)
-        start = None
-        if title:
-            start, _ = self.block(title)
+            title = " ".join(x for x in (plain(first_child(el, "label")), plain(first_child(el, "title"))) if x)
+        start = self.block(title)[0] if title else None
         index = len(self.sections)
         sid = self.unique_id(el.get("id") or local_id)
         local = sid.split(":", 1)[1]
         self.sections.append(None)  # placeholder keeps parents before children
-        n_par = n_sub = 0
-        for child in el:
-            name = _tag(child)
-            before = self.pos
-            if name == "sec":
-                n_sub += 1
-                self.container(child, level + 1, f"{local}-{n_sub}")
-            elif name == "p":
-                n_par += 1
-                self.paragraph(child, level, f"{local}.p{n_par}")
-            elif name in ("fig", "table-wrap"):
-                self.floating(child, level)
-            elif name in ("list", "disp-quote", "boxed-text"):
-                for item in child.iter():
-                    if _tag(item) == "p":
-                        n_par += 1
-                        self.paragraph(item, level, f"{local}.p{n_par}")
-            if start is None and self.pos != before:
-                start = next(s.start for s in self.sections[index + 1:] if s is not None)
+        self.content(el, level, local, f"{local}-")
+        if start is None:  # untitled: the section starts at its first block
+            start = next((s.start for s in self.sections[index + 1:] if s is not None), None)
         if start is None:  # an empty, untitled section: leave it out
             self.sections.pop(index)
             self._ids.discard(sid)
@@ -230,108 +189,131 @@ class _Builder:
             self.sec_types[sid] = el.get("sec-type")
 
 
-def _first_child(el, name: str):
-    found = _children(el, name)
-    return found[0] if found else None
-
-
-def _article_id(root, fallback: str | None) -> str:
-    ids = {a.get("pub-id-type", ""): _plain(a) for a in root.iter() if _tag(a) == "article-id"}
-    if ids.get("pmc"):
-        v = ids["pmc"]
-        return v if v.upper().startswith("PMC") else f"PMC{v}"
+def _article_id(ids: dict[str, str], fallback: str | None, name: str) -> str:
+    for key in ("pmc", "pmcid"):
+        if ids.get(key):
+            v = ids[key]
+            return v if v.upper().startswith("PMC") else f"PMC{v}"
     for key in ("pmid", "other", "publisher-id", "doi"):
         if ids.get(key):
             return ids[key]
     if fallback:
         return fallback
-    raise ValueError("JATS article has no <article-id> and no document id was given")
+    raise ValueError(f"{name}: the JATS article has no <article-id> (expected one in <front>/<article-meta>) "
+                     "and no document id was given")
 
 
-def _references(root) -> dict[str, dict]:
+def _references(article) -> dict[str, dict]:
     refs = {}
-    for ref in root.iter():
-        if _tag(ref) != "ref" or not ref.get("id"):
+    back = first_child(article, "back")
+    for ref in (back.iter() if back is not None else []):
+        if tag(ref) != "ref" or not ref.get("id"):
             continue
-        refs[ref.get("id")] = {"title": _plain(_first(ref, ["article-title"])),
-                               "source": _plain(_first(ref, ["source"])),
-                               "year": _plain(_first(ref, ["year"])),
-                               "citation": _plain(ref)}
+        refs[ref.get("id")] = {"title": plain(first(ref, ["article-title"])), "source": plain(first(ref, ["source"])),
+                               "year": plain(first(ref, ["year"])), "citation": plain(ref)}
     return refs
 
 
 def read_xml(source: str | Path | bytes) -> tuple[ET.Element, str]:
-    """Parse XML from a path, bytes or a string; says which input failed and why."""
-    name = "<string>"
-    if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("<")):
-        path = Path(source)
-        if not path.exists():
-            raise FileNotFoundError(f"JATS file {path} does not exist")
-        name, data = str(path), path.read_bytes()
-    else:
-        data = source.encode("utf-8") if isinstance(source, str) else source
-    try:
-        return ET.fromstring(data), name
-    except ET.ParseError as e:
-        raise ValueError(f"{name}: not well-formed XML ({e})") from None
+    """Parse XML from a path, bytes or a string; says which input failed, where and why."""
+    data, name = source_bytes(source)
+    root, _ = parse_bytes(data, name)
+    return root, name
 
 
-def parse_jats(source: str | Path | bytes, doc_id: str | None = None) -> Document:
-    """One JATS ``<article>`` as a Document (abstract + body, sections with exact offsets)."""
-    root, name = read_xml(source)
-    if _tag(root) != "article":
-        article = next((el for el in root.iter() if _tag(el) == "article"), None)
-        if article is None:
-            raise ValueError(f"{name}: expected a JATS <article> element, found <{_tag(root)}>")
-        root = article
-    fallback = Path(name).stem if name != "<string>" else None
-    doc_id = doc_id or _article_id(root, fallback)
-    title = _plain(_first(root, ["article-meta", "title-group", "article-title"]))
+def _articles(root, name: str) -> list:
+    if tag(root) == "article":
+        return [root]
+    found = [el for el in root.iter() if tag(el) == "article"]
+    if not found:
+        raise ValueError(f"{name}: expected a JATS <article> element (alone or inside <pmc-articleset>), "
+                         f"found <{tag(root)}> with no <article> inside")
+    return found
+
+
+def article_document(article, name: str, doc_id: str | None = None, repairs: list[str] | None = None) -> Document:
+    """One ``<article>`` element as a Document (abstract + body, sections with exact offsets)."""
+    front = first_child(article, "front")
+    meta_el = first(front, ["article-meta"]) if front is not None else None
+    scope = meta_el if meta_el is not None else article
+    ids = {a.get("pub-id-type", ""): plain(a) for a in scope.iter() if tag(a) == "article-id"}
+    doc_id = doc_id or _article_id(ids, None if name == "<string>" else Path(name).stem, name)
     b = _Builder(doc_id)
-    abstracts = [a for a in root.iter() if _tag(a) == "abstract"]
+    abstracts = [a for a in scope.iter() if tag(a) == "abstract"]
     abstract = next((a for a in abstracts if not a.get("abstract-type")), abstracts[0] if abstracts else None)
     if abstract is not None:
         b.container(abstract, 1, "abstract", title="Abstract")
         b.roles_hint[f"{doc_id}:abstract"] = "abstract"
-    body = _first(root, ["body"])
+    body = first_child(article, "body")
     if body is not None:
-        n_sec = n_par = 0
-        for child in body:
-            name_ = _tag(child)
-            if name_ == "sec":
-                n_sec += 1
-                b.container(child, 1, f"sec{n_sec}")
-            elif name_ == "p":
-                n_par += 1
-                b.paragraph(child, 0, f"body.p{n_par}")
-            elif name_ in ("fig", "table-wrap"):
-                b.floating(child, 0)
+        b.content(body, 0, "body", "sec")
     text = "".join(b.parts)
     if not text.strip():
-        raise ValueError(f"{name}: the article has no abstract or body text")
+        raise ValueError(f"{name}: article {doc_id} has no text (expected an <abstract> or a <body> with <sec> or <p>)")
+    if body is None:
+        log.info("%s: article %s has no <body>; the abstract alone is read", name, doc_id)
     referenced = {s.id.split(":", 1)[1]: s.id for s in b.sections if s is not None}
     for x in b.xrefs:
         x["target"] = referenced.get(x["rid"])
-    meta = {"format": "jats", "source": name, "article_id": _article_id(root, doc_id),
-            "keywords": [_plain(k) for k in root.iter() if _tag(k) == "kwd"],
+    meta = {"format": "jats", "source": name, "article_id": _article_id(ids, doc_id, name),
+            "article_type": article.get("article-type", ""), "has_body": body is not None,
+            "keywords": [plain(k) for k in scope.iter() if tag(k) == "kwd"],
             "sec_types": b.sec_types, "roles": b.roles_hint, "citations": b.citations, "xrefs": b.xrefs,
-            "references": _references(root)}
+            "references": _references(article), "skipped": dict(b.skipped), "repairs": list(repairs or [])}
     sections = sorted((s for s in b.sections if s is not None), key=lambda s: (s.start, -s.end, s.level))
+    title = plain(first(scope, ["title-group", "article-title"]))
     return Document(id=doc_id, text=text, title=title, sections=sections, meta=meta)
 
 
-def parse_jats_folder(folder: str | Path, limit: int | None = None) -> list[Document]:
-    """Every ``*.xml`` / ``*.nxml`` file of a folder (sorted by name), one Document each."""
+def parse_jats_articles(source: str | Path | bytes, fallback_id: str | None = None) -> list[Document]:
+    """Every article of a file: one for ``<article>``, all of them for a ``<pmc-articleset>``."""
+    data, name = source_bytes(source)
+    root, repairs = parse_bytes(data, name)
+    articles = _articles(root, name)
+    stem = fallback_id or (Path(name).stem if name != "<string>" else None)
+    docs = []
+    for i, article in enumerate(articles, 1):
+        front = first_child(article, "front")
+        has_id = front is not None and any(tag(a) == "article-id" for a in front.iter())
+        own = None if has_id or stem is None else (stem if len(articles) == 1 else f"{stem}-{i}")
+        docs.append(article_document(article, name, own, repairs))
+    return docs
+
+
+def parse_jats(source: str | Path | bytes, doc_id: str | None = None) -> Document:
+    """One JATS ``<article>`` as a Document (the first one when the file holds a set)."""
+    data, name = source_bytes(source)
+    root, repairs = parse_bytes(data, name)
+    return article_document(_articles(root, name)[0], name, doc_id, repairs)
+
+
+def jats_files(folder: str | Path) -> list[Path]:
+    """The ``*.xml`` / ``*.nxml`` files of a folder and its sub-folders, sorted by path."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"JATS folder {folder} does not exist")
-    files = sorted(p for p in folder.rglob("*") if p.suffix.lower() in (".xml", ".nxml"))
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in (".xml", ".nxml"))
     if not files:
         raise FileNotFoundError(f"{folder}: no *.xml or *.nxml JATS files found")
-    docs = [parse_jats(p) for p in files[:limit]]
+    return files
+
+
+def iter_jats_folder(folder: str | Path):
+    """Documents of a folder one file at a time (ids checked for duplicates across files)."""
     seen: dict[str, str] = {}
-    for d, p in zip(docs, files):
-        if d.id in seen:
-            raise ValueError(f"{p}: document id {d.id!r} already used by {seen[d.id]}")
-        seen[d.id] = str(p)
+    for p in jats_files(folder):
+        for d in parse_jats_articles(p):
+            if d.id in seen:
+                raise ValueError(f"{p}: document id {d.id!r} already used by {seen[d.id]}")
+            seen[d.id] = str(p)
+            yield d
+
+
+def parse_jats_folder(folder: str | Path, limit: int | None = None) -> list[Document]:
+    """Every article of every ``*.xml`` / ``*.nxml`` file of a folder (sorted by path)."""
+    docs = []
+    for d in iter_jats_folder(folder):
+        if limit is not None and len(docs) >= limit:
+            break
+        docs.append(d)
     return docs

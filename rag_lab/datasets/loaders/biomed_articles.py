@@ -3,32 +3,56 @@ as Documents with sections, and cross-section questions from GraLC-RAG's five te
 (slots from the parsed sections and concepts linked with ``data/biomed_concepts``)."""
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
 from .. import DATA_DIR, register_loader
 from ...types import Dataset
 
+log = logging.getLogger(__name__)
+
 
 def jats_dataset(name: str, folder: Path, articles: int | None, concepts, seed: int, per_template: int,
                  questions: bool = True, imrad_only: bool = False, min_words: int = 0) -> Dataset:
-    """Parse a JATS folder, optionally keep IMRaD articles only, and generate template questions."""
-    from ..jats import parse_jats_folder
+    """Parse a JATS folder, optionally keep IMRaD articles only, and generate template questions.
+
+    Files are parsed one at a time and parsing stops once ``articles`` documents are kept, so a
+    small ``articles`` reads a large folder quickly. ``meta`` counts what was read and left out
+    (by article type), and which articles had no body or needed a repair."""
+    from collections import Counter
+
+    from ..jats import iter_jats_folder
     from ..linking import ConceptLinker
     from ..section_questions import generate_questions
     from ..structure import sections_by_role
     from ..vocabulary import load_vocabulary
 
-    docs = parse_jats_folder(folder)
-    if imrad_only:
-        docs = [d for d in docs if {"intro", "methods", "results", "discussion"} <= set(sections_by_role(d))
-                and len(d.text.split()) >= min_words]
-    docs = docs[:articles] if articles else docs
+    docs, read, left_out = [], Counter(), Counter()
+    abstract_only, repaired = [], []
+    for d in iter_jats_folder(folder):
+        kind = d.meta.get("article_type") or "unknown"
+        read[kind] += 1
+        abstract_only += [d.id] if not d.meta.get("has_body", True) else []
+        repaired += [d.id] if d.meta.get("repairs") else []
+        if imrad_only and not ({"intro", "methods", "results", "discussion"} <= set(sections_by_role(d))
+                               and len(d.text.split()) >= min_words):
+            left_out[kind] += 1
+            continue
+        docs.append(d)
+        if articles and len(docs) >= articles:
+            break
     if not docs:
-        raise ValueError(f"{folder}: no article left after filtering (imrad_only={imrad_only}, min_words={min_words})")
+        raise ValueError(f"{folder}: no article left after filtering (imrad_only={imrad_only}, min_words={min_words}; "
+                         f"read {sum(read.values())} by type {dict(read)})")
     qs = generate_questions(docs, ConceptLinker(load_vocabulary(concepts)), seed, per_template) if questions else []
     meta = {"path": str(folder), "seed": seed, "per_template": per_template,
-            "concepts": str(concepts) if concepts is not None else "data/biomed_concepts/concepts.jsonl"}
+            "concepts": str(concepts) if concepts is not None else "data/biomed_concepts/concepts.jsonl",
+            "articles_read": dict(read), "left_out_by_filter": dict(left_out), "abstract_only": abstract_only,
+            "repaired": repaired}
+    if left_out or abstract_only or repaired:
+        log.info("%s: read %d articles %s; left out by the IMRaD filter %s; abstract only: %d; repaired: %d",
+                 folder, sum(read.values()), dict(read), dict(left_out), len(abstract_only), len(repaired))
     return Dataset(name, docs, qs, meta)
 
 

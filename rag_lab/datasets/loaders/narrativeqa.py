@@ -18,6 +18,11 @@ title; kind and URL in ``meta``); each question-answer pair is a ``Question`` wi
 ``answer1`` (both answers in ``meta["answers"]``) and gold document = its story. NarrativeQA
 marks no evidence passages, so retrieval is scored at document level only.
 
+Real files: CSVs may start with a byte-order mark; stories come as UTF-8, Windows-1252 or
+Latin-1 and the movie scripts as HTML pages (read as text with their line breaks); the markers
+are found with any whitespace between their words. A story or summary with no text is left
+out with its questions and listed in ``dataset.meta["documents_without_text"]``.
+
 Root folder: ``path``, else ``$RAG_LAB_DATA_NARRATIVEQA``, else ``<data cache>/narrativeqa`` (where
 ``python -m rag_lab download narrativeqa`` puts the three CSV files).
 ``max_documents`` keeps the first stories of the split and their questions.
@@ -25,12 +30,17 @@ Root folder: ``path``, else ``$RAG_LAB_DATA_NARRATIVEQA``, else ``<data cache>/n
 from __future__ import annotations
 
 import csv
+import logging
 import os
+import re
 from pathlib import Path
 
 from ...types import Dataset, Document, Question
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
+from ..text_clean import clean_block, clean_text, html_page_text, looks_like_html, read_text_file
+
+log = logging.getLogger(__name__)
 
 ENV_VAR = "RAG_LAB_DATA_NARRATIVEQA"
 SPLITS = {"train": "train", "valid": "valid", "validation": "valid", "dev": "valid", "test": "test"}
@@ -50,7 +60,7 @@ def _read_csv(file: Path, required: tuple[str, ...], root: Path) -> list[dict]:
             f"documents.csv, qaps.csv and third_party/wikipedia/summaries.csv) into {root}/, or set {ENV_VAR} "
             f"to that folder, or pass path=...; for full stories also run its download_stories.sh there "
             f"(it writes tmp/<document_id>.content).")
-    with file.open(encoding="utf-8", newline="") as f:
+    with file.open(encoding="utf-8-sig", newline="") as f:   # -sig: a byte-order mark is not part of the header
         reader = csv.DictReader(f)
         missing = [c for c in required if c not in (reader.fieldnames or [])]
         if missing:
@@ -58,19 +68,36 @@ def _read_csv(file: Path, required: tuple[str, ...], root: Path) -> list[dict]:
         return list(reader)
 
 
+def _find(text: str, marker: str, last: bool = False) -> tuple[int, int] | None:
+    """Span of ``marker`` in ``text`` with any whitespace between its words (first, or last)."""
+    words = marker.split()
+    if not words:
+        return None
+    found = list(re.finditer(r"\s+".join(map(re.escape, words)), text))
+    if not found:
+        return None
+    m = found[-1] if last else found[0]
+    return m.start(), m.end()
+
+
 def story_text(root: Path, row: dict) -> str:
-    """A full story from tmp/<id>.content, cut to its start and end markers when both are present."""
+    """A full story from tmp/<id>.content, cut to its start and end markers when both are present.
+
+    Files are decoded as UTF-8 when they are, else as Windows-1252/Latin-1 (the download
+    script saves what the server sent); a story that is an HTML page (the movie scripts) is
+    turned into plain text first, keeping the script's line breaks."""
     file = root / "tmp" / f"{row['document_id']}.content"
     if not file.is_file():
         raise FileNotFoundError(f"NarrativeQA story {row['document_id']} not found: expected {file}. Run "
                                 f"download_stories.sh from {REPO} inside {root}/ (it fills tmp/), or use "
                                 f"source='summaries'.")
-    text = file.read_text(encoding="latin-1")
-    start_marker, end_marker = (row.get("story_start") or "").strip(), (row.get("story_end") or "").strip()
-    start = text.find(start_marker) if start_marker else -1
-    end = text.rfind(end_marker) if end_marker else -1
-    if start >= 0 and end >= start:
-        text = text[start:end + len(end_marker)]
+    text, _ = read_text_file(file)
+    if looks_like_html(text):
+        text = html_page_text(text, keep_lines=True)
+    start = _find(text, row.get("story_start") or "")
+    end = _find(text, row.get("story_end") or "", last=True)
+    if start and end and end[0] >= start[0]:
+        text = text[start[0]:end[1]]
     return text.strip()
 
 
@@ -94,24 +121,28 @@ def load_narrativeqa(path: str | os.PathLike | None = None, split: str = "valid"
         summaries = {r["document_id"]: r["summary"] for r in
                      _read_csv(root / "third_party" / "wikipedia" / "summaries.csv", ("document_id", "set", "summary"),
                                root) if r["document_id"] in keep}
-    documents = []
+    documents, without_text = [], []
     for row in docs:
         doc_id = row["document_id"]
-        if source == "summaries":
-            if doc_id not in summaries:
-                raise ValueError(f"{root / 'third_party/wikipedia/summaries.csv'}: no summary for document {doc_id}")
-            text = summaries[doc_id].strip()
-        else:
-            text = story_text(root, row)
-        documents.append(Document(doc_id, text, row["wiki_title"],
-                                  meta={"kind": row["kind"], "story_url": row.get("story_url"), "source": source}))
+        text = clean_block(summaries.get(doc_id)) if source == "summaries" else story_text(root, row)
+        if not text:
+            without_text.append(doc_id)
+            continue
+        documents.append(Document(doc_id, text, clean_text(row.get("wiki_title")),
+                                  meta={"kind": row.get("kind"), "story_url": row.get("story_url"), "source": source}))
+    if without_text:
+        log.warning("%s: %d %s with no text left out with their questions: %s", root, len(without_text),
+                    "summaries" if source == "summaries" else "stories", without_text)
+    keep -= set(without_text)
     questions, counts = [], {}
     for row in _read_csv(root / "qaps.csv", ("document_id", "set", "question", "answer1", "answer2"), root):
         doc_id = row["document_id"]
         if row["set"] != split or doc_id not in keep:
             continue
         n = counts[doc_id] = counts.get(doc_id, -1) + 1
-        questions.append(Question(id=f"{doc_id}-q{n}", question=row["question"].strip(), answer=row["answer1"].strip(),
-                                  gold_doc_ids=[doc_id], meta={"answers": [row["answer1"].strip(),
-                                                                            row["answer2"].strip()]}))
-    return Dataset(f"narrativeqa-{split}-{source}", documents, questions, {"source": str(root)})
+        answers = [clean_text(row["answer1"]), clean_text(row["answer2"])]
+        questions.append(Question(id=f"{doc_id}-q{n}", question=clean_text(row["question"]),
+                                  answer=answers[0] or answers[1] or None, gold_doc_ids=[doc_id],
+                                  meta={"answers": answers}))
+    return Dataset(f"narrativeqa-{split}-{source}", documents, questions,
+                   {"source": str(root), "documents_without_text": without_text})

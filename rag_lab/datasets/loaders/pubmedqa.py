@@ -11,65 +11,109 @@ network or a local Hugging Face cache.
 
 Mapping: one document per PMID, its text the contexts joined by blank lines, one section
 per context titled with its label (BACKGROUND, METHODS …); one question per PMID whose gold
-document is that PMID, answer = LONG_ANSWER, and the yes/no/maybe decision and MeSH terms
-in ``meta``.
+document is that PMID, answer = LONG_ANSWER, and the yes/no/maybe decision (lower case,
+whatever case the file uses) and MeSH terms in ``meta``. Every document is a whole abstract
+minus its conclusion (``meta["kind"] = "abstract"``), so the GraLC-RAG length gradient takes
+the document itself as the abstract condition. Text is cleaned of HTML entities and inline
+markup; empty contexts are dropped, and a record with no text left is skipped and listed in
+``dataset.meta["records_without_context"]``.
 """
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Iterable, Mapping
 
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
 from ...types import Dataset, Document, Question, Section
+from ..text_clean import clean_text, normalise_label
+
+log = logging.getLogger(__name__)
 
 ENV = "RAG_LAB_DATA_PUBMEDQA"
 HF_NAME, HF_CONFIG = "qiaojin/PubMedQA", "pqa_labeled"
 
 
-def record_to_pair(pmid: str, rec: Mapping, where: str) -> tuple[Document, Question]:
+DECISIONS = ("yes", "no", "maybe")
+
+
+def _contexts(pmid: str, rec: Mapping, where: str) -> list[tuple[str, str]]:
+    """(label, text) of each non-empty context, cleaned; labels may be absent."""
+    contexts = rec["CONTEXTS"]
+    if isinstance(contexts, str):
+        contexts = [contexts]
+    if not isinstance(contexts, (list, tuple)):
+        raise ValueError(f"{where}: PMID {pmid}: CONTEXTS must be a list of strings, got {type(contexts).__name__}")
+    labels = list(rec.get("LABELS") or [])
+    if labels and len(labels) != len(contexts):
+        raise ValueError(f"{where}: PMID {pmid}: {len(labels)} LABELS for {len(contexts)} CONTEXTS "
+                         "(expected one label per context, or none)")
+    out = []
+    for i, ctx in enumerate(contexts):
+        text = clean_text(ctx)
+        if text:
+            out.append((clean_text(labels[i]) if labels else "", text))
+    return out
+
+
+def record_to_pair(pmid: str, rec: Mapping, where: str) -> tuple[Document, Question] | None:
+    """One record as (abstract document, question); None when every context is empty.
+
+    Tolerates what the released files hold: YEAR as a number or missing, MESHES or LABELS
+    missing (PQA-U/PQA-A), final_decision in any case or absent, HTML entities and inline
+    markup in the text, and empty context strings (dropped)."""
+    if not isinstance(rec, Mapping):
+        raise ValueError(f"{where}: PMID {pmid}: expected an object with QUESTION and CONTEXTS, "
+                         f"got {type(rec).__name__}")
     for key in ("QUESTION", "CONTEXTS"):
         if key not in rec:
             raise ValueError(f"{where}: PMID {pmid} lacks field {key!r} (expected the ori_pqal.json layout)")
-    contexts = rec["CONTEXTS"]
-    if not isinstance(contexts, list) or not contexts or not all(isinstance(c, str) for c in contexts):
-        raise ValueError(f"{where}: PMID {pmid}: CONTEXTS must be a non-empty list of strings")
-    labels = list(rec.get("LABELS") or [])
-    if labels and len(labels) != len(contexts):
-        raise ValueError(f"{where}: PMID {pmid}: {len(labels)} LABELS for {len(contexts)} CONTEXTS")
+    contexts = _contexts(pmid, rec, where)
+    if not contexts:
+        return None
     parts, sections, pos = [], [], 0
-    for i, ctx in enumerate(contexts):
-        ctx = " ".join(ctx.split())
+    for i, (label, ctx) in enumerate(contexts):
         if parts:
             parts.append("\n\n")
             pos += 2
-        sections.append(Section(f"{pmid}:{i + 1}", labels[i] if labels else "", "section", pos, pos + len(ctx), 1))
+        sections.append(Section(f"{pmid}:{i + 1}", label, "section", pos, pos + len(ctx), 1))
         parts.append(ctx)
         pos += len(ctx)
-    meta = {"year": rec.get("YEAR"), "meshes": list(rec.get("MESHES") or []), "source": "pubmedqa"}
+    year = clean_text(rec.get("YEAR")) or None
+    meta = {"year": year, "meshes": [clean_text(m) for m in rec.get("MESHES") or [] if clean_text(m)],
+            "source": "pubmedqa", "kind": "abstract"}
     doc = Document(str(pmid), "".join(parts), f"PMID {pmid}", sections, meta)
-    question = Question(f"pubmedqa-{pmid}", rec["QUESTION"], rec.get("LONG_ANSWER") or None, [str(pmid)],
-                        meta={"final_decision": rec.get("final_decision"), "pmid": str(pmid)})
+    decision = normalise_label(rec.get("final_decision"), DECISIONS, f"{where}: PMID {pmid}", "final_decision")
+    question = Question(f"pubmedqa-{pmid}", clean_text(rec["QUESTION"]), clean_text(rec.get("LONG_ANSWER")) or None,
+                        [str(pmid)], meta={"final_decision": decision, "pmid": str(pmid)})
     return doc, question
 
 
 def from_records(records: Iterable[tuple[str, Mapping]], where: str, name: str = "pubmedqa") -> Dataset:
-    docs, questions = [], []
+    docs, questions, empty = [], [], []
     for pmid, rec in records:
-        d, q = record_to_pair(str(pmid), rec, where)
-        docs.append(d)
-        questions.append(q)
+        pair = record_to_pair(str(pmid), rec, where)
+        if pair is None:
+            empty.append(str(pmid))
+            continue
+        docs.append(pair[0])
+        questions.append(pair[1])
+    if empty:
+        log.warning("%s: %d record(s) with no non-empty context left out (PMIDs %s)", where, len(empty),
+                    ", ".join(empty[:10]) + (" …" if len(empty) > 10 else ""))
     if not docs:
-        raise ValueError(f"{where}: no PubMedQA records")
-    return Dataset(name, docs, questions, {"source": where})
+        raise ValueError(f"{where}: no PubMedQA records with text (expected PMID -> record with non-empty CONTEXTS)")
+    return Dataset(name, docs, questions, {"source": where, "records_without_context": empty})
 
 
 def hf_record(row: Mapping) -> tuple[str, dict]:
     """A Hugging Face ``pqa_labeled`` row in the ori_pqal.json field names."""
     ctx = row["context"]
-    return str(row["pubid"]), {"QUESTION": row["question"], "CONTEXTS": ctx["contexts"], "LABELS": ctx["labels"],
-                               "MESHES": ctx.get("meshes", []), "LONG_ANSWER": row.get("long_answer"),
+    return str(row["pubid"]), {"QUESTION": row["question"], "CONTEXTS": ctx["contexts"],
+                               "LABELS": ctx.get("labels"), "MESHES": ctx.get("meshes", []),
+                               "YEAR": ctx.get("year", row.get("year")), "LONG_ANSWER": row.get("long_answer"),
                                "final_decision": row.get("final_decision")}
 
 
@@ -95,7 +139,7 @@ def load_pubmedqa(path: str | Path | None = None, source: str = "file", limit_re
             f"pubmedqa: ori_pqal.json not found at {where}. {download_hint('pubmedqa')}; or download it from "
             f"https://github.com/pubmedqa/pubmedqa (data/ori_pqal.json) and pass path=FILE_OR_FOLDER or set {ENV}")
     try:
-        data = json.loads(where.read_text(encoding="utf-8"))
+        data = json.loads(where.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as e:
         raise ValueError(f"{where}: invalid JSON ({e.msg} at line {e.lineno})") from None
     if not isinstance(data, dict):

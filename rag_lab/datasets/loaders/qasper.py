@@ -13,15 +13,20 @@ the abstract, then each section's name and paragraphs, separated by blank lines;
 section is a ``Section`` from its name to its last paragraph (kind "section", or "subsection"
 when its name has QASPER's " ::: " nesting; the abstract is section "abstract"). A question's answer is the first
 annotation that is not unanswerable: its extractive spans joined by "; ", else its free-form
-answer, else "Yes"/"No"; "Unanswerable" when every annotation says so (all annotations are in
-``meta["answers"]``). Gold contexts are the evidence paragraphs of all annotations that occur
+answer, else "Yes"/"No"; "Unanswerable" when no annotation has an answer and one says so; None
+when the annotations are all empty (all annotations are in ``meta["answers"]``, "" for an empty one). Gold contexts are the evidence paragraphs of all annotations that occur
 verbatim in the text (figure and table captions, marked "FLOAT SELECTED", are not part of the
 full text and are counted in ``meta["evidence_not_in_text"]``); gold sections are the
 sections holding them. ``split``: "train", "dev" (alias "validation") or "test".
 
 Root folder: ``path``, else ``$RAG_LAB_DATA_QASPER``, else ``<data cache>/qasper`` (where
 ``python -m rag_lab download qasper`` unpacks the release). ``path`` may also name the JSON file
-itself. ``max_documents`` keeps the first papers of the file.
+itself, or a ``.parquet`` / ``.jsonl`` file of rows of the Hugging Face copy
+``allenai/qasper`` (the one the SKETCH paper cites), whose ``full_text``, ``qas`` and ``answers``
+are stored column-wise; they are turned into the release's layout first. ``max_documents`` keeps
+the first papers of the file. Real files hold null section names and paragraphs, empty
+entries and answers with every field empty; all of them are read (text cleaned of HTML
+entities and inline markup).
 """
 from __future__ import annotations
 
@@ -29,9 +34,11 @@ import json
 import os
 from pathlib import Path
 
+from ...io import read_jsonl
 from ...types import Dataset, Document, Question, Section
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
+from ..text_clean import clean_text
 
 ENV_VAR = "RAG_LAB_DATA_QASPER"
 SPLITS = {"train": "train", "dev": "dev", "validation": "dev", "test": "test"}
@@ -81,7 +88,46 @@ class _TextBuilder:
 
 
 def _clean(text) -> str:
-    return " ".join(str(text).split()) if text else ""
+    return clean_text(text) if text else ""
+
+
+def _columns(table, where: str) -> list[dict]:
+    """Hugging Face's column-wise records ({"a": [..], "b": [..]}) as a list of row dicts."""
+    if isinstance(table, list):
+        return table
+    if not isinstance(table, dict):
+        raise ValueError(f"{where}: expected a list of objects or a dict of columns, got {type(table).__name__}")
+    n = max((len(v) for v in table.values() if isinstance(v, list)), default=0)
+    return [{k: (v[i] if isinstance(v, list) and i < len(v) else None) for k, v in table.items()} for i in range(n)]
+
+
+def hf_paper(row: dict, where: str = "QASPER row") -> tuple[str, dict]:
+    """A row of the Hugging Face copy (``allenai/qasper``: full_text, qas and answers stored column-wise)
+    in the layout of the v0.3 JSON release."""
+    for key in ("id", "full_text"):
+        if key not in row:
+            raise ValueError(f"{where}: missing field {key!r} (expected an allenai/qasper row)")
+    sections = [{"section_name": s.get("section_name"), "paragraphs": s.get("paragraphs")}
+                for s in _columns(row["full_text"], f"{where}: full_text")]
+    qas = []
+    for qa in _columns(row.get("qas") or [], f"{where}: qas"):
+        answers = qa.get("answers") or {}
+        annotations = _columns(answers, f"{where}: answers") if isinstance(answers, dict) and "answer" in answers \
+            and isinstance(answers["answer"], list) else (answers if isinstance(answers, list) else [answers])
+        qas.append({**qa, "answers": [a if "answer" in a else {"answer": a} for a in annotations if a]})
+    return str(row["id"]), {**row, "full_text": sections, "qas": qas}
+
+
+def _read_rows(file: Path) -> dict:
+    """Paper id -> paper from a parquet or JSON Lines file of Hugging Face rows."""
+    if file.suffix == ".parquet":
+        import pandas as pd
+
+        from .ragbench import _plain
+        rows = [{k: _plain(v) for k, v in r.items()} for r in pd.read_parquet(file).to_dict(orient="records")]
+    else:
+        rows = [r for _, r in read_jsonl(file)]
+    return dict(hf_paper(r, f"{file} row {n}") for n, r in enumerate(rows, 1))
 
 
 def paper_document(paper_id: str, paper: dict) -> Document:
@@ -100,6 +146,7 @@ def paper_document(paper_id: str, paper: dict) -> Document:
         _, end = builder.add(abstract)
         sections.append(Section("abstract", "Abstract", "section", start, end, 1))
     for i, sec in enumerate(paper.get("full_text") or []):
+        sec = sec if isinstance(sec, dict) else {}
         paragraphs = [_clean(p) for p in (sec.get("paragraphs") or []) if _clean(p)]
         if not paragraphs and not _clean(sec.get("section_name")):
             continue                                    # an empty entry (upstream has a few)
@@ -131,9 +178,10 @@ def paper_questions(doc: Document, paper: dict) -> tuple[list[Question], int]:
     holders = doc.sections  # flat: QASPER lists subsections as entries of their own, so spans never nest
     out, missing = [], 0
     for n, qa in enumerate(paper.get("qas") or []):
-        annotations = [a.get("answer", {}) for a in qa.get("answers") or []]
+        annotations = [a.get("answer") or {} for a in qa.get("answers") or [] if isinstance(a, dict)]
         texts = [answer_text(a) for a in annotations]
-        answer = next((t for t in texts if t), None) or ("Unanswerable" if annotations else None)
+        flagged = [bool(a.get("unanswerable")) for a in annotations]   # an annotation may also be simply empty
+        answer = next((t for t in texts if t), None) or ("Unanswerable" if any(flagged) else None)
         contexts = []
         for a in annotations:
             for ev in a.get("evidence") or []:
@@ -153,8 +201,9 @@ def paper_questions(doc: Document, paper: dict) -> tuple[list[Question], int]:
         out.append(Question(id=str(qa.get("question_id") or f"{doc.id}-q{n}"), question=_clean(qa.get("question")),
                             answer=answer, gold_doc_ids=[doc.id], gold_contexts=contexts,
                             gold_section_ids=section_ids,
-                            meta={"answers": [t if t is not None else "Unanswerable" for t in texts],
-                                  "unanswerable": bool(annotations) and all(t is None for t in texts)}))
+                            meta={"answers": [t if t is not None else ("Unanswerable" if f else "")
+                                              for t, f in zip(texts, flagged)],
+                                  "unanswerable": bool(annotations) and all(flagged)}))
     return out, missing
 
 
@@ -163,7 +212,8 @@ def paper_questions(doc: Document, paper: dict) -> tuple[list[Question], int]:
 def load_qasper(path: str | os.PathLike | None = None, split: str = "dev", max_documents: int | None = None) -> Dataset:
     file = _locate(path, split)
     try:
-        papers = json.loads(file.read_text(encoding="utf-8"))
+        papers = _read_rows(file) if file.suffix in (".parquet", ".jsonl") else \
+            json.loads(file.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as e:
         raise ValueError(f"{file}: not valid JSON ({e.msg} at line {e.lineno})") from None
     if not isinstance(papers, dict):

@@ -17,11 +17,16 @@ contexts: retrieval is scored at document level only.
 
 Root folder: ``path``, else ``$RAG_LAB_DATA_QUALITY``, else ``<data cache>/quality`` (where
 ``python -m rag_lab download quality`` unpacks the release); ``path`` may also name the split file
-itself. ``split``: "train", "dev" (alias "validation") or "test".
+itself — also the raw release (``QuALITY.v1.0.1.dev``, whose articles are
+HTML: turned into paragraphs of plain text) or a ``.jsonl`` / ``.parquet`` file of the flattened
+Hugging Face copy ``tasksource/QuALITY`` (one question per row). Titles, questions and options
+are cleaned of HTML entities and markup; ``gold_label`` may be a digit string; an article with
+no text is left out with its questions and listed in ``dataset.meta``. ``split``: "train", "dev" (alias "validation") or "test".
 ``max_documents`` keeps the first distinct articles and their questions.
 """
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -29,6 +34,9 @@ from ...io import read_jsonl
 from ...types import Dataset, Document, Question
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
+from ..text_clean import clean_block, clean_text, html_page_text, looks_like_html
+
+log = logging.getLogger(__name__)
 
 ENV_VAR = "RAG_LAB_DATA_QUALITY"
 SPLITS = {"train": "train", "dev": "dev", "validation": "dev", "test": "test"}
@@ -51,21 +59,54 @@ def _locate(path: str | os.PathLike | None, split: str) -> Path:
     return file
 
 
+def _rows(file: Path):
+    """(line number, row) from JSON Lines, or from parquet (row number) for a Hugging Face copy."""
+    if file.suffix == ".parquet":
+        import pandas as pd
+
+        from .ragbench import _plain
+        for n, row in enumerate(pd.read_parquet(file).to_dict(orient="records"), 1):
+            yield n, {k: _plain(v) for k, v in row.items()}
+    else:
+        yield from read_jsonl(file)
+
+
 def _lines(file: Path):
-    for n, row in read_jsonl(file):
+    """Article lines; a row holding one ``question`` (the flattened Hugging Face copy
+    ``tasksource/QuALITY``) is read as a line with that one question."""
+    for n, row in _rows(file):
+        if "questions" not in row and isinstance(row.get("question"), str):
+            row = {**row, "questions": [{k: row.get(k) for k in ("question", "options", "gold_label", "writer_label",
+                                                                  "question_unique_id", "difficult")}]}
         for key in ("article_id", "article", "questions"):
             if key not in row:
                 raise ValueError(f"{file}:{n}: missing field {key!r} (expected a QuALITY article line)")
         yield n, row
 
 
+def article_text(article) -> str:
+    """The article as paragraphs: the raw release holds HTML, the HTML-stripped one plain text."""
+    text = "" if article is None else str(article)
+    return html_page_text(text) if looks_like_html(text) else clean_block(text)
+
+
+def _gold(value, n_options: int, where: str, i: int) -> int | None:
+    if value is None or value == "" or (isinstance(value, float) and value != value):
+        return None
+    try:
+        gold = int(value)
+    except (TypeError, ValueError):
+        gold = None
+    if gold is None or isinstance(value, bool) or not 1 <= gold <= n_options or float(value) != gold:
+        raise ValueError(f"{where}: question {i}: gold_label must be 1..{n_options}, got {value!r}")
+    return gold
+
+
 def _question(row: dict, i: int, q: dict, where: str) -> Question:
-    options = q.get("options") or []
-    gold = q.get("gold_label")
-    if gold is not None and not (isinstance(gold, int) and 1 <= gold <= len(options)):
-        raise ValueError(f"{where}: question {i}: gold_label must be 1..{len(options)}, got {gold!r}")
+    options = [clean_text(o) for o in q.get("options") or []]
+    gold = _gold(q.get("gold_label"), len(options), where, i)
     qid = q.get("question_unique_id") or f"{row.get('set_unique_id', row['article_id'])}_{i}"
-    return Question(id=str(qid), question=" ".join(str(q.get("question", "")).split()),
+    return Question(id=str(qid), question=clean_text(q.get("question")),
                     answer=options[gold - 1] if gold else None, gold_doc_ids=[str(row["article_id"])],
                     meta={"options": options, "gold_label": gold, "difficult": q.get("difficult"),
                           "set_unique_id": row.get("set_unique_id")})
@@ -77,12 +118,22 @@ def load_quality(path: str | os.PathLike | None = None, split: str = "dev", max_
     file = _locate(path, split)
     documents: dict[str, Document] = {}
     questions: list[Question] = []
+    empty: list[str] = []
     for n, row in _lines(file):
         doc_id = str(row["article_id"])
+        if doc_id in empty:
+            continue
         if doc_id not in documents:
             if max_documents is not None and len(documents) >= max_documents:
                 continue
-            documents[doc_id] = Document(doc_id, row["article"], str(row.get("title", "")),
-                                         meta={"author": row.get("author"), "source": "quality"})
-        questions += [_question(row, i, q, f"{file}:{n}") for i, q in enumerate(row["questions"])]
-    return Dataset(f"quality-{SPLITS[split]}", list(documents.values()), questions, {"source": str(file)})
+            text = article_text(row["article"])
+            if not text:
+                empty.append(doc_id)
+                continue
+            documents[doc_id] = Document(doc_id, text, clean_text(row.get("title")),
+                                         meta={"author": clean_text(row.get("author")) or None, "source": "quality"})
+        questions += [_question(row, i, q, f"{file}:{n}") for i, q in enumerate(row["questions"] or [])]
+    if empty:
+        log.warning("%s: %d article(s) with no text left out with their questions: %s", file, len(empty), empty)
+    return Dataset(f"quality-{SPLITS[split]}", list(documents.values()), questions,
+                   {"source": str(file), "articles_without_text": empty})

@@ -18,8 +18,10 @@ Mapping to rag_lab's model: every distinct passage text of the split becomes one
 (id ``<subset>-<first 12 hex of its sha1>``, so a passage shared by several rows is indexed once:
 the corpus is the union of all rows' passages, as a RAG system over the subset would see it).
 Each row becomes a ``Question``: answer = ``response``; gold documents = the row's passages that
-hold a relevant sentence; gold contexts = those relevant sentences found verbatim in their passage
-(sentences that are not exact substrings are left out and counted in ``dataset.meta``). A row
+hold a relevant sentence; gold contexts = those relevant sentences as their passage writes them
+(found verbatim, or with different whitespace between the words, as RAGBench's sentence splitter
+re-spaces them; sentences not found are left out and counted in ``dataset.meta``). Empty
+passages are not indexed (counted too); relevance keys are read in any case. A row
 whose annotation marks no sentence relevant keeps no gold, so retrieval metrics skip it while
 answer metrics still use it.
 
@@ -72,6 +74,8 @@ def _plain(value):
         value = value.tolist()
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
     return value
 
 
@@ -111,16 +115,32 @@ def doc_id(subset: str, text: str) -> str:
     return f"{subset}-{hashlib.sha1(text.encode('utf-8')).hexdigest()[:12]}"
 
 
+def locate(sentence: str, passage: str) -> str | None:
+    """The passage's own text of ``sentence``: verbatim, else with any whitespace between its words
+    (the annotated sentences were re-spaced by a sentence splitter); None when it is not there."""
+    sentence = sentence.strip()
+    if not sentence:
+        return None
+    if sentence in passage:
+        return sentence
+    m = re.search(r"\s+".join(map(re.escape, sentence.split())), passage)
+    return m.group(0) if m else None
+
+
 def rows_to_dataset(rows: list[dict], subset: str, split: str, source: str = "") -> Dataset:
     documents: dict[str, Document] = {}
-    questions, unlocated = [], 0
+    questions, unlocated, empty_passages = [], 0, 0
     for n, row in enumerate(rows, 1):
         where = f"{source or subset} row {n}"
         passages = _require(row, "documents", where)
-        if not isinstance(passages, list) or not all(isinstance(p, str) for p in passages):
+        if not isinstance(passages, list) or not all(isinstance(p, str) or p is None for p in passages):
             raise ValueError(f"{where}: 'documents' must be a list of strings")
-        ids = []
+        ids: list[str | None] = []
         for text in passages:
+            if not text or not text.strip():   # an empty passage is kept as a hole so sentence keys still line up
+                ids.append(None)
+                empty_passages += 1
+                continue
             did = doc_id(subset, text)
             documents.setdefault(did, Document(did, text, "", meta={"subset": subset, "first_row": str(row.get("id"))}))
             ids.append(did)
@@ -134,22 +154,24 @@ def rows_to_dataset(rows: list[dict], subset: str, split: str, source: str = "")
             if _key(key) not in sentences:
                 continue
             d, sentence = sentences[_key(key)]
-            if d >= len(ids):
+            if d >= len(ids) or ids[d] is None:
                 continue
             gold_docs.append(ids[d])
-            if sentence.strip() and sentence.strip() in passages[d]:
-                gold_contexts.append(sentence.strip())
+            found = locate(sentence, passages[d])
+            if found:
+                gold_contexts.append(found)
             else:
                 unlocated += 1
+        response = row.get("response")
         questions.append(Question(
-            id=str(_require(row, "id", where)), question=str(_require(row, "question", where)),
-            answer=row.get("response"), gold_doc_ids=list(dict.fromkeys(gold_docs)),
-            gold_contexts=list(dict.fromkeys(gold_contexts)),
-            meta={"subset": subset, "split": split, "row_doc_ids": ids,
+            id=str(_require(row, "id", where)), question=" ".join(str(_require(row, "question", where)).split()),
+            answer=response.strip() or None if isinstance(response, str) else None,
+            gold_doc_ids=list(dict.fromkeys(gold_docs)), gold_contexts=list(dict.fromkeys(gold_contexts)),
+            meta={"subset": subset, "split": split, "row_doc_ids": [i for i in ids if i is not None],
                   **{c: row[c] for c in META_COLUMNS if _present(row.get(c))}}))
     return Dataset(f"ragbench_{subset}", list(documents.values()), questions,
                    {"source": HF_DATASET, "subset": subset, "split": split, "rows": len(rows),
-                    "unlocated_gold_sentences": unlocated})
+                    "unlocated_gold_sentences": unlocated, "empty_passages": empty_passages})
 
 
 def load_ragbench(subset: str, path: str | os.PathLike | None = None, split: str = "test",

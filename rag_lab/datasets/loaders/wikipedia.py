@@ -3,7 +3,8 @@
 For each topic the MediaWiki search API (``list=search``) gives article titles; for each title
 the TextExtracts API (``prop=extracts&explaintext=1&exsectionformat=wiki``) gives the plain text
 with ``== Heading ==`` lines. Cleaning drops the back matter (See also, References, Notes,
-Further reading, External links …), leftover ``{\\displaystyle …}`` math markup and empty lines,
+Further reading, External links …), leftover ``{\\displaystyle …}`` math markup, invisible
+characters (zero-width spaces, soft hyphens) and empty lines,
 and keeps the headings as ``Section`` offsets instead of text. Every raw API response is saved
 (``search/<topic>-<n>.json``, ``pages/<title>.json``) in a folder, so a later run reads the same
 articles offline; with ``online=False`` or no network, a missing response raises
@@ -28,6 +29,7 @@ from typing import Sequence
 from ...atomic import write_text
 from ...types import Dataset, Document, Section
 from .. import register_loader
+from ..text_clean import strip_invisible
 
 DEFAULT_API = "https://en.wikipedia.org/w/api.php"
 DEFAULT_TOPICS = ("Machine learning", "Artificial intelligence")
@@ -120,7 +122,7 @@ def clean_extract(extract: str) -> tuple[str, list[Section]]:
                 sections.append(Section(f"s{len(sections) + 1}", s["title"], kind, s["start"], end, s["level"]))
 
     for line in extract.splitlines():
-        m = _HEADING.match(line.strip())
+        m = _HEADING.match(strip_invisible(line).strip())
         if m:
             level = len(m.group(1)) - 1
             if skip_level is not None and level > skip_level:
@@ -134,7 +136,7 @@ def clean_extract(extract: str) -> tuple[str, list[Section]]:
             continue
         if skip_level is not None:
             continue
-        text = " ".join(_DISPLAYSTYLE.sub("", line).split())
+        text = " ".join(strip_invisible(_DISPLAYSTYLE.sub("", line)).split())
         if text:
             paragraphs.append(text)
             offset += len(text) + 2

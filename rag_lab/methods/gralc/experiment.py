@@ -180,6 +180,9 @@ def table4(grad: pd.DataFrame, ks: Sequence[int] = (1, 5, 20)) -> pd.DataFrame:
         t = _relabel(t, ALL)
         t.index = pd.MultiIndex.from_product([[cond], t.index], names=["condition", "strategy"])
         parts.append(t)
+    if not parts:  # no condition in the data (PubMedQA: abstracts only)
+        return pd.DataFrame(columns=["MRR", "R@1"] + [f"R@{k}" for k in ks[1:-1]],
+                            index=pd.MultiIndex.from_tuples([], names=["condition", "strategy"]), dtype=float)
     return pd.concat(parts)
 
 
@@ -259,10 +262,21 @@ def boundary_markers(doc, retriever) -> pd.DataFrame:
 
 
 def short_text_dataset(dataset: Dataset) -> Dataset:
-    """The paper's short-text setting (Tables 1–2): the abstracts when the articles have them,
-    else the dataset as it is (PubMedQA documents are abstracts already)."""
+    """The paper's short-text setting (Tables 1–2): the abstracts — for PubMedQA each whole abstract
+    (every context section), for JATS articles their abstract section — else the dataset as it is."""
     sub = condition_dataset(dataset, "abstract")
     return sub if sub.documents and sub.questions else dataset
+
+
+def short_text_run(runs: Mapping[str, Run], dataset: Dataset, strategies: Sequence[str],
+                   ks: Sequence[int] = (1, 3, 5, 10), params: Mapping[str, dict] | None = None,
+                   level: str = "section") -> Run:
+    """The run behind Tables 1–2: the length gradient's abstract run when it has one (no second
+    build), else the strategies evaluated on ``short_text_dataset`` (whole documents when no
+    document has an abstract)."""
+    if "abstract" in runs:
+        return runs["abstract"]
+    return evaluate(strategies, short_text_dataset(dataset), ks, params, level)
 
 
 def corpus_table(dataset: Dataset, embedder, vocabulary=None) -> pd.DataFrame:

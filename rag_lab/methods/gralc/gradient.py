@@ -10,6 +10,11 @@ Each condition is a contiguous char range of the article, so the shortened Docum
 its id and its sections with offsets shifted; citations and cross-references in range are
 kept too. Questions keep their gold document; gold contexts that the shorter text no longer
 contains are dropped (the paper scores this gradient at document level).
+
+A document that is an abstract itself (``meta["kind"] == "abstract"``, as the PubMedQA loader
+marks its documents) is the ``abstract`` condition as a whole — every context section of it,
+its BACKGROUND included — and has none of the other three: its BACKGROUND is not an article's
+Introduction, and there is no full text to cut.
 """
 from __future__ import annotations
 
@@ -19,10 +24,17 @@ from ...datasets.structure import sections_by_role
 CONDITIONS = ("abstract", "introduction", "partial", "full")
 
 
+def is_abstract(doc: Document) -> bool:
+    """True for a document that is an abstract and nothing more (PubMedQA's)."""
+    return isinstance(doc.meta, dict) and doc.meta.get("kind") == "abstract"
+
+
 def condition_span(doc: Document, condition: str) -> tuple[int, int] | None:
     """Char range of the condition in ``doc``, or None when the article lacks the sections."""
     if condition not in CONDITIONS:
         raise ValueError(f"condition must be one of {CONDITIONS}, got {condition!r}")
+    if is_abstract(doc):
+        return (0, len(doc.text)) if condition == "abstract" else None
     if condition == "full":
         return 0, len(doc.text)
     roles = sections_by_role(doc)

@@ -1,0 +1,30 @@
+"""Notebook 04 on PubMedQA (fixture in the upstream ori_pqal.json layout): Table 1 runs the six strategies on the
+whole abstracts, says so in its caption, and stands beside the paper's numbers."""
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import run_notebook_smoke
+from rag_lab.methods.gralc import paper
+
+pytestmark = pytest.mark.notebook
+
+PQAL = Path(__file__).resolve().parent / "fixtures" / "pubmedqa_pqal" / "ori_pqal.json"
+SMALL = {"dataset": "pubmedqa", "data_path": str(PQAL), "generation_questions": 2, "lambda_grid": [0.0, 0.1],
+         "efficiency_articles": 2, "efficiency_repeats": 1}
+
+
+def test_table1_on_whole_pubmedqa_abstracts(tmp_path):
+    run_notebook_smoke("04_gralc_rag", SMALL, tmp_path)
+    folder = tmp_path / "figures" / "04_gralc_rag"
+    caption = (folder / "table1.md").read_text(encoding="utf-8").splitlines()[0]
+    assert caption.startswith("Table 1 — PubMedQA*: 7 full abstracts (all context sections), 7 questions, one each, "
+                              "gold = its source abstract")
+    t1 = pd.read_csv(folder / "table1.csv", header=[0, 1], index_col=0)
+    assert list(t1.index) == paper.ORDER                                    # all six strategies
+    ours = t1.xs("ours", axis=1, level=1)
+    assert ((ours >= 0) & (ours <= 1)).all().all() and not ours.isna().any().any()
+    reported = t1.xs("paper-reported", axis=1, level=1)
+    pd.testing.assert_frame_equal(reported, paper.table1().loc[paper.ORDER], check_names=False)
+    assert "No introduction, partial, full condition here" in (folder / "table4.md").read_text(encoding="utf-8")

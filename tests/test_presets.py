@@ -1,0 +1,118 @@
+"""Paper presets (notebooks/<notebook>.<name>.yaml): loading and checking, the missing-data message with the
+download command, and the override order (preset < -p). No notebook is executed here."""
+from pathlib import Path
+
+import pytest
+
+from rag_lab.cli import main
+from rag_lab.presets import PresetDataMissing, apply_preset, available, load_preset, notebook_parameters
+from rag_lab.runner import NOTEBOOK_DIR, list_notebooks
+
+FIX = Path(__file__).parent / "fixtures"
+PQAL = FIX / "pubmedqa_pqal" / "ori_pqal.json"
+PAPER_NOTEBOOKS = ["01_sketch", "02_unweaver", "03_ssg_traversal", "04_gralc_rag"]
+
+
+def test_every_paper_notebook_has_a_valid_paper_preset():
+    for nb in list_notebooks():
+        if nb.stem in PAPER_NOTEBOOKS:
+            assert "paper" in available(nb)
+        for name in available(nb):
+            preset = load_preset(nb, name)                 # keys, data entries and parameter names checked
+            assert preset.description and preset.tables
+            assert set(preset.parameters) <= notebook_parameters(nb)
+
+
+def test_parameters_cell_names_include_tuple_assignments():
+    names = notebook_parameters(NOTEBOOK_DIR / "03_ssg_traversal.ipynb")
+    assert {"window", "stride", "top_k", "top_x", "top_t", "dataset"} <= names
+
+
+def test_override_order_preset_then_command_line(tmp_path, monkeypatch):
+    names, per = apply_preset(["04_gralc_rag"], "paper", {"data_path": str(PQAL), "articles": 3,
+                                                          "lambda_grid": [0.0]})
+    assert names == [str(NOTEBOOK_DIR / "04_gralc_rag.ipynb")]
+    params = per["04_gralc_rag"]
+    assert params["dataset"] == "pubmedqa" and params["ks"] == [1, 3, 5, 10]        # from the preset
+    assert params["articles"] == 3 and params["lambda_grid"] == [0.0]               # -p wins
+    # a relative path given on the command line is made absolute (the notebook runs in notebooks/)
+    monkeypatch.chdir(Path(__file__).parent.parent)
+    _, per = apply_preset(["04"], "paper", {"data_path": "tests/fixtures/pubmedqa_pqal/ori_pqal.json"})
+    assert per["04_gralc_rag"]["data_path"] == str(PQAL.resolve())
+
+
+def test_runner_lets_the_preset_values_reach_the_notebook(monkeypatch):
+    """run_notebooks puts per-notebook values over the shared ones; apply_preset already put -p over the preset."""
+    import rag_lab.runner as runner
+
+    seen = {}
+
+    def fake_execute(nb, out, parameters, **kw):
+        seen.update(parameters)
+        Path(out).write_text("{}", encoding="utf-8")
+
+    monkeypatch.setattr("papermill.execute_notebook", fake_execute)
+    monkeypatch.setattr(runner, "kernel_name", lambda: "rag_lab")
+    cli = {"data_path": str(PQAL), "articles": 2}
+    names, per = apply_preset(["04_gralc_rag"], "paper", cli)
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        runner.run_notebooks(names, cli, runs_dir=Path(d) / "runs", figures_root=Path(d) / "fig",
+                             per_notebook=per, progress=False)
+    assert seen["articles"] == 2 and seen["dataset"] == "pubmedqa" and seen["generation_questions"] == 50
+
+
+def test_missing_data_names_the_download_command(tmp_path):
+    with pytest.raises(PresetDataMissing) as e:
+        apply_preset(["04_gralc_rag"], "paper", {"data_path": str(tmp_path / "ori_pqal.json")})
+    msg = str(e.value)
+    assert "preset 'paper' of 04_gralc_rag needs data that is not on this machine: pubmedqa (" in msg
+    assert "ori_pqal.json not found" in msg
+    assert "python -m rag_lab download pubmedqa" in msg and "-p data_path PATH" in msg
+    # SKETCH: the loader arguments come from the loader_params parameter (here pointing nowhere)
+    with pytest.raises(PresetDataMissing, match="python -m rag_lab download qasper"):
+        apply_preset(["01_sketch"], "paper", {"loader_params": {"path": str(tmp_path), "split": "dev"}})
+    with pytest.raises(PresetDataMissing, match="python -m rag_lab download pmc_oa"):
+        apply_preset(["04_gralc_rag"], "paper_pmc", {"data_path": str(tmp_path / "none")})
+
+
+def test_ragbench_preset_checks_every_subset(monkeypatch):
+    # the fixture holds covidqa's test split, emanual's validation split only and no techqa: both named at once
+    monkeypatch.setenv("RAG_LAB_DATA_RAGBENCH", str(FIX / "ragbench"))
+    with pytest.raises(PresetDataMissing) as e:
+        apply_preset(["02_unweaver"], "paper", {})
+    msg = str(e.value)
+    assert "ragbench_covidqa" not in msg.split("Fetch it with")[0]
+    assert "python -m rag_lab download ragbench_emanual  python -m rag_lab download ragbench_techqa" in msg
+
+
+def test_present_data_passes_and_llm_requirement(tmp_path):
+    _, per = apply_preset(["01_sketch"], "paper", {"loader_params": {"path": str(FIX / "qasper"), "split": "dev"}})
+    assert per["01_sketch"]["semantic_threshold"] == 95.0 and per["01_sketch"]["graph_store"] == "kuzu"
+    with pytest.raises(ValueError, match=r"needs an LLM in reasoner or judge .* -p reasoner openai:gpt-4o-mini"):
+        apply_preset(["03_ssg_traversal"], "paper", {})
+
+
+def test_bad_preset_files_are_named(tmp_path):
+    nb = tmp_path / "09_x.ipynb"
+    nb.write_text('{"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": ["a = 1\\n"]}],'
+                  ' "metadata": {}, "nbformat": 4, "nbformat_minor": 5}', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"notebook 09_x has no preset 'paper' .* its presets: none"):
+        load_preset(nb, "paper")
+    (tmp_path / "09_x.paper.yaml").write_text("parameters: {a: 2, b: 3}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"09_x.paper.yaml: b are not parameters of 09_x.ipynb"):
+        load_preset(nb, "paper")
+    (tmp_path / "09_x.paper.yaml").write_text("parameters: {a: 2}\ndata: [{dataset: x}]\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="data entry 1 must have 'dataset' and 'download'"):
+        load_preset(nb, "paper")
+    (tmp_path / "09_x.paper.yaml").write_text("params: {a: 2}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="expected a mapping with a 'parameters' mapping"):
+        load_preset(nb, "paper")
+
+
+def test_cli_fails_before_running_with_the_download_command(tmp_path, capsys):
+    code = main(["run", "04_gralc_rag", "--preset", "paper", "-p", "data_path", str(tmp_path / "x.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and "python -m rag_lab download pubmedqa" in err
+    assert main(["run", "00_quickstart", "--preset", "paper"]) == 2
+    assert "notebook 00_quickstart has no preset 'paper'" in capsys.readouterr().err
