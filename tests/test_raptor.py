@@ -191,6 +191,7 @@ def test_raptor_retriever_collapsed_tree(embedder):
     two = r.retrieve("Where is pesto from?", 2)
     assert [h.chunk.id for h in two.hits] == [h.chunk.id for h in ret.hits[:2]] and two.trace["stopped_by"] == "k"
     assert r.summary_kind() == "abstractive (table)"
+    assert r.setting_note().endswith("summaries: abstractive (table) (RAPTOR: gpt-3.5-turbo, abstractive).")
     assert summary_kind(OfflineReasoner(embedder)) == "extractive (offline reasoner)"
     assert [row["level"] for row in r.tree_table()] == list(range(len(r.tree_levels())))
 

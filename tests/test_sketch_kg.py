@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag_lab.methods.sketch.graph_stores import Edge, KuzuGraphStore, Node, make_graph_store, render_cypher
+from rag_lab.methods.sketch.graph_stores import (Edge, KuzuGraphStore, Node, Subgraph, make_graph_store,
+                                                render_cypher)
 from rag_lab.methods.sketch.knowledge_graph import KnowledgeGraph, entity_key, graph_records, shortest_paths
 from rag_lab.reasoning import Triple
 from rag_lab.types import Chunk
@@ -128,6 +129,7 @@ def test_kuzu_records_the_cypher_of_a_neighbourhood_query(tmp_path):
     rows = store.cypher("MATCH (n:Entity) WHERE n.key IN $keys RETURN n.key ORDER BY n.key", {"keys": ["milan"]})
     assert rows == [["milan"]] and store.neighbourhood(["nowhere"], 1).queries == [
         {"cypher": sub.queries[0]["cypher"], "parameters": {"keys": ["nowhere"]}}]
+    assert store.neighbourhood([], 1) == Subgraph() and store.neighbourhood([], 1).queries == []   # nothing sent
     on_networkx = make_graph_store("networkx")
     on_networkx.add(*graph_records(C, TRIPLES))
     assert on_networkx.neighbourhood(["saffron"], 2).queries == [] and on_networkx.neighbourhood(["saffron"], 2) == sub

@@ -142,6 +142,13 @@ class RaptorRetriever(Retriever):
     def summary_kind(self) -> str:
         return summary_kind(self.reasoner)
 
+    def setting_note(self) -> str:
+        """One sentence on how this tree's setting differs from RAPTOR's own (§3: SBERT
+        multi-qa-mpnet-base-cos-v1 embeddings, gpt-3.5-turbo summaries)."""
+        embedder = getattr(self.embedder, "model_id", type(self.embedder).__name__)
+        return (f"Not RAPTOR's own setting — embeddings: {embedder} (RAPTOR: SBERT multi-qa-mpnet-base-cos-v1); "
+                f"summaries: {self.summary_kind()} (RAPTOR: gpt-3.5-turbo, abstractive).")
+
     def _retrieve(self, query: str, k: int) -> Retrieval:
         if self.index is None:
             raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")

@@ -262,6 +262,8 @@ class KuzuGraphStore(GraphStore):
         return bool(self.cypher("MATCH (n:Entity {key: $key}) RETURN n.key", {"key": key}))
 
     def _known(self, keys: list[str]) -> list[str]:
+        if not keys:
+            return []
         found = {row[0] for row in self.cypher("MATCH (n:Entity) WHERE n.key IN $keys RETURN n.key", {"keys": keys})}
         return [k for k in keys if k in found]
 
