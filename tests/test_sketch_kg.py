@@ -144,6 +144,15 @@ def test_render_cypher_inlines_parameters_as_literals():
         render_cypher("MATCH (n {key: $key}) RETURN n", {})
 
 
+def test_sketch_and_kg_use_kuzu_by_default():
+    # the paper reads its graph with Cypher queries (SKETCH §3.2.2.1): Kùzu is the default store
+    from rag_lab.methods.baselines.config import KGConfig
+    from rag_lab.methods.sketch.config import SketchConfig
+
+    assert SketchConfig().graph_store == "kuzu" and KGConfig().graph_store == "kuzu"
+    assert SketchConfig(graph_store="networkx").graph_store == "networkx"
+
+
 def test_unknown_store_name():
     with pytest.raises(ValueError, match="unknown graph_store"):
         make_graph_store("neo4j")

@@ -66,6 +66,7 @@ def test_setting_note_names_data_metric_and_model_of_the_run():
     assert "data: qasper-dev (5 documents, 40 questions) against the paper's QASPER" in judged
     assert "metric: all four RAGAS metrics are judged by openai:gpt-4o-mini" in judged
     assert "model: openai:gpt-4o-mini does every LLM job" in judged
-    assert "not the same text" in setting_note("italian_cuisine", 3, 20, "offline", None)
+    assert "data: italian_cuisine (3 documents, 20 questions) was written for rag_lab after the paper's own Italian " \
+           "Cuisine corpus (three files" in setting_note("italian_cuisine", 3, 20, "offline", None)
     assert "the paper reports no retrieval metrics" in setting_note("italian_cuisine", 3, 20, "offline", None,
                                                                     retrieval_table=True)
