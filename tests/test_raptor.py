@@ -181,7 +181,8 @@ def test_raptor_retriever_collapsed_tree(embedder):
     scores = [h.score for h in ret.hits]
     assert scores == sorted(scores, reverse=True) and {h.via for h in ret.hits} <= {"leaf", "summary-L1", "summary-L2"}
     # the budget of 60 cl100k tokens ends the list where the next node in cosine order would pass it
-    rank = sorted(range(len(r.chunks)), key=lambda i: -float(r.vectors[i] @ embedder.encode_one("Where is pesto from?")))
+    qvec = embedder.encode_one("Where is pesto from?")
+    rank = sorted(range(len(r.chunks)), key=lambda i: -float(r.vectors[i] @ qvec))
     used, expected = 0, 0
     for i in rank:
         if used + r.node_tokens[i] > 60:

@@ -124,7 +124,8 @@ def test_kuzu_records_the_cypher_of_a_neighbourhood_query(tmp_path):
         {"keys": ["abruzzo", "milan", "risotto alla milanese", "saffron"]}]
     assert "RELATES* SHORTEST 1..2" in sub.queries[1]["cypher"]
     assert render_cypher(sub.queries[1]["cypher"], sub.queries[1]["parameters"]).startswith(
-        "MATCH (s:Entity)-[p:RELATES* SHORTEST 1..2]-(t:Entity) WHERE s.key IN ['saffron'] AND NOT t.key IN ['saffron']")
+        "MATCH (s:Entity)-[p:RELATES* SHORTEST 1..2]-(t:Entity) "
+        "WHERE s.key IN ['saffron'] AND NOT t.key IN ['saffron']")
     # rows come back as before; statements outside a neighbourhood query are not recorded
     rows = store.cypher("MATCH (n:Entity) WHERE n.key IN $keys RETURN n.key ORDER BY n.key", {"keys": ["milan"]})
     assert rows == [["milan"]] and store.neighbourhood(["nowhere"], 1).queries == [

@@ -35,7 +35,7 @@ import numpy as np
 from ...retrievers import Retriever, register
 from ...types import Chunk, Cost, Document, Hit, Retrieval
 from .config import RaptorConfig
-from .raptor_cluster import LayerClustering, cluster_layer  # noqa: F401  (re-exported for callers)
+from .raptor_cluster import LayerClustering
 from .raptor_tree import Summarize, Tree, build_tree, levels_table
 
 

@@ -111,7 +111,8 @@ def setting_note(dataset_name: str, n_documents: int, n_questions: int, reasoner
                  "RAPTOR's summaries (extractive) and the answers")
     else:
         model = f"{reasoner} does every LLM job"
-    return f"Not like-for-like with the paper — data: {data}; metric: {metric}; model: {model} (paper: {PAPER_MODELS})."
+    return (f"Not like-for-like with the paper — data: {data}; metric: {metric}; model: {model} "
+            f"(paper: {PAPER_MODELS}).")
 
 
 def _verdict(diff: float, tolerance: float) -> str:
