@@ -1,15 +1,90 @@
+"""Notebook 01 end to end on three questions: every table is written, holds every method, keeps its
+values in range, sets the paper's numbers down as transcribed and names the reasoner; the worked
+question shows the Cypher it sent to Kùzu."""
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
 import pytest
 
 from conftest import assert_captions_name_reasoners, run_notebook_smoke
+from rag_lab.methods.sketch.paper import METHOD_ORDER, PAPER_COLUMNS, paper_table
 
 pytestmark = pytest.mark.notebook
 
 
-def test_sketch_notebook_runs(tmp_path):
+def in_unit_interval(frame: pd.DataFrame) -> bool:
+    values = frame.to_numpy(dtype=float).ravel()
+    return all(math.isnan(v) or 0.0 <= v <= 1.0 for v in values)
+
+
+def test_sketch_notebook_tables(tmp_path):
     manifest = run_notebook_smoke("01_sketch", {"limit": 3, "ks": [1, 3, 5], "raptor_levels": 2}, tmp_path)
-    files = {p.rsplit("/", 1)[-1] for p in manifest["notebooks"][0]["files"]}
+    entry = manifest["notebooks"][0]
+    paths = {Path(p).name: Path(p) for p in entry["files"]}
     expected = {"knowledge_graph.png", "knowledge_graph.html", "worked_query_subgraph.png", "approaches_bars.png",
-                "retrieval_metrics.csv", "table1_ours_vs_paper.md", "paper_table4.csv", "index_stats.csv"}
-    expected |= {f"heatmap_{m}.png" for m in ("naive", "semantic", "kg", "raptor", "sketch")}
-    assert expected <= files, expected - files
+                "retrieval_metrics.csv", "build_costs.csv", "index_stats.csv", "raptor_tree.csv",
+                "ours_paper_columns.csv", "table1_ours_vs_paper.csv", "table1_ours_vs_paper.md"}
+    expected |= {f"paper_table{n}.csv" for n in (1, 2, 3, 4)}
+    expected |= {f"heatmap_{m}.png" for m in METHOD_ORDER}
+    assert expected <= set(paths), expected - set(paths)
+
+    def read(name, **kw):
+        return pd.read_csv(paths[name], index_col=0, **kw)
+
+    def caption(name):
+        return paths[name].with_suffix(".md").read_text(encoding="utf-8").splitlines()[0]
+
+    # our retrieval metrics: every method, every value a rate in [0, 1]
+    retrieval = read("retrieval_metrics.csv")
+    assert sorted(retrieval.index) == sorted(METHOD_ORDER) and len(retrieval.columns) > 0
+    assert retrieval.notna().all().all() and in_unit_interval(retrieval)
+    assert "answers by: offline" in caption("retrieval_metrics.csv")
+    assert "RAPTOR summaries: extractive (offline reasoner)" in caption("retrieval_metrics.csv")
+
+    # build costs: counts and seconds never negative; every method indexed something; no LLM offline
+    costs = read("build_costs.csv")
+    assert sorted(costs.index) == sorted(METHOD_ORDER) and (costs >= 0).all().all()
+    assert (costs["chunks"] > 0).all() and (costs["build_llm_calls"] == 0).all()
+    assert "answers by: offline" in caption("build_costs.csv")
+    stats = read("index_stats.csv")
+    assert (stats.iloc[:, 0] >= 0).all() and "kuzu" in caption("index_stats.csv")     # Kùzu by default
+
+    # ours in the paper's five columns: no judge, so faithfulness and answer relevancy are unscored
+    ours = read("ours_paper_columns.csv")
+    assert list(ours.index) == METHOD_ORDER and list(ours.columns) == PAPER_COLUMNS and in_unit_interval(ours)
+    assert ours[["answer_relevancy", "faithfulness"]].isna().all().all()
+    assert ours[["context_precision", "context_recall"]].notna().all().all()
+
+    # Table 1 beside ours: the paper's columns are the transcribed numbers, the difference is ours - paper
+    side = pd.read_csv(paths["table1_ours_vs_paper.csv"], index_col=0, header=[0, 1])
+    assert list(side.index) == METHOD_ORDER
+    for column in PAPER_COLUMNS:
+        assert side[(column, "paper-reported")].tolist() == paper_table(1)[column].tolist(), column
+        for method in METHOD_ORDER:
+            mine, theirs, diff = (side.loc[method, (column, part)] for part in ("ours", "paper-reported", "difference"))
+            assert (math.isnan(mine) and math.isnan(diff)) or diff == pytest.approx(mine - theirs, abs=0.0011)
+    assert "answers by: offline" in caption("table1_ours_vs_paper.csv") and "paper-reported" in caption(
+        "table1_ours_vs_paper.csv")
+    for n in (1, 2, 3, 4):
+        transcribed = read(f"paper_table{n}.csv")
+        assert transcribed.equals(paper_table(n)), n
+        assert "paper-reported" in caption(f"paper_table{n}.csv")
+
+    # RAPTOR's tree: leaves first, every level smaller than the one below, at most raptor_levels = 2
+    # summary levels; the caption says the summaries are extractive
+    tree = read("raptor_tree.csv")
+    assert list(tree.index) == list(range(len(tree))) and 2 <= len(tree) <= 3
+    assert (tree["nodes"] > 0).all() and tree["nodes"].is_monotonic_decreasing and tree["nodes"].is_unique
+    assert (tree.drop(columns="nodes").fillna(0) >= 0).all().all()
+    assert "extractive (offline reasoner)" in caption("raptor_tree.csv") and "index built by: offline" in caption(
+        "raptor_tree.csv")
+
+    # the worked question printed the Cypher it sent, and every table has its not-like-for-like sentence
+    executed = json.loads((tmp_path / "runs" / manifest["run_id"] / entry["output"]).read_text(encoding="utf-8"))
+    printed = "".join(t for c in executed["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+                      for t in o.get("text", []))
+    assert "graph store: kuzu" in printed and "MATCH (s:Entity)-[p:RELATES* SHORTEST 1.." in printed
+    assert printed.count("Not like-for-like with the paper") == 2 and "Not RAPTOR's own setting" in printed
     assert_captions_name_reasoners(manifest, paper_only=tuple(f"paper_table{n}" for n in range(1, 5)))

@@ -1,93 +1,206 @@
-"""RAPTOR on a toy set: tree levels, cluster membership and summary chunks, with hand-made vectors
-(two tight groups far apart) and a table reasoner whose summary is "S(" + texts joined + ")"."""
+"""RAPTOR on small synthetic inputs whose right answer is known: BIC on Gaussian blobs, a layer's
+clusters following well separated blobs, the soft-membership threshold, re-clustering of
+oversized clusters, the collapsed tree's token budget, the tree's levels, determinism."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from rag_lab.methods.baselines import raptor_tree
 from rag_lab.methods.baselines.config import RaptorConfig
-from rag_lab.methods.baselines.raptor import RaptorRetriever, build_tree, cluster_layer
+from rag_lab.methods.baselines.raptor import RaptorRetriever, collapsed_tree, summary_kind
+from rag_lab.methods.baselines.raptor_cluster import (LayerClustering, best_mixture, cluster_layer, soft_clusters,
+                                                      umap_reduce)
+from rag_lab.methods.baselines.raptor_tree import build_tree
+from rag_lab.reasoning.offline import OfflineReasoner
 from rag_lab.types import Chunk, Document
 from sketch_fakes import TableReasoner
 
-# five points around (1, 0) and five around (0, 1), each a plus-shaped spread of 0.05
-OFFSETS = [(0, 0), (0.05, 0), (-0.05, 0), (0, 0.05), (0, -0.05)]
-LEAVES = [Chunk(f"{g}{i}", f"doc-{g}", f"{g}{i} text", 10 * i, 10 * i + 7) for g in "ab" for i in range(5)]
-VECTORS = np.array([(1 + dx, dy) for dx, dy in OFFSETS] + [(dx, 1 + dy) for dx, dy in OFFSETS])
+
+def blobs(n_blobs: int, per: int, seed: int, dim: int = 32, spread: float = 0.05) -> np.ndarray:
+    """``per`` points around each of the first ``n_blobs`` unit axes (pairwise distance ~1.41,
+    spread 0.05 per coordinate, i.e. ~0.4 across a blob in 32 dimensions): well separated."""
+    rng = np.random.default_rng(seed)
+    return np.vstack([np.eye(dim)[b] + rng.normal(0, spread, (per, dim)) for b in range(n_blobs)])
+
+
+@pytest.mark.parametrize("n_blobs", [2, 3])
+def test_bic_counts_gaussian_blobs(n_blobs):
+    # 50 points per blob, sd 0.1, centres 5 apart, in 2-D. Another component costs 6 parameters,
+    # 6 ln(n) ~ 30 of BIC. One Gaussian over two blobs must stretch its variance along the line
+    # between them from 0.01 to ~6, losing ~ (100 / 2) ln(600) ~ 320 nats (640 of BIC); splitting
+    # a true Gaussian blob gains only noise. So the lowest BIC is at k = number of blobs.
+    rng = np.random.default_rng(n_blobs)
+    centres = [(0, 0), (5, 0), (0, 5)][:n_blobs]
+    points = np.vstack([np.array(c) + rng.normal(0, 0.1, (50, 2)) for c in centres])
+    mixture = best_mixture(points, max_clusters=50, seed=0)
+    assert mixture.k == n_blobs
+    assert list(mixture.bics) == list(range(1, 50))                  # k = 1 .. min(50, n) - 1, as RAPTOR's code
+    assert sorted(soft_clusters(mixture.probs, 0.1)) == [list(range(50 * b, 50 * (b + 1))) for b in range(n_blobs)]
+    with pytest.raises(ValueError, match="needs more than 2 points"):
+        best_mixture(points[:2], 50, 0, min_k=2)
+
+
+@pytest.mark.parametrize("n_blobs", [2, 3])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_layer_clusters_are_the_blobs(n_blobs, seed):
+    # Six points per blob: the global UMAP's kNN graph (n_neighbors = int(sqrt(n - 1)) = 3 or 4 < 6)
+    # falls apart into one piece per blob, which UMAP lays out apart, and a global cluster of
+    # 6 <= reduce_dim + 1 nodes is not split by a local stage. Every token count is below the
+    # cluster limit, so nothing is re-clustered: the clusters are exactly the blobs.
+    layer = cluster_layer(blobs(n_blobs, 6, seed), [100] * (6 * n_blobs), RaptorConfig(seed=seed))
+    assert layer.clusters == [list(range(6 * b, 6 * (b + 1))) for b in range(n_blobs)]
+    assert layer.global_k == n_blobs and layer.local_ks == [1] * n_blobs and layer.reclustered == 0
+
+
+def test_soft_membership_threshold():
+    probs = np.array([[0.85, 0.15, 0.00],
+                      [0.50, 0.45, 0.05],
+                      [0.10, 0.10, 0.80],     # exactly at the threshold: not a member ("exceeds")
+                      [0.92, 0.08, 0.00]])
+    # component 0: rows 0, 1, 3 (most likely there); component 1: rows 0 (0.15) and 1 (0.45);
+    # component 2: row 2 only
+    assert soft_clusters(probs, 0.1) == [[0, 1, 3], [0, 1], [2]]
+    assert soft_clusters(probs, 0.1, hard=True) == [[0, 1, 3], [2]]     # component 1 is nobody's best: dropped
+    # twelve equal posteriors (1/12 < 0.1): the node still joins its most likely component (the first)
+    assert soft_clusters(np.full((1, 12), 1 / 12), 0.1) == [[0]]
+    with pytest.raises(ValueError, match="matrix"):
+        soft_clusters(np.array([0.5, 0.5]), 0.1)
+
+
+def test_oversized_clusters_are_clustered_again():
+    # two blobs of six 100-token nodes, limit 350: each blob (600 tokens) is too long for the
+    # summariser and is clustered again until every cluster is one node or at most 3 nodes
+    vectors = blobs(2, 6, seed=0)
+    layer = cluster_layer(vectors, [100] * 12, RaptorConfig(max_cluster_tokens=350))
+    assert layer.reclustered >= 2
+    assert sorted({i for c in layer.clusters for i in c}) == list(range(12))
+    for members in layer.clusters:
+        assert len({i // 6 for i in members}) == 1, members            # never across the two blobs
+        assert len(members) == 1 or 100 * len(members) <= 350, members
+
+
+def test_indivisible_oversized_cluster_is_split_by_force():
+    # two nodes: too few to reduce, so they are one cluster; 2 x 400 tokens > 500, and clustering
+    # them again returns them whole, so the forced split gives one cluster each
+    layer = cluster_layer(np.array([[1.0, 0.0], [0.0, 1.0]]), [400, 400], RaptorConfig(max_cluster_tokens=500))
+    assert layer.clusters == [[0], [1]] and layer.forced_splits == 1
+    assert cluster_layer(np.array([[1.0, 0.0], [0.0, 1.0]]), [400, 400], RaptorConfig()).clusters == [[0, 1]]
+    with pytest.raises(ValueError, match="got 1 token counts for 2 vectors"):
+        cluster_layer(np.zeros((2, 2)), [1], RaptorConfig())
+
+
+def test_fixed_seed_gives_the_same_clusters():
+    vectors = blobs(3, 8, seed=5)
+    first = cluster_layer(vectors, [100] * 24, RaptorConfig(seed=7))
+    again = cluster_layer(vectors, [100] * 24, RaptorConfig(seed=7))
+    assert first.clusters == again.clusters and first.global_bics == again.global_bics
+    np.testing.assert_array_equal(umap_reduce(vectors, 10, 4, seed=3), umap_reduce(vectors, 10, 4, seed=3))
+    assert umap_reduce(vectors, 10, 4, seed=3).shape == (24, 10)
+    assert umap_reduce(vectors[:5], 10, 4, seed=3).shape == (5, 3)     # at most n - 2 dimensions
+    with pytest.raises(ValueError, match="at least 3 points"):
+        umap_reduce(vectors[:2], 10, 4, seed=3)
+
+
+def test_collapsed_tree_token_budget():
+    tokens = [50, 60, 70, 30]
+    assert collapsed_tree(tokens, 180, 10) == (3, "budget")   # 50 + 60 + 70 = 180 fits exactly; +30 would not
+    assert collapsed_tree(tokens, 179, 10) == (2, "budget")   # 180 > 179: the third node ends the list
+    assert collapsed_tree(tokens, 180, 2) == (2, "k")
+    assert collapsed_tree(tokens, 1000, 10) == (4, "all nodes")
+    assert collapsed_tree([200, 10], 180, 10) == (0, "budget")  # RAPTOR does not skip to shorter nodes
+    with pytest.raises(ValueError, match="budget and k must be positive"):
+        collapsed_tree(tokens, 0, 3)
+
+
+# three blobs of six leaves; a summary sits on its blob's axis (all three summaries: one layer of
+# 3 <= reduce_dim + 1 nodes, where the tree stops)
+LEAVES = [Chunk(f"{g}{i}", f"doc-{g}", f"{g}{i} text", 10 * i, 10 * i + 7) for g in "abc" for i in range(6)]
 
 
 def embed_summary(texts):
-    """A summary sits on its group's centre: "S(a…" at (1, 0), "S(b…" at (0, 1), the root between."""
-    centre = {"S(a": (1.0, 0.0), "S(b": (0.0, 1.0)}
-    return np.array([centre.get(t[:3], (0.5, 0.5)) for t in texts])
+    return np.array([np.eye(32)["abc".index(t[2])] for t in texts])
 
 
 def summarize(texts):
     return "S(" + "|".join(texts) + ")"
 
 
-def test_bic_picks_the_two_groups():
-    c = cluster_layer(VECTORS, RaptorConfig(seed=0))
-    # 10 points in 2-D (dim = min(10, 10 // 4, 2) = 2); k from ceil(10/10) = 1 upwards.
-    # One Gaussian must stretch over both groups (variance ~0.25 along the line between them);
-    # two fit the two groups with variance ~0.001 each, a far higher likelihood for 6 more
-    # parameters (BIC -42.2 against -7.7). Splitting a group further gains less than its 6
-    # parameters cost (k = 3, clusters of 5, 3 and 2: BIC -41.4); from k = 4 on the mixtures
-    # owe their lower BIC (-52.0) to one-point components, which are inadmissible. The scan
-    # stops 5 k after the last improvement (k = 7).
-    assert c.dim == 2 and c.k == 2
-    assert c.bics[2] < c.bics[1] and c.bics[2] < c.bics[3] and c.bics[4] < c.bics[2]
-    assert max(c.bics) == 7
-    assert c.clusters == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+def words(text):
+    return len(text.split())
 
 
-def test_tree_levels_and_membership():
-    summaries, vectors, clusterings = build_tree(LEAVES, VECTORS, embed_summary, summarize, RaptorConfig(levels=3))
-    # level 1: the two groups; level 2: two nodes -> k can only be 1 -> one root; level 3: one node, stop
-    assert [(s.id, s.meta["level"], s.meta["children"]) for s in summaries] == [
-        ("raptor-L1-0", 1, ["a0", "a1", "a2", "a3", "a4"]),
-        ("raptor-L1-1", 1, ["b0", "b1", "b2", "b3", "b4"]),
-        ("raptor-L2-0", 2, ["raptor-L1-0", "raptor-L1-1"]),
-    ]
-    assert summaries[0].text == "S(a0 text|a1 text|a2 text|a3 text|a4 text)"
-    assert summaries[2].meta["source_chunk_ids"] == [c.id for c in LEAVES]
-    assert [(s.start, s.end) for s in summaries] == [(-1, -1)] * 3
-    assert summaries[1].doc_id == "doc-b" and summaries[1].meta["doc_ids"] == ["doc-b"]
-    # the root's leaves tie 5-5 between the documents: the first document wins
-    assert summaries[2].doc_id == "doc-a" and summaries[2].meta["doc_ids"] == ["doc-a", "doc-b"]
-    assert vectors.shape == (3, 2) and [c.k for c in clusterings] == [2, 1]
-    # levels=1 stops after the first layer of summaries
-    one, _, _ = build_tree(LEAVES, VECTORS, embed_summary, summarize, RaptorConfig(levels=1))
-    assert [s.id for s in one] == ["raptor-L1-0", "raptor-L1-1"]
+def test_tree_levels_children_and_stop():
+    tree = build_tree(LEAVES, blobs(3, 6, seed=0), embed_summary, summarize, words, RaptorConfig())
+    assert [(s.id, s.meta["level"], s.meta["children"]) for s in tree.summaries] == [
+        (f"raptor-L1-{b}", 1, [f"{g}{i}" for i in range(6)]) for b, g in enumerate("abc")]
+    assert tree.summaries[0].text == "S(" + "|".join(f"a{i} text" for i in range(6)) + ")"
+    assert [(s.start, s.end, s.doc_id, s.meta["doc_ids"]) for s in tree.summaries] == [
+        (-1, -1, f"doc-{g}", [f"doc-{g}"]) for g in "abc"]
+    assert tree.summaries[1].meta["source_chunk_ids"] == [f"b{i}" for i in range(6)]
+    assert tree.vectors.shape == (3, 32) and len(tree.clusterings) == 1
+    assert tree.stop_reason.startswith("level 1 has 3 node(s), at most reduce_dim + 1 = 11")
+    rows = raptor_tree.levels_table(tree, len(LEAVES))
+    assert rows[0] == {"level": 0, "nodes": 18, "global clusters (BIC)": 3, "local clusters": 3,
+                       "re-clustered (too long)": 0, "clusters summarised": 3}
+    assert rows[1] == {"level": 1, "nodes": 3}
+    none = build_tree(LEAVES, blobs(3, 6, seed=0), embed_summary, summarize, words, RaptorConfig(levels=0))
+    assert none.summaries == [] and none.vectors.shape == (0, 32) and none.stop_reason == "reached levels = 0"
+    with pytest.raises(ValueError, match="got 3 vectors for 18 leaves"):
+        build_tree(LEAVES, blobs(3, 1, seed=0), embed_summary, summarize, words, RaptorConfig())
 
 
-def test_singletons_move_up_unsummarised():
-    # three points: two together, one far away. dim = max(1, min(10, 3 // 4)) = 1; k in 1..2.
-    # k = 2 gives [0, 1] and [2]: a one-point component, inadmissible, so k = 1 (all three together).
-    c = cluster_layer(np.array([(1.0, 0.0), (0.99, 0.01), (0.0, 1.0)]), RaptorConfig(seed=0))
-    assert c.k == 1 and c.clusters == [[0, 1, 2]]
-    with pytest.raises(ValueError, match="got 3 vectors for 10 leaves"):
-        build_tree(LEAVES, VECTORS[:3], embed_summary, summarize, RaptorConfig())
+def test_tree_stops_when_clustering_does_not_shrink_the_layer(monkeypatch):
+    monkeypatch.setattr(raptor_tree, "cluster_layer",
+                        lambda vectors, tokens, config: LayerClustering([[i] for i in range(len(vectors))]))
+    tree = build_tree(LEAVES, blobs(3, 6, seed=0), embed_summary, summarize, words, RaptorConfig())
+    assert tree.summaries == [] and tree.stop_reason == "clustering level 0 gave as many clusters as nodes (18)"
+
+
+SENTENCES = {   # fourteen one-sentence documents on three topics (more than reduce_dim + 1 leaves)
+    "p": ["Pesto comes from Genoa.", "Genoese pesto needs basil and pine nuts.", "Pecorino goes into pesto.",
+          "Ligurian cooks pound pesto in a mortar.", "Trofie are served with pesto."],
+    "r": ["Saffron colours risotto alla milanese.", "Risotto is stirred slowly with broth.",
+          "Carnaroli rice suits risotto.", "Milanese risotto is finished with butter."],
+    "m": ["Milan is the capital of Lombardy.", "Milan has a gothic cathedral.", "La Scala is an opera house in Milan.",
+          "Milan hosts a large design fair.", "The Navigli are canals of Milan."],
+}
+DOCS = [Document(f"{t}{i}", text) for t, texts in SENTENCES.items() for i, text in enumerate(texts)]
 
 
 def test_raptor_retriever_collapsed_tree(embedder):
-    docs = [Document("a", "Saffron colours risotto alla milanese. Cooks in Milan stir it slowly."),
-            Document("b", "Milan is the capital of Lombardy. The city has many old trattorias."),
-            Document("c", "Pesto comes from Genoa. It needs basil, pine nuts and pecorino.")]
     reasoner = TableReasoner()
-    r = RaptorRetriever(reasoner=reasoner, embedder=embedder, levels=2).build(docs)
-    # three one-piece leaves -> dim 1, k in 1..2; whatever k is chosen, every summary is a derived
-    # chunk over leaves, indexed together with the leaves
+    r = RaptorRetriever(reasoner=reasoner, embedder=embedder, context_tokens=60).build(DOCS)
     leaves = [c for c in r.chunks if c.is_span]
     summaries = [c for c in r.chunks if not c.is_span]
-    assert [c.doc_id for c in leaves] == ["a", "b", "c"] and summaries
-    assert r.tree_levels()[0] == 3 and sum(r.tree_levels()) == len(r.chunks) == len(r.index)
+    assert len(leaves) == 14 and summaries and r.tree_levels()[0] == 14
+    assert sum(r.tree_levels()) == len(r.chunks) == len(r.index) == len(r.node_tokens)
     assert reasoner.usage.per_job["summarize"].llm_calls == len(summaries) == r.build_cost.llm_calls
-    ret = r.retrieve("Where is pesto from?", 10)
-    assert len(ret.hits) == len(r.chunks)                              # collapsed tree: every node
-    assert [h.score for h in ret.hits] == sorted((h.score for h in ret.hits), reverse=True)
-    assert {h.via for h in ret.hits} <= {"leaf", "summary-L1", "summary-L2"}
-    planned = r.planned_llm_calls(docs)
-    assert [job for job, _ in planned] == ["summarize"] * len(summaries)
-    with pytest.raises(ValueError, match="max_cluster_size must be a positive number"):
-        RaptorRetriever(max_cluster_size=0)
+    assert [job for job, _ in r.planned_llm_calls(DOCS)] == ["summarize"] * len(summaries)
+    ret = r.retrieve("Where is pesto from?", len(r.chunks))
+    scores = [h.score for h in ret.hits]
+    assert scores == sorted(scores, reverse=True) and {h.via for h in ret.hits} <= {"leaf", "summary-L1", "summary-L2"}
+    # the budget of 60 cl100k tokens ends the list where the next node in cosine order would pass it
+    qvec = embedder.encode_one("Where is pesto from?")
+    rank = sorted(range(len(r.chunks)), key=lambda i: -float(r.vectors[i] @ qvec))
+    used, expected = 0, 0
+    for i in rank:
+        if used + r.node_tokens[i] > 60:
+            break
+        used, expected = used + r.node_tokens[i], expected + 1
+    assert len(ret.hits) == expected and ret.trace["stopped_by"] == "budget" and ret.trace["context_tokens"] == used
+    two = r.retrieve("Where is pesto from?", 2)
+    assert [h.chunk.id for h in two.hits] == [h.chunk.id for h in ret.hits[:2]] and two.trace["stopped_by"] == "k"
+    assert r.summary_kind() == "abstractive (table)"
+    assert r.setting_note().endswith("summaries: abstractive (table) (RAPTOR: gpt-3.5-turbo, abstractive).")
+    assert summary_kind(OfflineReasoner(embedder)) == "extractive (offline reasoner)"
+    assert [row["level"] for row in r.tree_table()] == list(range(len(r.tree_levels())))
+
+
+def test_raptor_config_checks():
+    with pytest.raises(ValueError, match="local_neighbors must be an integer >= 2"):
+        RaptorRetriever(local_neighbors=1)
+    with pytest.raises(ValueError, match="max_clusters must be an integer >= 2"):
+        RaptorRetriever(max_clusters=1)
+    with pytest.raises(ValueError, match="context_tokens must be a positive number"):
+        RaptorRetriever(context_tokens=0)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag_lab.methods.sketch.graph_stores import Edge, KuzuGraphStore, Node, make_graph_store
+from rag_lab.methods.sketch.graph_stores import (Edge, KuzuGraphStore, Node, Subgraph, make_graph_store,
+                                                render_cypher)
 from rag_lab.methods.sketch.knowledge_graph import KnowledgeGraph, entity_key, graph_records, shortest_paths
 from rag_lab.reasoning import Triple
 from rag_lab.types import Chunk
@@ -109,6 +110,48 @@ def test_store_rejects_dangling_edges_and_repeated_nodes(name, tmp_path):
     with pytest.raises(ValueError, match="already holds node"):
         s.add([Node("a", "A again")], [])
     s.close()
+
+
+def test_kuzu_records_the_cypher_of_a_neighbourhood_query(tmp_path):
+    store = make_graph_store("kuzu", path=tmp_path / "kg")
+    store.add(*graph_records(C, TRIPLES))
+    sub = store.neighbourhood(["saffron", "unknown"], 2)
+    # three statements, in order: which seeds are nodes, the hop distances (the bound 2 is written
+    # into the pattern), the relations touching nodes nearer than 2 hops, then the reached nodes
+    assert [q["parameters"] for q in sub.queries] == [
+        {"keys": ["saffron", "unknown"]}, {"seeds": ["saffron"]},
+        {"inner": ["abruzzo", "risotto alla milanese", "saffron"]},
+        {"keys": ["abruzzo", "milan", "risotto alla milanese", "saffron"]}]
+    assert "RELATES* SHORTEST 1..2" in sub.queries[1]["cypher"]
+    assert render_cypher(sub.queries[1]["cypher"], sub.queries[1]["parameters"]).startswith(
+        "MATCH (s:Entity)-[p:RELATES* SHORTEST 1..2]-(t:Entity) "
+        "WHERE s.key IN ['saffron'] AND NOT t.key IN ['saffron']")
+    # rows come back as before; statements outside a neighbourhood query are not recorded
+    rows = store.cypher("MATCH (n:Entity) WHERE n.key IN $keys RETURN n.key ORDER BY n.key", {"keys": ["milan"]})
+    assert rows == [["milan"]] and store.neighbourhood(["nowhere"], 1).queries == [
+        {"cypher": sub.queries[0]["cypher"], "parameters": {"keys": ["nowhere"]}}]
+    assert store.neighbourhood([], 1) == Subgraph() and store.neighbourhood([], 1).queries == []   # nothing sent
+    on_networkx = make_graph_store("networkx")
+    on_networkx.add(*graph_records(C, TRIPLES))
+    assert on_networkx.neighbourhood(["saffron"], 2).queries == [] and on_networkx.neighbourhood(["saffron"], 2) == sub
+    store.close()
+
+
+def test_render_cypher_inlines_parameters_as_literals():
+    assert render_cypher("MATCH (n {key: $key}) WHERE n.x IN $xs AND n.k = $k RETURN n",
+                         {"key": "it's", "xs": ["a", "b\\c"], "k": 2}) == \
+        "MATCH (n {key: 'it\\'s'}) WHERE n.x IN ['a', 'b\\\\c'] AND n.k = 2 RETURN n"
+    with pytest.raises(KeyError, match="no value for parameter \\$key"):
+        render_cypher("MATCH (n {key: $key}) RETURN n", {})
+
+
+def test_sketch_and_kg_use_kuzu_by_default():
+    # the paper reads its graph with Cypher queries (SKETCH §3.2.2.1): Kùzu is the default store
+    from rag_lab.methods.baselines.config import KGConfig
+    from rag_lab.methods.sketch.config import SketchConfig
+
+    assert SketchConfig().graph_store == "kuzu" and KGConfig().graph_store == "kuzu"
+    assert SketchConfig(graph_store="networkx").graph_store == "networkx"
 
 
 def test_unknown_store_name():

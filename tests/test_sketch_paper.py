@@ -6,7 +6,8 @@ import math
 import pandas as pd
 import pytest
 
-from rag_lab.methods.sketch.paper import f1, findings, leaders, ours_in_paper_columns, paper_table, table_number_for
+from rag_lab.methods.sketch.paper import (f1, findings, leaders, ours_in_paper_columns, paper_table, setting_note,
+                                         table_number_for)
 
 
 @pytest.mark.parametrize("number", [1, 2, 3, 4])
@@ -54,3 +55,18 @@ def test_leaders():
     # Table 1: KG and SKETCH tie on answer relevancy (0.94)
     assert leaders(paper_table(1)[["answer_relevancy"]], "paper") == \
         "Highest per column, paper: answer relevancy: kg = sketch (0.940)."
+
+
+def test_setting_note_names_data_metric_and_model_of_the_run():
+    note = setting_note("ml_encyclopedia", 10, 18, "offline", None)
+    assert note.startswith("Not like-for-like with the paper — data: ml_encyclopedia (10 documents, 18 questions) "
+                           "is none of the paper's datasets; metric: with no judge configured, context precision")
+    assert "model: the offline reasoner" in note and "GPT-3.5-turbo-16k judged" in note
+    judged = setting_note("qasper-dev", 5, 40, "openai:gpt-4o-mini", "openai:gpt-4o-mini")
+    assert "data: qasper-dev (5 documents, 40 questions) against the paper's QASPER" in judged
+    assert "metric: all four RAGAS metrics are judged by openai:gpt-4o-mini" in judged
+    assert "model: openai:gpt-4o-mini does every LLM job" in judged
+    assert "data: italian_cuisine (3 documents, 20 questions) was written for rag_lab after the paper's own Italian " \
+           "Cuisine corpus (three files" in setting_note("italian_cuisine", 3, 20, "offline", None)
+    assert "the paper reports no retrieval metrics" in setting_note("italian_cuisine", 3, 20, "offline", None,
+                                                                    retrieval_table=True)

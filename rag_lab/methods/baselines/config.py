@@ -42,21 +42,29 @@ class KGConfig(SketchConfig):
 
 @dataclass(frozen=True)
 class RaptorConfig(Config):
-    chunk_size: int = 100                # RAPTOR §3: leaves are contiguous texts of 100 tokens
-    chunk_overlap: int = 0               # ours, as RAPTOR's code: leaves do not overlap
-    levels: int = 3                      # ours: at most three summary layers (fewer when a layer stops shrinking)
-    reduce_dim: int = 10                 # RAPTOR's code reduces to 10 dimensions before clustering (UMAP; PCA here)
-    max_cluster_size: int = 10           # ours: bounds how few clusters BIC may choose (RAPTOR re-clusters big ones)
-    max_clusters: int = 50               # RAPTOR's code: BIC compares mixtures of up to 50 components
-    membership_threshold: float = 0.1    # RAPTOR's code: soft membership at posterior >= 0.1
-    patience: int = 5                    # ours: the BIC scan stops after 5 k in a row without improvement
-    summary_words: int = 100             # ours: summary length asked of the reasoner
-    seed: int = 0                        # ours: seeds PCA and the Gaussian mixtures
+    """RAPTOR's knobs: the paper (Sarthi et al. 2024) where it gives a value, else the authors' code
+    (parthsarthi03/raptor), else ours. Token counts are cl100k_base tokens, as RAPTOR's code counts."""
+
+    chunk_size: int = 100                # RAPTOR §3: leaves are contiguous texts of 100 tokens (MiniLM tokens here)
+    chunk_overlap: int = 0               # RAPTOR's code: leaves do not overlap
+    levels: int = 5                      # RAPTOR's code (TreeBuilderConfig.num_layers): at most 5 summary layers
+    reduce_dim: int = 10                 # RAPTOR's code (reduction_dimension): UMAP to 10 dimensions
+    local_neighbors: int = 10            # RAPTOR's code (local_cluster_embeddings): UMAP n_neighbors, local stage
+    max_clusters: int = 50               # RAPTOR's code (get_optimal_clusters): BIC over k < min(50, n)
+    membership_threshold: float = 0.1    # RAPTOR's code (threshold): soft membership at posterior > 0.1
+    max_cluster_tokens: int = 3500       # RAPTOR's code (max_length_in_cluster): longer clusters are re-clustered
+    summary_words: int = 100             # RAPTOR's code asks for summaries of at most 100 tokens; we ask words
+    context_tokens: int = 2000           # RAPTOR §3 (Querying): collapsed tree up to 2000 tokens (~ top-20 nodes)
+    seed: int = 0                        # ours: seeds UMAP and the Gaussian mixtures
 
     def validate(self) -> None:
         self.check_overlap("chunk_size", "chunk_overlap")
-        self.check_integer("levels", "reduce_dim", "max_cluster_size", "max_clusters", "patience", "summary_words",
-                           "seed")
+        self.check_integer("levels", "reduce_dim", "local_neighbors", "max_clusters", "max_cluster_tokens",
+                           "summary_words", "context_tokens", "seed")
         self.check_non_negative("levels")
-        self.check_positive("reduce_dim", "max_cluster_size", "max_clusters", "patience", "summary_words")
+        self.check_positive("reduce_dim", "max_cluster_tokens", "summary_words", "context_tokens")
+        if self.local_neighbors < 2:
+            self._fail("local_neighbors", "an integer >= 2 (UMAP needs two neighbours)")
+        if self.max_clusters < 2:
+            self._fail("max_clusters", "an integer >= 2 (BIC compares k = 1 .. max_clusters - 1)")
         self.check_range("membership_threshold", 0.0, 1.0, low_open=True)

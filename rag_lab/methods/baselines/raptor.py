@@ -1,160 +1,66 @@
 """RAPTOR baseline: a tree of cluster summaries over the leaf chunks, searched as one collapsed layer.
 
 After Sarthi et al., "RAPTOR: Recursive Abstractive Processing for Tree-Organized Retrieval", as the
-SKETCH paper uses it. Leaves are recursive-splitter chunks of 100 MiniLM tokens (no overlap, as
-RAPTOR). Then, up to ``levels`` times: the current layer's embeddings are reduced, clustered by
-a Gaussian mixture whose number of components minimises BIC (scikit-learn, seeded), every
-cluster is summarised by the reasoner, and the summaries are embedded as the next layer.
-Retrieval is RAPTOR's "collapsed tree": leaves and summaries in one FAISS index, top-k by cosine.
+SKETCH paper uses it, and the authors' reference code (parthsarthi03/raptor) for settings the
+paper leaves out. Knobs: ``RaptorConfig`` (each default says where it comes from).
 
-Where we differ from RAPTOR, and why:
-- reduction: RAPTOR reduces with UMAP, which is not installed here (umap-learn is not in the
-  pinned environment). We use PCA to ``reduce_dim`` = 10 dimensions (RAPTOR's target
-  dimension), capped at n // 4 for a layer of n nodes (at least four points per dimension, so
-  a full-covariance mixture on an upper layer of a dozen summaries is not fitted in 10-D).
-- number of clusters: on PCA-reduced MiniLM vectors of one small corpus BIC alone picks a
-  single component (one summary of everything), because PCA does not pull neighbours into
-  tight clumps the way UMAP does. RAPTOR handles oversized clusters by re-clustering them; we
-  instead let BIC choose among k in [ceil(n / max_cluster_size), min(max_clusters, n - 1)]
-  (max_cluster_size 10; max_clusters 50 as RAPTOR's), one stage instead of RAPTOR's global then
-  local clustering. k is scanned upwards and the scan stops once ``patience`` (5) k in a row
-  have not improved the best BIC (the curve rises steadily past its minimum; this saves most
-  of the fits).
-- admissible mixtures: a mixture whose most-likely assignment leaves a component with fewer
-  than two nodes is not chosen. With few points in many dimensions such a collapsed
-  component's covariance shrinks to the regulariser and its likelihood explodes, so BIC would
-  reward it, and a one-node cluster would only be summarised into a near copy of that node.
-  If no k is admissible the BIC-best k is used as it is.
-- a cluster of one node is not summarised (its summary would be a near copy): the node moves
-  up to the next layer unchanged.
-- membership is soft as in RAPTOR: a node joins every cluster whose posterior is at least
-  ``membership_threshold`` (0.1), and always its most likely one.
-- collapsed-tree retrieval takes the top k nodes rather than filling a token budget, so every
-  method is compared at the same k.
+- Leaves: recursive-splitter chunks of 100 tokens, no overlap (RAPTOR §3).
+- Tree (``raptor_tree.py``): layer by layer, UMAP + global then local Gaussian mixtures chosen by
+  BIC with soft membership, oversized clusters re-clustered (``raptor_cluster.py``); every
+  cluster is summarised by the reasoner (``reasoner.summarize``) and the summaries, embedded,
+  form the next layer.
+- Querying: RAPTOR's collapsed tree (§3, "Querying"): every node of every layer is ranked by
+  cosine to the query and taken in that order until the next one would push the context past
+  ``context_tokens`` (2000, the setting RAPTOR's Figure 3 found best). ``retrieve(q, k)`` also
+  stops after k nodes, so metrics@k mean the same for RAPTOR as for every other method; the
+  budget binds only when the first k nodes are longer than it (with ~100-token nodes, from
+  k ~ 15-20). The trace says which limit stopped the list.
 
-A layer stops the tree when it has fewer than two nodes, or when the next layer would not be
-smaller. Summary chunks are derived: ``start == end == -1``,
-``meta["source_chunk_ids"]`` the leaf chunks under them, ``meta["children"]`` the nodes one
-level down, ``meta["level"]``; ``doc_id`` is the document most of their leaves come from
-(ties: the first), ``meta["doc_ids"]`` all of them.
+Where we still differ from RAPTOR, and why:
+- summaries come from the configured reasoner: an LLM's are abstractive as RAPTOR's
+  (gpt-3.5-turbo there); the offline reasoner's are extractive (the sentences nearest the
+  cluster's centroid), so tables label RAPTOR's row with ``summary_kind``;
+- leaves are measured in MiniLM tokens (the project's splitter, shared by every method), while
+  the cluster limit and the context budget count cl100k_base tokens as RAPTOR's code does
+  (``rag_lab.reasoning.tokens``);
+- the remaining choices of the clustering and the tree are listed in those modules' docstrings.
 """
 from __future__ import annotations
 
-import math
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ...retrievers import Retriever, register
 from ...types import Chunk, Cost, Document, Hit, Retrieval
 from .config import RaptorConfig
-
-Embed = Callable[[list[str]], np.ndarray]
-Summarize = Callable[[list[str]], str]
-
-
-@dataclass
-class Clustering:
-    """One layer's clustering: member rows per cluster, the k chosen and the BIC of every k tried."""
-
-    clusters: list[list[int]]
-    k: int
-    bics: dict[int, float] = field(default_factory=dict)
-    dim: int = 0
+from .raptor_cluster import LayerClustering
+from .raptor_tree import Summarize, Tree, build_tree, levels_table
 
 
-def cluster_layer(vectors: np.ndarray, config: RaptorConfig) -> Clustering:
-    """PCA, then the BIC-best admissible Gaussian mixture, then soft membership (module docstring);
-    ``config`` gives the seed, ``reduce_dim``, ``max_cluster_size``, ``max_clusters``,
-    ``membership_threshold`` and ``patience``."""
-    from sklearn.decomposition import PCA
-    from sklearn.mixture import GaussianMixture
-
-    seed, patience = config.seed, config.patience
-    vectors = np.asarray(vectors, dtype=np.float64)
-    n = len(vectors)
-    if n < 2:
-        return Clustering([[0]] if n else [], n)
-    dim = max(1, min(config.reduce_dim, n // 4, vectors.shape[1]))
-    reduced = PCA(n_components=dim, random_state=seed).fit_transform(vectors)
-    k_max = max(1, min(config.max_clusters, n - 1))
-    k_min = min(max(1, math.ceil(n / config.max_cluster_size)), k_max)
-    bics, models, best, since_best = {}, {}, None, 0
-    for k in range(k_min, k_max + 1):
-        gm = GaussianMixture(n_components=k, covariance_type="full", random_state=seed).fit(reduced)
-        bics[k], models[k] = float(gm.bic(reduced)), gm
-        admissible = np.bincount(gm.predict(reduced), minlength=k).min() >= 2
-        if admissible and (best is None or bics[k] < bics[best]):
-            best, since_best = k, 0
-        else:
-            since_best += 1
-            if since_best >= patience:
-                break
-    k = min(bics, key=lambda c: (bics[c], c)) if best is None else best
-    probs = models[k].predict_proba(reduced)
-    top = probs.argmax(axis=1)
-    clusters = [[i for i in range(n) if probs[i, j] >= config.membership_threshold or top[i] == j]
-                for j in range(k)]
-    clusters = sorted((c for c in clusters if c), key=lambda c: c[0])
-    return Clustering(clusters, k, bics, dim)
+def collapsed_tree(token_counts: Sequence[int], budget: int, k: int) -> tuple[int, str]:
+    """How many nodes, taken in the given (similarity) order, the collapsed tree keeps, and what
+    stopped it: the first node that would take the total past ``budget`` ends the list (RAPTOR's
+    rule: later, shorter nodes are not tried), and at most ``k`` are kept."""
+    if budget <= 0 or k <= 0:
+        raise ValueError(f"budget and k must be positive, got budget={budget}, k={k}")
+    total = 0
+    for n, tokens in enumerate(token_counts):
+        if n == k:
+            return n, "k"
+        if total + tokens > budget:
+            return n, "budget"
+        total += tokens
+    return len(token_counts), "all nodes"
 
 
-def _main_doc(leaves: Sequence[Chunk]) -> tuple[str, list[str]]:
-    counts = Counter(c.doc_id for c in leaves)
-    order = list(dict.fromkeys(c.doc_id for c in leaves))
-    return max(order, key=lambda d: (counts[d], -order.index(d))), order
+def summary_kind(reasoner) -> str:
+    """How the reasoner summarises: "extractive (offline reasoner)" or "abstractive (<name>)"."""
+    from ...reasoning.offline import OfflineReasoner
 
-
-def build_tree(leaves: Sequence[Chunk], leaf_vectors: np.ndarray, embed: Embed, summarize: Summarize,
-               config: RaptorConfig) -> tuple[list[Chunk], np.ndarray, list[Clustering]]:
-    """Summary chunks of every level above the leaves (at most ``config.levels``), their vectors,
-    and each level's clustering."""
-    if len(leaves) != len(leaf_vectors):
-        raise ValueError(f"got {len(leaf_vectors)} vectors for {len(leaves)} leaves")
-    leaf_ids = {c.id: i for i, c in enumerate(leaves)}
-    layer, vectors = list(leaves), np.asarray(leaf_vectors)
-    summaries: list[Chunk] = []
-    summary_vectors: list[np.ndarray] = []
-    clusterings: list[Clustering] = []
-    for level in range(1, config.levels + 1):
-        if len(layer) < 2:
-            break
-        clustering = cluster_layer(vectors, config)
-        if len(clustering.clusters) >= len(layer):
-            break
-        new_layer: list[Chunk] = []
-        new_vectors: list[np.ndarray] = []
-        made: list[Chunk] = []
-        for j, members in enumerate(clustering.clusters):
-            if len(members) == 1:                      # promoted unchanged, no summary
-                if layer[members[0]].id not in {c.id for c in new_layer}:
-                    new_layer.append(layer[members[0]])
-                    new_vectors.append(vectors[members[0]])
-                continue
-            children = [layer[i] for i in members]
-            text = summarize([c.text for c in children])
-            if not text.strip():
-                continue
-            sources = sorted({s for c in children for s in (c.meta.get("source_chunk_ids") or [c.id])},
-                             key=leaf_ids.__getitem__)
-            doc_id, doc_ids = _main_doc([leaves[leaf_ids[s]] for s in sources])
-            made.append(Chunk(id=f"raptor-L{level}-{j}", doc_id=doc_id, text=text, start=-1, end=-1,
-                              meta={"chunker": "raptor", "level": level, "children": [c.id for c in children],
-                                    "source_chunk_ids": sources, "doc_ids": doc_ids}))
-        if not made:
-            break
-        clusterings.append(clustering)
-        made_vectors = np.asarray(embed([c.text for c in made]))
-        summaries += made
-        summary_vectors += list(made_vectors)
-        if len(new_layer) + len(made) >= len(layer):
-            break
-        layer = new_layer + made
-        vectors = np.asarray(new_vectors + list(made_vectors))
-    dim = np.asarray(leaf_vectors).shape[1] if len(leaf_vectors) else 0
-    return summaries, (np.stack(summary_vectors) if summary_vectors else np.zeros((0, dim), np.float32)), clusterings
+    return "extractive (offline reasoner)" if isinstance(reasoner, OfflineReasoner) else \
+        f"abstractive ({getattr(reasoner, 'name', type(reasoner).__name__)})"
 
 
 class RaptorRetriever(Retriever):
@@ -168,7 +74,12 @@ class RaptorRetriever(Retriever):
         self.config = self.config_class.resolve(config, **overrides)
         self._reasoner, self._embedder = reasoner, embedder
         self.index = None
-        self.clusterings: list[Clustering] = []
+        self.tree: Tree | None = None
+        self.node_tokens: list[int] = []
+
+    @property
+    def clusterings(self) -> list[LayerClustering]:
+        return self.tree.clusterings if self.tree is not None else []
 
     def leaves(self, documents: Sequence[Document]) -> list[Chunk]:
         from ...chunking import chunk_documents
@@ -179,10 +90,11 @@ class RaptorRetriever(Retriever):
         self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
         return self.embedder.encode(texts)
 
-    def _tree(self, leaves: list[Chunk], summarize: Summarize):
+    def _tree(self, leaves: list[Chunk], summarize: Summarize) -> tuple[np.ndarray, Tree]:
+        from ...reasoning.tokens import count_text_tokens
+
         vectors = self._embed([c.text for c in leaves])
-        summaries, summary_vectors, clusterings = build_tree(leaves, vectors, self._embed, summarize, self.config)
-        return vectors, summaries, summary_vectors, clusterings
+        return vectors, build_tree(leaves, vectors, self._embed, summarize, count_text_tokens, self.config)
 
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
         """The summarize calls of a build in which every summary is its cluster's first
@@ -203,16 +115,18 @@ class RaptorRetriever(Retriever):
 
     def _build(self, documents: list[Document]) -> None:
         from ...index import VectorIndex
+        from ...reasoning.tokens import count_text_tokens
 
         leaves = self.leaves(documents)
         if not leaves:
             raise ValueError(f"{self.name}: the documents gave no text to index")
         before = self.reasoner.usage.copy()
         summarize = lambda texts: self.reasoner.summarize(texts, self.config.summary_words)  # noqa: E731
-        vectors, summaries, summary_vectors, self.clusterings = self._tree(leaves, summarize)
+        vectors, self.tree = self._tree(leaves, summarize)
         self.build_cost = self.build_cost + self.reasoner.usage_since(before)
-        self.chunks = leaves + summaries
-        self.vectors = np.concatenate([vectors, summary_vectors]) if len(summaries) else vectors
+        self.chunks = leaves + self.tree.summaries
+        self.vectors = np.concatenate([vectors, self.tree.vectors]) if self.tree.summaries else vectors
+        self.node_tokens = [count_text_tokens(c.text) for c in self.chunks]
         self.index = VectorIndex(self.vectors.shape[1]).add(self.vectors, [c.id for c in self.chunks])
 
     def tree_levels(self) -> list[int]:
@@ -220,21 +134,39 @@ class RaptorRetriever(Retriever):
         counts = Counter(c.meta.get("level", 0) for c in self.chunks)
         return [counts[level] for level in sorted(counts)]
 
+    def tree_table(self) -> list[dict]:
+        """Per level: nodes, and how the level below was clustered (``raptor_tree.levels_table``)."""
+        if self.tree is None:
+            raise RuntimeError(f"{self.name}: call build(documents) first")
+        return levels_table(self.tree, self.tree_levels()[0])
+
+    def summary_kind(self) -> str:
+        return summary_kind(self.reasoner)
+
+    def setting_note(self) -> str:
+        """One sentence on how this tree's setting differs from RAPTOR's own (§3: SBERT
+        multi-qa-mpnet-base-cos-v1 embeddings, gpt-3.5-turbo summaries)."""
+        embedder = getattr(self.embedder, "model_id", type(self.embedder).__name__)
+        return (f"Not RAPTOR's own setting — embeddings: {embedder} (RAPTOR: SBERT multi-qa-mpnet-base-cos-v1); "
+                f"summaries: {self.summary_kind()} (RAPTOR: gpt-3.5-turbo, abstractive).")
+
     def _retrieve(self, query: str, k: int) -> Retrieval:
         if self.index is None:
             raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
         qvec = self.embedder.encode_one(query)
-        scores, rows = self.index.search(qvec, k)
+        scores, rows = self.index.search(qvec, len(self.chunks))
+        kept, stopped_by = collapsed_tree([self.node_tokens[r] for r in rows[0]], self.config.context_tokens, k)
         hits = []
-        for s, r in zip(scores[0], rows[0]):
-            chunk = self.chunks[r]
-            level = chunk.meta.get("level", 0)
-            hits.append(Hit(chunk, float(s), f"summary-L{level}" if level else "leaf"))
-        trace = {"levels": [h.chunk.meta.get("level", 0) for h in hits], "tree_levels": self.tree_levels()}
+        for s, r in zip(scores[0][:kept], rows[0][:kept]):
+            level = self.chunks[r].meta.get("level", 0)
+            hits.append(Hit(self.chunks[r], float(s), f"summary-L{level}" if level else "leaf"))
+        trace = {"levels": [h.chunk.meta.get("level", 0) for h in hits], "tree_levels": self.tree_levels(),
+                 "context_tokens": int(sum(self.node_tokens[r] for r in rows[0][:kept])),
+                 "budget_tokens": self.config.context_tokens, "stopped_by": stopped_by}
         return Retrieval(query, hits, trace, Cost(embedding_tokens=self.embedder.count_tokens(query)))
 
 
 register("raptor", "rag_lab.methods.baselines.raptor:RaptorRetriever",
-         "RAPTOR: {c.chunk_size}-token leaves, PCA + BIC-chosen Gaussian mixtures, reasoner summaries per cluster "
-         "up to {c.levels} levels; collapsed-tree top-k over leaves and summaries".format(c=RaptorConfig()),
-         RaptorConfig())
+         "RAPTOR: {c.chunk_size}-token leaves; UMAP + global/local Gaussian mixtures (BIC), soft membership; "
+         "reasoner summaries up to {c.levels} levels; collapsed tree up to {c.context_tokens} tokens, at most k "
+         "nodes".format(c=RaptorConfig()), RaptorConfig())

@@ -15,7 +15,7 @@ class SketchConfig(Config):
     semantic_buffer_size: int = 1        # ours: one neighbour sentence each side (§2.2.1 names a window k, no value)
     chunk_size: int = 100                # SKETCH §3.2.1.3: recursive split into 100-token pieces ...
     chunk_overlap: int = 16              # SKETCH §3.2.1.3: ... with 16 tokens of overlap
-    graph_store: str = "networkx"        # ours: in memory; "kuzu" runs Cypher as the paper's §3.2.2.1 does
+    graph_store: str = "kuzu"            # SKETCH §3.2.2.1 queries its graph in Cypher: Kùzu ("networkx": in memory)
     graph_path: str | None = None        # ours: where Kùzu keeps its database (None: a temporary folder)
     hops: int = 1                        # ours: §3.2.2.1 reads the entities' nodes and relations, no depth given
     match_threshold: float = 0.75        # ours: cosine for a query entity to match a node name (exact names always do)

@@ -1,10 +1,11 @@
-"""Where SKETCH's knowledge graph lives: networkx in memory (default) or Kùzu on disk, one interface.
+"""Where SKETCH's knowledge graph lives: Kùzu on disk (default) or networkx in memory, one interface.
 
 Why two stores: the SKETCH paper (Mahalingam et al., "SKETCH: Structured Knowledge Enhanced
 Text Comprehension for Holistic Retrieval") keeps its graph in Neo4j and reads it with Cypher
 queries. No Neo4j server runs here; Kùzu is an embedded graph database that speaks Cypher, so
-``KuzuGraphStore`` plays Neo4j's part, while ``NetworkXGraphStore`` is the dependency-light default.
-Both answer the same three questions and must give identical answers (tests/test_sketch_kg.py):
+``KuzuGraphStore`` plays Neo4j's part (SketchConfig's default), while ``NetworkXGraphStore`` is the
+dependency-light alternative. Both answer the same three questions and must give identical
+answers (tests/test_sketch_kg.py):
 
 - ``get_nodes(keys)``: the nodes with those keys, sorted by key;
 - ``neighbourhood(seeds, hops)``: every node within ``hops`` undirected steps of a seed, with
@@ -13,11 +14,17 @@ Both answer the same three questions and must give identical answers (tests/test
   ``hops`` steps from a seed;
 - ``nodes()`` / ``edges()``: everything, for drawing the graph.
 
+A neighbourhood answer also carries the statements the store ran for it (``Subgraph.queries``:
+Kùzu's Cypher with its parameters; empty for networkx), so a trace can show the graph query a
+question sent; ``render_cypher`` inlines the parameters for reading.
+
 Relations are directed (subject -> object) but traversed in both directions, since a question
 about an object is answered by the triples that name it as either end.
 """
 from __future__ import annotations
 
+import json
+import re
 import shutil
 import tempfile
 import weakref
@@ -50,11 +57,40 @@ class Edge:
 
 @dataclass
 class Subgraph:
-    """The answer to a neighbourhood query: node distances, the nodes, and edges with their hop."""
+    """The answer to a neighbourhood query: node distances, the nodes, and edges with their hop;
+    ``queries``: the statements run to get it (``{"cypher", "parameters"}``), not part of equality."""
 
     distances: dict[str, int] = field(default_factory=dict)
     nodes: dict[str, Node] = field(default_factory=dict)
     edges: list[tuple[Edge, int]] = field(default_factory=list)
+    queries: list[dict] = field(default_factory=list, compare=False)
+
+
+def _cypher_literal(value) -> str:
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_cypher_literal(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "NULL"
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    raise TypeError(f"render_cypher: no Cypher literal for a {type(value).__name__}")
+
+
+def render_cypher(statement: str, parameters: dict | None = None) -> str:
+    """The statement with every ``$name`` replaced by its parameter as a Cypher literal (for
+    reading only: the store itself sends the parameters separately)."""
+    parameters = parameters or {}
+
+    def literal(m: re.Match) -> str:
+        if m.group(1) not in parameters:
+            raise KeyError(f"render_cypher: no value for parameter ${m.group(1)}")
+        return _cypher_literal(parameters[m.group(1)])
+
+    return re.sub(r"\$(\w+)", literal, statement)
 
 
 def sort_edges(edges: Iterable[tuple[Edge, int]]) -> list[tuple[Edge, int]]:
@@ -72,6 +108,7 @@ class GraphStore(ABC):
     """Nodes and relations of a knowledge graph, and the neighbourhood query SKETCH needs."""
 
     name = "store"
+    _recorded: list[dict] | None = None   # while a neighbourhood query runs: the statements it sends
 
     @abstractmethod
     def add(self, nodes: Sequence[Node], edges: Sequence[Edge]) -> None:
@@ -92,16 +129,25 @@ class GraphStore(ABC):
     @abstractmethod
     def _edges_touching(self, inner: list[str]) -> list[Edge]: ...
 
+    def _known(self, keys: list[str]) -> list[str]:
+        """Those of ``keys`` that are nodes, in the given order."""
+        return [k for k in keys if k in self]
+
     def neighbourhood(self, seeds: Sequence[str], hops: int = 1) -> Subgraph:
         hops = _check_hops(hops)
-        seeds = sorted({s for s in seeds if s in self})
-        if not seeds:
-            return Subgraph()
-        distances = self._distances(seeds, hops)
-        inner = sorted(k for k, d in distances.items() if d < hops)
-        edges = [(e, min(distances[e.source], distances[e.target]) + 1) for e in self._edges_touching(inner)]
-        nodes = {n.key: n for n in self.get_nodes(sorted(distances))}
-        return Subgraph(dict(sorted(distances.items(), key=lambda kv: (kv[1], kv[0]))), nodes, sort_edges(edges))
+        self._recorded = []
+        try:
+            seeds = self._known(sorted(set(seeds)))
+            if not seeds:
+                return Subgraph(queries=self._recorded)
+            distances = self._distances(seeds, hops)
+            inner = sorted(k for k, d in distances.items() if d < hops)
+            edges = [(e, min(distances[e.source], distances[e.target]) + 1) for e in self._edges_touching(inner)]
+            nodes = {n.key: n for n in self.get_nodes(sorted(distances))}
+            return Subgraph(dict(sorted(distances.items(), key=lambda kv: (kv[1], kv[0]))), nodes, sort_edges(edges),
+                            self._recorded)
+        finally:
+            self._recorded = None
 
     @abstractmethod
     def __contains__(self, key: str) -> bool: ...
@@ -190,7 +236,9 @@ class KuzuGraphStore(GraphStore):
             self.conn.execute(statement)
 
     def cypher(self, query: str, parameters: dict | None = None) -> list[list]:
-        """Run one Cypher statement and return its rows."""
+        """Run one Cypher statement and return its rows (recorded while a neighbourhood query runs)."""
+        if self._recorded is not None:
+            self._recorded.append({"cypher": query, "parameters": dict(parameters or {})})
         result = self.conn.execute(query, parameters or {})
         rows = []
         while result.has_next():
@@ -212,6 +260,12 @@ class KuzuGraphStore(GraphStore):
 
     def __contains__(self, key: str) -> bool:
         return bool(self.cypher("MATCH (n:Entity {key: $key}) RETURN n.key", {"key": key}))
+
+    def _known(self, keys: list[str]) -> list[str]:
+        if not keys:
+            return []
+        found = {row[0] for row in self.cypher("MATCH (n:Entity) WHERE n.key IN $keys RETURN n.key", {"keys": keys})}
+        return [k for k in keys if k in found]
 
     @staticmethod
     def _node(row) -> Node:
@@ -257,8 +311,9 @@ class KuzuGraphStore(GraphStore):
 GRAPH_STORES = {"networkx": NetworkXGraphStore, "kuzu": KuzuGraphStore}
 
 
-def make_graph_store(name: str = "networkx", **params) -> GraphStore:
-    """A new empty store by name: ``networkx`` (default) or ``kuzu`` (``path=`` to keep the files)."""
+def make_graph_store(name: str, **params) -> GraphStore:
+    """A new empty store by name: ``kuzu`` (``path=`` to keep the files) or ``networkx``
+    (SketchConfig.graph_store says which one SKETCH uses by default)."""
     if name not in GRAPH_STORES:
         raise ValueError(f"unknown graph_store {name!r}; expected one of {sorted(GRAPH_STORES)}")
     return GRAPH_STORES[name](**params)

@@ -129,7 +129,7 @@ class KnowledgeGraph:
 
     @classmethod
     def from_triples(cls, chunks: Sequence[Chunk], triples_per_chunk: Sequence[Sequence], embedder,
-                     graph_store: str | GraphStore = "networkx", **store_params) -> "KnowledgeGraph":
+                     graph_store: str | GraphStore, **store_params) -> "KnowledgeGraph":
         nodes, edges = graph_records(chunks, triples_per_chunk)
         store = make_graph_store(graph_store, **store_params) if isinstance(graph_store, str) else graph_store
         store.add(nodes, edges)

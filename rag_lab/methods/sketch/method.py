@@ -185,6 +185,7 @@ class SketchRetriever(Retriever):
             "graph_chunk_scores": [round(s, 6) for _, s in ranked],
             "structured_context": self.graph.structured_context(sub, [c for c, _ in ranked], cfg.max_facts),
             "graph_store": self.graph.store.name,
+            "graph_queries": sub.queries,      # the Cypher (and parameters) Kùzu ran; [] on networkx
             "hops": cfg.hops,
         }
         return ranked, trace, cost

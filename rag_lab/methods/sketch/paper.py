@@ -38,6 +38,11 @@ _ROWS = {  # table -> method -> (answer relevancy, faithfulness, context precisi
 }
 TABLE_DATASETS = {1: "Italian Cuisine", 2: "QuALITY", 3: "QASPER", 4: "NarrativeQA"}
 _DATASET_PREFIXES = {"italian_cuisine": 1, "quality": 2, "qasper": 3, "narrativeqa": 4}
+# what each table was run on, as the paper describes it (§3.3, §4)
+PAPER_DATA = {1: "own Italian Cuisine corpus (three files, about 6,000 tokens, 9 test questions made with RAGAS)",
+              2: "QuALITY validation set", 3: "QASPER", 4: "NarrativeQA"}
+PAPER_MODELS = ("GPT-4 named the query entities and an LLM built the graph and wrote the answers; "
+                "GPT-3.5-turbo-16k judged all four RAGAS metrics")
 
 
 def paper_table(number: int) -> pd.DataFrame:
@@ -79,6 +84,35 @@ def ours_in_paper_columns(summary: pd.DataFrame, answer_k: int, judged: bool) ->
         out[column] = summary[name].reindex(out.index) if name in summary.columns else float("nan")
     out["f1"] = [f1(p, r) for p, r in zip(out["context_precision"], out["context_recall"])]
     return out
+
+
+def setting_note(dataset_name: str, n_documents: int, n_questions: int, reasoner: str, judge: str | None,
+                 retrieval_table: bool = False) -> str:
+    """One sentence saying how this run's setting differs from the paper's, for the data, the
+    metric and the model, from the run's own parameters. ``retrieval_table``: for a table of our
+    retrieval metrics, which the paper does not report at all."""
+    number = table_number_for(dataset_name)
+    ours = f"{dataset_name} ({n_documents} documents, {n_questions} questions)"
+    if number is None:
+        data = f"{ours} is none of the paper's datasets"
+    elif number == 1:
+        data = f"{ours} was written for rag_lab after the paper's {PAPER_DATA[1]}; it is not the same text"
+    else:
+        data = f"{ours} against the paper's {PAPER_DATA[number]}"
+    if retrieval_table:
+        metric = "the paper reports no retrieval metrics; document and gold-passage metrics at k are ours"
+    elif judge:
+        metric = f"all four RAGAS metrics are judged by {judge}, not by GPT-3.5-turbo-16k"
+    else:
+        metric = ("with no judge configured, context precision and recall are ragas' non-LLM string matching of "
+                  "retrieved against gold passages, and faithfulness and answer relevancy are not computed")
+    if reasoner == "offline":
+        model = ("the offline reasoner (classical NLP, no LLM) extracts the triples and query entities, writes "
+                 "RAPTOR's summaries (extractive) and the answers")
+    else:
+        model = f"{reasoner} does every LLM job"
+    return (f"Not like-for-like with the paper — data: {data}; metric: {metric}; model: {model} "
+            f"(paper: {PAPER_MODELS}).")
 
 
 def _verdict(diff: float, tolerance: float) -> str:

@@ -1,0 +1,200 @@
+"""RAPTOR's clustering of one tree layer: UMAP, global then local Gaussian mixtures chosen by BIC,
+soft membership, and re-clustering of clusters too long for the summariser.
+
+After Sarthi et al., "RAPTOR: Recursive Abstractive Processing for Tree-Organized Retrieval" (§3,
+"Clustering Algorithm"), with the settings of the authors' reference code (parthsarthi03/raptor,
+``cluster_utils.py``) where the paper gives none:
+
+1. global stage: the layer's embeddings are reduced by UMAP (cosine metric) to ``reduce_dim``
+   dimensions (at most n - 2) with n_neighbors = int(sqrt(n - 1)), a wide view of the layer;
+2. a Gaussian mixture (full covariances) is fitted for every k = 1 .. min(max_clusters, n) - 1 and
+   the k with the lowest BIC is kept;
+3. soft membership: a node belongs to every component whose posterior exceeds
+   ``membership_threshold``;
+4. local stage: each global cluster of more than ``reduce_dim + 1`` nodes is reduced again by
+   UMAP from its original embeddings with ``local_neighbors`` neighbours (a close view) and
+   clustered the same way; a smaller global cluster stays one local cluster;
+5. a local cluster of several nodes whose texts together exceed ``max_cluster_tokens`` (the
+   summariser's input limit) is clustered again on its own, recursively.
+
+What is ours, and why:
+- a node always belongs to its most likely component as well, so no node is left without a
+  parent (with more than ten components every posterior can be below 0.1);
+- a layer of one or two nodes is one cluster without reduction (UMAP needs three points);
+  UMAP's n_neighbors is kept in [2, n - 1], since tiny layers give int(sqrt(n - 1)) < 2;
+- one seed (``seed``) drives UMAP and every mixture, so a build is repeatable (UMAP then runs
+  single-threaded); the reference code seeds only its mixtures;
+- an oversized cluster that clustering would return whole (BIC prefers one component) is split
+  by the best mixture of at least two components with hard assignment, and kept whole only if
+  even that cannot divide it. The reference code would recurse forever there.
+- numba's on-disk cache is switched on for UMAP's compiled functions (``enable_numba_cache``):
+  the first UMAP call of a process otherwise spends ~10 s compiling them again.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Sequence
+
+import numpy as np
+
+from .config import RaptorConfig
+
+
+@lru_cache(maxsize=1)
+def enable_numba_cache() -> int:
+    """Turn on numba's file cache for every compiled function of umap-learn's modules that lacks
+    it (numba's ``Dispatcher.enable_caching``); returns how many were switched on. Compiled code
+    goes where numba keeps its cache (beside the module, or NUMBA_CACHE_DIR)."""
+    import importlib
+
+    from numba.core.registry import CPUDispatcher
+
+    switched = 0
+    for name in ("umap.umap_", "umap.distances", "umap.layouts", "umap.utils", "umap.spectral", "umap.sparse"):
+        module = importlib.import_module(name)
+        for obj in vars(module).values():
+            if isinstance(obj, CPUDispatcher) and type(obj._cache).__name__ == "NullCache":
+                obj.enable_caching()
+                switched += 1
+    return switched
+
+
+def umap_reduce(vectors: np.ndarray, dim: int, n_neighbors: int, seed: int) -> np.ndarray:
+    """UMAP (cosine) of ``vectors`` to min(dim, n - 2) dimensions, n_neighbors kept in [2, n - 1]."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    n = len(vectors)
+    if n < 3:
+        raise ValueError(f"UMAP needs at least 3 points, got {n}")
+    enable_numba_cache()
+    import umap
+
+    reducer = umap.UMAP(n_neighbors=max(2, min(n_neighbors, n - 1)), n_components=max(1, min(dim, n - 2)),
+                        metric="cosine", random_state=seed, n_jobs=1)
+    with warnings.catch_warnings():
+        # tiny layers: UMAP says spectral initialisation is impossible and starts from random
+        # coordinates (seeded) instead; that is the expected behaviour, not news for the reader
+        warnings.filterwarnings("ignore", message=".*[Ss]pectral initiali[sz]ation.*")
+        warnings.filterwarnings("ignore", message=".*k >= N.*")
+        return reducer.fit_transform(vectors)
+
+
+@dataclass
+class Mixture:
+    """The BIC-best mixture of one clustering call: its k, BIC per k tried, posteriors per point."""
+
+    k: int
+    bics: dict[int, float]
+    probs: np.ndarray
+
+
+def best_mixture(points: np.ndarray, max_clusters: int, seed: int, min_k: int = 1) -> Mixture:
+    """Gaussian mixtures for k = min_k .. min(max_clusters, n) - 1 (RAPTOR's code's range); the
+    lowest BIC wins (ties: the smaller k). Needs at least min_k + 1 points."""
+    from sklearn.mixture import GaussianMixture
+
+    points = np.asarray(points, dtype=np.float64)
+    k_max = min(max_clusters, len(points)) - 1
+    if k_max < min_k:
+        raise ValueError(f"a mixture of at least {min_k} component(s) needs more than {min_k} points "
+                         f"(and max_clusters > {min_k}); got {len(points)} points, max_clusters {max_clusters}")
+    bics, models = {}, {}
+    for k in range(min_k, k_max + 1):
+        models[k] = GaussianMixture(n_components=k, covariance_type="full", random_state=seed).fit(points)
+        bics[k] = float(models[k].bic(points))
+    best = min(bics, key=lambda k: (bics[k], k))
+    return Mixture(best, bics, models[best].predict_proba(points))
+
+
+def soft_clusters(probs: np.ndarray, threshold: float, hard: bool = False) -> list[list[int]]:
+    """Members (row numbers) of each component: rows whose posterior exceeds ``threshold``, plus
+    the rows for which it is the most likely component; ``hard``: the latter only. Empty
+    components are dropped; order = component order."""
+    probs = np.asarray(probs)
+    if probs.ndim != 2:
+        raise ValueError(f"probs must be a (points, components) matrix, got shape {probs.shape}")
+    top = probs.argmax(axis=1)
+    clusters = []
+    for j in range(probs.shape[1]):
+        members = [i for i in range(len(probs)) if top[i] == j or (not hard and probs[i, j] > threshold)]
+        if members:
+            clusters.append(members)
+    return clusters
+
+
+@dataclass
+class LayerClustering:
+    """One layer's clusters (row numbers into the layer) and how they came about."""
+
+    clusters: list[list[int]]
+    global_k: int = 0                                           # the layer's own global stage
+    global_bics: dict[int, float] = field(default_factory=dict)
+    local_ks: list[int] = field(default_factory=list)           # local clusters per global cluster
+    reclustered: int = 0        # oversized clusters clustered again
+    forced_splits: int = 0      # of which BIC preferred one component (split with k >= 2)
+
+
+def global_then_local(vectors: np.ndarray, config: RaptorConfig, force_split: bool = False,
+                      record: LayerClustering | None = None) -> list[list[int]]:
+    """Steps 1-4 of the module docstring for one set of nodes; ``force_split``: at least two
+    global components, hard assignment (the guard against an indivisible oversized cluster).
+    ``record`` receives the global k, its BICs and the local cluster counts."""
+    n = len(vectors)
+    if n == 0:
+        return []
+    if force_split and min(config.max_clusters, n) - 1 < 2:     # no mixture of two components fits
+        return [[i] for i in range(n)]
+    if n <= 2:
+        return [list(range(n))]
+    dim, seed = config.reduce_dim, config.seed
+    reduced = umap_reduce(vectors, dim, int(math.sqrt(n - 1)), seed)
+    mixture = best_mixture(reduced, config.max_clusters, seed, min_k=2 if force_split else 1)
+    global_clusters = soft_clusters(mixture.probs, config.membership_threshold, hard=force_split)
+    if record is not None:
+        record.global_k, record.global_bics = mixture.k, mixture.bics
+    out: list[list[int]] = []
+    for members in global_clusters:
+        if len(members) <= dim + 1:
+            local = [list(range(len(members)))]
+        else:
+            local_reduced = umap_reduce(vectors[members], dim, config.local_neighbors, seed)
+            local_mixture = best_mixture(local_reduced, config.max_clusters, seed)
+            local = soft_clusters(local_mixture.probs, config.membership_threshold)
+        if record is not None:
+            record.local_ks.append(len(local))
+        out += [[members[i] for i in group] for group in local]
+    return list(map(list, dict.fromkeys(tuple(c) for c in out)))   # a repeated member set once
+
+
+def cluster_layer(vectors: np.ndarray, tokens: Sequence[int], config: RaptorConfig) -> LayerClustering:
+    """All five steps of the module docstring: clusters of a layer (ascending rows; clusters in
+    the order of their members), each within ``max_cluster_tokens`` unless it is one node or
+    cannot be divided."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    tokens = np.asarray(tokens, dtype=np.int64)
+    if len(vectors) != len(tokens):
+        raise ValueError(f"got {len(tokens)} token counts for {len(vectors)} vectors")
+    record = LayerClustering([])
+
+    def divide(rows: list[int], force: bool, top: bool = False) -> list[list[int]]:
+        found = global_then_local(vectors[rows], config, force, record if top else None)
+        groups = [[rows[i] for i in g] for g in found]
+        out = []
+        for g in groups:
+            if len(g) == 1 or tokens[g].sum() <= config.max_cluster_tokens:
+                out.append(g)
+            elif len(g) < len(rows):
+                record.reclustered += 1
+                out += divide(g, False)
+            elif not force:
+                record.forced_splits += 1
+                out += divide(g, True)
+            else:
+                out.append(g)       # even a forced split left it whole: keep it
+        return out
+
+    clusters = divide(list(range(len(vectors))), False, top=True) if len(vectors) else []
+    record.clusters = sorted(clusters)      # mixture components come in no meaningful order
+    return record
