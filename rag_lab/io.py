@@ -169,8 +169,8 @@ def read_questions(path: str | Path, documents: list[Document] | None = None) ->
             for j, ctx in enumerate(q.gold_contexts):
                 if not _found(ctx, q.gold_doc_ids, by_id):
                     shown = ctx if len(ctx) <= 60 else ctx[:57] + "..."
-                    raise DataFormatError(f"{_where(path, i)}: question {q.id!r}: gold_contexts[{j}] {shown!r} is found in "
-                                          "no document (expected an exact substring of a document's text)")
+                    raise DataFormatError(f"{_where(path, i)}: question {q.id!r}: gold_contexts[{j}] {shown!r} is "
+                                          "found in no document (expected an exact substring of a document's text)")
     return [q for _, q in qs]
 
 

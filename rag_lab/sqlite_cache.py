@@ -10,8 +10,9 @@ A cache only saves work, so a damaged one must never stop a run or feed it a wro
 
 Many processes may read and write at once (a Dask sweep with two workers): the journal is WAL,
 each write is one transaction and a busy file is waited for (``timeout``, also while two processes
-create the file at the same moment), never mistaken for a damaged one. The standard library's ``sqlite3`` does the storage; this module only adds the
-recovery, which no installed library offers for a plain SQLite file.
+create the file at the same moment), never mistaken for a damaged one. The standard library's
+``sqlite3`` does the storage; this module only adds the recovery, which no installed library
+offers for a plain SQLite file.
 """
 from __future__ import annotations
 

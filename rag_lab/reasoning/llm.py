@@ -6,8 +6,8 @@ retries with exponential back-off on transient errors) -> extract the JSON objec
 validate against the job's schema (``jsonschema``) -> only a valid reply is cached -> on an
 invalid reply ask the model once more, telling it what was wrong -> still invalid: the job's
 documented fallback, logged and counted (``usage`` ``llm_fallbacks``, ``stats["fallbacks"]``).
-A cached reply that no longer validates is discarded and asked afresh. A backend that stays unreachable raises ``LLMUnavailableError``
-rather than silently filling a whole index with fallbacks.
+A cached reply that no longer validates is discarded and asked afresh. A backend that stays
+unreachable raises ``LLMUnavailableError`` rather than silently filling a whole index with fallbacks.
 
 Usage counts the tokens each job needs whether the reply came from the API or the cache, so a
 replayed run reports the same costs; ``stats`` says how many requests actually went out.
