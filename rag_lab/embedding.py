@@ -139,13 +139,7 @@ class EmbeddingCache:
             return (row[0] if row else None), rows
 
         dim, rows = self.store.run(read)
-        out, bad = {}, {}
-        for key, blob in rows:
-            problem = _vector_problem(blob, dim)
-            if problem:
-                bad[key] = problem
-            else:
-                out[key] = np.frombuffer(blob, dtype=np.float32)
+        out, bad = _sound_vectors(rows, dim)
         if bad:
             self._reject(model, bad)
         return out
@@ -176,21 +170,33 @@ class EmbeddingCache:
         self.store.close()
 
 
-def _vector_problem(blob, dim: int | None) -> str | None:
-    """Why a stored vector cannot be used, or None. Stored vectors are float32 and L2-normalised."""
-    if not isinstance(blob, bytes) or len(blob) % 4:
-        return f"not a float32 vector ({type(blob).__name__} of {len(blob) if isinstance(blob, bytes) else '?'})"
+def _sound_vectors(rows: list[tuple[str, object]], dim: int | None) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Split stored (key, blob) rows into usable vectors and the reasons the others are not:
+    stored vectors are float32 of the model's recorded length, finite and L2-normalised."""
+    bad: dict[str, str] = {}
     if dim is None:
-        return "no vector length recorded for its model"
-    if len(blob) != 4 * dim:
-        return f"length {len(blob) // 4}, expected {dim}"
-    vec = np.frombuffer(blob, dtype=np.float32)
-    if not np.all(np.isfinite(vec)):
-        return "non-finite values"
-    norm = float(np.linalg.norm(vec))
-    if abs(norm - 1.0) > 1e-3:
-        return f"norm {norm:.4f}, expected 1"
-    return None
+        return {}, {key: "no vector length recorded for its model" for key, _ in rows}
+    fit = []
+    for key, blob in rows:
+        if isinstance(blob, bytes) and len(blob) == 4 * dim:
+            fit.append((key, blob))
+        else:
+            size = f"{len(blob)} bytes" if isinstance(blob, bytes) else f"a {type(blob).__name__}"
+            bad[key] = f"{size}, expected {4 * dim} bytes ({dim} float32 values)"
+    if not fit:
+        return {}, bad
+    matrix = np.frombuffer(b"".join(blob for _, blob in fit), dtype=np.float32).reshape(len(fit), dim)
+    finite = np.isfinite(matrix).all(axis=1)
+    norms = np.linalg.norm(np.where(finite[:, None], matrix, 0), axis=1)
+    out = {}
+    for i, (key, _) in enumerate(fit):
+        if not finite[i]:
+            bad[key] = "non-finite values"
+        elif abs(norms[i] - 1.0) > 1e-3:
+            bad[key] = f"norm {norms[i]:.4f}, expected 1"
+        else:
+            out[key] = matrix[i]
+    return out, bad
 
 
 class Embedder:

@@ -88,10 +88,10 @@ def test_a_truncated_embedding_cache_is_moved_aside_and_rebuilt(model_folder, tm
 
 
 @pytest.mark.parametrize("bad, reason", [
-    ((np.ones(3) / np.sqrt(3)).astype(np.float32), "length 3, expected 8"),
+    ((np.ones(3) / np.sqrt(3)).astype(np.float32), "12 bytes, expected 32 bytes"),
     (np.full(8, np.nan, np.float32), "non-finite"),
     (np.ones(8, np.float32), "norm 2.8284, expected 1"),
-    (b"\x00\x01\x02", "not a float32 vector"),
+    (b"\x00\x01\x02", "3 bytes, expected 32 bytes"),
 ])
 def test_a_stored_vector_that_is_not_sound_is_never_returned(model_folder, tmp_path, bad, reason, caplog):
     e = fake_embedder(model_folder, tmp_path / "cache")
