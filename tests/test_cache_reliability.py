@@ -271,3 +271,17 @@ def test_two_processes_writing_the_same_caches_lose_and_corrupt_nothing(model_fo
     with sqlite3.connect(cache_dir / "embeddings.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM vectors").fetchone()[0] == 600
         assert db.execute("SELECT COUNT(*) FROM rejected").fetchone()[0] == 0
+
+
+def test_a_job_outside_the_prompts_module_retries_afresh_and_caches_only_valid_replies(fake_openai, reasoner_for):
+    """SSG's question writing used to store every reply and retry with the same messages, so with a
+    cache its retry replayed the invalid reply it was retrying."""
+    schema = {"type": "object", "required": ["question"], "properties": {"question": {"type": "string"}}}
+    messages = [{"role": "user", "content": "Write one question about pesto."}]
+    fake_openai.queue("no", '{"question": "Where does pesto come from?"}')
+    r = reasoner_for()
+    assert r.complete_json("question", messages, schema) == {"question": "Where does pesto come from?"}
+    assert len(r.cache) == 1 and r.usage.per_job["question"].llm_calls == 2
+    fake_openai.queue("no", "still no")
+    assert r.complete_json("question", [{"role": "user", "content": "Another?"}], schema) is None
+    assert r.stats["fallbacks"] == 1 and len(r.cache) == 1

@@ -21,7 +21,8 @@ import logging
 import os
 import re
 import time
-from typing import Any, Sequence
+from types import SimpleNamespace
+from typing import Any, Callable, Sequence
 
 import jsonschema  # imported here, not per call: its first import takes ~1.5 s (would skew doctor's latency)
 
@@ -162,10 +163,20 @@ class LLMReasoner(Reasoner):
 
     # -- machinery --
 
+    def complete_json(self, job: str, messages: list[dict], schema: dict, parse: Callable[[Any], Any] = None):
+        """A job whose prompt lives outside ``prompts.py`` (SSG's question writing): the reply's
+        JSON, validated against ``schema`` and passed through ``parse``, or None when it is still
+        invalid after one retry (logged and counted as a fallback). Cached like every job: only
+        valid replies are stored; usage is counted under ``job``."""
+        adhoc = SimpleNamespace(normalize=lambda data: data, parse=parse or (lambda data: data),
+                                fallback=lambda: None, fallback_doc="None (the caller skips the item)")
+        return self._run_messages(job, adhoc, list(messages), schema, {})
+
     def _run(self, job: str, **inputs):
         prompt = PROMPTS[job]
-        messages = prompt.messages(**inputs)
-        schema = prompt.schema(**inputs)
+        return self._run_messages(job, prompt, prompt.messages(**inputs), prompt.schema(**inputs), inputs)
+
+    def _run_messages(self, job: str, prompt, messages: list[dict], schema: dict, inputs: dict):
         tally = {"calls": 0, "prompt": 0, "completion": 0}
         t0 = time.perf_counter()
         try:
