@@ -1,21 +1,25 @@
 """Sentence-transformers embeddings with a persistent, content-keyed cache.
 
 Vectors are L2-normalised float32, so inner product is cosine. The cache is one
-SQLite file keyed by (model id, sha256 of the text): a second run over the same
-texts encodes nothing. Token-level embeddings (for late chunking) bypass the
-cache because they depend on the whole input window.
+SQLite file keyed by (model fingerprint, sha256 of the text): a second run over the
+same texts encodes nothing, and a different model at the same path never reuses the
+first one's vectors. A damaged cache file or a stored vector that is not sound is
+moved aside with a warning and recomputed (``rag_lab.sqlite_cache``). Token-level
+embeddings (for late chunking) bypass this cache because they depend on the whole
+input window (GraLC keeps its own, ``methods/gralc/encoding.py``).
 """
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
-import sqlite3
-import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2"
 PROGRESS_THRESHOLD = 256  # show a progress bar when encoding more texts than this
@@ -39,6 +43,66 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+# -- the model's fingerprint: what the cache is keyed by ------------------------------------------
+_FINGERPRINTS: dict[tuple, str] = {}
+_NOT_MODEL_DIRS = {"onnx", "openvino"}  # other runtimes' copies of the weights: not what is loaded here
+
+
+def model_fingerprint(model: str | os.PathLike) -> str:
+    """sha256 over a model folder's files (names, sizes and contents: configs, tokenizer, weights).
+
+    Two different models at one path (a user swapping a folder's weights) get different
+    fingerprints, so they never share cached vectors. Hashing the ~90 MB of MiniLM weights takes
+    a fraction of a second; it is done once per process and folder, and again only when a file's
+    size or modification time changes. A name that resolves to no local folder is keyed by the
+    name alone (logged)."""
+    folder = _model_folder(str(model))
+    if folder is None:
+        log.info("embedding model %r is not a local folder: its cache is keyed by the name only", str(model))
+        return "name-" + hashlib.sha256(str(model).encode("utf-8")).hexdigest()
+    files = sorted((p for p in folder.rglob("*") if p.is_file() and _is_model_file(p.relative_to(folder))),
+                   key=lambda p: p.relative_to(folder).as_posix())
+    stats = tuple((p.relative_to(folder).as_posix(), st.st_size, st.st_mtime_ns) for p, st in
+                  ((p, p.stat()) for p in files))
+    memo = (str(folder.resolve()), stats)
+    if memo not in _FINGERPRINTS:
+        digest = hashlib.sha256()
+        for (rel, size, _), path in zip(stats, files):
+            digest.update(f"{rel}\0{size}\0{_file_sha256(path)}\n".encode("utf-8"))
+        _FINGERPRINTS[memo] = digest.hexdigest()
+    return _FINGERPRINTS[memo]
+
+
+def _is_model_file(rel: Path) -> bool:
+    parts = rel.parts
+    return not (any(p.startswith(".") for p in parts) or parts[0] in _NOT_MODEL_DIRS
+                or rel.name.lower().startswith("readme"))
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _model_folder(model: str) -> Path | None:
+    """The local folder of a model path or of a hub name already downloaded (never downloads)."""
+    if Path(model).is_dir():
+        return Path(model)
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:  # pragma: no cover - installed with sentence-transformers
+        return None
+    for repo in ([model] if "/" in model else [model, f"sentence-transformers/{model}"]):
+        try:
+            return Path(snapshot_download(repo, local_files_only=True))
+        except Exception:  # not in the local hub cache (or not a valid repo id)
+            continue
+    return None
+
+
 @lru_cache(maxsize=1)
 def shared_embedder() -> "Embedder":
     """The default Embedder of this process: every method that is not handed one shares it
@@ -47,30 +111,92 @@ def shared_embedder() -> "Embedder":
 
 
 class EmbeddingCache:
-    """SQLite store of vectors by (model, text hash). Safe to share between processes."""
+    """SQLite store of vectors by (model key, text hash), shared between processes.
+
+    Each model key's vector length is stored beside its vectors; a row of another length, with a
+    non-finite value or not of unit length is never returned: it is moved to the ``rejected``
+    table with a warning and its text is encoded again. A damaged file is moved aside and
+    rebuilt (``rag_lab.sqlite_cache``)."""
+
+    SCHEMA = ("CREATE TABLE IF NOT EXISTS vectors (model TEXT, key TEXT, vec BLOB, PRIMARY KEY (model, key))",
+              "CREATE TABLE IF NOT EXISTS models (model TEXT PRIMARY KEY, dim INTEGER)")
 
     def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, key TEXT, vec BLOB, PRIMARY KEY (model, key))")
+        from .sqlite_cache import SQLiteCache
+
+        self.store = SQLiteCache(path, self.SCHEMA, what="embedding cache")
+        self.path = self.store.path
 
     def get_many(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        with self._lock:
+        """The sound vectors stored for ``keys``; a missing or rejected key is simply absent."""
+        def read(db):
+            row = db.execute("SELECT dim FROM models WHERE model=?", (model,)).fetchone()
+            rows = []
             for start in range(0, len(keys), 500):
                 part = list(keys[start:start + 500])
                 q = f"SELECT key, vec FROM vectors WHERE model=? AND key IN ({','.join('?' * len(part))})"
-                for key, blob in self._db.execute(q, [model, *part]):
-                    out[key] = np.frombuffer(blob, dtype=np.float32)
+                rows += db.execute(q, [model, *part]).fetchall()
+            return (row[0] if row else None), rows
+
+        dim, rows = self.store.run(read)
+        out, bad = _sound_vectors(rows, dim)
+        if bad:
+            self._reject(model, bad)
         return out
 
+    def _reject(self, model: str, bad: dict[str, str]) -> None:
+        def move(db):
+            for key, problem in bad.items():
+                self.store.reject(db, "vectors", "model=? AND key=?", (model, key), key, problem)
+        self.store.write(move)
+        log.warning("embedding cache %s: %d stored vector(s) of %s were unusable (%s); moved them to its "
+                    "'rejected' table and encoding those texts again", self.path, len(bad), model,
+                    next(iter(bad.values())))
+
     def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
-        with self._lock, self._db:
-            self._db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
-                                 [(model, k, np.asarray(v, np.float32).tobytes()) for k, v in items.items()])
+        if not items:
+            return
+        rows = [(model, k, np.asarray(v, np.float32).tobytes()) for k, v in items.items()]
+        dims = {len(blob) // 4 for _, _, blob in rows}
+        if len(dims) != 1:
+            raise ValueError(f"embedding cache: vectors of {model} have mixed lengths {sorted(dims)}")
+
+        def store(db):
+            db.execute("INSERT OR REPLACE INTO models VALUES (?, ?)", (model, dims.pop()))
+            db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
+        self.store.write(store)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _sound_vectors(rows: list[tuple[str, object]], dim: int | None) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Split stored (key, blob) rows into usable vectors and the reasons the others are not:
+    stored vectors are float32 of the model's recorded length, finite and L2-normalised."""
+    bad: dict[str, str] = {}
+    if dim is None:
+        return {}, {key: "no vector length recorded for its model" for key, _ in rows}
+    fit = []
+    for key, blob in rows:
+        if isinstance(blob, bytes) and len(blob) == 4 * dim:
+            fit.append((key, blob))
+        else:
+            size = f"{len(blob)} bytes" if isinstance(blob, bytes) else f"a {type(blob).__name__}"
+            bad[key] = f"{size}, expected {4 * dim} bytes ({dim} float32 values)"
+    if not fit:
+        return {}, bad
+    matrix = np.frombuffer(b"".join(blob for _, blob in fit), dtype=np.float32).reshape(len(fit), dim)
+    finite = np.isfinite(matrix).all(axis=1)
+    norms = np.linalg.norm(np.where(finite[:, None], matrix, 0), axis=1)
+    out = {}
+    for i, (key, _) in enumerate(fit):
+        if not finite[i]:
+            bad[key] = "non-finite values"
+        elif abs(norms[i] - 1.0) > 1e-3:
+            bad[key] = f"norm {norms[i]:.4f}, expected 1"
+        else:
+            out[key] = matrix[i]
+    return out, bad
 
 
 class Embedder:
@@ -79,6 +205,8 @@ class Embedder:
     ``model``: a sentence-transformers name or folder; default the shipped MiniLM.
     ``stats`` counts texts actually run through the model and cache hits.
     """
+
+    SLICE = 512  # texts encoded between two cache writes
 
     def __init__(self, model: str | None = None, cache_dir: str | Path | None = None, batch_size: int = 32,
                  use_cache: bool = True, device: str = "cpu"):
@@ -92,6 +220,14 @@ class Embedder:
         self.stats = {"encoded": 0, "cache_hits": 0}
         self._model = None
         self._tokenizer = None
+        self._model_key: str | None = None
+
+    @property
+    def model_key(self) -> str:
+        """What cached vectors are keyed by: the model id and the fingerprint of its files."""
+        if self._model_key is None:
+            self._model_key = f"{self.model_id}#{model_fingerprint(self.model_path)[:16]}"
+        return self._model_key
 
     # -- model and tokenizer, loaded on first use -------------------------------------------
     @property
@@ -131,27 +267,36 @@ class Embedder:
 
     # -- sentence embeddings ---------------------------------------------------------------
     def encode(self, texts: Sequence[str], show_progress: bool | None = None) -> np.ndarray:
-        """L2-normalised float32 matrix, one row per text, in order."""
+        """L2-normalised float32 matrix, one row per text, in order.
+
+        Texts not in the cache are encoded in slices of ``SLICE`` and each slice is stored as soon
+        as it is done: an interrupted run (Ctrl-C) keeps what it encoded, and the next run
+        encodes only the rest."""
         if isinstance(texts, str):
             raise TypeError("Embedder.encode expects a list of texts; use encode_one for a single string")
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         keys = [text_key(t) for t in texts]
-        found = self.cache.get_many(self.model_id, list(set(keys))) if self.cache else {}
+        found = self.cache.get_many(self.model_key, list(set(keys))) if self.cache else {}
         missing = list(dict.fromkeys(k for k in keys if k not in found))
         self.stats["cache_hits"] += len(keys) - sum(1 for k in keys if k not in found)
         if missing:
             by_key = dict(zip(keys, texts))
-            todo = [by_key[k] for k in missing]
-            progress = len(todo) > PROGRESS_THRESHOLD if show_progress is None else show_progress
-            vecs = self.model.encode(todo, batch_size=self.batch_size, convert_to_numpy=True,
-                                     normalize_embeddings=True, show_progress_bar=progress).astype(np.float32)
-            new = dict(zip(missing, vecs))
-            self.stats["encoded"] += len(todo)
-            if self.cache:
-                self.cache.put_many(self.model_id, new)
-            found.update(new)
+            progress = len(missing) > PROGRESS_THRESHOLD if show_progress is None else show_progress
+            from tqdm import tqdm
+            with tqdm(total=len(missing), desc="embedding", unit="text", disable=not progress) as bar:
+                for start in range(0, len(missing), self.SLICE):
+                    part = missing[start:start + self.SLICE]
+                    vecs = self.model.encode([by_key[k] for k in part], batch_size=self.batch_size,
+                                             convert_to_numpy=True, normalize_embeddings=True,
+                                             show_progress_bar=False).astype(np.float32)
+                    new = dict(zip(part, vecs))
+                    self.stats["encoded"] += len(part)
+                    if self.cache:
+                        self.cache.put_many(self.model_key, new)
+                    found.update(new)
+                    bar.update(len(part))
         return np.stack([found[k] for k in keys]).astype(np.float32)
 
     def encode_one(self, text: str) -> np.ndarray:

@@ -19,8 +19,8 @@ from typing import Mapping, Sequence
 import pandas as pd
 from tqdm import tqdm
 
-from .metrics import (coverage_metric, questions_with_gold, reference_chunk_ids, retrieval_metrics,
-                      section_coverage)
+from .metrics import (coverage_metric, locate_contexts, questions_with_gold, reference_chunk_ids,
+                      retrieval_metrics, section_coverage)
 from .provenance import index_reasoner_name, method_record, reasoner_name
 from .retrievers import Retriever, get_retriever
 from .types import Dataset, Retrieval
@@ -81,7 +81,16 @@ def run_queries_at(retrievers: Mapping[str, Retriever], dataset: Dataset, ks: Se
                     for k in ks:
                         out[k][name][q.id] = r.retrieve(q.question, k)
                 bar.update()
+            _log_short_index(name, r, ks[-1], len(dataset.questions))
     return out
+
+
+def _log_short_index(name: str, retriever: Retriever, k: int, n_queries: int) -> None:
+    """k above the number of chunks is legal (the ranking is just shorter); say so once, with the count."""
+    if 0 < len(retriever.chunks) < k:
+        log.warning("%s: %d of %d queries asked for k=%d but it holds %d chunks, so its rankings are shorter; "
+                    "metrics at k > %d count the empty ranks as misses", name, n_queries, n_queries, k,
+                    len(retriever.chunks), len(retriever.chunks))
 
 
 def run_queries(retrievers: Mapping[str, Retriever], dataset: Dataset, k: int,
@@ -107,6 +116,10 @@ def score_retrievals(by_k: Mapping[int, Results], dataset: Dataset, min_overlap:
     if skipped:
         log.warning("skipping %d question(s) with no gold_doc_ids or gold_contexts for retrieval metrics: %s",
                     len(skipped), ", ".join(skipped[:10]))
+    nowhere = [f"{q.id}[{j}]" for q in scored for j, g in enumerate(locate_contexts(q, docs)) if g.doc_id is None]
+    if nowhere:
+        log.warning("%d gold context(s) are found in no document, so no hit can match them and they count as "
+                    "missed: %s", len(nowhere), ", ".join(nowhere[:10]))
     rows = []
     for method in by_k[ks[0]]:
         for q in dataset.questions:

@@ -42,9 +42,12 @@ class VectorIndex:
         return self.index.search(queries, k)
 
     def save(self, folder: str | Path) -> Path:
+        """``index.faiss`` and ``ids.json``, each atomically; ``ids.json`` is removed first and written
+        last, so an interrupted save never pairs new vectors with old ids."""
         import faiss
 
         folder = Path(folder)
+        (folder / "ids.json").unlink(missing_ok=True)
         with atomic_path(folder / "index.faiss") as tmp:
             faiss.write_index(self.index, str(tmp))
         write_text(folder / "ids.json", json.dumps(self.ids))
@@ -55,6 +58,10 @@ class VectorIndex:
         import faiss
 
         folder = Path(folder)
+        missing = [f for f in ("index.faiss", "ids.json") if not (folder / f).exists()]
+        if missing:
+            raise FileNotFoundError(f"{folder} is not a saved index: missing {', '.join(missing)} "
+                                    "(write one with VectorIndex.save; an interrupted save leaves no ids.json)")
         index = faiss.read_index(str(folder / "index.faiss"))
         out = cls(index.d)
         out.index = index

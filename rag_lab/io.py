@@ -6,12 +6,18 @@ each: id = file stem, title = first line); ``questions.jsonl`` is optional.
 """
 from __future__ import annotations
 
+import codecs
 import json
+import logging
+import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from .atomic import write_text
 from .types import SECTION_KINDS, Dataset, Document, Question, Section
+
+
+log = logging.getLogger(__name__)
 
 
 class DataFormatError(ValueError):
@@ -22,22 +28,53 @@ def _where(path: Path, line_no: int | None) -> str:
     return f"{path}:{line_no}" if line_no else str(path)
 
 
+def _not_utf8(path: Path, line_no: int, e: UnicodeDecodeError, column_base: int = 0) -> DataFormatError:
+    return DataFormatError(f"{path}:{line_no}: not UTF-8 text (byte {e.start - column_base + 1} of the line: "
+                           f"{e.reason}); expected UTF-8, re-save the file as UTF-8")
+
+
 def _read_utf8(path: Path) -> str:
+    """A whole text file as UTF-8 (a byte-order mark at the start is dropped); errors name the line."""
+    data = path.read_bytes()
+    start = 3 if data.startswith(codecs.BOM_UTF8) else 0
     try:
-        return path.read_bytes().decode("utf-8")
+        return str(memoryview(data)[start:], "utf-8")
     except UnicodeDecodeError as e:
-        raise DataFormatError(f"{path}: not UTF-8 text (byte {e.start}: {e.reason}); re-save the file as UTF-8") from None
+        at = start + e.start
+        raise _not_utf8(path, data.count(b"\n", 0, at) + 1, e, data.rfind(b"\n", 0, at) + 1 - start) from None
+
+
+def jsonl_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line, read one at a time.
+
+    Lines end at "\n" only (a trailing "\r" is dropped): U+2028, U+2029, U+0085 and form feeds are
+    legal inside a JSON string, so ``str.splitlines`` would cut a document in two. A UTF-8
+    byte-order mark at the start of the file is skipped."""
+    with open(path, "rb") as fh:
+        line_no = 0  # counted by hand: enumerate() would keep the previous line's bytes alive
+        while raw := fh.readline():  # a binary file splits on b"\n" only
+            line_no += 1
+            start = 3 if line_no == 1 and raw.startswith(codecs.BOM_UTF8) else 0
+            end = len(raw) - raw.endswith(b"\n")
+            end -= end > start and raw[end - 1:end] == b"\r"
+            try:
+                line = str(memoryview(raw)[start:end], "utf-8")  # no copy of the bytes
+            except UnicodeDecodeError as e:
+                raise _not_utf8(path, line_no, e, -start) from None
+            del raw  # a 20 MB line is held once as text, not also as bytes, while it is parsed
+            yield line_no, line
 
 
 def read_jsonl(path: Path) -> Iterable[tuple[int, dict]]:
     """(line number, object) for each non-blank line; errors name the file, line and problem."""
-    for i, line in enumerate(_read_utf8(path).splitlines(), 1):
-        if not line.strip():
+    for i, line in jsonl_lines(path):
+        if not line or line.isspace():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise DataFormatError(f"{_where(path, i)}: invalid JSON ({e.msg} at column {e.colno})") from None
+        del line
         if not isinstance(obj, dict):
             raise DataFormatError(f"{_where(path, i)}: expected a JSON object, got {type(obj).__name__}")
         yield i, obj
@@ -67,8 +104,8 @@ def document_from_dict(obj: dict, where: str = "<dict>") -> Document:
     if not doc_id.strip():
         raise DataFormatError(f"{where}: field 'id' is empty")
     text = _field(obj, "text", str, where)
-    if not text.strip():
-        raise DataFormatError(f"{where}: document {doc_id!r} has no text (field 'text' is empty)")
+    if not text or text.isspace():
+        raise DataFormatError(f"{where}: document {doc_id!r} has no text (field 'text' is empty or whitespace only)")
     sections = []
     for j, s in enumerate(_field(obj, "sections", list, where, required=False, default=[])):
         sw = f"{where} sections[{j}]"
@@ -110,32 +147,49 @@ def read_documents(path: str | Path) -> list[Document]:
     path = Path(path)
     docs = [(i, document_from_dict(o, _where(path, i))) for i, o in read_jsonl(path)]
     if not docs:
-        raise DataFormatError(f"{path}: no documents (the file is empty)")
+        raise DataFormatError(f"{path}: no documents (the file is empty or holds only blank lines)")
     _unique(docs, "document", path)
     return [d for _, d in docs]
 
 
 def read_questions(path: str | Path, documents: list[Document] | None = None) -> list[Question]:
+    """Questions, checked against ``documents`` when given: gold ids must exist and every gold
+    context must be an exact substring of some document (of its gold documents, or any other)."""
     path = Path(path)
     qs = [(i, question_from_dict(o, _where(path, i))) for i, o in read_jsonl(path)]
+    if not qs:
+        log.warning("%s: no questions (the file is empty); the dataset has documents only", path)
     _unique(qs, "question", path)
     if documents is not None:
-        known = {d.id for d in documents}
+        by_id = {d.id: d for d in documents}
         for i, q in qs:
-            missing = [g for g in q.gold_doc_ids if g not in known]
+            missing = [g for g in q.gold_doc_ids if g not in by_id]
             if missing:
                 raise DataFormatError(f"{_where(path, i)}: question {q.id!r} names gold_doc_ids {missing} not in documents")
+            for j, ctx in enumerate(q.gold_contexts):
+                if not _found(ctx, q.gold_doc_ids, by_id):
+                    shown = ctx if len(ctx) <= 60 else ctx[:57] + "..."
+                    raise DataFormatError(f"{_where(path, i)}: question {q.id!r}: gold_contexts[{j}] {shown!r} is "
+                                          "found in no document (expected an exact substring of a document's text)")
     return [q for _, q in qs]
+
+
+def _found(context: str, gold_doc_ids: list[str], documents: dict[str, Document]) -> bool:
+    first = [documents[g] for g in gold_doc_ids]
+    return any(context in d.text for d in first) or any(context in d.text for d in documents.values())
 
 
 def read_text_folder(folder: Path) -> list[Document]:
     docs = []
     for p in sorted(folder.glob("*.txt")):
         text = _read_utf8(p)
-        if not text.strip():
-            raise DataFormatError(f"{p}: document {p.stem!r} has no text (the file is empty)")
-        docs.append(Document(id=p.stem, text=text, title=text.strip().splitlines()[0].strip()))
+        if not text or text.isspace():
+            raise DataFormatError(f"{p}: document {p.stem!r} has no text (the file is empty or whitespace only)")
+        docs.append(Document(id=p.stem, text=text, title=_FIRST_LINE.search(text).group().strip()))
     return docs
+
+
+_FIRST_LINE = re.compile(r"\S[^\n]*")  # the first non-blank line, found without splitting the whole text
 
 
 def read_dataset(folder: str | Path, name: str | None = None) -> Dataset:

@@ -39,6 +39,12 @@ class Document:
     sections: list[Section] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self):
+        for s in self.sections:
+            if s.end > len(self.text):
+                raise ValueError(f"document {self.id!r}: section {s.id!r} spans [{s.start}, {s.end}), past the end "
+                                 f"of its text ({len(self.text)} characters); expected offsets into the text")
+
     def section_at(self, start: int, end: int | None = None) -> Section | None:
         """The innermost section that contains ``start`` (deepest, i.e. shortest)."""
         best = None

@@ -248,7 +248,8 @@ def test_second_identical_call_is_a_cache_hit(fake_openai, make_reasoner):
     second = make_reasoner()                              # a new run over the same cache folder
     assert second.themes("doc", n=2) == ["a", "b"]
     assert len(fake_openai.requests) == 1                 # the server saw one request
-    assert second.stats == {"requests": 0, "cache_hits": 1, "retries": 0, "invalid_replies": 0}
+    assert second.stats == {"requests": 0, "cache_hits": 1, "retries": 0, "invalid_replies": 0,
+                            "fallbacks": 0}
     # the replay reports the original call's tokens, so result tables are identical across runs
     for r in (first, second):
         c = r.usage.per_job["themes"]

@@ -3,10 +3,11 @@
 
 How a job runs: render the prompt (prompts.py) -> ask the cache, else the backend (bounded
 retries with exponential back-off on transient errors) -> extract the JSON object -> normalize ->
-validate against the job's schema (``jsonschema``) -> on an invalid reply ask once more,
-telling the model what was wrong -> still invalid: the job's documented fallback, counted in
-``usage`` as ``llm_fallbacks``. A backend that stays unreachable raises ``LLMUnavailableError``
-rather than silently filling a whole index with fallbacks.
+validate against the job's schema (``jsonschema``) -> only a valid reply is cached -> on an
+invalid reply ask the model once more, telling it what was wrong -> still invalid: the job's
+documented fallback, logged and counted (``usage`` ``llm_fallbacks``, ``stats["fallbacks"]``).
+A cached reply that no longer validates is discarded and asked afresh. A backend that stays
+unreachable raises ``LLMUnavailableError`` rather than silently filling a whole index with fallbacks.
 
 Usage counts the tokens each job needs whether the reply came from the API or the cache, so a
 replayed run reports the same costs; ``stats`` says how many requests actually went out.
@@ -20,7 +21,8 @@ import logging
 import os
 import re
 import time
-from typing import Any, Sequence
+from types import SimpleNamespace
+from typing import Any, Callable, Sequence
 
 import jsonschema  # imported here, not per call: its first import takes ~1.5 s (would skew doctor's latency)
 
@@ -100,7 +102,7 @@ class LLMReasoner(Reasoner):
         self.retry_base_delay = float(retry_base_delay)
         self.max_retry_delay = float(max_retry_delay)
         self.max_tokens = int(max_tokens)
-        self.stats = {"requests": 0, "cache_hits": 0, "retries": 0, "invalid_replies": 0}
+        self.stats = {"requests": 0, "cache_hits": 0, "retries": 0, "invalid_replies": 0, "fallbacks": 0}
 
     @classmethod
     def from_spec(cls, spec: str, **kwargs) -> "LLMReasoner":
@@ -161,27 +163,36 @@ class LLMReasoner(Reasoner):
 
     # -- machinery --
 
+    def complete_json(self, job: str, messages: list[dict], schema: dict, parse: Callable[[Any], Any] = None):
+        """A job whose prompt lives outside ``prompts.py`` (SSG's question writing): the reply's
+        JSON, validated against ``schema`` and passed through ``parse``, or None when it is still
+        invalid after one retry (logged and counted as a fallback). Cached like every job: only
+        valid replies are stored; usage is counted under ``job``."""
+        adhoc = SimpleNamespace(normalize=lambda data: data, parse=parse or (lambda data: data),
+                                fallback=lambda: None, fallback_doc="None (the caller skips the item)")
+        return self._run_messages(job, adhoc, list(messages), schema, {})
+
     def _run(self, job: str, **inputs):
         prompt = PROMPTS[job]
-        messages = prompt.messages(**inputs)
-        schema = prompt.schema(**inputs)
+        return self._run_messages(job, prompt, prompt.messages(**inputs), prompt.schema(**inputs), inputs)
+
+    def _run_messages(self, job: str, prompt, messages: list[dict], schema: dict, inputs: dict):
         tally = {"calls": 0, "prompt": 0, "completion": 0}
         t0 = time.perf_counter()
         try:
             for attempt in range(2):
-                text = self._complete(job, messages, schema, tally)
-                try:
-                    data = prompt.normalize(extract_json(text), **inputs)
-                    validate(data, schema)
-                    return prompt.parse(data, **inputs)
-                except InvalidReply as e:
-                    self.stats["invalid_replies"] += 1
-                    log.info("%s: invalid %s reply (attempt %d): %s", self.name, job, attempt + 1, e)
-                    messages = messages + [
-                        {"role": "assistant", "content": text},
-                        {"role": "user", "content": f"That reply is not valid ({e}). Reply again with only the "
-                                                    "JSON object, in exactly the format asked for."}]
-            log.warning("%s: %s reply still invalid after a retry; using the fallback", self.name, job)
+                ok, value, text = self._ask(job, prompt, messages, schema, inputs, tally)
+                if ok:
+                    return value
+                self.stats["invalid_replies"] += 1
+                log.info("%s: invalid %s reply (attempt %d): %s", self.name, job, attempt + 1, value)
+                messages = messages + [
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": f"That reply is not valid ({value}). Reply again with only the "
+                                                "JSON object, in exactly the format asked for."}]
+            log.warning("%s: %s reply still invalid after a retry (%s); using the fallback: %s", self.name, job,
+                        value, prompt.fallback_doc)
+            self.stats["fallbacks"] += 1
             tally["fallbacks"] = 1
             return prompt.fallback(**inputs)
         finally:
@@ -189,27 +200,48 @@ class LLMReasoner(Reasoner):
                                      llm_calls=tally["calls"], llm_fallbacks=tally.get("fallbacks", 0),
                                      seconds=time.perf_counter() - t0))
 
-    def _complete(self, job: str, messages: list[dict], schema: dict, tally: dict) -> str:
-        """One completion: from the cache, else from the backend with bounded retries."""
+    def _ask(self, job: str, prompt, messages: list[dict], schema: dict, inputs: dict, tally: dict):
+        """One reply, parsed: ``(True, result, text)`` or ``(False, error, text)``.
+
+        A cached reply is used only if it still validates (else it is discarded and the model
+        asked afresh); a fresh reply is cached only once it has validated, so an invalid one is
+        never replayed as good and the retry after it always reaches the model."""
         identity = self.backend.identity(self.model)
         key = cache_key(identity, messages, {"temperature": self.temperature, "max_tokens": self.max_tokens})
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
-            self.stats["cache_hits"] += 1
-            reply = hit
-        else:
-            completion = self._request(job, messages, schema)
-            reply = CachedReply(
-                completion.text,
-                completion.prompt_tokens if completion.prompt_tokens is not None else count_message_tokens(messages),
-                (completion.completion_tokens if completion.completion_tokens is not None
-                 else count_text_tokens(completion.text)))
-            if self.cache is not None:
-                self.cache.put(key, identity, reply)
+            ok, value = self._parse(prompt, hit.text, schema, inputs)
+            if ok:
+                self.stats["cache_hits"] += 1
+                self._count(hit, tally)
+                return True, value, hit.text
+            self.cache.discard(key, f"the cached {job} reply fails validation ({value})")
+        completion = self._request(job, messages, schema)
+        reply = CachedReply(
+            completion.text,
+            completion.prompt_tokens if completion.prompt_tokens is not None else count_message_tokens(messages),
+            (completion.completion_tokens if completion.completion_tokens is not None
+             else count_text_tokens(completion.text)))
+        self._count(reply, tally)
+        ok, value = self._parse(prompt, reply.text, schema, inputs)
+        if ok and self.cache is not None:
+            self.cache.put(key, identity, reply)
+        return ok, value, reply.text
+
+    @staticmethod
+    def _parse(prompt, text: str, schema: dict, inputs: dict):
+        try:
+            data = prompt.normalize(extract_json(text), **inputs)
+            validate(data, schema)
+            return True, prompt.parse(data, **inputs)
+        except InvalidReply as e:
+            return False, e
+
+    @staticmethod
+    def _count(reply: CachedReply, tally: dict) -> None:
         tally["calls"] += 1
         tally["prompt"] += reply.prompt_tokens
         tally["completion"] += reply.completion_tokens
-        return reply.text
 
     def _request(self, job: str, messages: list[dict], schema: dict) -> Completion:
         for attempt in range(self.max_retries + 1):

@@ -3,20 +3,22 @@
 One SQLite file (default ``<rag_lab cache dir>/llm.sqlite``) keyed by the sha256 of the model
 identity, the messages and the generation parameters. A row holds the reply text and the
 token counts of the original call, so a replayed run reports the same token usage.
-What is stored is only what the key hashes and the reply: never a header, URL credential or
-API key (none of them is part of the key's input either).
+Only replies that passed the job's validation are stored (``LLMReasoner`` stores after
+validating), so a replayed run never takes an invalid reply for a good one. What is stored is
+only what the key hashes and the reply: never a header, URL credential or API key (none of them
+is part of the key's input either).
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
-import threading
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+log = logging.getLogger(__name__)
 FILENAME = "llm.sqlite"
 
 
@@ -36,41 +38,55 @@ def cache_key(model: str, messages: Sequence[dict], params: dict[str, Any]) -> s
 
 class LLMCache:
     """SQLite store of replies by key. ``directory`` defaults to rag_lab's cache folder
-    (``RAG_LAB_CACHE`` or ``~/.cache/rag_lab``). Safe to share between threads and processes."""
+    (``RAG_LAB_CACHE`` or ``~/.cache/rag_lab``). Safe to share between threads and processes.
+
+    A row that cannot be read back as a reply (text not a string, token counts not
+    non-negative integers) is moved to the ``rejected`` table with a warning and reads as a
+    miss; so is a reply the reasoner finds invalid (``discard``). A damaged file is moved aside
+    and rebuilt (``rag_lab.sqlite_cache``)."""
+
+    SCHEMA = ("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, reply TEXT, "
+              "prompt_tokens INTEGER, completion_tokens INTEGER, created REAL)",)
 
     def __init__(self, directory: str | Path | None = None):
+        from ..sqlite_cache import SQLiteCache
+
         if directory is None:
             from ..embedding import default_cache_dir
             directory = default_cache_dir()
         directory = Path(directory)
         if directory.exists() and not directory.is_dir():
             raise ValueError(f"LLM cache: {directory} exists and is not a folder; expected a folder for {FILENAME}")
-        directory.mkdir(parents=True, exist_ok=True)
-        self.path = directory / FILENAME
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, reply TEXT, "
-                         "prompt_tokens INTEGER, completion_tokens INTEGER, created REAL)")
+        self.store = SQLiteCache(directory / FILENAME, self.SCHEMA, what="LLM cache")
+        self.path = self.store.path
 
     def __repr__(self) -> str:
         return f"LLMCache({str(self.path)!r})"
 
     def get(self, key: str) -> CachedReply | None:
-        with self._lock:
-            row = self._db.execute("SELECT reply, prompt_tokens, completion_tokens FROM replies WHERE key=?",
-                                   (key,)).fetchone()
-        return CachedReply(*row) if row else None
+        row = self.store.run(lambda db: db.execute(
+            "SELECT reply, prompt_tokens, completion_tokens FROM replies WHERE key=?", (key,)).fetchone())
+        if row is None:
+            return None
+        text, prompt, completion = row
+        if isinstance(text, str) and all(isinstance(n, int) and n >= 0 for n in (prompt, completion)):
+            return CachedReply(text, prompt, completion)
+        self.discard(key, f"unreadable entry (reply {type(text).__name__}, tokens {prompt!r}/{completion!r})")
+        return None
 
     def put(self, key: str, model: str, reply: CachedReply) -> None:
-        with self._lock, self._db:
-            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)",
-                             (key, model, reply.text, reply.prompt_tokens, reply.completion_tokens, time.time()))
+        self.store.write(lambda db: db.execute(
+            "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)",
+            (key, model, reply.text, reply.prompt_tokens, reply.completion_tokens, time.time())))
+
+    def discard(self, key: str, reason: str) -> None:
+        """Move the entry for ``key`` to the ``rejected`` table so no run reads it again."""
+        self.store.write(lambda db: self.store.reject(db, "replies", "key=?", (key,), key, reason))
+        log.warning("LLM cache %s: entry %s… moved to its 'rejected' table: %s; asking the model again",
+                    self.path, key[:12], reason)
 
     def __len__(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+        return self.store.run(lambda db: db.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self.store.close()

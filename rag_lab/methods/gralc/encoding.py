@@ -9,11 +9,15 @@ it sits near the middle and has context on both sides. A document that fits in o
 is encoded in a single pass (exactly the encoder's output).
 
 Results are cached in memory and on disk (``token_embeddings/`` beside the embedder's cache), keyed by
-model id, text hash, window size and overlap: four GraLC strategies share one encoding.
+the model's fingerprint (``Embedder.model_key``), text hash, window size and overlap: four GraLC
+strategies share one encoding. A stored file that cannot be read, or holds the wrong shape, is
+moved aside (``.corrupt-<time>``) with a warning and encoded again.
 """
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -22,6 +26,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+log = logging.getLogger(__name__)
 _MEMORY: "OrderedDict[str, tuple[np.ndarray, float]]" = OrderedDict()
 MEMORY_ITEMS = 64
 
@@ -108,16 +113,16 @@ def encode_document(text: str, embedder, overlap: int, window: int | None = None
     size = window or embedder.max_tokens - 2
     starts = window_starts(len(ids), size, overlap)
     tokens = sum(min(size, len(ids) - s) for s in starts)
-    key = _cache_key(embedder.model_id, text, size, overlap)
+    key = _cache_key(getattr(embedder, "model_key", embedder.model_id), text, size, overlap)
     if use_cache and key in _MEMORY:
         _MEMORY.move_to_end(key)
         emb, seconds = _MEMORY[key]
         return DocumentEncoding(ids, offsets, emb, len(starts), tokens, seconds, True)
     path = _disk_path(key, embedder)
     if use_cache and path is not None and path.exists():
-        with np.load(path) as stored:
-            emb, seconds = stored["embeddings"], float(stored["seconds"])
-        if emb.shape[0] == len(ids):
+        stored = _load(path, len(ids))
+        if stored is not None:
+            emb, seconds = stored
             _remember(key, emb, seconds)
             return DocumentEncoding(ids, offsets, emb, len(starts), tokens, seconds, True)
     t0 = time.perf_counter()
@@ -131,6 +136,26 @@ def encode_document(text: str, embedder, overlap: int, window: int | None = None
                     np.savez(fh, embeddings=emb, seconds=np.float64(seconds))
         _remember(key, emb, seconds)
     return DocumentEncoding(ids, offsets, emb, len(starts), tokens, seconds, False)
+
+
+def _load(path: Path, n_tokens: int) -> tuple[np.ndarray, float] | None:
+    """A stored encoding, or None after moving an unreadable or wrong one aside (with a warning)."""
+    try:
+        with np.load(path) as stored:
+            emb, seconds = stored["embeddings"], float(stored["seconds"])
+        problem = (None if emb.ndim == 2 and emb.shape[0] == n_tokens and np.all(np.isfinite(emb))
+                   else f"holds {emb.shape} values, expected ({n_tokens}, d) finite")
+    except Exception as e:  # zip, pickle, key or shape errors: any unreadable file is just recomputed
+        problem = f"unreadable ({type(e).__name__}: {e})"
+    if problem is None:
+        return emb, seconds
+    aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+    try:
+        os.replace(path, aside)
+    except FileNotFoundError:  # another process moved it first
+        pass
+    log.warning("token-embedding cache file %s %s; moved it aside to %s and encoding again", path, problem, aside)
+    return None
 
 
 def _remember(key: str, emb: np.ndarray, seconds: float) -> None:

@@ -185,10 +185,15 @@ class SimilarityGraph:
 
     # -- save / load -------------------------------------------------------------------------
     def save(self, folder: str | Path) -> Path:
-        """``graph.json`` (networkx node-link data), ``vectors.npz`` and ``config.json``, each atomically."""
+        """``graph.json`` (networkx node-link data), ``vectors.npz`` and ``config.json``, each atomically.
+
+        ``config.json`` marks a complete save: it is removed first and written last, so a save
+        interrupted midway leaves a folder ``load`` refuses, never one graph's edges beside
+        another's vectors."""
         import networkx as nx
 
         folder = Path(folder)
+        (folder / "config.json").unlink(missing_ok=True)
         data = nx.node_link_data(self.graph, edges="edges")
         write_text(folder / "graph.json", json.dumps(data, ensure_ascii=False))
         with atomic_path(folder / "vectors.npz") as tmp:
@@ -208,7 +213,7 @@ class SimilarityGraph:
         missing = [f for f in ("graph.json", "vectors.npz", "config.json") if not (folder / f).exists()]
         if missing:
             raise FileNotFoundError(f"{folder} is not a saved SSG: missing {', '.join(missing)} "
-                                    "(write one with SimilarityGraph.save)")
+                                    "(write one with SimilarityGraph.save; an interrupted save leaves no config.json)")
         meta = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         if meta.get("format") != FORMAT_VERSION:
             raise ValueError(f"{folder}/config.json: format {meta.get('format')!r}, expected {FORMAT_VERSION}")

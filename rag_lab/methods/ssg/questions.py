@@ -7,7 +7,6 @@ retry skips the group (counted in ``skipped``) rather than inventing a question.
 """
 from __future__ import annotations
 
-import json
 import logging
 from typing import Sequence
 
@@ -29,38 +28,18 @@ SCHEMA = {"type": "object", "required": ["question", "answer"],
           "properties": {"question": {"type": "string", "minLength": 10}, "answer": {"type": "string", "minLength": 10}}}
 
 
-def _parse(text: str) -> dict | None:
-    from ...reasoning.llm import InvalidReply, extract_json, validate
-
-    try:
-        data = extract_json(text)
-        validate(data, SCHEMA)
-        return data
-    except (InvalidReply, json.JSONDecodeError, ValueError):
-        return None
-
-
 def generate_questions(reasoner, graph: SimilarityGraph, groups: Sequence[GoldGroup],
                        id_prefix: str = "gen-q") -> tuple[list[Question], int]:
     """(questions, number of groups skipped for invalid replies). ``reasoner`` must be an LLM reasoner."""
-    if not hasattr(reasoner, "_complete"):
+    if not hasattr(reasoner, "complete_json"):
         raise ValueError(f"question generation needs an LLM reasoner (a spec such as 'openai:gpt-4o-mini'); "
                          f"got {getattr(reasoner, 'name', reasoner)!r}, which cannot write questions")
-    from ...types import Cost
-
     questions, skipped = [], 0
     for i, group in enumerate(groups, 1):
         sentences = "\n".join(f"- {t}" for t in group.texts(graph))
         messages = [{"role": "system", "content": SYSTEM},
                     {"role": "user", "content": TEMPLATE.format(sentences=sentences)}]
-        tally = {"calls": 0, "prompt": 0, "completion": 0}
-        data = None
-        for _ in range(2):
-            data = _parse(reasoner._complete("question", messages, SCHEMA, tally))
-            if data is not None:
-                break
-        reasoner.usage.add("question", Cost(llm_prompt_tokens=tally["prompt"], llm_completion_tokens=tally["completion"],
-                                            llm_calls=tally["calls"]))
+        data = reasoner.complete_json("question", messages, SCHEMA)  # validated, one retry, None if still invalid
         if data is None:
             skipped += 1
             log.warning("group %d (%s): no valid question after a retry; skipped", i, group.strategy)

@@ -1,0 +1,155 @@
+"""An SQLite file used as a cache: shared by threads and processes, and never trusted blindly.
+
+A cache only saves work, so a damaged one must never stop a run or feed it a wrong value:
+
+- a file SQLite reports as damaged (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``: a truncated or
+  overwritten file) is moved aside as ``<name>.corrupt-<time>-<pid>`` with a warning naming both
+  paths, and an empty cache takes its place; the operation that found it is run again;
+- a row its owner finds wrong (``reject``) is moved into the table ``rejected`` (kept for a
+  post-mortem, never read again) with a warning, and the caller computes the value afresh.
+
+Many processes may read and write at once (a Dask sweep with two workers): the journal is WAL,
+each write is one transaction and a busy file is waited for (``timeout``, also while two processes
+create the file at the same moment), never mistaken for a damaged one. The standard library's
+``sqlite3`` does the storage; this module only adds the recovery, which no installed library
+offers for a plain SQLite file.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Sequence, TypeVar
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
+REJECTED_TABLE = "CREATE TABLE IF NOT EXISTS rejected (tbl TEXT, key TEXT, reason TEXT, row TEXT, moved REAL)"
+
+
+def is_damaged(error: sqlite3.DatabaseError) -> bool:
+    """True when SQLite says the file itself is broken (not merely busy or locked)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in DAMAGED
+    text = str(error).lower()
+    return "malformed" in text or "not a database" in text
+
+
+class SQLiteCache:
+    """One SQLite file with ``schema`` (``CREATE TABLE IF NOT EXISTS`` statements); ``what`` names
+    the cache in warnings ("embedding cache", "LLM cache")."""
+
+    def __init__(self, path: str | Path, schema: Sequence[str], what: str = "cache", timeout: float = 60.0):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.schema = (*schema, REJECTED_TABLE)
+        self.what = what
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._inode: tuple[int, int] | None = None
+        with self._lock:
+            self._call(lambda db: None)
+
+    # -- the connection -------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=self.timeout, check_same_thread=False)
+        try:
+            self._while_busy(lambda: self._set_up(db))
+        except BaseException:
+            db.close()
+            raise
+        st = os.stat(self.path)
+        self._inode = (st.st_dev, st.st_ino)
+        return db
+
+    def _set_up(self, db: sqlite3.Connection) -> None:
+        if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            db.execute("PRAGMA journal_mode=WAL")
+        for statement in self.schema:
+            db.execute(statement)
+        db.commit()
+
+    def _while_busy(self, fn: Callable[[], T]) -> T:
+        """Retry ``fn`` while the file is locked. Switching a new file to WAL while another process
+        creates it fails at once with "database is locked" (SQLite's busy timeout does not cover it)."""
+        deadline, delay = time.monotonic() + self.timeout, 0.01
+        while True:
+            try:
+                return fn()
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) and "busy" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(2 * delay, 0.5)
+
+    def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """``fn(connection)``; on a damaged file: move it aside, start an empty one, run ``fn`` again."""
+        for attempt in range(2):
+            try:
+                if self._db is None:
+                    self._db = self._connect()
+                return fn(self._db)
+            except sqlite3.DatabaseError as e:
+                if attempt or not is_damaged(e):
+                    raise
+                self._move_aside(e)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(connection)`` under this object's lock (one thread at a time per connection)."""
+        with self._lock:
+            return self._call(fn)
+
+    def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(connection)`` as one transaction: all of it is stored or none."""
+        def transaction(db):
+            with db:
+                return fn(db)
+        return self.run(transaction)
+
+    def _move_aside(self, error: Exception) -> None:
+        if self._db is not None:
+            try:
+                self._db.close()
+            except sqlite3.Error:
+                pass
+            self._db = None
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return
+        if self._inode is not None and (st.st_dev, st.st_ino) != self._inode:
+            return  # another process already replaced it: use the new file
+        stamp = f"{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        os.replace(self.path, target)
+        for suffix in ("-wal", "-shm"):  # the journal belongs to the damaged file
+            side = self.path.with_name(self.path.name + suffix)
+            if side.exists():
+                os.replace(side, target.with_name(target.name + suffix))
+        log.warning("%s %s is damaged (%s); moved it aside to %s and started an empty one",
+                    self.what, self.path, error, target)
+
+    # -- rows that fail their owner's check -------------------------------------------------------
+    def reject(self, db: sqlite3.Connection, table: str, where: str, params: Sequence, key: str,
+               reason: str) -> None:
+        """Inside a transaction: copy the matching rows of ``table`` into ``rejected`` and delete them."""
+        for row in db.execute(f"SELECT * FROM {table} WHERE {where}", params).fetchall():
+            shown = repr(tuple(r if not isinstance(r, bytes) else f"<{len(r)} bytes>" for r in row))
+            db.execute("INSERT INTO rejected VALUES (?, ?, ?, ?, julianday('now'))", (table, key, reason, shown))
+        db.execute(f"DELETE FROM {table} WHERE {where}", params)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.path)!r})"

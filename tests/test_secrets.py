@@ -1,0 +1,63 @@
+"""An API key in the environment never reaches a file: the quickstart notebook is run against a
+local fake OpenAI-compatible server with both key variables set to a unique marker, and every file
+the run wrote (executed notebook, manifest, caches, logs, figures, tables) is searched for it."""
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import uuid
+
+import pytest
+from fake_openai_server import fake_openai  # noqa: F401  (a fixture)
+
+from conftest import run_notebook_smoke
+
+pytestmark = pytest.mark.notebook
+
+
+def _forms(secret: str) -> list[bytes]:
+    """The marker as it could appear in a file: plain, JSON-escaped, UTF-16, base64 (any alignment)."""
+    raw = secret.encode()
+    forms = [raw, json.dumps(secret).encode()[1:-1], secret.encode("utf-16-le")]
+    forms += [base64.b64encode(b"\0" * pad + raw)[4:-4] for pad in range(3)]
+    return forms
+
+
+def test_no_file_written_by_a_run_holds_the_api_key(fake_openai, tmp_path, monkeypatch):
+    marker = f"sk-rag-lab-secret-{uuid.uuid4().hex}"
+    monkeypatch.setenv("RAG_LAB_LLM_API_KEY", marker)
+    monkeypatch.setenv("OPENAI_API_KEY", marker)
+    monkeypatch.setenv("RAG_LAB_CACHE", str(tmp_path / "cache"))  # the kernel inherits it: caches land here
+    fake_openai.responder = lambda request: {"answer": "Pesto comes from Genoa."}
+    log_file = tmp_path / "logs" / "run.log"
+    log_file.parent.mkdir()
+    handler = logging.FileHandler(log_file, encoding="utf-8")
+    handler.setLevel(logging.DEBUG)
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        run_notebook_smoke("00_quickstart", {"limit": 2, "ks": [1, 3, 5], "answer_k": 3,
+                                             "reasoner": f"openai-compatible:fake-model@{fake_openai.base_url}"},
+                           tmp_path)
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+        handler.close()
+    # the key was really in use: every request carried it, and the answers came from the server
+    assert fake_openai.requests and all(h.get("Authorization") == f"Bearer {marker}" for h in fake_openai.headers)
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    kinds = {p.suffix for p in written}
+    assert {".ipynb", ".json", ".sqlite", ".log", ".png", ".csv", ".md"} <= kinds, kinds
+    leaks = [str(p) for p in written if any(form in p.read_bytes() for form in _forms(marker))]
+    assert not leaks, f"the API key was written to: {leaks}"
+
+
+def test_the_search_would_find_the_key_in_any_of_its_forms():
+    secret = "sk-rag-lab-secret-0123456789abcdef"
+    for blob in (f"key={secret}".encode(), json.dumps({"k": secret}).encode(), secret.encode("utf-16-le"),
+                 b"x" + base64.b64encode(b"Bearer " + secret.encode()), base64.b64encode(b"ab" + secret.encode())):
+        assert any(form in blob for form in _forms(secret)), blob
+    assert not any(form in b"sk-rag-lab-secret-0123" for form in _forms(secret))
