@@ -24,7 +24,6 @@ from rag_lab.types import Chunk, Hit, Retrieval
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "bad_inputs.md"
-JATS_OWNER = "see rag_lab/datasets/jats.py"
 
 
 @dataclass
@@ -230,6 +229,39 @@ class WholeDocuments(Retriever):
 
 
 
+def _jats(folder: Path, name: str, text: str):
+    from rag_lab.datasets.jats import parse_jats
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return parse_jats(path)
+
+
+def jats_unclosed(folder):
+    return _jats(folder, "unclosed.nxml", "<article>\n<body>\n<sec><title>T</title>\n<p>never closed\n</sec>\n"
+                                          "</body></article>\n")
+
+
+def jats_no_body(folder):
+    doc = _jats(folder, "PMC1.nxml", "<article><front><article-meta><abstract><p>Only an abstract.</p></abstract>"
+                                     "</article-meta></front></article>")
+    return f"loads: {doc.id}, text {doc.text!r}, has_body {doc.meta['has_body']}"
+
+
+def jats_untitled(folder):
+    doc = _jats(folder, "PMC2.nxml", "<article><body><sec><p>First untitled.</p></sec>"
+                                     "<sec><title>Methods</title><p>Second.</p></sec></body></article>")
+    return f"loads: section titles {[s.title for s in doc.sections if s.kind != 'paragraph']}"
+
+
+def jats_deep(folder):
+    inner = "<p>Deepest paragraph.</p>"
+    for level in range(10, 0, -1):
+        inner = f"<sec><title>Level {level}</title>{inner}</sec>"
+    doc = _jats(folder, "PMC3.nxml", f"<article><body>{inner}</body></article>")
+    levels = [s.level for s in doc.sections if s.kind != "paragraph"]
+    return f"loads: {len(levels)} nested sections, levels {levels[0]}..{levels[-1]}"
+
+
 CASES = [
     Case("empty-documents", "empty `documents.jsonl`", "error", empty_documents,
          ["documents.jsonl", "no documents", "empty"]),
@@ -282,10 +314,14 @@ CASES = [
          ["unknown method 'bm25-magic'", "naive", "semantic"]),
     Case("unknown-dataset", "an unknown dataset name", "error", unknown_dataset,
          ["unknown dataset 'no-such-dataset'", "italian_cuisine"]),
-    Case("jats-unclosed", "malformed JATS: an unclosed tag", "see jats.py", None, [JATS_OWNER]),
-    Case("jats-no-body", "malformed JATS: no `<body>`", "see jats.py", None, [JATS_OWNER]),
-    Case("jats-untitled", "malformed JATS: sections without titles", "see jats.py", None, [JATS_OWNER]),
-    Case("jats-deep", "malformed JATS: `<sec>` nested ten deep", "see jats.py", None, [JATS_OWNER]),
+    Case("jats-unclosed", "malformed JATS: an unclosed tag", "error", jats_unclosed,
+         ["unclosed.nxml", "line 5", "<p> opened at line 4 is not closed: expected </p>"]),
+    Case("jats-no-body", "malformed JATS: no `<body>`", "handled", jats_no_body,
+         ["loads: PMC1", "has_body False"]),
+    Case("jats-untitled", "malformed JATS: sections without titles", "handled", jats_untitled,
+         ["loads: section titles", "'Methods'"]),
+    Case("jats-deep", "malformed JATS: `<sec>` nested ten deep", "handled", jats_deep,
+         ["loads: 10 nested sections, levels 1..10"]),
 ]
 STATIC = {"big-document": "loads; peak traced memory stays under 2.5x the file's size "
                           "(tests/test_bad_inputs.py::test_a_20_mb_document_loads_in_bounded_memory)"}
@@ -303,7 +339,7 @@ class _Collect(logging.Handler):
 def observe(case: Case, folder: Path) -> str:
     """What a user sees: ``Type: message`` of the error, else the warnings logged and the result."""
     if case.run is None:
-        return STATIC.get(case.id, JATS_OWNER)
+        return STATIC[case.id]
     handler = _Collect()
     root = logging.getLogger()
     root.addHandler(handler)

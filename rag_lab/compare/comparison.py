@@ -11,6 +11,7 @@ import pandas as pd
 from .benchmarking import peak_memory_mb, query_latency_ms, replicate, warm_up
 from ..datasets import load_dataset
 from ..evaluation import evaluate, summarize
+from ..provenance import index_reasoner_name
 from ..methods import available_methods, get_retriever
 
 log = logging.getLogger(__name__)
@@ -65,9 +66,10 @@ def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, 
     warm_up(shared_embedder())
     data = load_dataset(dataset)
     queries = [q.question for q in data.questions][:limit_queries] or [data.documents[0].title or "overview"]
-    rows = []
+    rows, built_by = [], {}
     for name in resolve_methods(methods):
         built = get_retriever(name).build(data.documents)                     # timed pass (build_cost.seconds)
+        built_by[name] = index_reasoner_name(built)
         _, peak = peak_memory_mb(lambda: get_retriever(name).build(data.documents))   # memory pass, not timed
         lat = query_latency_ms(built, queries, k)
         query_cost = [built.retrieve(q, k).cost for q in queries]
@@ -78,7 +80,9 @@ def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, 
                      "llm_tokens_index": c.llm_prompt_tokens + c.llm_completion_tokens,
                      "llm_tokens_per_query": sum(q.llm_prompt_tokens + q.llm_completion_tokens for q in query_cost) / len(query_cost),
                      "peak_heap_mb": peak, "chunks": len(built.chunks)})
-    return pd.DataFrame(rows).set_index("method")
+    out = pd.DataFrame(rows).set_index("method")
+    out.attrs["index_reasoners"] = built_by      # method -> the reasoner its index was built with
+    return out
 
 
 def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2, 4)) -> pd.DataFrame:
@@ -86,7 +90,7 @@ def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2,
     embedding cache keeps encoding flat: what grows is the method's own work). As in
     ``method_costs``, the timed build and the traced build are separate."""
     docs = load_dataset(dataset).documents
-    rows = []
+    rows, built_by = [], {}
     for name in resolve_methods(methods):
         for n in copies:
             corpus = replicate(docs, n)
@@ -94,8 +98,11 @@ def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2,
             t0 = time.perf_counter()
             retriever.build(corpus)
             seconds = time.perf_counter() - t0
+            built_by[name] = index_reasoner_name(retriever)
             _, peak = peak_memory_mb(lambda: get_retriever(name).build(corpus))
             rows.append({"method": name, "copies": n, "documents": len(docs) * n,
                          "index_seconds": seconds, "peak_heap_mb": peak,
                          "chunks": len(retriever.chunks)})
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out.attrs["index_reasoners"] = built_by
+    return out
