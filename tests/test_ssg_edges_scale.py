@@ -96,7 +96,7 @@ def test_build_once_reports_time_memory_and_recall_on_a_small_build():
 
 
 def test_ann_above_is_a_checked_config_knob():
-    assert SSGConfig().ann_above == 50_000 and "ann_above" in SSGConfig().graph_knobs()
+    assert SSGConfig().ann_above == 100_000 and "ann_above" in SSGConfig().graph_knobs()
     with pytest.raises(ValueError, match="ann_above"):
         SSGConfig(ann_above=-1)
     v, blocks = random_corpus()
