@@ -13,7 +13,9 @@ and pass ``--other-faiss DIR`` to time it in the same run.
 Each variant runs in its own process (the level is fixed at import); variants take turns for
 ``--repeats`` rounds and the median of the rounds is kept. Measured per size: the median of
 100 single-query searches (k=10, the SIMD scan: one thread, one pass over the vectors) and
-256 queries in one call (FAISS's BLAS path), per query.
+256 queries in one call (FAISS's BLAS path), per query; at the first size also 4,096 queries
+for 37 results each (what the SSG edge build asks) and an HNSW32 index (efConstruction 80,
+efSearch 256): build seconds and single-query latency.
 """
 from __future__ import annotations
 
@@ -65,7 +67,24 @@ def worker(sizes: list[int]) -> dict:
         t0 = time.perf_counter()
         index.search(q, 10)
         batch = time.perf_counter() - t0
-        rows.append({"n": n, "single_ms": statistics.median(single) * 1000, "batch_ms_per_query": batch * 1000 / 256})
+        row = {"n": n, "single_ms": statistics.median(single) * 1000, "batch_ms_per_query": batch * 1000 / 256}
+        if n == sizes[0]:                   # the SSG edge build's pattern, and HNSW, at the first size only
+            t0 = time.perf_counter()
+            index.search(x[:4096], 37)
+            row["batch4096_k37_ms_per_query"] = (time.perf_counter() - t0) * 1000 / 4096
+            t0 = time.perf_counter()
+            hnsw = faiss.index_factory(DIM, "HNSW32", faiss.METRIC_INNER_PRODUCT)
+            hnsw.hnsw.efConstruction, hnsw.hnsw.efSearch = 80, 256
+            hnsw.add(x)
+            row["hnsw_build_s"] = time.perf_counter() - t0
+            times = []
+            for i in range(100):
+                t0 = time.perf_counter()
+                hnsw.search(q[i:i + 1], 10)
+                times.append(time.perf_counter() - t0)
+            row["hnsw_single_ms"] = statistics.median(times) * 1000
+            del hnsw
+        rows.append(row)
         del index, x
     return {"faiss": faiss.__version__, "level": level, "rows": rows}
 
@@ -85,11 +104,18 @@ def compare(sizes: list[int], other_faiss: Path | None = None, repeats: int = 3)
     out = []
     for label, runs in found.items():
         for i, n in enumerate(sizes):
-            out.append({"build": label, **meta[label], "n": n,
-                        "single_ms": statistics.median(r["rows"][i]["single_ms"] for r in runs),
-                        "batch_ms_per_query": statistics.median(r["rows"][i]["batch_ms_per_query"] for r in runs),
-                        "rounds": len(runs)})
+            keys = runs[0]["rows"][i].keys() - {"n"}
+            out.append({"build": label, **meta[label], "n": n, "rounds": len(runs),
+                        **{k: statistics.median(r["rows"][i][k] for r in runs) for k in sorted(keys)}})
     return out
+
+
+def describe(row: dict) -> str:
+    """One printed line per build and size."""
+    extra = (f"  4096x37 {row['batch4096_k37_ms_per_query']:5.2f} ms/query  HNSW build {row['hnsw_build_s']:5.1f} s, "
+             f"{row['hnsw_single_ms']:5.2f} ms" if "hnsw_build_s" in row else "")
+    return (f"{row['build']:58s} {row['faiss']:7s} {row['level']:16s} n={row['n']:>9,}  single "
+            f"{row['single_ms']:6.2f} ms  batched {row['batch_ms_per_query']:5.2f} ms/query{extra}")
 
 
 def loaded_level() -> str:
@@ -111,8 +137,7 @@ def main(argv=None) -> int:
         print(json.dumps(worker(sizes)))
         return 0
     for row in compare(sizes, args.other_faiss, args.repeats):
-        print(f"{row['build']:58s} faiss {row['faiss']:7s} {row['level']:16s} n={row['n']:>9,}  "
-              f"single {row['single_ms']:7.2f} ms  batched {row['batch_ms_per_query']:6.2f} ms/query")
+        print(describe(row))
     return 0
 
 

@@ -111,15 +111,14 @@ def index_section(args, targets: dict, details: dict) -> None:
 
 
 def faiss_section(args, targets: dict, details: dict) -> None:
-    from faiss_builds import compare, loaded_level
+    from faiss_builds import compare, describe, loaded_level
 
     sizes = [100_000] if args.quick else [100_000, 1_000_000]
     rows = compare(sizes, args.other_faiss, repeats=1 if args.quick else 3)
     level = loaded_level()
     details["faiss"] = {"loaded_level": level, "builds": rows}
     for r in rows:
-        print(f"faiss {r['build']:58s} {r['level']:16s} n={r['n']:>9,}  single {r['single_ms']:7.2f} ms  "
-              f"batched {r['batch_ms_per_query']:6.2f} ms/query", flush=True)
+        print("faiss", describe(r), flush=True)
     targets[f"faiss_runs_avx2_or_better[{level}]"] = target(float(level.startswith(("AVX2", "AVX512"))), 1.0,
                                                             at_least=True)
 

@@ -88,7 +88,13 @@ MIB = 2 ** 20
 
 
 def peak_rss_mib() -> float:
-    """This process's peak resident memory so far, MiB (Linux reports KiB)."""
+    """This process's peak resident memory so far, MiB: VmHWM of /proc/self/status, which starts
+    afresh at exec (``getrusage``'s ru_maxrss would carry the peak of the parent that forked a
+    worker process)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
