@@ -86,7 +86,7 @@ def worker(sizes: list[int]) -> dict:
             del hnsw
         rows.append(row)
         del index, x
-    return {"faiss": faiss.__version__, "level": level, "rows": rows}
+    return {"faiss": faiss.__version__, "level": level, "omp_threads": faiss.omp_get_max_threads(), "rows": rows}
 
 
 def compare(sizes: list[int], other_faiss: Path | None = None, repeats: int = 3) -> list[dict]:
@@ -99,7 +99,7 @@ def compare(sizes: list[int], other_faiss: Path | None = None, repeats: int = 3)
             cmd = [sys.executable, __file__, "--worker", "--sizes", ",".join(map(str, sizes))]
             done = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, check=True)
             result = json.loads(done.stdout.strip().splitlines()[-1])
-            meta[label] = {"faiss": result["faiss"], "level": result["level"]}
+            meta[label] = {k: result[k] for k in ("faiss", "level", "omp_threads")}
             found.setdefault(label, []).append(result)
     out = []
     for label, runs in found.items():

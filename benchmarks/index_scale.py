@@ -17,6 +17,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -34,9 +35,25 @@ def median_latency_ms(index: VectorIndex, queries, k: int = 10) -> float:
     return statistics.median(times) * 1000
 
 
-def measure(n: int, n_queries: int = 200, settings: IndexSettings | None = None, isotropic: bool = False) -> dict:
+def trade_off(index: VectorIndex, queries, exact, searches: Sequence[str]) -> list[dict]:
+    """Median latency and recall@10 of an approximate ``index`` under each search setting
+    (``faiss.ParameterSpace`` strings such as "efSearch=512" or "nprobe=32"), one build."""
+    import faiss
+
+    rows = []
+    for search in searches:
+        faiss.ParameterSpace().set_index_parameters(index.index, search)
+        ms = median_latency_ms(index, queries)
+        _, found = index.search(queries, 10)
+        rows.append({"search": search, "median_ms": ms, "recall_at_10": recall_at_k(found, exact)})
+    return rows
+
+
+def measure(n: int, n_queries: int = 200, settings: IndexSettings | None = None, isotropic: bool = False,
+            sweep: Sequence[str] = (), others: Sequence[tuple[IndexSettings, Sequence[str]]] = ()) -> dict:
     """Build seconds, median single-query latency (ms) and recall@10 of the default index
-    against flat, over ``n`` vectors."""
+    against flat, over ``n`` vectors; ``sweep``: further search settings of that same build;
+    ``others``: further approximate indexes (settings, search settings to sweep) on the same vectors."""
     settings = settings or IndexSettings()
     spread = 100                                     # one query every 100 rows of the extra documents
     if isotropic:
@@ -57,10 +74,20 @@ def measure(n: int, n_queries: int = 200, settings: IndexSettings | None = None,
     build = time.perf_counter() - t0
     ms = median_latency_ms(index, queries)
     _, found = index.search(queries, 10)
-    return {"n": n, "vectors": "isotropic" if isotropic else "synthetic windows", "queries": len(queries),
-            "flat_build_s": flat_build, "flat_median_ms": flat_ms,
-            "index": "flat" if index.exact else settings.factory, "settings": f"{settings.build} {settings.search}".strip(),
-            "build_s": build, "median_ms": ms, "recall_at_10": recall_at_k(found, exact)}
+    row = {"n": n, "vectors": "isotropic" if isotropic else "synthetic windows", "queries": len(queries),
+           "flat_build_s": flat_build, "flat_median_ms": flat_ms,
+           "index": "flat" if index.exact else settings.factory, "settings": f"{settings.build} {settings.search}".strip(),
+           "build_s": build, "median_ms": ms, "recall_at_10": recall_at_k(found, exact),
+           "sweep": trade_off(index, queries, exact, sweep) if sweep and not index.exact else []}
+    del index
+    row["others"] = []
+    for other, searches in others:
+        t0 = time.perf_counter()
+        alt = VectorIndex(base.shape[1], other).add(base, ids)
+        row["others"].append({"index": other.factory, "build": other.build, "build_s": time.perf_counter() - t0,
+                              "sweep": trade_off(alt, queries, exact, searches)})
+        del alt
+    return row
 
 
 def main(argv=None) -> int:

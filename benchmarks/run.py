@@ -8,7 +8,8 @@ Sections and their targets (``--only`` picks sections; every ratio is taken with
 - latency: query latency (median) of non-LLM methods <= 50 ms with 10,000 chunks in the index;
 - index: at 1,000,000 synthetic chunks the default VectorIndex (approximate above
   IndexSettings.flat_max) answers a query in <= 10 ms (median) with recall@10 >= 0.95 against
-  flat (benchmarks/index_scale.py);
+  flat (benchmarks/index_scale.py); the same build is also searched at other efSearch values,
+  and an IVF index is built and swept beside it (the trade-off table of docs/performance.md);
 - faiss: the installed faiss runs AVX2 kernels or better; flat-search latency of its generic,
   AVX2 and as-loaded levels side by side (benchmarks/faiss_builds.py; ``--other-faiss DIR`` adds
   an older wheel installed in DIR);
@@ -17,7 +18,8 @@ Sections and their targets (``--only`` picks sections; every ratio is taken with
   1M is <= 1.25x that at 100k (benchmarks/ssg_scale.py, one fresh process per size);
 - gralc: GraLC's six strategies on ``--gralc-articles`` full-text articles (default 24,
   ``--paper-scale`` = 200 like the paper's Table 3), each <= 1.5x the pure encoder time of
-  its tokens (benchmarks/gralc_scale.py).
+  its tokens (benchmarks/gralc_scale.py); below 200 articles it also prints the time at 200
+  estimated linearly from the measured one (each article is chunked, linked and encoded alone).
 ``--quick`` shrinks every size (a smoke run; targets are still printed, against the same limits).
 Prints each target with its measured value, its limit and whether it holds, and writes a JSON
 report shaped {"targets": {NAME: {"measured": x, "limit": y, "holds": bool}}, "details": {...}}.
@@ -95,16 +97,28 @@ def latency_section(args, docs, names, model, tmp: Path, targets: dict, details:
               f"p95 {lat['p95_ms']:.1f} ms", flush=True)
 
 
+HNSW_SWEEP = ("efSearch=128", "efSearch=256", "efSearch=512", "efSearch=1024", "efSearch=2048")
+IVF_SETTINGS, IVF_SWEEP = ("IVF1024,Flat", ""), ("nprobe=4", "nprobe=8", "nprobe=16", "nprobe=32", "nprobe=64")
+
+
 def index_section(args, targets: dict, details: dict) -> None:
     from index_scale import measure
+    from rag_lab.index import IndexSettings
 
     n = INDEX_CHUNKS // (10 if args.quick else 1)
-    row = measure(n)
-    worst = measure(min(n, 100_000), isotropic=True)
+    ivf = IndexSettings(kind="ann", factory=IVF_SETTINGS[0], build=IVF_SETTINGS[1], search=IVF_SWEEP[0])
+    row = measure(n, sweep=HNSW_SWEEP, others=[(ivf, IVF_SWEEP)])
+    worst = measure(min(n, 100_000), isotropic=True, settings=IndexSettings(kind="ann"),  # below flat_max: forced
+                    sweep=HNSW_SWEEP)
     details["index"] = {"synthetic": row, "isotropic": worst}
     for r in (row, worst):
-        print(f"index {r['n']:,} {r['vectors']}: flat {r['flat_median_ms']:.2f} ms | {r['index']} build "
-              f"{r['build_s']:.1f} s, {r['median_ms']:.2f} ms, recall@10 {r['recall_at_10']:.3f}", flush=True)
+        print(f"index {r['n']:,} {r['vectors']}: flat {r['flat_median_ms']:.2f} ms | {r['index']} ({r['settings']}) "
+              f"build {r['build_s']:.1f} s, {r['median_ms']:.2f} ms, recall@10 {r['recall_at_10']:.3f}", flush=True)
+        for name, build_s, sweep in [(r["index"], r["build_s"], r["sweep"])] + [
+                (o["index"], o["build_s"], o["sweep"]) for o in r["others"]]:
+            for t in sweep:
+                print(f"    {name:14s} build {build_s:6.1f} s  {t['search']:14s} {t['median_ms']:6.2f} ms  "
+                      f"recall@10 {t['recall_at_10']:.3f}", flush=True)
     targets[f"index_query_ms[{row['index']}, {n:,} chunks]"] = target(row["median_ms"], INDEX_LATENCY_LIMIT_MS)
     targets[f"index_recall@10_vs_flat[{row['index']}, {n:,} chunks]"] = target(row["recall_at_10"], RECALL_FLOOR,
                                                                                 at_least=True)
@@ -114,7 +128,7 @@ def faiss_section(args, targets: dict, details: dict) -> None:
     from faiss_builds import compare, describe, loaded_level
 
     sizes = [100_000] if args.quick else [100_000, 1_000_000]
-    rows = compare(sizes, args.other_faiss, repeats=1 if args.quick else 3)
+    rows = compare(sizes, args.other_faiss, repeats=1 if args.quick else args.faiss_repeats)
     level = loaded_level()
     details["faiss"] = {"loaded_level": level, "builds": rows}
     for r in rows:
@@ -150,7 +164,12 @@ def gralc_section(args, model, targets: dict, details: dict) -> None:
 
     n = PAPER_ARTICLES if args.paper_scale else (args.gralc_articles or (12 if args.quick else GRALC_ARTICLES))
     rows = measure(n, model)
+    for r in rows:       # linear in articles: every strategy chunks, links and encodes each article on its own
+        r["estimated_seconds_at_paper_scale"] = r["index_seconds"] * PAPER_ARTICLES / n
     details["gralc_scale"] = rows
+    if n != PAPER_ARTICLES:
+        print(f"estimated at {PAPER_ARTICLES} articles (x{PAPER_ARTICLES / n:.2f}, linear): " + ", ".join(
+            f"{r['strategy']} {r['estimated_seconds_at_paper_scale']:.0f} s" for r in rows), flush=True)
     for r in rows:
         targets[f"gralc_vs_encoder[{r['strategy']}, {n} articles]"] = target(r["ratio"], ENCODER_RATIO_LIMIT)
 
@@ -167,6 +186,7 @@ def main(argv=None) -> int:
     parser.add_argument("--paper-scale", action="store_true", help=f"gralc section on {PAPER_ARTICLES} articles")
     parser.add_argument("--other-faiss", type=Path, default=None,
                         help="a folder holding another faiss-cpu (pip install --target), timed beside the installed one")
+    parser.add_argument("--faiss-repeats", type=int, default=3, help="interleaved rounds of the faiss builds (median)")
     args = parser.parse_args(argv)
     sections = args.only.split(",")
     unknown = sorted(set(sections) - set(SECTIONS))

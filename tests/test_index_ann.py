@@ -38,6 +38,13 @@ def test_auto_index_is_flat_up_to_the_threshold_then_approximate():
     assert [index.ids[r] for r in rows[:3, 0]] == ["r0", "r1", "r2"]
 
 
+def test_default_approximate_index_uses_the_measured_search_depth():
+    # efSearch 1024: the smallest setting with recall@10 >= 0.95 at 1M windows (docs/performance.md)
+    index = VectorIndex(16, IndexSettings(flat_max=10)).add(unit_rows(11), [str(i) for i in range(11)])
+    assert not index.exact
+    assert (index.index.hnsw.efSearch, index.index.hnsw.efConstruction) == (1024, 80)
+
+
 def test_flat_kind_never_switches_and_ann_kind_starts_approximate():
     v = unit_rows(20)
     flat = VectorIndex(16, IndexSettings(kind="flat", flat_max=0)).add(v, [str(i) for i in range(20)])

@@ -25,6 +25,8 @@ import numpy as np
 
 from ...index import IndexSettings, approximate_index
 
+EDGE_ANN = IndexSettings(kind="ann", search="efSearch=256")  # a query per window: a quarter of VectorIndex's
+#          efSearch keeps the million-window build inside its time budget (docs/performance.md)
 SEARCH_BATCH = 65_536    # rows per batched search: bounds the temporary (rows x (top_x + margin)) results
 SLICE_CELLS = 1 << 24    # similarity cells per slice of a document's own matrix (64 MB of float32)
 
@@ -149,7 +151,7 @@ def neighbour_table(vectors: np.ndarray, blocks: Sequence[tuple[int, int]], top_
     windows than ``top_k`` gives what it has. ``margin``: extra results fetched per row in the
     batched inter-document search (only speed depends on it: rows it does not cover are searched
     again with their document excluded). ``ann_above``: past this many windows the
-    inter-document search is approximate, with ``ann`` (default: ``IndexSettings()``'s HNSW);
+    inter-document search is approximate, with ``ann`` (default ``EDGE_ANN``: HNSW32, efSearch 256);
     None keeps it exact at any size. Intra-document neighbours are always exact.
     """
     import faiss
@@ -173,7 +175,7 @@ def neighbour_table(vectors: np.ndarray, blocks: Sequence[tuple[int, int]], top_
     approximate = ann_above is not None and n > ann_above
     if top_x and len(blocks) > 1:
         if approximate:
-            index = approximate_index(vectors, ann or IndexSettings(kind="ann"))
+            index = approximate_index(vectors, ann or EDGE_ANN)
         else:
             index = faiss.IndexFlatIP(vectors.shape[1])
             index.add(vectors)
