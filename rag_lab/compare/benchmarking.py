@@ -8,6 +8,7 @@ of one report come from one process and one run.
 from __future__ import annotations
 
 import gc
+import re
 import statistics
 import time
 import tracemalloc
@@ -69,6 +70,7 @@ def time_index(make_retriever: Callable[[Embedder], object], documents: list[Doc
     index_s = time.perf_counter() - t0
     encoder_s = pure_encoder_seconds(model_embedder, rec.recorded_texts, rec.recorded_windows)
     return {"index_seconds": index_s, "encoder_seconds": encoder_s,
+            "tokens": token_count(model_embedder, rec.recorded_texts, rec.recorded_windows),
             "ratio": index_s / encoder_s if encoder_s else float("nan"), "chunks": len(retriever.chunks),
             "retriever": retriever}
 
@@ -102,3 +104,37 @@ def replicate(documents: list[Document], copies: int) -> list[Document]:
     """The corpus repeated ``copies`` times under new ids (texts repeat, so the embedding cache
     makes the build cheap; the index still holds every copy)."""
     return [Document(f"{d.id}~{i}", d.text, d.title, d.sections, d.meta) for i in range(copies) for d in documents]
+
+
+_WORD = re.compile(r"[A-Za-z]{4,}")
+
+
+def distinct_copies(documents: list[Document], n: int) -> list[Document]:
+    """``n`` articles cycling through ``documents``, every copy textually distinct yet costing
+    the encoder exactly what the original does.
+
+    Copy ``c`` of an article (c = 0 is the original) flips the case of the last letter of its
+    words (4+ letters) by the bits of ``c``: the uncased MiniLM tokenizer and the concept linker
+    (which lowercases) see the original, so tokens, chunks and concepts are the same, while the
+    embedding cache, the late-chunking cache and every de-duplication by text see new texts.
+    Offsets are unchanged, so sections stay valid."""
+    if n < 1 or not documents:
+        raise ValueError(f"distinct_copies needs documents and n >= 1, got {len(documents)} documents, n={n}")
+    bits = max(1, ((n - 1) // len(documents)).bit_length())
+    out = []
+    for i in range(n):
+        doc, c = documents[i % len(documents)], i // len(documents)
+        text = doc.text
+        if c:
+            chars = list(text)
+            for w, m in enumerate(_WORD.finditer(text)):
+                if (c >> (w % bits)) & 1:
+                    chars[m.end() - 1] = chars[m.end() - 1].swapcase()
+            text = "".join(chars)
+        out.append(Document(f"{doc.id}~{c}" if c else doc.id, text, doc.title, doc.sections, doc.meta))
+    return out
+
+
+def token_count(embedder: Embedder, texts: Sequence[str], windows: Sequence[Sequence[int]]) -> int:
+    """Word pieces the encoder reads for these distinct texts and token windows."""
+    return embedder.count_tokens(list(dict.fromkeys(texts))) + sum(len(w) for w in windows)

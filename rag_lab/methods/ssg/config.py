@@ -20,7 +20,7 @@ class SSGConfig(Config):
     typical for its sparse storage."""
 
     GRAPH_KNOBS: ClassVar[tuple[str, ...]] = ("window", "stride", "top_k", "top_x", "top_t", "n_themes",
-                                              "theme_words")
+                                              "theme_words", "ann_above")
 
     window: int = 3                      # SSG, graph architecture: three-sentence sliding windows ...
     stride: int = 1                      # ... moved one sentence at a time
@@ -31,11 +31,15 @@ class SSGConfig(Config):
     theme_words: int = 500               # ... drawn from its first 500 words
     algorithm: str = "query_traversal"   # ours: the registry names one config per algorithm
     max_sentences: int = 10              # SSG, algorithms: a fixed cap of 10 to 15 sentences; 10 (its theme groups)
+    ann_above: int = 100_000             # ours: inter-document edges by approximate (HNSW) search past this many
+    #                                      windows, exact below: up to 100k exact is as fast (60 s vs 68 s there, 3 s
+    #                                      vs 5 s at 20k) but grows with windows squared (docs/performance.md)
 
     def validate(self) -> None:
-        self.check_integer("window", "stride", "n_themes", "theme_words", "top_k", "top_x", "top_t", "max_sentences")
+        self.check_integer("window", "stride", "n_themes", "theme_words", "top_k", "top_x", "top_t", "max_sentences",
+                           "ann_above")
         self.check_positive("window", "stride", "n_themes", "theme_words", "max_sentences")
-        self.check_non_negative("top_k", "top_x", "top_t")
+        self.check_non_negative("top_k", "top_x", "top_t", "ann_above")
         self.check_choice("algorithm", ALGORITHM_NAMES)
 
     def graph_knobs(self) -> dict[str, Any]:

@@ -269,7 +269,7 @@ def assemble_graph(documents: Sequence[Document], sentences: list[Sentence], win
         g.add_edge(doc_node(w.doc_id), w.id, kind="contains", weight=1.0)
         for sid in w.sentence_ids:
             g.add_edge(w.id, sid, kind="child", weight=1.0)
-    for e in sparse_neighbours(window_vecs, blocks, config.top_k, config.top_x):
+    for e in sparse_neighbours(window_vecs, blocks, config.top_k, config.top_x, ann_above=config.ann_above):
         g.add_edge(windows[e.source].id, windows[e.target].id, kind=e.kind, weight=e.weight)
     for i, j, sim in theme_bridges(theme_vecs, config.top_t):
         g.add_edge(doc_node(doc_ids[i]), doc_node(doc_ids[j]), kind="theme", weight=sim)
