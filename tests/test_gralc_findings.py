@@ -30,6 +30,11 @@ def test_leader_clear_lead_and_no_clear_winner():
     assert "the best MRR is Naive (0.800), 0.020 ahead of Semantic (0.780; ≥ 0.01: a clear lead)" in s
     s = fd.leader("T", series([0.80, 0.785]), "MRR", 0.02)
     assert "0.015 ahead of Semantic (0.785; < 0.02: no clear winner)" in s
+    # a tie at the top (Naive and Semantic both 0.9): named together, and the paper's best is among them
+    tie = fd.leader("T", series([0.9, 0.9, 0.5]), "MRR", 0.01, series([0.1, 0.95]))
+    assert tie == ("T: the best MRR, 0.900, is shared by Naive, Semantic (a tie: no clear winner); paper-reported: "
+                   "Semantic best (0.950), one of our best.")
+    assert "< 0.286: no clear winner" in fd.leader("T", series([0.80, 0.78]), "MRR", 2 / 7)   # 2/7 shown to 3 digits
     assert fd.leader("T", series([math.nan]), "MRR") is None
     assert "only Naive has a MRR (0.500), so there is no ranking" in fd.leader("T", series([0.5]), "MRR")
 

@@ -48,7 +48,7 @@ def thresholds(questions: Mapping[str, int], answered: int | None = None) -> str
 
 def side(value: float, tie: float) -> str:
     """'≥ tie' or '< tie': which side of the threshold a (non-negative) size falls on."""
-    return f"≥ {tie:g}" if value >= tie else f"< {tie:g}"
+    return f"≥ {tie:.3g}" if value >= tie else f"< {tie:.3g}"
 
 
 def group_mean(series: pd.Series, labels: Sequence[str]) -> float:
@@ -65,8 +65,11 @@ def leader(label: str, ours: pd.Series, metric: str, tie: float = RANK_TIE, repo
     if values.empty:
         return None
     best, top = values.index[0], float(values.iloc[0])
+    tied = [n for n in values.index if float(values[n]) == top]
     if len(values) == 1:
         text = f"{label}: only {best} has a {metric} ({top:.3f}), so there is no ranking"
+    elif len(tied) > 1:
+        text = f"{label}: the best {metric}, {top:.3f}, is shared by {', '.join(tied)} (a tie: no clear winner)"
     else:
         second, gap = values.index[1], top - float(values.iloc[1])
         verdict = "a clear lead" if gap >= tie else "no clear winner"
@@ -76,8 +79,8 @@ def leader(label: str, ours: pd.Series, metric: str, tie: float = RANK_TIE, repo
     if not rep.empty:
         p_best = rep.idxmax()
         text += f"; {reported_label}: {p_best} best ({rep.max():.3f})"
-        if p_best == best:
-            text += ", the same strategy as ours"
+        if p_best in tied:
+            text += ", the same strategy as ours" if len(tied) == 1 else ", one of our best"
         elif p_best in values.index:
             behind = top - float(values[p_best])
             text += (f"; here {p_best} is {behind:.3f} behind our best ({side(behind, tie)}: "
