@@ -46,3 +46,42 @@ def test_table5_and_table6_shapes():
                        + rows("gralc-naive", "context_tokens", math.nan, [100, 50]))
     t6 = ex.table6(gen)
     assert t6.loc["Naive"].tolist() == [pytest.approx(0.3), 2.0, 150.0]   # tokens are summed, like the paper's
+
+
+def test_table2_needs_the_late_chunking_base_and_labels_by_strategy():
+    t1 = pd.DataFrame({"MRR": [0.8, 0.7, 0.6], "R@1": [0.5] * 3, "R@5": [0.9] * 3},
+                      index=["Late Chunking", "GraLC-RAG (KG)", "GraLC-RAG (+Graph)"])
+    t2 = ex.table2(t1)     # structure-aware missing: the KG row keeps its own label
+    assert list(t2.index) == ["Late Chunking (base)", "+ KG Infusion", "+ Graph-Guided Retrieval"]
+    assert t2["ΔMRR"].iloc[1:].tolist() == pytest.approx([-0.1, -0.2])
+    assert ex.table2(t1.drop(index="Late Chunking")).empty
+
+
+def test_lambda_sweep_on_the_same_questions(embedder):
+    from rag_lab.types import Dataset, Document, Question
+
+    docs = [Document("kidney", "Chronic kidney disease lowers eGFR slowly. Empagliflozin slowed the decline of eGFR "
+                               "in adults with type 2 diabetes mellitus."),
+            Document("heart", "Heart failure with preserved ejection fraction limits exercise capacity. Exercise "
+                              "training improved peak oxygen uptake in heart failure.")]
+    qs = [Question("q1", "Did empagliflozin slow eGFR decline?", gold_doc_ids=["kidney"]),
+          Question("q2", "Does exercise help heart failure?", gold_doc_ids=["heart"])]
+    params = ex.strategy_params(min_tokens=4, max_tokens=16)
+    sweep = ex.lambda_sweep(Dataset("toy", docs, qs), [0.0, 0.1, 0.5], 5, params, mrr_k=10)
+    assert list(sweep.index) == [0.0, 0.1, 0.5]
+    assert list(sweep.columns) == ["MRR@10", "R@5", "SecCov@5 (source article)", "chunks", "top 5 changed vs λ = 0",
+                                   ex.MENTION_COSINE, ex.ALL_COSINE]
+    assert sweep["SecCov@5 (source article)"].isna().all()          # these documents have no sections
+    assert sweep.loc[0.0, "top 5 changed vs λ = 0"] == 0 and sweep.loc[0.0, ex.MENTION_COSINE] == pytest.approx(1.0)
+    cos = sweep[ex.MENTION_COSINE]
+    assert 1.0 > cos[0.1] > cos[0.5] and (sweep[ex.ALL_COSINE] >= cos - 1e-9).all()   # unchanged tokens add 1s
+    assert ((sweep[["MRR@10", "R@5"]] >= 0) & (sweep[["MRR@10", "R@5"]] <= 1)).all().all()
+    # λ = 0 adds nothing to the tokens, so gralc-kg is gralc-structure with the same knobs: same chunks, same scores
+    structure = ex.evaluate(["gralc-structure"], Dataset("toy", docs, qs), (1, 5, 10), params)
+    assert sweep.loc[0.0, "chunks"] == len(structure.retrievers["gralc-structure"].chunks)
+    assert sweep.loc[0.0, "MRR@10"] == pytest.approx(ex.metric_means(structure.scores, "doc_mrr", 10).iloc[0])
+    assert sweep.loc[0.0, "R@5"] == pytest.approx(ex.metric_means(structure.scores, "doc_recall", 5).iloc[0])
+    with pytest.raises(ValueError, match="distinct"):
+        ex.lambda_sweep(Dataset("toy", docs, qs), [0.1, 0.1], 5, params)
+    with pytest.raises(ValueError, match="at least one"):
+        ex.lambda_sweep(Dataset("toy", docs, qs), [], 5, params)

@@ -68,3 +68,37 @@ def test_concept_model_of_another_size_is_projected_with_pca():
     assert v.shape == (2, 8) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
     with pytest.raises(ValueError, match="at least 400 vocabulary names"):
         ConceptEmbeddings(None, 400, model=default_model_path(), fit_texts=names)
+
+
+def test_token_shift_by_hand():
+    # token 1 turns from (0, 1) to (1, 1): cos = 1/sqrt(2), |h' - h| / |h| = 1; token 2 is in a mention but unchanged;
+    # token 0 is outside every mention. Overlapping mentions count token 1 once.
+    from rag_lab.methods.gralc.infusion import TokenShift, token_shift
+
+    h = np.array([[1.0, 0.0], [0.0, 1.0], [3.0, 4.0]], dtype=np.float32)
+    h2 = np.array([[5.0, 5.0], [1.0, 1.0], [3.0, 4.0]], dtype=np.float32)   # token 0 changed but is not a mention
+    s = token_shift(h, h2, [(1, 2, "C"), (1, 3, "D")])
+    assert (s.tokens, s.infused) == (3, 2)
+    assert s.mention_cosine == pytest.approx((2 ** -0.5 + 1) / 2)
+    assert s.all_cosine == pytest.approx((2 ** -0.5 + 1 + 1) / 3)
+    assert s.relative_change == pytest.approx(0.5)
+    both = s + token_shift(h, h, [])
+    assert (both.tokens, both.infused) == (6, 2) and both.mention_cosine == pytest.approx(s.mention_cosine)
+    assert TokenShift().mention_cosine == 1.0 and TokenShift().relative_change == 0.0
+    with pytest.raises(ValueError, match="differ in shape"):
+        token_shift(h, h[:2], [])
+
+
+def test_infused_documents_record_their_token_shift(embedder):
+    from rag_lab.methods import get_retriever
+    from rag_lab.types import Document
+
+    doc = Document("d", "Empagliflozin slowed chronic kidney disease in adults with type 2 diabetes mellitus.")
+    shifts = {}
+    for lam in (0.0, 0.1, 0.5):
+        r = get_retriever("gralc-kg", embedder=embedder, lam=lam, min_tokens=4, max_tokens=16).build([doc])
+        shifts[lam] = r.doc_info["d"]["shift"]
+    assert shifts[0.0].infused > 0 and shifts[0.0].mention_cosine == pytest.approx(1.0)
+    # a larger λ turns the mention tokens further (cosine falls) and moves them further
+    assert 1.0 > shifts[0.1].mention_cosine > shifts[0.5].mention_cosine
+    assert 0 < shifts[0.1].relative_change < shifts[0.5].relative_change

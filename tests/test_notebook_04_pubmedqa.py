@@ -1,22 +1,24 @@
 """Notebook 04 on PubMedQA (fixture in the upstream ori_pqal.json layout): Table 1 runs the six strategies on the
-whole abstracts, says so in its caption, and stands beside the paper's numbers."""
+whole abstracts, says so in its caption, and stands beside the paper's numbers; the λ ablation runs on the same
+abstracts, its λ = 0 row repeats Table 1's Structure-Aware row, and the findings quote the tables' numbers."""
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from conftest import run_notebook_smoke
+from test_notebook_04 import FINDINGS_CELL, check_findings_numbers, check_lambda_table, printed
 from rag_lab.methods.gralc import paper
 
 pytestmark = pytest.mark.notebook
 
 PQAL = Path(__file__).resolve().parent / "fixtures" / "pubmedqa_pqal" / "ori_pqal.json"
-SMALL = {"dataset": "pubmedqa", "data_path": str(PQAL), "generation_questions": 2, "lambda_grid": [0.0, 0.1],
-         "efficiency_articles": 2, "efficiency_repeats": 1}
+SMALL = {"dataset": "pubmedqa", "data_path": str(PQAL), "generation_questions": 2, "efficiency_articles": 2,
+         "efficiency_repeats": 1}
 
 
 def test_table1_on_whole_pubmedqa_abstracts(tmp_path):
-    run_notebook_smoke("04_gralc_rag", SMALL, tmp_path)
+    manifest = run_notebook_smoke("04_gralc_rag", SMALL, tmp_path)
     folder = tmp_path / "figures" / "04_gralc_rag"
     caption = (folder / "table1.md").read_text(encoding="utf-8").splitlines()[0]
     assert caption.startswith("Table 1 — PubMedQA*: 7 full abstracts (all context sections), 7 questions, one each, "
@@ -28,3 +30,12 @@ def test_table1_on_whole_pubmedqa_abstracts(tmp_path):
     reported = t1.xs("paper-reported", axis=1, level=1)
     pd.testing.assert_frame_equal(reported, paper.table1().loc[paper.ORDER], check_names=False)
     assert "No introduction, partial, full condition here" in (folder / "table4.md").read_text(encoding="utf-8")
+
+    sweep = check_lambda_table(folder)
+    # only abstracts ran: the ablation is on Table 1's questions, and λ = 0 is gralc-structure's configuration
+    assert sweep.loc[0.0, "MRR@10"] == pytest.approx(ours.loc["Structure-Aware", "MRR"], abs=2e-4)
+    assert sweep.loc[0.0, "R@5"] == pytest.approx(ours.loc["Structure-Aware", "R@5"], abs=2e-4)
+    text = printed(manifest, tmp_path, FINDINGS_CELL)
+    check_findings_numbers(text, ours, sweep)
+    assert "Tables 4–5: no introduction, partial or full condition ran" in text
+    assert "paper-reported -0.0078 (GraLC-RAG (KG) minus Structure-Aware, Table 1, PubMedQA*)" in text

@@ -16,6 +16,7 @@ from ...retrievers import Retriever, get_retriever
 from ...types import Dataset, Retrieval
 from . import paper
 from .gradient import CONDITIONS, condition_dataset
+from .infusion import TokenShift
 from .metrics import answer_rows, cross_section_rows
 from .method import STRATEGIES, strategy_config
 
@@ -129,12 +130,17 @@ def table1(df: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)) -> pd.DataFrame:
 
 
 def table2(t1: pd.DataFrame) -> pd.DataFrame:
-    """The ablation rows of Table 1, ΔMRR against the late-chunking base (as the paper computes it)."""
-    rows = [paper.label(n) for n in paper.ABLATION_STRATEGIES if paper.label(n) in t1.index]
-    out = t1.loc[rows, [c for c in ("MRR", "R@1", "R@5") if c in t1.columns]].copy()
+    """The ablation rows of Table 1, ΔMRR against the late-chunking base (as the paper computes it);
+    empty when the base did not run (no ΔMRR without it)."""
+    steps = dict(zip(paper.ABLATION_STRATEGIES, paper.ABLATION))
+    cols = [c for c in ("MRR", "R@1", "R@5") if c in t1.columns]
+    names = [n for n in steps if paper.label(n) in t1.index]
+    if not names or names[0] != paper.ABLATION_STRATEGIES[0]:
+        return pd.DataFrame(columns=cols + ["ΔMRR"], dtype=float)
+    out = t1.loc[[paper.label(n) for n in names], cols].copy()
     out["ΔMRR"] = out["MRR"] - out["MRR"].iloc[0]
     out.iloc[0, out.columns.get_loc("ΔMRR")] = math.nan
-    out.index = paper.ABLATION[:len(rows)]
+    out.index = [steps[n] for n in names]
     return out
 
 
@@ -231,18 +237,50 @@ def beside_paper(ours: pd.DataFrame, reported: pd.DataFrame) -> pd.DataFrame:
     return with_paper(ours, reported)
 
 
+MENTION_COSINE = "cos(h′, h) mention tokens"
+ALL_COSINE = "cos(h′, h) all tokens"
+
+
+def _hit_keys(retrieval: Retrieval) -> tuple:
+    return tuple((h.chunk.doc_id, h.chunk.start, h.chunk.end) for h in retrieval.hits)
+
+
+def _mean(scores: pd.DataFrame, metric: str, k: int) -> float:
+    """One method's mean of ``metric`` at ``k`` (NaN when the run has no such rows, e.g. SecCov on
+    documents without sections)."""
+    values = metric_means(scores, metric, k)
+    return float(values.iloc[0]) if len(values) else math.nan
+
+
 def lambda_sweep(dataset: Dataset, lams: Sequence[float], k: int = 5, params: Mapping[str, dict] | None = None,
-                 level: str = "section") -> pd.DataFrame:
-    """gralc-kg at several λ: MRR, Recall@k and SecCov@k of the source article (λ = 0 is structure-aware
-    late chunking)."""
-    rows = []
+                 level: str = "section", mrr_k: int | None = None) -> pd.DataFrame:
+    """The infusion ablation: gralc-kg at each λ on the same questions (λ = 0 is structure-aware late
+    chunking with the same knobs). Per λ: MRR@``mrr_k`` (default k; pass the deepest k of the table the
+    λ = 0 row should match), Recall@k and SecCov@k of the source article (NaN when the documents have
+    no sections); the chunk count (infused tokens feed the boundary score's semantic signal, so
+    boundaries can move); the share of questions whose top k differs from the first λ's; and how far
+    infusion moved the token vectors — the mean cosine between infused and original token embeddings
+    over the mention tokens and over all tokens. The whole-document encodings come from the
+    token-embedding cache, so each λ pays only for linking, infusion, boundaries and queries."""
+    lams = [float(x) for x in lams]
+    if not lams:
+        raise ValueError("lambda_sweep needs at least one λ, got an empty grid")
+    if len(set(lams)) < len(lams) or not all(math.isfinite(x) for x in lams):
+        raise ValueError(f"λ values must be finite and distinct, got {lams}")
+    mrr_k = int(mrr_k or k)
     base = dict((params or strategy_params())["gralc-kg"])
+    rows, first = [], None
     for lam in lams:
-        run = evaluate(["gralc-kg"], dataset, (1, k), {"gralc-kg": {**base, "lam": float(lam)}}, level)
-        s = run.scores
-        rows.append({"lambda": lam, f"MRR@{k}": metric_means(s, "doc_mrr", k).iloc[0],
-                     f"R@{k}": metric_means(s, "doc_recall", k).iloc[0],
-                     paper.seccov_label(k): metric_means(s, SECCOV, k).iloc[0]})
+        run = evaluate(["gralc-kg"], dataset, (1, k, mrr_k), {"gralc-kg": {**base, "lam": lam}}, level)
+        s, retriever = run.scores, run.retrievers["gralc-kg"]
+        top = {q: _hit_keys(r) for q, r in run.results[k]["gralc-kg"].items()}
+        if first is None:
+            first = top
+        shift = sum((info.get("shift", TokenShift()) for info in retriever.doc_info.values()), TokenShift())
+        rows.append({"lambda": lam, f"MRR@{mrr_k}": _mean(s, "doc_mrr", mrr_k), f"R@{k}": _mean(s, "doc_recall", k),
+                     paper.seccov_label(k): _mean(s, SECCOV, k), "chunks": len(retriever.chunks),
+                     f"top {k} changed vs λ = {lams[0]:g}": sum(top[q] != first[q] for q in top) / len(top),
+                     MENTION_COSINE: shift.mention_cosine, ALL_COSINE: shift.all_cosine})
     return pd.DataFrame(rows).set_index("lambda")
 
 
@@ -302,60 +340,3 @@ def corpus_table(dataset: Dataset, embedder, vocabulary=None) -> pd.DataFrame:
                      "linked concepts": len(concepts), "subgraph nodes": sub.number_of_nodes(),
                      "subgraph edges": sub.number_of_edges()})
     return pd.DataFrame(rows).set_index("article").fillna(0)
-
-
-CONTENT_ONLY = ["Naive", "Semantic", "Late Chunking"]
-STRUCTURE_AWARE = ["Structure-Aware", "GraLC-RAG (KG)", "GraLC-RAG (+Graph)"]
-
-
-def _mean_of(series: pd.Series, labels: Sequence[str]) -> float:
-    values = [series[n] for n in labels if n in series.index]
-    return sum(values) / len(values) if values else math.nan
-
-
-def findings(t1: pd.DataFrame, t4: pd.DataFrame, t5: pd.DataFrame, t6: pd.DataFrame, sweep: pd.DataFrame,
-             short: str, reasoner: str, evidence: pd.DataFrame | None = None) -> str:
-    """Sentences built from this run's tables, each beside what the paper reported."""
-    lines = []
-    best = t1["MRR"].idxmax()
-    lines.append(f"Short texts ({short}): the best MRR is {best} ({t1.loc[best, 'MRR']:.3f}); the paper reports "
-                 f"Semantic best on PubMedQA abstracts (0.980), with every strategy near the ceiling.")
-    t2 = table2(t1)
-    if len(t2) > 1:
-        deltas = ", ".join(f"{row} {t2.loc[row, 'ΔMRR']:+.4f}" for row in t2.index[1:])
-        lines.append(f"Ablation against late chunking: {deltas} (paper-reported: -0.0003, -0.0081, -0.0266).")
-    if "full" in t4.index.get_level_values(0):
-        full = t4.loc["full"]["MRR"]
-        spread = (f"every strategy reaches MRR {full.max():.3f}" if full.max() - full.min() < 1e-9 else
-                  f"MRR runs from {full.min():.3f} ({full.idxmin()}) to {full.max():.3f} ({full.idxmax()})")
-        lines.append(f"Full texts: {spread}; the paper reports Semantic best at 0.517 and GraLC-RAG (KG) at 0.323.")
-    if f"{paper.seccov_label(5)} full" in t5.columns:
-        sc = t5[f"{paper.seccov_label(5)} full"]
-        lines.append(f"SecCov@5 (sections of the source article) on full texts: content-only strategies average "
-                     f"{_mean_of(sc, CONTENT_ONLY):.2f} sections, structure-aware ones {_mean_of(sc, STRUCTURE_AWARE):.2f} (paper-reported: 1.00 vs "
-                     "about 4.4). Here every strategy's chunks are mapped to the section holding most of their "
-                     "text, so content-only coverage is measured rather than fixed at one section.")
-    cs = [c for c in t5.columns if c.startswith("CS Recall") and c.endswith(" full")]
-    if cs:
-        v = t5[cs[0]]
-        lines.append(f"{cs[0].rsplit(' ', 1)[0]} on full texts ranges from {v.min():.3f} to {v.max():.3f} "
-                     "(paper-reported: 0.000 for every strategy); in the shorter conditions one of the two "
-                     "required sections is cut away, so it is 0 by construction.")
-    if not t6.empty:
-        g = t6["Avg F1"]
-        lines.append(f"Answers ({reasoner} reasoner): the best proxy F1 is {g.idxmax()} ({g.max():.3f}), the lowest "
-                     f"{g.idxmin()} ({g.min():.3f}); section diversity of the top 5 ranges "
-                     f"{t6['Sec Diversity'].min():.2f}–{t6['Sec Diversity'].max():.2f} (paper-reported with "
-                     "GPT-4o-mini: Semantic 0.403 best, GraLC-RAG (KG) 0.394).")
-    if evidence is not None and "full" in {c[0] for c in evidence.columns}:
-        r5 = evidence[("full", "ctx R@5")]
-        lines.append(f"Evidence paragraphs on full texts (context recall@5): best {r5.idxmax()} ({r5.max():.3f}), "
-                     f"lowest {r5.idxmin()} ({r5.min():.3f}). The template slots are vocabulary concepts, so the "
-                     "concept-proximity score of GraLC-RAG (+Graph) has an inside advantage on these questions.")
-    if len(sweep) > 1:
-        mrr, cov = sweep.iloc[:, 0], sweep.iloc[:, -1]
-        lams = ", ".join(f"{x:g}" for x in sweep.index)
-        lines.append(f"KG infusion strength (gralc-kg, full texts, λ in {{{lams}}}): {sweep.columns[0]} stays within "
-                     f"{mrr.min():.3f}–{mrr.max():.3f} and {sweep.columns[-1]} within {cov.min():.2f}–{cov.max():.2f}; "
-                     "the untrained infusion barely moves retrieval at the paper's λ = 0.1.")
-    return "\n".join(lines)

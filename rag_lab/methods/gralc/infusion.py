@@ -2,9 +2,11 @@
 the token embeddings of each mention (h'_i = h_i + λ·MLP(u'_j)).
 
 Own code in torch (a single-head GAT layer is a few lines; no graph library is needed).
-The paper gives no training step for W, a or the MLP, so they stay at their seeded
-initialisation (Xavier-uniform): the infusion is a fixed, concept-dependent perturbation
-of the mention tokens, scaled by λ = 0.1. Concept embeddings come from the retriever's own
+The paper calls W "learnable" and λ a gate "initialised to 0.1" (§3.1.4) but gives no training
+objective, data or schedule for W, a, the MLP or λ (§3.1.4 and the implementation notes of
+§3.2.3 are silent), so ours stay at their seeded initialisation (Xavier-uniform): the infusion
+is a fixed, random, concept-dependent perturbation of the mention tokens, scaled by λ.
+``token_shift`` measures how far it moves them (the notebook's λ ablation). Concept embeddings come from the retriever's own
 embedder by default (the names embedded as sentences); another model can be named, and its
 vectors are projected with PCA to the token dimension when the sizes differ (the paper
 projects 768-d SapBERT vectors to 384 this way).
@@ -17,6 +19,7 @@ infusion about five times weaker.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -75,6 +78,53 @@ def adjacency_matrix(graph, nodes: Sequence[str]) -> np.ndarray:
     for a, b in graph.edges():
         adj[index[a], index[b]] = adj[index[b], index[a]] = True
     return adj
+
+
+@dataclass(frozen=True)
+class TokenShift:
+    """How far infusion moved one document's token vectors (sums, so documents add up with ``+``).
+
+    ``cosine_sum`` adds cos(h'_i, h_i) over the infused tokens (those inside a mention);
+    ``relative_sum`` adds ‖h'_i − h_i‖ / ‖h_i‖ over the same tokens."""
+
+    tokens: int = 0
+    infused: int = 0
+    cosine_sum: float = 0.0
+    relative_sum: float = 0.0
+
+    def __add__(self, other: "TokenShift") -> "TokenShift":
+        return TokenShift(self.tokens + other.tokens, self.infused + other.infused,
+                          self.cosine_sum + other.cosine_sum, self.relative_sum + other.relative_sum)
+
+    @property
+    def mention_cosine(self) -> float:
+        """Mean cosine between infused and original vectors over the mention tokens (1.0 when none)."""
+        return self.cosine_sum / self.infused if self.infused else 1.0
+
+    @property
+    def all_cosine(self) -> float:
+        """The same mean over every token (tokens outside mentions are unchanged: cosine 1)."""
+        return (self.cosine_sum + self.tokens - self.infused) / self.tokens if self.tokens else 1.0
+
+    @property
+    def relative_change(self) -> float:
+        """Mean ‖h' − h‖ / ‖h‖ over the mention tokens (0.0 when none)."""
+        return self.relative_sum / self.infused if self.infused else 0.0
+
+
+def token_shift(original: np.ndarray, infused: np.ndarray, token_mentions: Sequence[tuple[int, int, str]]) -> TokenShift:
+    """Compare one document's token vectors before and after infusion, over the tokens of its mentions
+    (overlapping mentions count each token once)."""
+    if original.shape != infused.shape:
+        raise ValueError(f"original and infused token embeddings differ in shape: {original.shape} vs {infused.shape}")
+    mask = np.zeros(len(original), dtype=bool)
+    for a, b, _ in token_mentions:
+        mask[a:b] = True
+    h, h2 = original[mask].astype(np.float64), infused[mask].astype(np.float64)
+    norms = np.maximum(np.linalg.norm(h, axis=1), 1e-12)
+    cos = (h * h2).sum(axis=1) / (norms * np.maximum(np.linalg.norm(h2, axis=1), 1e-12))
+    rel = np.linalg.norm(h2 - h, axis=1) / norms
+    return TokenShift(len(original), int(mask.sum()), float(cos.sum()), float(rel.sum()))
 
 
 class ConceptEmbeddings:

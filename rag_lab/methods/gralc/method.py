@@ -276,6 +276,7 @@ class KGInfusedChunks(StructureAwareChunks):
 
     def token_embeddings(self, doc, enc):
         from .concept_graph import concept_subgraph
+        from .infusion import token_shift
 
         super().token_embeddings(doc, enc)
         mentions = self._mentions
@@ -287,7 +288,8 @@ class KGInfusedChunks(StructureAwareChunks):
         self.build_cost.embedding_tokens += infuser.concepts.tokens - before
         self._time("infuse", t0)
         self.doc_info[doc.id].update(concepts=graph.number_of_nodes(), relations=graph.number_of_edges(),
-                                     linked=len({c for _, _, c in mentions}))
+                                     linked=len({c for _, _, c in mentions}),
+                                     shift=token_shift(enc.embeddings, out, mentions))
         return out
 
 

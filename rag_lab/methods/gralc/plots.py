@@ -69,6 +69,8 @@ def ablation_steps(ours: pd.DataFrame, paper: pd.DataFrame, title: str, note: st
 
     fig = go.Figure()
     for label, frame, style in (("ours", ours, {}), ("paper-reported", paper, PAPER_STYLE)):
+        if frame.empty:
+            continue
         fig.add_trace(go.Scatter(x=list(frame.index), y=frame["MRR"], mode="lines+markers", name=label, line=style))
         fig.add_hline(y=float(frame["MRR"].iloc[0]), line_dash="dot", opacity=0.4,
                       annotation_text=f"{label}: late chunking base")
@@ -149,12 +151,29 @@ def boundary_trace(trace: pd.DataFrame, markers: pd.DataFrame, tau: float, title
     return fig
 
 
-def lambda_curve(sweep: pd.DataFrame, title: str, note: str | None = None):
-    """Retrieval metrics of gralc-kg against the fusion weight λ."""
+def lambda_curve(sweep: pd.DataFrame, title: str, note: str | None = None, paper_lam: float = 0.1):
+    """The λ ablation (``experiment.lambda_sweep``): left, retrieval against λ (scores and shares on the
+    left axis, SecCov in sections on the right); right, the mean cosine between infused and original
+    token vectors. A dashed line marks the paper's λ."""
     import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
 
-    fig = go.Figure([go.Scatter(x=sweep.index, y=sweep[c], mode="lines+markers", name=c) for c in sweep.columns])
-    fig.add_vline(x=0.1, line_dash="dash", annotation_text="paper λ = 0.1")
-    fig.update_layout(title=title + _subtitle(None, note), xaxis={"title": "λ"},
-                      yaxis={"title": "value"})
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["retrieval", "token vectors: cos(infused, original)"],
+                        specs=[[{"secondary_y": True}, {}]])
+    x = list(sweep.index)
+    for c in sweep.columns:
+        if c.startswith(("MRR@", "R@", "top ")):
+            fig.add_trace(go.Scatter(x=x, y=sweep[c], mode="lines+markers", name=c), row=1, col=1, secondary_y=False)
+        elif c.startswith("SecCov@"):
+            fig.add_trace(go.Scatter(x=x, y=sweep[c], mode="lines+markers", name=c, line={"dash": "dot"}),
+                          row=1, col=1, secondary_y=True)
+        elif c.startswith("cos("):
+            fig.add_trace(go.Scatter(x=x, y=sweep[c], mode="lines+markers", name=c), row=1, col=2)
+    for col in (1, 2):
+        fig.add_vline(x=paper_lam, line_dash="dash", annotation_text=f"paper λ = {paper_lam:g}", row=1, col=col)
+        fig.update_xaxes(title_text="λ", row=1, col=col)
+    fig.update_yaxes(title_text="score / share of questions", row=1, col=1, secondary_y=False)
+    fig.update_yaxes(title_text="sections", row=1, col=1, secondary_y=True, showgrid=False)
+    fig.update_yaxes(title_text="mean cosine", row=1, col=2)
+    fig.update_layout(title=title + _subtitle(None, note), legend={"orientation": "h", "y": -0.25})
     return fig
