@@ -40,6 +40,8 @@ class SSGRetriever(Retriever):
     configured reasoner, offline unless ``RAG_LAB_LLM`` says otherwise); it draws the document
     themes at build time and makes the choices of ``llm_guided_traversal``."""
 
+    reasoner_at_build = True   # persisted indexes are keyed by the reasoner too (index_store.py)
+
     nested_ranking = True   # one traversal whatever k (it stops by its own rule); hits = its first k sentences
     config_class = SSGConfig
 
