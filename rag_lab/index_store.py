@@ -239,7 +239,13 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
         retriever.index_reuse = {"reused": False, "key": None, "entry": None}
         return False
     store = store or IndexStore()
-    parts = key_parts(retriever, documents)
+    try:
+        parts = key_parts(retriever, documents)
+    except AttributeError as e:   # not a registered method (no config) or an embedder without a model_key
+        log.info("%s: index not reusable (%s); building it", retriever.name, e)
+        retriever._timed_build(documents)
+        retriever.index_reuse = {"reused": False, "key": None, "entry": None}
+        return False
     key = index_key(parts)
     entry = store.entry(retriever.name, key)
     blob, source = _MEMO.get(key), "memory"
