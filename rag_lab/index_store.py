@@ -6,7 +6,9 @@ every method over the data sets notebooks 01–04 already indexed, and a rerun b
 again. ``Retriever.build`` asks this module first.
 
 Key of an entry (sha256 over a canonical JSON of):
-- the method's registered name, class and config (``config_id`` and the knobs themselves),
+- the method's registered name (or its ``index_family``), class and config (``config_id`` and the
+  knobs themselves; only ``index_knobs()``, the knobs the index depends on: SSG's seven algorithms
+  differ only at query time and share one graph),
 - the documents it indexes (``dataset_fingerprint``: ids, titles, texts, sections, metadata),
 - the embedder's ``model_key`` (model id + fingerprint of its files + backend, never its path),
 - for a method that calls a reasoner while indexing (``Retriever.reasoner_at_build``), the
@@ -85,12 +87,20 @@ def key_parts(retriever, documents: Sequence[Any]) -> dict[str, Any]:
     """What identifies ``retriever``'s index over ``documents`` (module docstring). Resolves the
     retriever's reasoner only for a method that calls it while indexing (it would anyway)."""
     cls = type(retriever)
-    config = retriever.config
+    knobs = _plain(retriever.index_knobs())
+    canonical = json.dumps(knobs, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    # the same digest as config.config_id when every knob counts
+    config_id = hashlib.sha256(f"{type(retriever.config).__name__}:{canonical}".encode()).hexdigest()[:10]
     reasoner = retriever.reasoner.fingerprint() if getattr(retriever, "reasoner_at_build", False) else None
-    return {"format": FORMAT, "method": retriever.name, "class": f"{cls.__module__}:{cls.__qualname__}",
-            "config_id": config.config_id, "config": config.as_dict(), "dataset": dataset_fingerprint(documents),
+    return {"format": FORMAT, "method": family(retriever), "class": f"{cls.__module__}:{cls.__qualname__}",
+            "config_id": config_id, "config": knobs, "dataset": dataset_fingerprint(documents),
             "documents": len(documents), "embedder": retriever.embedder.model_key, "reasoner": reasoner,
             "code": code_fingerprint(), "python": "%d.%d" % sys.version_info[:2], "packages": _packages()}
+
+
+def family(retriever) -> str:
+    """The folder a retriever's index is filed in: its ``index_family``, else its method name."""
+    return getattr(retriever, "index_family", None) or retriever.name
 
 
 def index_key(parts: dict[str, Any]) -> str:
@@ -247,10 +257,10 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
         retriever.index_reuse = {"reused": False, "key": None, "entry": None}
         return False
     key = index_key(parts)
-    entry = store.entry(retriever.name, key)
+    entry = store.entry(family(retriever), key)
     blob, source = _MEMO.get(key), "memory"
     if blob is None:
-        blob, source = store.load(retriever.name, key), str(entry)
+        blob, source = store.load(family(retriever), key), str(entry)
     if blob is not None:
         try:
             restore_state(retriever, blob)
@@ -261,7 +271,7 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
         except Exception as e:  # noqa: BLE001 - any failure to load means: build it again
             _MEMO.pop(key, None)
             if source != "memory":
-                store.discard(retriever.name, key, f"unloadable ({type(e).__name__}: {e})")
+                store.discard(family(retriever), key, f"unloadable ({type(e).__name__}: {e})")
     retriever._timed_build(documents)
     retriever.index_reuse = {"reused": False, "key": key, "entry": None}
     if not parts["reasoner"] and index_reasoner_name(retriever) != NONE:
@@ -275,7 +285,7 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
         return False
     _MEMO[key] = blob
     try:
-        retriever.index_reuse["entry"] = str(store.save(retriever.name, key, blob, {**parts, "bytes": len(blob),
+        retriever.index_reuse["entry"] = str(store.save(family(retriever), key, blob, {**parts, "bytes": len(blob),
                                                         "index_reasoner": index_reasoner_name(retriever)}))
     except OSError as e:
         log.warning("%s: could not write its index to %s (%s); kept in memory only", retriever.name, entry, e)

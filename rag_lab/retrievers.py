@@ -69,6 +69,8 @@ class Retriever:
     # True for a method that calls its reasoner while indexing: its persisted index is then keyed by
     # the reasoner's fingerprint too (rag_lab/index_store.py)
     reasoner_at_build = False
+    # where a persisted index is filed (None: the method's name); variants sharing one index share it
+    index_family: str | None = None
 
     def __init__(self):
         self.build_cost = Cost()
@@ -85,6 +87,11 @@ class Retriever:
 
         build_or_reuse(self, list(documents), reuse)
         return self
+
+    def index_knobs(self) -> dict:
+        """The config knobs the built index depends on: all of them, unless a method's other knobs act
+        only at query time (then its variants share one persisted index, as SSG's algorithms share a graph)."""
+        return self.config.as_dict()
 
     def _timed_build(self, documents: list[Document]) -> None:
         t0 = time.perf_counter()

@@ -146,3 +146,18 @@ def test_reuse_off(reuse_on, small, embedder, monkeypatch):
     monkeypatch.setenv("RAG_LAB_REUSE", "1")
     get_retriever("naive", embedder=embedder).build(docs)
     assert get_retriever("naive", embedder=embedder).build(docs, reuse=False).index_reuse["reused"] is False
+
+
+def test_ssg_algorithms_share_one_graph(reuse_on, small, embedder):
+    docs, queries = small
+    first = get_retriever("ssg-basic-retrieval", embedder=embedder).build(docs)
+    other = get_retriever("ssg-query-traversal", embedder=embedder).build(docs)   # the graph, not the algorithm
+    assert other.index_reuse["reused"] and other.index_reuse["key"] == first.index_reuse["key"]
+    assert other.graph is not first.graph            # its own copy
+    fresh = get_retriever("ssg-query-traversal", embedder=embedder).build(docs, reuse=False)
+    assert answers(other, queries) == answers(fresh, queries)
+
+
+def test_config_id_of_a_whole_config(reuse_on, small, embedder):
+    naive = get_retriever("naive", embedder=embedder)
+    assert index_store.key_parts(naive, small[0])["config_id"] == naive.config.config_id
