@@ -186,7 +186,7 @@ class OfflineReasoner(Reasoner):
     # -- entities, triples, query entities ------------------------------------------------
     def entities(self, text: str) -> list[Entity]:
         t0 = time.perf_counter()
-        key, hit = self._cached("entities", require_text(text, "entities: text"), t0)
+        ckey, hit = self._cached("entities", require_text(text, "entities: text"), t0)
         if hit is not None:
             return hit[0]
         doc = parse(text)
@@ -199,21 +199,21 @@ class OfflineReasoner(Reasoner):
             if key and key not in out:
                 out[key] = Entity(span.text.strip(), label, span.sent.text.strip())
         self._record("entities", t0)
-        return self._store(key, "entities", list(out.values()))
+        return self._store(ckey, "entities", list(out.values()))
 
     def triples(self, text: str) -> list[Triple]:
         t0 = time.perf_counter()
-        key, hit = self._cached("triples", require_text(text, "triples: text"), t0)
+        ckey, hit = self._cached("triples", require_text(text, "triples: text"), t0)
         if hit is not None:
             return hit[0]
         doc = parse(text)
         out = [t for token in doc if token.pos_ in VERB_POS for t in verb_triples(token)]
         self._record("triples", t0)
-        return self._store(key, "triples", list(dict.fromkeys(out)))
+        return self._store(ckey, "triples", list(dict.fromkeys(out)))
 
     def query_entities(self, query: str) -> list[str]:
         t0 = time.perf_counter()
-        key, hit = self._cached("query_entities", require_text(query, "query_entities: query"), t0)
+        ckey, hit = self._cached("query_entities", require_text(query, "query_entities: query"), t0)
         if hit is not None:
             return hit[0]
         doc = parse(query)
@@ -226,7 +226,7 @@ class OfflineReasoner(Reasoner):
             if len(name) >= MIN_NAME_CHARS:
                 names.append(name)
         self._record("query_entities", t0)
-        return self._store(key, "query_entities", list(dict.fromkeys(names)))
+        return self._store(ckey, "query_entities", list(dict.fromkeys(names)))
 
     # -- themes ---------------------------------------------------------------------------
     def themes(self, text: str, n: int = 5) -> list[str]:
@@ -238,19 +238,19 @@ class OfflineReasoner(Reasoner):
         if not isinstance(n, int) or n <= 0:
             raise ValueError(f"themes: n must be a positive integer, got {n!r}")
         t0 = time.perf_counter()
-        key, hit = self._cached("themes", {"text": require_text(text, "themes: text"), "n": n}, t0)
+        ckey, hit = self._cached("themes", {"text": require_text(text, "themes: text"), "n": n}, t0)
         if hit is not None:
             return hit[0]
         doc = parse(text)
         candidates = list(dict.fromkeys(c for span, _ in mentions(doc) if (c := theme_candidate(span))))
         if not candidates:
             self._record("themes", t0)
-            return self._store(key, "themes", [])
+            return self._store(ckey, "themes", [])
         cand_vecs, tokens = self._embed(candidates)
         doc_vec, doc_tokens = self._document_vector(text)
         self._record("themes", t0, tokens + doc_tokens)
         themes = [candidates[i] for i in mmr_select(doc_vec, cand_vecs, n, self.mmr_lambda)]
-        return self._store(key, "themes", themes, tokens + doc_tokens)
+        return self._store(ckey, "themes", themes, tokens + doc_tokens)
 
     def _document_vector(self, text: str) -> tuple[np.ndarray, int]:
         tokens = self.embedder.count_tokens(text)
@@ -280,16 +280,16 @@ class OfflineReasoner(Reasoner):
         if budget <= 0:
             raise ValueError(f"answer: max_words must be positive, got {budget}")
         t0 = time.perf_counter()
-        key, hit = self._cached("answer", {"question": question, "contexts": list(contexts), "words": budget}, t0)
+        ckey, hit = self._cached("answer", {"question": question, "contexts": list(contexts), "words": budget}, t0)
         if hit is not None:
             return hit[0]
         sentences = self._sentences(contexts)
         if not sentences:
             self._record("answer", t0)
-            return self._store(key, "answer", "")
+            return self._store(ckey, "answer", "")
         vecs, tokens = self._embed([question, *sentences])
         self._record("answer", t0, tokens)
-        return self._store(key, "answer", select_within_budget(sentences, vecs[1:] @ vecs[0], budget), tokens)
+        return self._store(ckey, "answer", select_within_budget(sentences, vecs[1:] @ vecs[0], budget), tokens)
 
     def summarize(self, texts: Sequence[str], max_words: int = 100) -> str:
         """The sentences closest to the centroid of all sentence vectors (the texts' shared
@@ -298,17 +298,17 @@ class OfflineReasoner(Reasoner):
         if max_words <= 0:
             raise ValueError(f"summarize: max_words must be positive, got {max_words}")
         t0 = time.perf_counter()
-        key, hit = self._cached("summarize", {"texts": list(texts), "words": max_words}, t0)
+        ckey, hit = self._cached("summarize", {"texts": list(texts), "words": max_words}, t0)
         if hit is not None:
             return hit[0]
         sentences = self._sentences(texts)
         if not sentences:
             self._record("summarize", t0)
-            return self._store(key, "summarize", "")
+            return self._store(ckey, "summarize", "")
         vecs, tokens = self._embed(sentences)
         self._record("summarize", t0, tokens)
         centroid = vecs.mean(axis=0)
-        return self._store(key, "summarize", select_within_budget(sentences, vecs @ centroid, max_words), tokens)
+        return self._store(ckey, "summarize", select_within_budget(sentences, vecs @ centroid, max_words), tokens)
 
     # -- traversal step --------------------------------------------------------------------
     def choose_next(self, query: str, gathered: Sequence[str], candidates: Sequence[str],
