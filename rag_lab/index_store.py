@@ -147,7 +147,8 @@ class _Unpickler(pickle.Unpickler):
 def dump_state(retriever) -> bytes:
     """The built retriever's attributes (not its embedder, reasoner, name or config) and the name of
     the reasoner that built it, pickled."""
-    state = {k: v for k, v in vars(retriever).items() if k not in NOT_STATE}
+    skip = (*NOT_STATE, *getattr(retriever, "index_transient", ()))
+    state = {k: v for k, v in vars(retriever).items() if k not in skip}
     buffer = io.BytesIO()
     _Pickler(buffer, retriever).dump({"state": state, "index_reasoner": index_reasoner_name(retriever)})
     return buffer.getvalue()

@@ -71,6 +71,8 @@ class Retriever:
     reasoner_at_build = False
     # where a persisted index is filed (None: the method's name); variants sharing one index share it
     index_family: str | None = None
+    # attributes a persisted index leaves out (helpers made again on first use, e.g. an unpicklable model)
+    index_transient: tuple[str, ...] = ()
 
     def __init__(self):
         self.build_cost = Cost()
