@@ -17,7 +17,8 @@ Key of an entry (sha256 over a canonical JSON of):
   and shipped data (``code_version``): a code change makes old entries unreachable.
 
 Layout: ``$RAG_LAB_CACHE/indexes/<method>/<key>/`` holding ``state.pkl`` (the retriever's
-attributes, pickled; its embedder and reasoner are left out and re-attached on load),
+attributes, pickled; its embedder and reasoner are left out and re-attached on load, and so are
+the helpers a method lists in ``index_transient``, made again on first use),
 ``meta.json`` (the key's parts, readable) and ``COMPLETE`` (the state's sha256, written last).
 An entry is written in a temporary folder beside it and renamed into place, so a reader sees all
 of it or nothing; an entry without its marker or whose state does not match the marker's
