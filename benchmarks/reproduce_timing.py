@@ -46,9 +46,10 @@ def run_all(cache: Path, label: str) -> dict:
         raise RuntimeError(f"{label} run wrote no manifest (exit {proc.returncode}):\n{proc.stdout[-2000:]}\n"
                            f"{proc.stderr[-2000:]}")
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    def slowest(nb):
+        return sorted(nb.get("cells", []), key=lambda c: -(c.get("seconds") or 0))[:3]
     notebooks = {nb["notebook"]: {"seconds": round(nb["seconds"], 1), "status": nb["status"],
-                                  "slowest_cells": sorted(nb.get("cells", []), key=lambda c: -(c.get("seconds") or 0))[:3]}
-                 for nb in manifest["notebooks"]}
+                                  "slowest_cells": slowest(nb)} for nb in manifest["notebooks"]}
     return {"wall_seconds": round(wall, 1), "status": manifest["status"], "notebooks": notebooks}
 
 
