@@ -52,7 +52,7 @@ def measure(dataset: str, methods: list[str], k: int, max_questions: int) -> dic
         kwargs = {"embedder": embedder} if not name.startswith("gralc") else {}
         retriever = get_retriever(name, **kwargs)
         t0 = time.perf_counter()
-        retriever.build(data.documents)
+        retriever.build(data.documents, reuse=False)
         build = time.perf_counter() - t0
         t0 = time.perf_counter()
         for q in questions:

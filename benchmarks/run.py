@@ -19,7 +19,9 @@ Sections and their targets (``--only`` picks sections; every ratio is taken with
 - gralc: GraLC's six strategies on ``--gralc-articles`` full-text articles (default 24,
   ``--paper-scale`` = 200 like the paper's Table 3), each <= 1.5x the pure encoder time of
   its tokens (benchmarks/gralc_scale.py); below 200 articles it also prints the time at 200
-  estimated linearly from the measured one (each article is chunked, linked and encoded alone).
+  estimated linearly from the measured one (each article is chunked, linked and encoded alone);
+- reproduce: every notebook run cold (empty RAG_LAB_CACHE) in <= 10 min, then warm in <= 3 min,
+  with the same tables (benchmarks/reproduce_timing.py; about 15 minutes).
 ``--quick`` shrinks every size (a smoke run; targets are still printed, against the same limits).
 Prints each target with its measured value, its limit and whether it holds, and writes a JSON
 report shaped {"targets": {NAME: {"measured": x, "limit": y, "holds": bool}}, "details": {...}}.
@@ -43,7 +45,7 @@ from rag_lab.compare.benchmarking import query_latency_ms, replicate, time_index
 from rag_lab.embedding import Embedder  # noqa: E402
 from rag_lab.methods import available_methods, get_retriever  # noqa: E402
 
-SECTIONS = ("encoder", "latency", "index", "faiss", "ssg", "gralc")
+SECTIONS = ("encoder", "latency", "index", "faiss", "ssg", "gralc", "reproduce")
 ENCODER_RATIO_LIMIT = 1.5
 GRALC_VS_NAIVE_LIMIT = 3.0
 LATENCY_LIMIT_MS = 50.0
@@ -88,8 +90,8 @@ def latency_section(args, docs, names, model, tmp: Path, targets: dict, details:
     for name in names:
         retriever = get_retriever(name, embedder=Embedder(cache_dir=tmp / f"latency-{name}"))
         retriever._embedder._model = model.model
-        per_copy = max(len(retriever.build(docs).chunks), 1)
-        retriever.build(replicate(docs, max(1, -(-size // per_copy))))
+        per_copy = max(len(retriever.build(docs, reuse=False).chunks), 1)
+        retriever.build(replicate(docs, max(1, -(-size // per_copy))), reuse=False)
         lat = query_latency_ms(retriever, queries)
         details.setdefault("latency", {})[name] = {**lat, "chunks": len(retriever.chunks)}
         targets[f"query_latency_ms[{name}]"] = target(lat["median_ms"], LATENCY_LIMIT_MS)
@@ -215,6 +217,15 @@ def main(argv=None) -> int:
         ssg_section(args, targets, details)
     if "gralc" in sections:
         gralc_section(args, model, targets, details)
+    if "reproduce" in sections:
+        from reproduce_timing import reproduce_section
+        reproduce_targets, details["reproduce"] = reproduce_section()
+        targets.update(reproduce_targets)
+
+    if not args.skip_reproduce:   # section "reproduce" (benchmarks/reproduce_timing.py)
+        from reproduce_timing import reproduce_section
+        reproduce_targets, details["reproduce"] = reproduce_section()
+        targets.update(reproduce_targets)
 
     print("\nTARGETS")
     for name, t in targets.items():

@@ -18,7 +18,7 @@ NONE = "none"
 # attributes of a retriever that are state or bookkeeping, not parameters
 STATE = {"name", "chunks", "build_cost", "index", "vectors", "graph", "timings", "doc_info", "build_stats",
          "traces", "clusterings", "mentions", "classes", "dropped_mentions", "incidence", "membership",
-         "chunk_class", "selection", "class_vectors", "chunk_concepts", "concept_vectors"}
+         "chunk_class", "selection", "class_vectors", "chunk_concepts", "concept_vectors", "index_reuse"}
 MAX_ITEMS = 32
 
 

@@ -66,18 +66,39 @@ class Retriever:
     # k and scores prefixes; otherwise every k is a query of its own. A method that declares it
     # has a test proving it on a shipped data set (tests/test_evaluation_at_k.py).
     nested_ranking = False
+    # True for a method that calls its reasoner while indexing: its persisted index is then keyed by
+    # the reasoner's fingerprint too (rag_lab/index_store.py)
+    reasoner_at_build = False
+    # where a persisted index is filed (None: the method's name); variants sharing one index share it
+    index_family: str | None = None
+    # attributes a persisted index leaves out (helpers made again on first use, e.g. an unpicklable model)
+    index_transient: tuple[str, ...] = ()
 
     def __init__(self):
         self.build_cost = Cost()
         self.chunks: list[Chunk] = []
 
-    def build(self, documents: Sequence[Document]) -> "Retriever":
+    def build(self, documents: Sequence[Document], reuse: bool | None = None) -> "Retriever":
+        """Build the index over ``documents``, or reuse the same index built before (in this process or
+        persisted under ``$RAG_LAB_CACHE/indexes``; see rag_lab/index_store.py). ``reuse``: None follows
+        ``RAG_LAB_REUSE`` (on unless 0/false/no/off); False always builds (what timing measurements need).
+        A reused index keeps the cost of the build that made it (``build_cost``)."""
         if not documents:
             raise ValueError(f"{self.name}: cannot build an index over no documents")
-        t0 = time.perf_counter()
-        self._build(list(documents))
-        self.build_cost.seconds += time.perf_counter() - t0
+        from .index_store import build_or_reuse
+
+        build_or_reuse(self, list(documents), reuse)
         return self
+
+    def index_knobs(self) -> dict:
+        """The config knobs the built index depends on: all of them, unless a method's other knobs act
+        only at query time (then its variants share one persisted index, as SSG's algorithms share a graph)."""
+        return self.config.as_dict()
+
+    def _timed_build(self, documents: list[Document]) -> None:
+        t0 = time.perf_counter()
+        self._build(documents)
+        self.build_cost.seconds += time.perf_counter() - t0
 
     def retrieve(self, query: str, k: int = 5) -> Retrieval:
         if not isinstance(query, str) or not query.strip():

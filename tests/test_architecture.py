@@ -16,9 +16,9 @@ PAPER_ROLES = ("method.py", "config.py", "paper.py", "plots.py")
 # reasoner specs ("offline", "openai:...") into reasoners; everything else follows DESIGN.md.
 LAYERS = [
     ("core", {"types", "io", "atomic", "chunking", "embedding", "index", "metrics", "figures", "plots", "runner",
-              "grid", "answer_metrics", "configs", "provenance", "sqlite_cache"}),
+              "grid", "answer_metrics", "configs", "provenance", "sqlite_cache", "code_version"}),
     ("reasoning", {"reasoning"}),
-    ("contract", {"retrievers", "evaluation", "langchain"}),
+    ("contract", {"retrievers", "evaluation", "langchain", "index_store"}),
     ("datasets", {"datasets"}),
     ("methods", {"methods"}),
     ("compare", {"compare"}),

@@ -68,9 +68,9 @@ def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, 
     queries = [q.question for q in data.questions][:limit_queries] or [data.documents[0].title or "overview"]
     rows, built_by = [], {}
     for name in resolve_methods(methods):
-        built = get_retriever(name).build(data.documents)                     # timed pass (build_cost.seconds)
+        built = get_retriever(name).build(data.documents, reuse=False)        # timed pass (build_cost.seconds)
         built_by[name] = index_reasoner_name(built)
-        _, peak = peak_memory_mb(lambda: get_retriever(name).build(data.documents))   # memory pass, not timed
+        _, peak = peak_memory_mb(lambda: get_retriever(name).build(data.documents, reuse=False))   # memory pass
         lat = query_latency_ms(built, queries, k)
         query_cost = [built.retrieve(q, k).cost for q in queries]
         c = built.build_cost
@@ -96,10 +96,10 @@ def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2,
             corpus = replicate(docs, n)
             retriever = get_retriever(name)
             t0 = time.perf_counter()
-            retriever.build(corpus)
+            retriever.build(corpus, reuse=False)
             seconds = time.perf_counter() - t0
             built_by[name] = index_reasoner_name(retriever)
-            _, peak = peak_memory_mb(lambda: get_retriever(name).build(corpus))
+            _, peak = peak_memory_mb(lambda: get_retriever(name).build(corpus, reuse=False))
             rows.append({"method": name, "copies": n, "documents": len(docs) * n,
                          "index_seconds": seconds, "peak_heap_mb": peak,
                          "chunks": len(retriever.chunks)})

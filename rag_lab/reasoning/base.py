@@ -77,6 +77,22 @@ class Reasoner(ABC):
     def __init__(self):
         self.usage = Usage()
 
+    def identity(self) -> dict:
+        """What makes this reasoner's results what they are (subclasses add their knobs and models);
+        never a key, URL credential or header."""
+        return {"name": self.name}
+
+    def fingerprint(self) -> str:
+        """16 hex digits over the class and ``identity()``: keys cached results and persisted indexes
+        built with this reasoner."""
+        import hashlib
+        import json
+
+        cls = type(self)
+        text = json.dumps({"class": f"{cls.__module__}:{cls.__qualname__}", **self.identity()}, sort_keys=True,
+                          default=str, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
     def usage_since(self, before: Usage) -> Cost:
         """Cost of the calls made since ``before = reasoner.usage.copy()``."""
         total = Cost()

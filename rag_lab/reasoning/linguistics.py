@@ -34,6 +34,17 @@ def nlp():
     return spacy.load(SPACY_MODEL)
 
 
+@lru_cache(maxsize=1)
+def spacy_model_version() -> str:
+    """The installed version of the spaCy pipeline's package (part of the offline reasoner's fingerprint)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(SPACY_MODEL)
+    except metadata.PackageNotFoundError:
+        return nlp().meta.get("version", "unknown")
+
+
 @lru_cache(maxsize=128)
 def parse(text: str):
     """Parsed ``Doc``; cached because UnWeaver and SKETCH ask for entities and triples of the same chunk."""

@@ -21,16 +21,21 @@ The spaCy rules behind entities, triples and themes are in ``linguistics.py``.
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import Sequence
 
 import numpy as np
 
+from ..code_version import code_fingerprint
 from ..types import Cost
 from .base import Choice, Entity, Reasoner, Triple
-from .linguistics import (CONCEPT, MIN_NAME_CHARS, VERB_POS, content_tokens, is_number, keep_mention, mentions,
-                          normalize_name, parse, require_text, require_texts, strip_determiners, theme_candidate,
-                          verb_triples)
+from .linguistics import (CONCEPT, MIN_NAME_CHARS, SPACY_MODEL, VERB_POS, content_tokens, is_number, keep_mention,
+                          mentions, normalize_name, parse, require_text, require_texts, spacy_model_version,
+                          strip_determiners, theme_candidate, verb_triples)
+from .offline_cache import OfflineResultCache, result_key, reuse_enabled
+
+CODE_FILES = ("reasoning/offline.py", "reasoning/linguistics.py", "reasoning/base.py", "chunking.py")
 
 MMR_LAMBDA = 0.7            # weight of relevance vs redundancy: mostly central phrases, some diversity
 ANSWER_WORDS = 60           # word budget of an extractive answer
@@ -106,7 +111,7 @@ class OfflineReasoner(Reasoner):
     name = "offline"
 
     def __init__(self, embedder=None, answer_words: int = ANSWER_WORDS, min_sentences: int = MIN_SENTENCES,
-                 mmr_lambda: float = MMR_LAMBDA, choice_lambda: float = CHOICE_LAMBDA):
+                 mmr_lambda: float = MMR_LAMBDA, choice_lambda: float = CHOICE_LAMBDA, cache=True):
         super().__init__()
         if answer_words <= 0:
             raise ValueError(f"answer_words must be positive, got {answer_words}")
@@ -120,6 +125,49 @@ class OfflineReasoner(Reasoner):
         self.choice_lambda = choice_lambda
         # choose_next: the current query and the vectors of the texts seen during its traversal
         self._choice_cache: tuple[str, dict[str, np.ndarray]] | None = None
+        # results of the other jobs on disk (offline_cache.py): True = rag_lab's cache folder, a folder,
+        # an OfflineResultCache, or False/None for none; opened on first use
+        if cache is not None and not isinstance(cache, (bool, str, os.PathLike, OfflineResultCache)):
+            raise ValueError(f"OfflineReasoner: cache must be True/False/None, a folder or an OfflineResultCache, "
+                             f"got {cache!r}")
+        self._cache_setting = cache
+        self._fingerprint: str | None = None
+
+    def identity(self) -> dict:
+        """Knobs, the embedder's ``model_key``, the spaCy pipeline and the code of the jobs."""
+        return {"answer_words": self.answer_words, "min_sentences": self.min_sentences,
+                "mmr_lambda": self.mmr_lambda, "choice_lambda": self.choice_lambda,
+                "embedder": self.embedder.model_key, "spacy": f"{SPACY_MODEL}=={spacy_model_version()}",
+                "code": code_fingerprint(*CODE_FILES)}
+
+    @property
+    def result_cache(self) -> OfflineResultCache | None:
+        """The persistent result cache, or None (turned off here or by ``RAG_LAB_REUSE=0``)."""
+        setting = self._cache_setting
+        if setting is None or setting is False or not reuse_enabled():
+            return None
+        if not isinstance(setting, OfflineResultCache):
+            self._cache_setting = setting = OfflineResultCache(None if setting is True else setting)
+        return setting
+
+    def _cached(self, job: str, payload, t0: float):
+        """(key, stored result) for ``job`` on ``payload``; a hit is recorded with its stored tokens."""
+        cache = self.result_cache
+        if cache is None:
+            return None, None
+        if self._fingerprint is None:
+            self._fingerprint = self.fingerprint()
+        key = result_key(self._fingerprint, job, payload)
+        hit = cache.get(key, job)
+        if hit is not None:
+            self._record(job, t0, hit[1])
+            return key, hit
+        return key, None
+
+    def _store(self, key: str | None, job: str, result, tokens: int = 0):
+        if key is not None:
+            self.result_cache.put(key, job, result, tokens)
+        return result
 
     @property
     def embedder(self):
@@ -138,7 +186,10 @@ class OfflineReasoner(Reasoner):
     # -- entities, triples, query entities ------------------------------------------------
     def entities(self, text: str) -> list[Entity]:
         t0 = time.perf_counter()
-        doc = parse(require_text(text, "entities: text"))
+        ckey, hit = self._cached("entities", require_text(text, "entities: text"), t0)
+        if hit is not None:
+            return hit[0]
+        doc = parse(text)
         out: dict[str, Entity] = {}
         for span, label in mentions(doc):
             span = strip_determiners(span)
@@ -148,18 +199,24 @@ class OfflineReasoner(Reasoner):
             if key and key not in out:
                 out[key] = Entity(span.text.strip(), label, span.sent.text.strip())
         self._record("entities", t0)
-        return list(out.values())
+        return self._store(ckey, "entities", list(out.values()))
 
     def triples(self, text: str) -> list[Triple]:
         t0 = time.perf_counter()
-        doc = parse(require_text(text, "triples: text"))
+        ckey, hit = self._cached("triples", require_text(text, "triples: text"), t0)
+        if hit is not None:
+            return hit[0]
+        doc = parse(text)
         out = [t for token in doc if token.pos_ in VERB_POS for t in verb_triples(token)]
         self._record("triples", t0)
-        return list(dict.fromkeys(out))
+        return self._store(ckey, "triples", list(dict.fromkeys(out)))
 
     def query_entities(self, query: str) -> list[str]:
         t0 = time.perf_counter()
-        doc = parse(require_text(query, "query_entities: query"))
+        ckey, hit = self._cached("query_entities", require_text(query, "query_entities: query"), t0)
+        if hit is not None:
+            return hit[0]
+        doc = parse(query)
         names = []
         for span, label in mentions(doc):
             tokens = content_tokens(span)
@@ -169,7 +226,7 @@ class OfflineReasoner(Reasoner):
             if len(name) >= MIN_NAME_CHARS:
                 names.append(name)
         self._record("query_entities", t0)
-        return list(dict.fromkeys(names))
+        return self._store(ckey, "query_entities", list(dict.fromkeys(names)))
 
     # -- themes ---------------------------------------------------------------------------
     def themes(self, text: str, n: int = 5) -> list[str]:
@@ -181,15 +238,19 @@ class OfflineReasoner(Reasoner):
         if not isinstance(n, int) or n <= 0:
             raise ValueError(f"themes: n must be a positive integer, got {n!r}")
         t0 = time.perf_counter()
-        doc = parse(require_text(text, "themes: text"))
+        ckey, hit = self._cached("themes", {"text": require_text(text, "themes: text"), "n": n}, t0)
+        if hit is not None:
+            return hit[0]
+        doc = parse(text)
         candidates = list(dict.fromkeys(c for span, _ in mentions(doc) if (c := theme_candidate(span))))
         if not candidates:
             self._record("themes", t0)
-            return []
+            return self._store(ckey, "themes", [])
         cand_vecs, tokens = self._embed(candidates)
         doc_vec, doc_tokens = self._document_vector(text)
         self._record("themes", t0, tokens + doc_tokens)
-        return [candidates[i] for i in mmr_select(doc_vec, cand_vecs, n, self.mmr_lambda)]
+        themes = [candidates[i] for i in mmr_select(doc_vec, cand_vecs, n, self.mmr_lambda)]
+        return self._store(ckey, "themes", themes, tokens + doc_tokens)
 
     def _document_vector(self, text: str) -> tuple[np.ndarray, int]:
         tokens = self.embedder.count_tokens(text)
@@ -219,13 +280,16 @@ class OfflineReasoner(Reasoner):
         if budget <= 0:
             raise ValueError(f"answer: max_words must be positive, got {budget}")
         t0 = time.perf_counter()
+        ckey, hit = self._cached("answer", {"question": question, "contexts": list(contexts), "words": budget}, t0)
+        if hit is not None:
+            return hit[0]
         sentences = self._sentences(contexts)
         if not sentences:
             self._record("answer", t0)
-            return ""
+            return self._store(ckey, "answer", "")
         vecs, tokens = self._embed([question, *sentences])
         self._record("answer", t0, tokens)
-        return select_within_budget(sentences, vecs[1:] @ vecs[0], budget)
+        return self._store(ckey, "answer", select_within_budget(sentences, vecs[1:] @ vecs[0], budget), tokens)
 
     def summarize(self, texts: Sequence[str], max_words: int = 100) -> str:
         """The sentences closest to the centroid of all sentence vectors (the texts' shared
@@ -234,14 +298,17 @@ class OfflineReasoner(Reasoner):
         if max_words <= 0:
             raise ValueError(f"summarize: max_words must be positive, got {max_words}")
         t0 = time.perf_counter()
+        ckey, hit = self._cached("summarize", {"texts": list(texts), "words": max_words}, t0)
+        if hit is not None:
+            return hit[0]
         sentences = self._sentences(texts)
         if not sentences:
             self._record("summarize", t0)
-            return ""
+            return self._store(ckey, "summarize", "")
         vecs, tokens = self._embed(sentences)
         self._record("summarize", t0, tokens)
         centroid = vecs.mean(axis=0)
-        return select_within_budget(sentences, vecs @ centroid, max_words)
+        return self._store(ckey, "summarize", select_within_budget(sentences, vecs @ centroid, max_words), tokens)
 
     # -- traversal step --------------------------------------------------------------------
     def choose_next(self, query: str, gathered: Sequence[str], candidates: Sequence[str],

@@ -66,6 +66,8 @@ def summary_kind(reasoner) -> str:
 class RaptorRetriever(Retriever):
     """RAPTOR with collapsed-tree retrieval (module docstring)."""
 
+    reasoner_at_build = True   # persisted indexes are keyed by the reasoner too (index_store.py)
+
     nested_ranking = True   # one exact FAISS top-k over leaves and summaries together
     config_class = RaptorConfig
 

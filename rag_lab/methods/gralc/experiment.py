@@ -164,7 +164,7 @@ def efficiency(dataset: Dataset, strategies: Sequence[str], params: Mapping[str,
             kw = {**params.get(name, {}), "embedder": cold}
             if "cache_tokens" in strategy_config(name).knobs():     # the late-chunking family
                 kw["cache_tokens"] = False
-            r = get_retriever(name, **kw).build(documents)
+            r = get_retriever(name, **kw).build(documents, reuse=False)   # timed: never a reused index
             if name not in best or r.build_cost.seconds < best[name].build_cost.seconds:
                 best[name] = r
     return build_costs(best).assign(articles=len(documents), repeats=repeats)

@@ -258,6 +258,7 @@ class KGInfusedChunks(StructureAwareChunks):
 
     strategy = "kg"
     config_class: type[KGInfusedConfig] = KGInfusedConfig
+    index_transient = ("_infuser",)   # a persisted index leaves the seeded GAT + MLP out: made again on use
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -318,7 +319,7 @@ class GraphGuidedChunks(KGInfusedChunks):
     def kg_prox(self, query_concepts: Sequence[str], chunk_concepts: Sequence[str]) -> float:
         if not query_concepts or not chunk_concepts:
             return 0.0
-        vecs = self._infuser.concepts
+        vecs = self.concept_vectors    # the infuser's concept vectors (kept when the index is persisted)
         q = vecs.vectors([self.vocabulary[c].name for c in query_concepts])
         c = vecs.vectors([self.vocabulary[x].name for x in chunk_concepts])
         return float((q @ c.T).max(axis=1).mean())

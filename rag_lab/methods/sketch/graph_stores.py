@@ -235,6 +235,21 @@ class KuzuGraphStore(GraphStore):
         for statement in self.SCHEMA:
             self.conn.execute(statement)
 
+    def __getstate__(self) -> dict:
+        """Pickled as its nodes and edges in stored order (a persisted SKETCH index): a store in a
+        temporary folder is rebuilt in a fresh one on load; one kept at a given path is not pickled."""
+        if self._finalizer is None:
+            raise TypeError(f"a Kùzu store kept at {self.folder} is not pickled (it lives in its folder)")
+        nodes = [self._node(r) for r in self.cypher("MATCH (n:Entity) RETURN n.key, n.name, n.type, n.chunk_ids, "
+                                                     "n.texts")]
+        edges = [Edge(*r) for r in self.cypher("MATCH (u:Entity)-[r:RELATES]->(v:Entity) "
+                                               "RETURN u.key, r.relation, v.key, r.chunk_id")]
+        return {"nodes": nodes, "edges": edges}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__()
+        self.add(state["nodes"], state["edges"])
+
     def cypher(self, query: str, parameters: dict | None = None) -> list[list]:
         """Run one Cypher statement and return its rows (recorded while a neighbourhood query runs)."""
         if self._recorded is not None:

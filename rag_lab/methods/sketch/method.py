@@ -103,6 +103,8 @@ def merge_hybrid(unstructured: Sequence[str], structured: Sequence[str], k: int)
 class SketchRetriever(Retriever):
     """SKETCH's hybrid retriever; ``KGRetriever`` (kg.py) is its structured half alone."""
 
+    reasoner_at_build = True   # persisted indexes are keyed by the reasoner too (index_store.py)
+
     uses_vectors = True
     config_class = SketchConfig
     nested_ranking = False  # a deeper k confirms more chunks, which the merge moves to the front

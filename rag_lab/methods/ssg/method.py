@@ -40,6 +40,9 @@ class SSGRetriever(Retriever):
     configured reasoner, offline unless ``RAG_LAB_LLM`` says otherwise); it draws the document
     themes at build time and makes the choices of ``llm_guided_traversal``."""
 
+    reasoner_at_build = True   # persisted indexes are keyed by the reasoner too (index_store.py)
+    index_family = "ssg"       # the seven algorithms share one persisted graph (index_knobs)
+
     nested_ranking = True   # one traversal whatever k (it stops by its own rule); hits = its first k sentences
     config_class = SSGConfig
 
@@ -72,6 +75,11 @@ class SSGRetriever(Retriever):
         self.graph = graph
         self.chunks = sentence_chunks(graph, documents)
         self._chunk_by_id = {c.id: c for c in self.chunks}
+
+    def index_knobs(self) -> dict:
+        """Only the graph's knobs: the algorithm and its budget act at query time, so every algorithm
+        reuses the graph any of them built over the same documents."""
+        return self.config.graph_knobs()
 
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
         return [("themes", first_words(d.text, self.config.theme_words)) for d in documents]

@@ -56,6 +56,8 @@ def _without_seconds(cost: Cost) -> Cost:
 class UnWeaverRetriever(Retriever):
     """See the module docstring. ``reasoner``: a Reasoner, a spec string, or None ($RAG_LAB_LLM, else offline)."""
 
+    reasoner_at_build = True   # persisted indexes are keyed by the reasoner too (index_store.py)
+
     nested_ranking = False  # committees of k and K differ (PAV/CC are not nested; voters widen with k)
     config_class = UnWeaverConfig
 

@@ -1,0 +1,299 @@
+"""Built indexes kept on disk and in memory, so no run builds the same index twice.
+
+Why: building is the expensive part of every notebook (encoding aside, which the embedding cache
+already saves): chunking, spaCy parsing, clustering, graphs, GAT infusion. Notebook 10 builds
+every method over the data sets notebooks 01–04 already indexed, and a rerun builds them all
+again. ``Retriever.build`` asks this module first.
+
+Key of an entry (sha256 over a canonical JSON of):
+- the method's registered name (or its ``index_family``), class and config (``config_id`` and the
+  knobs themselves; only ``index_knobs()``, the knobs the index depends on: SSG's seven algorithms
+  differ only at query time and share one graph),
+- the documents it indexes (``dataset_fingerprint``: ids, titles, texts, sections, metadata),
+- the embedder's ``model_key`` (model id + fingerprint of its files + backend, never its path),
+- for a method that calls a reasoner while indexing (``Retriever.reasoner_at_build``), the
+  reasoner's ``fingerprint()`` (class, knobs, models),
+- the format version, Python, the recorded package versions and a fingerprint of rag_lab's code
+  and shipped data (``code_version``): a code change makes old entries unreachable.
+
+Layout: ``$RAG_LAB_CACHE/indexes/<method>/<key>/`` holding ``state.pkl`` (the retriever's
+attributes, pickled; its embedder and reasoner are left out and re-attached on load, and so are
+the helpers a method lists in ``index_transient``, made again on first use),
+``meta.json`` (the key's parts, readable) and ``COMPLETE`` (the state's sha256, written last).
+An entry is written in a temporary folder beside it and renamed into place, so a reader sees all
+of it or nothing; an entry without its marker or whose state does not match the marker's
+checksum or does not load is moved aside with a warning and rebuilt. Pickle runs code when it
+loads, so only files rag_lab wrote into the user's own cache folder are ever read.
+
+A retriever whose state cannot be pickled (e.g. SKETCH on a Kùzu database kept at a given path)
+is simply built every time. Turn reuse off with ``RAG_LAB_REUSE=0`` or ``build(docs, reuse=False)``
+(timing measurements do so: they must pay for the build they time).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import logging
+import os
+import pickle
+import re
+import shutil
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Sequence
+
+from .code_version import code_fingerprint
+from .provenance import NONE, index_reasoner_name
+from .reasoning.offline_cache import reuse_enabled
+
+log = logging.getLogger(__name__)
+FORMAT = 1
+FOLDER = "indexes"
+STATE, META, MARKER = "state.pkl", "meta.json", "COMPLETE"
+# attributes of a retriever that are not its built index: kept from the object being built
+NOT_STATE = ("_embedder", "_reasoner", "name", "config", "index_reuse")
+_MEMO: dict[str, bytes] = {}     # key -> pickled state: this process never builds one index twice
+
+
+# -- the key ----------------------------------------------------------------------------------
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def dataset_fingerprint(documents: Sequence[Any]) -> str:
+    """sha256 over the documents in order: every field (id, title, text, sections, metadata)."""
+    h = hashlib.sha256()
+    for doc in documents:
+        h.update(json.dumps(_plain(doc), sort_keys=True, ensure_ascii=False, default=repr).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def _packages() -> dict[str, str | None]:
+    from .runner import package_versions
+    return package_versions()
+
+
+def key_parts(retriever, documents: Sequence[Any]) -> dict[str, Any]:
+    """What identifies ``retriever``'s index over ``documents`` (module docstring). Resolves the
+    retriever's reasoner only for a method that calls it while indexing (it would anyway)."""
+    cls = type(retriever)
+    knobs = _plain(retriever.index_knobs())
+    canonical = json.dumps(knobs, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    # the same digest as config.config_id when every knob counts
+    config_id = hashlib.sha256(f"{type(retriever.config).__name__}:{canonical}".encode()).hexdigest()[:10]
+    reasoner = retriever.reasoner.fingerprint() if getattr(retriever, "reasoner_at_build", False) else None
+    return {"format": FORMAT, "method": family(retriever), "class": f"{cls.__module__}:{cls.__qualname__}",
+            "config_id": config_id, "config": knobs, "dataset": dataset_fingerprint(documents),
+            "documents": len(documents), "embedder": retriever.embedder.model_key, "reasoner": reasoner,
+            "code": code_fingerprint(), "python": "%d.%d" % sys.version_info[:2], "packages": _packages()}
+
+
+def family(retriever) -> str:
+    """The folder a retriever's index is filed in: its ``index_family``, else its method name."""
+    return getattr(retriever, "index_family", None) or retriever.name
+
+
+def index_key(parts: dict[str, Any]) -> str:
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+# -- the state ----------------------------------------------------------------------------------
+class _Pickler(pickle.Pickler):
+    """Pickles a retriever's attributes with its embedder and reasoner replaced by placeholders."""
+
+    def __init__(self, file, retriever):
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.retriever = retriever
+
+    def persistent_id(self, obj):
+        from .embedding import Embedder
+        from .reasoning import Reasoner
+
+        if isinstance(obj, Embedder):
+            if obj is not self.retriever.embedder and obj.model_key != self.retriever.embedder.model_key:
+                raise pickle.PicklingError(f"holds a second embedder ({obj.model_key})")
+            return "embedder"
+        if isinstance(obj, Reasoner):
+            if obj is not self.retriever._reasoner:
+                raise pickle.PicklingError(f"holds a reasoner other than its own ({obj.name})")
+            return "reasoner"
+        return None
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, file, retriever):
+        super().__init__(file)
+        self.retriever = retriever
+
+    def persistent_load(self, pid):
+        if pid == "embedder":
+            return self.retriever.embedder
+        if pid == "reasoner":
+            return self.retriever.reasoner
+        raise pickle.UnpicklingError(f"unknown placeholder {pid!r}")
+
+
+def dump_state(retriever) -> bytes:
+    """The built retriever's attributes (not its embedder, reasoner, name or config) and the name of
+    the reasoner that built it, pickled."""
+    skip = (*NOT_STATE, *getattr(retriever, "index_transient", ()))
+    state = {k: v for k, v in vars(retriever).items() if k not in skip}
+    buffer = io.BytesIO()
+    _Pickler(buffer, retriever).dump({"state": state, "index_reasoner": index_reasoner_name(retriever)})
+    return buffer.getvalue()
+
+
+def restore_state(retriever, blob: bytes) -> None:
+    """Give ``retriever`` the index in ``blob``; a method built with a reasoner gets its own reasoner
+    resolved (same fingerprint, as the key says), so provenance names the one that built the index."""
+    record = _Unpickler(io.BytesIO(blob), retriever).load()
+    if not isinstance(record, dict) or not isinstance(record.get("state"), dict):
+        raise pickle.UnpicklingError("not a pickled retriever state")
+    built_by = record.get("index_reasoner", NONE)
+    if built_by != NONE:
+        retriever.reasoner  # noqa: B018 - resolves it, as building did
+    if index_reasoner_name(retriever) != built_by:
+        raise pickle.UnpicklingError(f"built by reasoner {built_by!r} but would be credited to "
+                                     f"{index_reasoner_name(retriever)!r}")
+    retriever.__dict__.update(record["state"])   # only once everything checked out
+
+
+# -- the folder -----------------------------------------------------------------------------------
+def default_root() -> Path:
+    from .embedding import default_cache_dir
+    return default_cache_dir() / FOLDER
+
+
+def _folder_name(method: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", method) or "method"
+
+
+class IndexStore:
+    """Entries under ``root`` (default ``$RAG_LAB_CACHE/indexes``), one folder per method and key."""
+
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root is not None else default_root()
+
+    def entry(self, method: str, key: str) -> Path:
+        return self.root / _folder_name(method) / key
+
+    def load(self, method: str, key: str) -> bytes | None:
+        """The pickled state stored for (method, key); None when absent. A partial or damaged entry
+        is moved aside with a warning (and None returned, so the index is rebuilt)."""
+        folder = self.entry(method, key)
+        if not folder.exists():
+            return None
+        try:
+            marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+            blob = (folder / STATE).read_bytes()
+            if marker.get("format") != FORMAT or marker.get("sha256") != hashlib.sha256(blob).hexdigest():
+                raise ValueError("its state does not match the checksum in its completion marker")
+            return blob
+        except (OSError, ValueError, AttributeError) as e:
+            self.discard(method, key, f"partial or damaged ({type(e).__name__}: {e})")
+            return None
+
+    def save(self, method: str, key: str, blob: bytes, meta: dict[str, Any]) -> Path:
+        """Write the entry in a temporary folder (state, meta, marker last) and rename it into place.
+        If another process placed the same entry first, its copy is kept."""
+        final = self.entry(method, key)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = final.parent / f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        tmp.mkdir()
+        try:
+            (tmp / STATE).write_bytes(blob)
+            (tmp / META).write_text(json.dumps(meta, indent=1, ensure_ascii=False, default=str) + "\n",
+                                    encoding="utf-8")
+            (tmp / MARKER).write_text(json.dumps({"format": FORMAT, "sha256": hashlib.sha256(blob).hexdigest(),
+                                                  "bytes": len(blob), "written": time.time()}), encoding="utf-8")
+            try:
+                os.rename(tmp, final)
+            except OSError:
+                if not final.exists():
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return final
+
+    def discard(self, method: str, key: str, reason: str) -> None:
+        """Move an entry aside (``.broken-<key>-<pid>``, then removed) with a warning naming it."""
+        folder = self.entry(method, key)
+        log.warning("index cache entry %s is %s; ignoring it and building the index again", folder, reason)
+        aside = folder.parent / f".broken-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        try:
+            os.rename(folder, aside)
+        except OSError:
+            return
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+# -- build or reuse ---------------------------------------------------------------------------------
+def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store: IndexStore | None = None) -> bool:
+    """Give ``retriever`` its index over ``documents``: from this process's memo, else from the
+    store, else built (``retriever._timed_build``) and kept in both. True when reused. Records
+    ``retriever.index_reuse`` (reused or not, key, entry folder)."""
+    if reuse is None:
+        reuse = reuse_enabled()
+    if not reuse:
+        retriever._timed_build(documents)
+        retriever.index_reuse = {"reused": False, "key": None, "entry": None}
+        return False
+    store = store or IndexStore()
+    try:
+        parts = key_parts(retriever, documents)
+    except AttributeError as e:   # not a registered method (no config) or an embedder without a model_key
+        log.info("%s: index not reusable (%s); building it", retriever.name, e)
+        retriever._timed_build(documents)
+        retriever.index_reuse = {"reused": False, "key": None, "entry": None}
+        return False
+    key = index_key(parts)
+    entry = store.entry(family(retriever), key)
+    blob, source = _MEMO.get(key), "memory"
+    if blob is None:
+        blob, source = store.load(family(retriever), key), str(entry)
+    if blob is not None:
+        try:
+            restore_state(retriever, blob)
+            retriever.index_reuse = {"reused": True, "key": key, "entry": source}
+            _MEMO[key] = blob
+            log.info("%s: reused its index (%s)", retriever.name, source)
+            return True
+        except Exception as e:  # noqa: BLE001 - any failure to load means: build it again
+            _MEMO.pop(key, None)
+            if source != "memory":
+                store.discard(family(retriever), key, f"unloadable ({type(e).__name__}: {e})")
+    retriever._timed_build(documents)
+    retriever.index_reuse = {"reused": False, "key": key, "entry": None}
+    if not parts["reasoner"] and index_reasoner_name(retriever) != NONE:
+        log.warning("%s called a reasoner while indexing but does not declare reasoner_at_build: not persisted",
+                    retriever.name)
+        return False
+    try:
+        blob = dump_state(retriever)
+    except (pickle.PicklingError, TypeError, AttributeError) as e:
+        log.info("%s: index not persisted (its state cannot be pickled: %s)", retriever.name, e)
+        return False
+    _MEMO[key] = blob
+    try:
+        retriever.index_reuse["entry"] = str(store.save(family(retriever), key, blob, {**parts, "bytes": len(blob),
+                                                        "index_reasoner": index_reasoner_name(retriever)}))
+    except OSError as e:
+        log.warning("%s: could not write its index to %s (%s); kept in memory only", retriever.name, entry, e)
+    return False
+
+
+def clear_memo() -> None:
+    """Forget the in-process copies (tests; a long session that wants memory back)."""
+    _MEMO.clear()

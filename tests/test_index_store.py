@@ -1,0 +1,163 @@
+"""Persisted indexes (rag_lab/index_store.py): a reloaded index answers exactly as the built one,
+for every registered method; the key changes with what built the index; a damaged or partial
+entry is ignored with a warning and rebuilt; RAG_LAB_REUSE=0 turns reuse off."""
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from rag_lab import index_store
+from rag_lab.datasets import load_dataset
+from rag_lab.methods import available_methods, get_retriever
+from rag_lab.provenance import method_record
+
+QUERIES = 3
+
+
+@pytest.fixture()
+def reuse_on(monkeypatch, tmp_path):
+    """Reuse on, an empty store in tmp_path, no in-process copies left over."""
+    monkeypatch.setenv("RAG_LAB_REUSE", "1")
+    monkeypatch.setattr(index_store, "default_root", lambda: tmp_path / "indexes")
+    index_store.clear_memo()
+    yield tmp_path / "indexes"
+    index_store.clear_memo()
+
+
+@pytest.fixture(scope="module")
+def small():
+    data = load_dataset("italian_cuisine")
+    return data.documents[:3], [q.question for q in data.questions[:QUERIES]]
+
+
+def answers(retriever, queries, k=5):
+    out = []
+    for q in queries:
+        r = retriever.retrieve(q, k)
+        out.append(([(h.chunk.id, h.chunk.text, h.chunk.start, h.chunk.end, round(float(h.score), 6), h.via)
+                     for h in r.hits], r.trace, r.cost.embedding_tokens, r.cost.llm_prompt_tokens))
+    return out
+
+
+@pytest.mark.parametrize("method", list(available_methods()))
+def test_reloaded_index_answers_exactly_as_built(method, reuse_on, small, embedder):
+    docs, queries = small
+    built = get_retriever(method, embedder=embedder).build(docs)
+    assert built.index_reuse["reused"] is False
+    entry = built.index_reuse["entry"]
+    assert entry is not None, f"{method}: its index was not persisted"
+    index_store.clear_memo()                     # the next build must come from disk, not memory
+    loaded = get_retriever(method, embedder=embedder).build(docs)
+    assert loaded.index_reuse == {"reused": True, "key": built.index_reuse["key"], "entry": entry}
+    assert [c.id for c in loaded.chunks] == [c.id for c in built.chunks]
+    assert loaded.build_cost == built.build_cost           # the cost of the build that made it
+    assert answers(loaded, queries) == answers(built, queries)
+    assert method_record(loaded) == method_record(built)  # same params, same reasoner named as builder
+
+
+def test_reasoner_of_a_reused_index_is_named(reuse_on, small, embedder):
+    docs, _ = small
+    built = get_retriever("unweaver", embedder=embedder).build(docs)
+    index_store.clear_memo()
+    loaded = get_retriever("unweaver", embedder=embedder).build(docs)
+    assert loaded.index_reuse["reused"] and method_record(loaded)["index_reasoner"] == "offline"
+    assert method_record(built)["index_reasoner"] == "offline"
+    naive = get_retriever("naive", embedder=embedder).build(docs)
+    index_store.clear_memo()
+    assert method_record(get_retriever("naive", embedder=embedder).build(docs))["index_reasoner"] == "none"
+    assert method_record(naive)["index_reasoner"] == "none"
+
+
+def test_same_index_is_built_once_per_process(reuse_on, small, embedder, monkeypatch):
+    docs, _ = small
+    get_retriever("naive", embedder=embedder).build(docs)
+    calls = []
+    monkeypatch.setattr(index_store.IndexStore, "load", lambda *a: calls.append(a))  # memory first, disk never
+    again = get_retriever("naive", embedder=embedder).build(docs)
+    assert again.index_reuse["reused"] and again.index_reuse["entry"] == "memory" and calls == []
+
+
+def test_key_changes_with_config_documents_and_reasoner(reuse_on, small, embedder):
+    from rag_lab.reasoning.offline import OfflineReasoner
+
+    docs, _ = small
+    key = lambda r, d: index_store.index_key(index_store.key_parts(r, d))  # noqa: E731
+    base = key(get_retriever("naive", embedder=embedder), docs)
+    assert key(get_retriever("naive", embedder=embedder), docs) == base
+    assert key(get_retriever("naive", embedder=embedder, size=64), docs) != base
+    assert key(get_retriever("naive", embedder=embedder), docs[:2]) != base
+    assert key(get_retriever("semantic", embedder=embedder), docs) != base
+    offline = key(get_retriever("sketch", embedder=embedder, reasoner=OfflineReasoner(embedder)), docs)
+    assert key(get_retriever("sketch", embedder=embedder, reasoner=OfflineReasoner(embedder)), docs) == offline
+    assert key(get_retriever("sketch", embedder=embedder, reasoner=OfflineReasoner(embedder, answer_words=30)),
+               docs) != offline
+    # naive calls no reasoner while indexing: its key holds none
+    assert index_store.key_parts(get_retriever("naive", embedder=embedder), docs)["reasoner"] is None
+    # two configs, two entries on disk
+    get_retriever("naive", embedder=embedder).build(docs)
+    get_retriever("naive", embedder=embedder, size=64).build(docs)
+    assert len([p for p in (reuse_on / "naive").iterdir() if not p.name.startswith(".")]) == 2
+
+
+@pytest.mark.parametrize("damage", ["state", "marker", "partial"])
+def test_damaged_entry_is_rebuilt_with_a_warning(damage, reuse_on, small, embedder, caplog):
+    docs, queries = small
+    built = get_retriever("naive", embedder=embedder).build(docs)
+    entry = reuse_on / "naive" / built.index_reuse["key"]
+    if damage == "state":
+        (entry / "state.pkl").write_bytes((entry / "state.pkl").read_bytes()[:100])   # truncated
+    elif damage == "marker":
+        (entry / "COMPLETE").write_text("{not json", encoding="utf-8")
+    else:
+        (entry / "COMPLETE").unlink()                                                 # never finished
+    index_store.clear_memo()
+    with caplog.at_level(logging.WARNING, logger="rag_lab.index_store"):
+        again = get_retriever("naive", embedder=embedder).build(docs)
+    assert again.index_reuse["reused"] is False
+    assert any("ignoring it and building the index again" in r.getMessage() for r in caplog.records)
+    assert answers(again, queries) == answers(built, queries)
+    index_store.clear_memo()                     # the rebuilt entry is whole again
+    assert get_retriever("naive", embedder=embedder).build(docs).index_reuse["reused"] is True
+
+
+def test_unpicklable_state_is_rebuilt_with_a_warning(reuse_on, small, embedder, caplog):
+    docs, _ = small
+    built = get_retriever("naive", embedder=embedder).build(docs)
+    entry = reuse_on / "naive" / built.index_reuse["key"]
+    import hashlib
+    import json
+    junk = b"not a pickle"
+    (entry / "state.pkl").write_bytes(junk)      # checksum right, content wrong
+    (entry / "COMPLETE").write_text(json.dumps({"format": index_store.FORMAT,
+                                                "sha256": hashlib.sha256(junk).hexdigest()}), encoding="utf-8")
+    index_store.clear_memo()
+    with caplog.at_level(logging.WARNING, logger="rag_lab.index_store"):
+        again = get_retriever("naive", embedder=embedder).build(docs)
+    assert again.index_reuse["reused"] is False and len(again.chunks) == len(built.chunks)
+    assert any("unloadable" in r.getMessage() for r in caplog.records)
+
+
+def test_reuse_off(reuse_on, small, embedder, monkeypatch):
+    docs, _ = small
+    monkeypatch.setenv("RAG_LAB_REUSE", "0")
+    r = get_retriever("naive", embedder=embedder).build(docs)
+    assert r.index_reuse == {"reused": False, "key": None, "entry": None} and not reuse_on.exists()
+    monkeypatch.setenv("RAG_LAB_REUSE", "1")
+    get_retriever("naive", embedder=embedder).build(docs)
+    assert get_retriever("naive", embedder=embedder).build(docs, reuse=False).index_reuse["reused"] is False
+
+
+def test_ssg_algorithms_share_one_graph(reuse_on, small, embedder):
+    docs, queries = small
+    first = get_retriever("ssg-basic-retrieval", embedder=embedder).build(docs)
+    other = get_retriever("ssg-query-traversal", embedder=embedder).build(docs)   # the graph, not the algorithm
+    assert other.index_reuse["reused"] and other.index_reuse["key"] == first.index_reuse["key"]
+    assert other.graph is not first.graph            # its own copy
+    fresh = get_retriever("ssg-query-traversal", embedder=embedder).build(docs, reuse=False)
+    assert answers(other, queries) == answers(fresh, queries)
+
+
+def test_config_id_of_a_whole_config(reuse_on, small, embedder):
+    naive = get_retriever("naive", embedder=embedder)
+    assert index_store.key_parts(naive, small[0])["config_id"] == naive.config.config_id
