@@ -12,6 +12,7 @@ import time
 from typing import Sequence
 
 from .configs import Config
+from .progress import building
 from .types import Chunk, Cost, Document, Retrieval
 
 # name -> (import path "module:Class", the method's config, one-line description)
@@ -70,7 +71,8 @@ class Retriever:
         if not documents:
             raise ValueError(f"{self.name}: cannot build an index over no documents")
         t0 = time.perf_counter()
-        self._build(list(documents))
+        with building(self.name, len(documents), reasoner=lambda: self._reasoner):   # progress.py
+            self._build(list(documents))
         self.build_cost.seconds += time.perf_counter() - t0
         return self
 

@@ -16,12 +16,12 @@ PAPER_ROLES = ("method.py", "config.py", "paper.py", "plots.py")
 # reasoner specs ("offline", "openai:...") into reasoners; everything else follows DESIGN.md.
 LAYERS = [
     ("core", {"types", "io", "atomic", "chunking", "embedding", "index", "metrics", "figures", "plots", "runner",
-              "grid", "answer_metrics", "configs"}),
+              "grid", "answer_metrics", "configs", "progress", "report", "lab"}),
     ("reasoning", {"reasoning"}),
     ("contract", {"retrievers", "evaluation", "langchain"}),
     ("datasets", {"datasets"}),
     ("methods", {"methods"}),
-    ("compare", {"compare"}),
+    ("compare", {"compare", "explore", "explore_widget"}),
     ("cli", {"cli", "__main__"}),
 ]
 

@@ -47,6 +47,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ...progress import track
 from ...retrievers import Retriever, register
 from ...types import Chunk, Cost, Document, Hit, Retrieval
 from .config import RaptorConfig
@@ -127,7 +128,7 @@ def build_tree(leaves: Sequence[Chunk], leaf_vectors: np.ndarray, embed: Embed, 
         new_layer: list[Chunk] = []
         new_vectors: list[np.ndarray] = []
         made: list[Chunk] = []
-        for j, members in enumerate(clustering.clusters):
+        for j, members in enumerate(track(clustering.clusters, f"RAPTOR level {level} summaries")):
             if len(members) == 1:                      # promoted unchanged, no summary
                 if layer[members[0]].id not in {c.id for c in new_layer}:
                     new_layer.append(layer[members[0]])
