@@ -4,8 +4,8 @@
 with their text (the parts that overlap a gold context marked), score, source and gold flags, and
 the method's trace in words (graph facts for SKETCH, the voting classes for UnWeaver, the path for
 SSG, the chunk boundaries for GraLC-RAG, the tree level for RAPTOR). ``ExplorerView.to_html()`` is
-what the notebook widget (``explore_widget.py``) shows; both are plain data and tested without a
-browser.
+what the notebook widget (``explore_widget.explorer_widget``) shows; both are plain data, tested
+without a browser.
 
 Each method has one *main knob* (``MAIN_KNOBS``). Query-time knobs (SKETCH's hops, UnWeaver's
 voting classes, SSG's sentence budget, GraLC's β) reuse the built index: the explorer keeps one
@@ -271,11 +271,6 @@ class Explorer:
                             (knob.name, getattr(retriever.config, knob.name)) if knob else None, k, query,
                             q.id if q else None, q.answer if q else None, list(q.gold_doc_ids) if q else [], hits,
                             trace_lines(method, retriever, retrieval.trace, hits), build_seconds, seconds, reused)
-
-    def widget(self, dataset: str | None = None, method: str = "naive", k: int = 5):
-        """The ipywidgets explorer (``explore_widget.py``), showing its default view at once."""
-        from .explore_widget import explorer_widget
-        return explorer_widget(self, dataset or next(iter(self.datasets)), method, k)
 
 
 def _pick_question(data: Dataset, question: str | None) -> Question | None:

@@ -58,6 +58,8 @@ def explorer_widget(explorer: Explorer, dataset: str, method: str = "naive", k: 
     status, log, shown = w.HTML(), w.Output(), w.HTML()
     box = ExplorerBox([w.HBox([pick_data, pick_method]), pick_question, typed, w.HBox([pick_k, knob_box]),
                        status, log, shown])
+    box.controls = {"dataset": pick_data, "method": pick_method, "question": pick_question, "text": typed,
+                    "k": pick_k, "knob": knob_box, "view": shown}   # for scripts and tests
     state = {"quiet": False}
 
     def refresh(*_):
