@@ -6,6 +6,12 @@ records it: the box's saved output carries that view as ``text/html`` beside the
 and a reader without a live kernel (an executed notebook, nbconvert's HTML, the run's report)
 sees the default view where JupyterLab shows the live widget. Building a method on a change
 happens in the kernel while the widget waits; its progress bar shows in the widget's log area.
+
+The first view is computed without the log area (an ``ipywidgets.Output``): papermill's executor
+(nbclient) mirrors an Output widget by sending comm messages on the shell channel while it waits
+for the cell's reply on that same channel, and now and then it never sees the reply, so the run
+hangs with the kernel idle (jupyter/nbclient issue 312). Only changes made in a live front end,
+after the cell has run, use the log area.
 """
 from __future__ import annotations
 
@@ -62,17 +68,22 @@ def explorer_widget(explorer: Explorer, dataset: str, method: str = "naive", k: 
                     "k": pick_k, "knob": knob_box, "view": shown}   # for scripts and tests
     state = {"quiet": False}
 
-    def refresh(*_):
+    def current_view():
+        return explorer.view(pick_data.value, pick_method.value, pick_question.value, typed.value, pick_k.value,
+                             getattr(knob_box.children[0], "value", None))
+
+    def refresh(*_, capture: bool = True):
         if state["quiet"]:
             return
-        knob = knob_box.children[0]
         status.value = f"<i>retrieving with {pick_method.value}… (a first build of a method takes a while)</i>"
-        log.clear_output()
         try:
-            with log:
-                view = explorer.view(pick_data.value, pick_method.value, pick_question.value, typed.value,
-                                     pick_k.value, getattr(knob, "value", None))
-            log.clear_output()
+            if capture:   # a build's progress bar goes to the log area, cleared once the view is there
+                log.clear_output()
+                with log:
+                    view = current_view()
+                log.clear_output()
+            else:
+                view = current_view()
             html = view.to_html()
         except Exception as e:   # a method that cannot run on this dataset: say so, keep the widget alive
             html = ExplorerView.failed(pick_data.value, pick_method.value, pick_k.value, typed.value,
@@ -104,5 +115,5 @@ def explorer_widget(explorer: Explorer, dataset: str, method: str = "naive", k: 
     pick_question.observe(on_question, names="value")
     for control in (typed, pick_k, knob_box.children[0]):
         control.observe(refresh, names="value")
-    refresh()
+    refresh(capture=False)   # the first view, while the cell runs: no Output capture (module docstring)
     return box

@@ -32,6 +32,8 @@ def lab_command(port: int = 8888, token: str | None = None, open_browser: bool =
         cmd.append(f"--IdentityProvider.token={token}")
     if not open_browser:
         cmd.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")   # containers and CI run as root; Jupyter refuses that unless told
     return cmd + list(extra)
 
 

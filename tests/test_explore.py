@@ -147,6 +147,22 @@ def test_widget_shows_its_default_view_and_follows_its_controls(explorer):
     assert c["knob"].children[0].description == "graph hops" and "What sketch did" in c["view"].value
 
 
+
+def test_widget_first_view_is_made_without_its_output_area(explorer, monkeypatch):
+    """Writing through an Output widget while the cell runs can hang papermill (explore_widget's
+    docstring), so the first view must not touch it; later changes still use it."""
+    import ipywidgets
+
+    from rag_lab.explore_widget import explorer_widget
+
+    entered = []
+    monkeypatch.setattr(ipywidgets.Output, "__enter__", lambda self: entered.append("enter"))
+    monkeypatch.setattr(ipywidgets.Output, "clear_output", lambda self, *a, **k: entered.append("clear"))
+    box = explorer_widget(explorer, "tiny", "naive", k=2)
+    assert entered == [] and "Which spice colours risotto?" in box.view_html
+    box.controls["k"].value = 1
+    assert entered == ["clear", "enter", "clear"] and box.view_html.count("<tr>") == 2
+
 def test_widget_reports_what_cannot_run_instead_of_raising(explorer, embedder):
     from rag_lab.explore_widget import explorer_widget
 
