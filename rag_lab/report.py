@@ -14,7 +14,9 @@ are read from the copies the runner keeps in ``tables/<notebook>/``.
 
 Executed notebooks hold plotly figures only as plotly's own JSON mimetype, which nbconvert does
 not draw; before converting, each such output gets an HTML rendering that loads ``plotly.min.js``
-written once beside the page (so the rendered notebooks stay small and work offline).
+written once beside the page (so the rendered notebooks stay small and work offline). A widget
+output that also carries HTML (the explorer's saved view) is rendered as that HTML: nbconvert would
+otherwise prefer the widget, which needs a live kernel and a widget script from the network.
 
 Why our own page instead of a library: the page is a few tables and image links over the manifest;
 pandas renders the tables, nbconvert the notebooks, and the rest is escaped string formatting.
@@ -36,6 +38,7 @@ log = logging.getLogger(__name__)
 PAGE = "index.html"
 PLOTLY_JS = "plotly.min.js"
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 TABLE_ROWS = 30          # rows shown per table; the CSV link has them all
 FIGURE_SUFFIXES = (".png", ".html", ".svg", ".jpg", ".jpeg")
 CSS = """
@@ -111,6 +114,8 @@ def render_notebook(executed: Path, dest: Path, plotly_js: str = PLOTLY_JS) -> P
             if PLOTLY_MIME in data and "text/html" not in data:
                 data["text/html"] = _plotly_html(data[PLOTLY_MIME], plotly_js)
                 plots += 1
+            if WIDGET_MIME in data and "text/html" in data:   # no kernel here: the widget's saved view
+                del data[WIDGET_MIME]
     if plots and not (dest.parent / plotly_js).exists():
         from plotly.offline import get_plotlyjs
         write_text(dest.parent / plotly_js, get_plotlyjs())

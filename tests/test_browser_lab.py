@@ -88,8 +88,8 @@ def test_quickstart_runs_top_to_bottom_in_jupyterlab(lab):
             assert errors.count() == 0, errors.first.inner_text()[:2000]
             tracebacks = [t for t in page.locator(".jp-OutputArea-output").all_inner_texts() if "Traceback" in t]
             assert not tracebacks, tracebacks[0][:2000]
-            plots = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.plotly.v1+json']")
-            assert plots.count() == 2, [o.get_attribute("data-mime-type") for o in page.locator(".jp-OutputArea-output").all()]
+            plots = page.locator(".jp-OutputArea-output.jp-RenderedPlotly")          # plotly's JupyterLab renderer
+            assert plots.count() == 2, [o.get_attribute("class") for o in page.locator(".jp-OutputArea-output").all()]
             for plot in plots.all():                                          # heatmap, bars: drawn by plotly.js
                 assert plot.locator("svg.main-svg").count() >= 1, plot.inner_html()[:1500]
 

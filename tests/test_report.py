@@ -149,3 +149,17 @@ def test_the_runner_writes_the_page(tmp_path):
     text = page.read_text(encoding="utf-8")
     assert "<h4>scores</h4>" in text and "<td>20</td>" in text          # value 2 -> scores 2 and 20
     assert (page.parent / "01_tables.html").is_file()
+
+
+def test_a_widget_with_a_saved_view_is_rendered_as_that_view(tmp_path):
+    from rag_lab.report import render_notebook
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("explorer_widget(...)")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "application/vnd.jupyter.widget-view+json": {"version_major": 2, "version_minor": 0, "model_id": "model-7f3e9"},
+        "text/html": "<div class='rag-lab-explorer'><mark>saffron</mark></div>", "text/plain": "ExplorerBox(...)"})]
+    nb.cells = [cell]
+    nbformat.write(nb, tmp_path / "w.ipynb")
+    page = render_notebook(tmp_path / "w.ipynb", tmp_path / "w.html").read_text(encoding="utf-8")
+    assert "<div class='rag-lab-explorer'><mark>saffron</mark></div>" in page and "model-7f3e9" not in page
