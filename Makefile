@@ -1,4 +1,5 @@
-# rag_lab: `make reproduce` runs every notebook; `make test` runs the test suite (CI calls this).
+# rag_lab: `make reproduce` runs every notebook; `make test` runs the test suite (CI calls this);
+# `make lab` opens the notebooks in JupyterLab (127.0.0.1, the rag_lab kernel).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -6,8 +7,9 @@ STAMP  := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export RAGAS_DO_NOT_TRACK := true
 export TOKENIZERS_PARALLELISM := false
+LAB_PORT ?= 8888
 
-.PHONY: setup test reproduce notebooks benchmark clean
+.PHONY: setup test reproduce lab screenshots notebooks benchmark clean
 
 setup: $(STAMP)
 	@bash scripts/ensure_chromium.sh
@@ -28,6 +30,14 @@ test: setup
 
 reproduce: setup
 	$(PY) -m rag_lab run
+
+# JupyterLab from .venv on 127.0.0.1:$(LAB_PORT), opening notebooks/ (rag_lab/lab.py); Ctrl-C stops it.
+lab: setup
+	$(PY) -m rag_lab.lab --port $(LAB_PORT)
+
+# Re-make the README's screenshots (docs/*.png) with the browser tests.
+screenshots: setup
+	RAG_LAB_SCREENSHOTS=docs $(PY) -m pytest tests/test_browser_lab.py tests/test_browser_report.py
 
 benchmark: setup
 	$(PY) benchmarks/run.py --out benchmarks/report.json

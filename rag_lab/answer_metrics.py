@@ -91,6 +91,17 @@ def _families(judge) -> list[tuple[dict[str, str], Callable[[AnswerSample], bool
     return fams
 
 
+def _off_the_event_loop(fn: Callable, *args, **kwargs):
+    """``fn(*args, **kwargs)`` in a worker thread. ragas computes on asyncio; inside a Jupyter kernel
+    this thread already runs the kernel's loop, and ragas would patch that loop with nest_asyncio,
+    which breaks ipykernel's queued requests (after "Run All Cells" the cells after this one never
+    ran). A worker thread runs no loop, so ragas starts and ends its own there."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragas") as pool:
+        return pool.submit(fn, *args, **kwargs).result()
+
+
 def _run_ragas(samples: Sequence[AnswerSample], metrics: dict[str, object], judge, show_progress: bool):
     from ragas import EvaluationDataset, SingleTurnSample, evaluate
 
@@ -101,8 +112,8 @@ def _run_ragas(samples: Sequence[AnswerSample], metrics: dict[str, object], judg
         reference_context_ids=s.reference_context_ids or None)
         for s in samples])
     kwargs = {"llm": judge.llm, "embeddings": judge.embeddings} if judge is not None else {}
-    result = evaluate(data, metrics=list(metrics.values()), raise_exceptions=False, show_progress=show_progress,
-                      **kwargs)
+    result = _off_the_event_loop(evaluate, data, metrics=list(metrics.values()), raise_exceptions=False,
+                                 show_progress=show_progress, allow_nest_asyncio=False, **kwargs)
     frame = result.to_pandas()
     out = {}
     for ours, metric in metrics.items():

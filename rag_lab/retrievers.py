@@ -12,6 +12,7 @@ import time
 from typing import Sequence
 
 from .configs import Config
+from .progress import building
 from .types import Chunk, Cost, Document, Retrieval
 
 # name -> (import path "module:Class", the method's config, one-line description)
@@ -97,7 +98,8 @@ class Retriever:
 
     def _timed_build(self, documents: list[Document]) -> None:
         t0 = time.perf_counter()
-        self._build(documents)
+        with building(self.name, len(documents), reasoner=lambda: self._reasoner):   # progress.py
+            self._build(documents)
         self.build_cost.seconds += time.perf_counter() - t0
 
     def retrieve(self, query: str, k: int = 5) -> Retrieval:

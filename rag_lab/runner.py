@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .atomic import atomic_path, write_bytes, write_text
+from .report import write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
@@ -331,6 +332,7 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     manifest["seconds"] = round(sum(e["seconds"] for e in manifest["notebooks"]), 2)
     manifest["status"] = "ok" if all(e["status"] == "ok" for e in manifest["notebooks"]) else "failed"
     write_text(manifest_path, json.dumps(manifest, indent=2, default=str))
+    write_report(run_dir, manifest)   # index.html: the run as one page (rag_lab/report.py)
     return manifest
 
 

@@ -102,3 +102,35 @@ def test_samples_without_gold_are_left_out_not_scored():
     scores = answer_scores([with_gold, without])
     assert scores["token_f1"] == [1.0, None] and scores["rouge_l"][1] is None
     assert scores["nonllm_context_recall"][0] == pytest.approx(1.0) and scores["nonllm_context_recall"][1] is None
+
+
+QUEUED_AFTER_RAGAS = """
+from rag_lab.answer_metrics import AnswerSample, ragas_scores
+scores = ragas_scores([AnswerSample(question="q", response="saffron", contexts=["saffron colours it"], reference="saffron")])
+print(scores["rouge_l"])
+"""
+
+
+def test_requests_queued_behind_ragas_in_a_kernel_still_run():
+    """JupyterLab's Run All sends every cell at once; ragas' default nest_asyncio patch of the kernel's
+    loop left the requests queued behind its cell unanswered for good (seen: no reply in 90 s).
+    ragas now runs on a worker thread with its own loop, so all three requests are answered."""
+    import time
+    from queue import Empty
+
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="rag_lab")
+    try:
+        ids = [kc.execute(QUEUED_AFTER_RAGAS), kc.execute("1 + 1"), kc.execute("2 + 2")]
+        replies, deadline = {}, time.monotonic() + 120
+        while len(replies) < 3 and time.monotonic() < deadline:
+            try:
+                msg = kc.get_shell_msg(timeout=1)
+            except Empty:
+                continue
+            replies[msg["parent_header"].get("msg_id")] = msg["content"]["status"]
+        assert [replies.get(i, "no reply") for i in ids] == ["ok", "ok", "ok"]
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)

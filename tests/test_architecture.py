@@ -16,12 +16,13 @@ PAPER_ROLES = ("method.py", "config.py", "paper.py", "plots.py")
 # reasoner specs ("offline", "openai:...") into reasoners; everything else follows DESIGN.md.
 LAYERS = [
     ("core", {"types", "io", "atomic", "chunking", "embedding", "index", "metrics", "figures", "plots", "runner",
-              "grid", "answer_metrics", "configs", "provenance", "sqlite_cache", "code_version"}),
+              "grid", "answer_metrics", "configs", "provenance", "sqlite_cache", "code_version", "progress", "report",
+              "lab"}),
     ("reasoning", {"reasoning"}),
     ("contract", {"retrievers", "evaluation", "langchain", "index_store"}),
     ("datasets", {"datasets"}),
     ("methods", {"methods"}),
-    ("compare", {"compare"}),
+    ("compare", {"compare", "explore", "explore_widget"}),
     ("cli", {"cli", "__main__", "presets"}),
 ]
 

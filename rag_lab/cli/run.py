@@ -45,6 +45,7 @@ def run(args) -> int:
     run_dir = Path(args.runs_dir) / manifest["run_id"]
     for nb in manifest["notebooks"]:
         print(f"{nb['status']:7s} {nb['notebook']}  {nb['seconds']:.1f}s  -> {run_dir / nb['output']}")
+    print(f"report: {run_dir / 'index.html'}")
     failed = [nb for nb in manifest["notebooks"] if nb["status"] != "ok"]
     for nb in failed:
         f = nb["failure"]

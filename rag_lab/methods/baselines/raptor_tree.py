@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ...progress import track
 from ...types import Chunk
 from .config import RaptorConfig
 from .raptor_cluster import LayerClustering, cluster_layer
@@ -74,7 +75,7 @@ def build_tree(leaves: Sequence[Chunk], leaf_vectors: np.ndarray, embed: Embed, 
             stop = f"clustering level {level - 1} gave as many clusters as nodes ({len(layer)})"
             break
         made: list[Chunk] = []
-        for j, members in enumerate(clustering.clusters):
+        for j, members in enumerate(track(clustering.clusters, f"RAPTOR level {level} summaries")):
             children = [layer[i] for i in members]
             text = summarize([c.text for c in children])
             if not text.strip():

@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Sequence
 
+from ...progress import track
 from ...retrievers import Retriever, register
 from ...types import Chunk, Cost, Document, Hit, Retrieval
 from .config import SketchConfig
@@ -139,7 +140,7 @@ class SketchRetriever(Retriever):
             self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
             self.index = VectorIndex(self.vectors.shape[1]).add(self.vectors, [c.id for c in self.chunks])
         before = self.reasoner.usage.copy()
-        triples = [self.reasoner.triples(t) for t in texts]
+        triples = [self.reasoner.triples(t) for t in track(texts, f"{self.name}: triples", reasoner=self.reasoner)]
         self.build_cost = self.build_cost + self.reasoner.usage_since(before)
         cfg = self.config
         store_params = {"path": cfg.graph_path} if cfg.graph_store == "kuzu" and cfg.graph_path else {}

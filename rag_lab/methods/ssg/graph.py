@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ...atomic import atomic_path, write_text
+from ...progress import track
 from ...types import Cost, Document
 from .config import SSGConfig
 from .edges import sparse_neighbours, theme_bridges
@@ -294,7 +295,7 @@ def build_graph(documents: Sequence[Document], embedder=None, reasoner=None,
     sentences, windows = segment(documents, config.window, config.stride)
     before = reasoner.usage.copy()
     themes = {d.id: list(reasoner.themes(first_words(d.text, config.theme_words), n=config.n_themes))
-              for d in documents}
+              for d in track(documents, "SSG themes", reasoner=reasoner)}
     theme_cost = reasoner.usage_since(before)
     texts_w, texts_s = [w.text for w in windows], [s.text for s in sentences]
     theme_texts = [", ".join(themes[d.id]) for d in documents]

@@ -35,6 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ...progress import track
 from ...retrievers import Retriever, register
 from ...types import Cost, Document, Hit, Retrieval
 from .alignment import (bounded_least_squares, chunk_similarity, chunk_strengths, idea_upper_bounds,
@@ -99,7 +100,7 @@ class UnWeaverRetriever(Retriever):
         reasoner, cfg = self.reasoner, self.config
         before = reasoner.usage.copy()
         t0 = time.perf_counter()
-        per_chunk = [reasoner.entities(c.text) for c in self.chunks]
+        per_chunk = [reasoner.entities(c.text) for c in track(self.chunks, f"{self.name}: entities", reasoner=reasoner)]
         extract_seconds = time.perf_counter() - t0
         self.mentions, self.dropped_mentions = mentions_from_entities(per_chunk)
         if not self.mentions:
@@ -112,7 +113,7 @@ class UnWeaverRetriever(Retriever):
             self.build_cost.embedding_tokens += self.embedder.count_tokens(names)
             self.classes = merge_similar_classes(self.classes, self.mentions, self._encode(names),
                                                  cfg.semantic_threshold)
-        for cls in self.classes:
+        for cls in track(self.classes, f"{self.name}: class descriptions", reasoner=reasoner):
             cls.text, cls.summarized = class_text(cls.name, class_descriptions(cls, self.mentions),
                                                   cfg.description_cap, reasoner, cfg.include_name)
         texts = [c.text for c in self.classes]

@@ -1,0 +1,124 @@
+"""JupyterLab in a real browser: started as `make lab` starts it (rag_lab/lab.py) on a free loopback
+port with a token, 00_quickstart opened and run top to bottom as shipped (Run > Run All Cells), the
+kernel back to idle, no cell in error, plotly figures drawn, and the explorer widget live: typing a
+question and switching the method (a first SKETCH build) update its view. Screenshots are kept."""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from browser_support import ROOT, artifact, chromium, free_port, publish
+from rag_lab.lab import lab_command
+
+pytestmark = pytest.mark.notebook
+NOTEBOOK = "00_quickstart.ipynb"
+RUN_SECONDS = 600            # generous: the notebook takes ~20 s warm, more with a cold embedding cache
+# The cells' prompts read [n]: once run; JupyterLab renders an error output with this mime type.
+ALL_RUN = """() => {
+  const prompts = [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputArea-prompt')];
+  return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+}"""
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab over a copy of the notebook (running it writes figures beside it, not into the
+    repository); user settings only turn off windowed rendering so every cell stays in the page."""
+    root = tmp_path_factory.mktemp("lab")
+    (root / "notebooks").mkdir()
+    shutil.copy(ROOT / "notebooks" / NOTEBOOK, root / "notebooks" / NOTEBOOK)
+    settings = root / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    port, token = free_port(), secrets.token_hex(16)
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(root / ".runtime")}
+    cmd = lab_command(port, token, open_browser=False, root=root,
+                      extra=("--ServerApp.port_retries=0", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                             "--LabApp.news_url=None"))
+    log = open(root / "jupyterlab.log", "w")
+    proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{(root / 'jupyterlab.log').read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("JupyterLab did not answer within 90 s")
+                time.sleep(0.5)
+        yield url, token, root
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def test_quickstart_runs_top_to_bottom_in_jupyterlab(lab):
+    url, token, root = lab
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            page.goto(f"{url}/lab/tree/notebooks/{NOTEBOOK}?token={token}")
+            page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=90_000)
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+            t0 = time.monotonic()
+            page.locator(".jp-NotebookPanel .jp-Cell").first.click()            # the notebook has the focus
+            page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+            page.locator(".lm-Menu-item", has_text="Run All Cells").first.click()
+            page.wait_for_function(ALL_RUN, timeout=RUN_SECONDS * 1000, polling=1000)
+            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+            seconds = time.monotonic() - t0
+            artifact("lab_run_seconds.txt").write_text(f"{seconds:.1f}\n")
+            errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")
+            assert errors.count() == 0, errors.first.inner_text()[:2000]
+            tracebacks = [t for t in page.locator(".jp-OutputArea-output").all_inner_texts() if "Traceback" in t]
+            assert not tracebacks, tracebacks[0][:2000]
+            plots = page.locator(".jp-OutputArea-output.jp-RenderedPlotly")          # plotly's JupyterLab renderer
+            assert plots.count() == 2, [o.get_attribute("class") for o in page.locator(".jp-OutputArea-output").all()]
+            for plot in plots.all():                                          # heatmap, bars: drawn by plotly.js
+                assert plot.locator("svg.main-svg").count() >= 1, plot.inner_html()[:1500]
+
+            explorer = page.locator(".jp-OutputArea-output .rag-lab-explorer")
+            explorer.first.wait_for(timeout=30_000)
+            assert "<mark" in explorer.first.inner_html()                    # gold passages marked
+            page.locator(".widget-text input[placeholder^='…or type a question']").fill("Where does pesto come from?")
+            page.keyboard.press("Enter")
+            page.wait_for_function("() => [...document.querySelectorAll('.rag-lab-explorer')]"
+                                   ".some(e => e.textContent.includes('Where does pesto come from?'))", timeout=60_000)
+            page.locator(".widget-text input[placeholder^='…or type a question']").fill("")   # back to question 1
+            page.keyboard.press("Enter")
+            page.wait_for_function("() => [...document.querySelectorAll('.rag-lab-explorer')]"
+                                   ".some(e => e.textContent.includes('reference answer'))", timeout=60_000)
+            page.locator(".widget-dropdown select").nth(1).select_option("sketch")
+            page.wait_for_function("() => [...document.querySelectorAll('.rag-lab-explorer')]"
+                                   ".some(e => e.textContent.includes('What sketch did'))", timeout=300_000)
+            assert "graph facts" in explorer.first.inner_text()
+            news = page.locator(".jp-Notification-Toast button", has_text="No")   # JupyterLab's news question
+            if news.count():
+                news.first.click()
+            widget = page.locator(".jp-OutputArea-output:has(.rag-lab-explorer)").first
+            widget.scroll_into_view_if_needed()
+            publish(_shot(widget, "explorer.png"), "explorer.png")
+        finally:
+            page.screenshot(path=str(artifact("lab_quickstart.png")))
+
+
+def _shot(locator, name: str) -> Path:
+    path = artifact(name)
+    locator.screenshot(path=str(path))
+    return path
