@@ -94,6 +94,11 @@ def main(argv=None) -> int:
             details["ssg_memory"] = growth
             targets["ssg_memory_growth_100k_vs_50k"] = target(growth["ratio"], SSG_MEMORY_GROWTH_LIMIT)
 
+    # section "encoder_backends": torch fp32 / ONNX fp32 / ONNX int8 (benchmarks/encoder_backends.py)
+    from encoder_backends import encoder_targets, run as run_encoder_backends
+    details["encoder_backends"] = run_encoder_backends(quick=args.quick)
+    targets.update(encoder_targets(details["encoder_backends"], target))
+
     print("\nTARGETS")
     for name, t in targets.items():
         print(f"  {'holds ' if t['holds'] else 'MISSED'}  {name}: {t['measured']} (limit {t['limit']})")
