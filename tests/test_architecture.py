@@ -16,7 +16,8 @@ PAPER_ROLES = ("method.py", "config.py", "paper.py", "plots.py")
 # reasoner specs ("offline", "openai:...") into reasoners; everything else follows DESIGN.md.
 LAYERS = [
     ("core", {"types", "io", "atomic", "chunking", "embedding", "index", "metrics", "figures", "plots", "runner",
-              "grid", "answer_metrics", "configs", "provenance", "sqlite_cache"}),
+              "grid", "answer_metrics", "configs", "provenance", "sqlite_cache",
+              "onnx_encoder"}),
     ("reasoning", {"reasoning"}),
     ("contract", {"retrievers", "evaluation", "langchain"}),
     ("datasets", {"datasets"}),
