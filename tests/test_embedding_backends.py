@@ -126,3 +126,17 @@ def test_a_truncated_export_is_made_again(torch_embedder, tmp_path, caplog):
     assert path.stat().st_size == size
     ref = torch_embedder.model.encode([SENTENCES[0]], normalize_embeddings=True, convert_to_numpy=True)
     assert float(vec[0] @ ref[0]) > FP32_COSINE
+
+
+def test_manifests_and_sidecars_name_the_backend(monkeypatch):
+    from rag_lab.provenance import embedder_record
+    from rag_lab.runner import embedding_backend
+
+    class Method:  # what provenance reads of a retriever: its embedder, if it made one
+        _embedder = None
+    assert embedder_record(Method()) == {"embedder": "none", "embedding_backend": "none"}
+    Method._embedder = Embedder(backend="onnx-int8", use_cache=False)
+    record = embedder_record(Method())
+    assert record["embedding_backend"] == "onnx-int8" and record["embedder"].endswith("+onnx-int8")
+    monkeypatch.setenv("RAG_LAB_EMBED_BACKEND", "onnx")
+    assert embedding_backend() == "onnx"             # what run_notebooks writes into manifest.json
