@@ -226,7 +226,7 @@ class Embedder:
         self.device = device
         self.backend = resolve_backend(backend)
         self.cache_dir = Path(cache_dir or default_cache_dir())  # ONNX exports live here too
-        self.cache = EmbeddingCache(Path(cache_dir or default_cache_dir()) / "embeddings.sqlite") if use_cache else None
+        self.cache = EmbeddingCache(self.cache_dir / "embeddings.sqlite") if use_cache else None
         self.stats = {"encoded": 0, "cache_hits": 0}
         self._model = None
         self._tokenizer = None
@@ -254,8 +254,8 @@ class Embedder:
             if folder is None:
                 raise ValueError(f"embedding backend {self.backend!r} needs the model as a local folder; "
                                  f"{self.model_path!r} is none (use backend='torch')")
-            self._model = OnnxEncoder(folder, ensure_export(folder, self.cache_dir, self.backend,
-                                                                  model_fingerprint(folder)))
+            path = ensure_export(folder, self.cache_dir, self.backend, model_fingerprint(folder))
+            self._model = OnnxEncoder(folder, path)
         return self._model
 
     @property
