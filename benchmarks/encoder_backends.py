@@ -152,14 +152,21 @@ def main(argv=None) -> int:
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--quick", action="store_true", help="64 texts and one data set (a smoke run)")
     parser.add_argument("--markdown", type=Path, default=None, help="print the tables of a saved report and stop")
+    parser.add_argument("--speed-only", action="store_true", help="throughput and cosine only (no retrieval runs)")
     args = parser.parse_args(argv)
     from rag_lab.atomic import write_text
 
     if args.markdown:
         print(markdown(json.loads(args.markdown.read_text(encoding="utf-8"))))
         return 0
-    report = run(args.methods.split(","), quick=args.quick)
-    print("\n" + markdown(report))
+    if args.speed_only:
+        texts = passages(64 if args.quick else 256)
+        with tempfile.TemporaryDirectory(prefix="rag_lab_onnx_export_") as tmp:
+            report = {"throughput": throughput(texts, Path(tmp)), "cosine_to_torch": similarity_to_torch(texts, Path(tmp))}
+        print(json.dumps(report["cosine_to_torch"], indent=1))
+    else:
+        report = run(args.methods.split(","), quick=args.quick)
+        print("\n" + markdown(report))
     if args.out:
         write_text(args.out, json.dumps(report, indent=2))
         print(f"wrote {args.out}")
