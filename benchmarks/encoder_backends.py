@@ -162,7 +162,8 @@ def main(argv=None) -> int:
     if args.speed_only:
         texts = passages(64 if args.quick else 256)
         with tempfile.TemporaryDirectory(prefix="rag_lab_onnx_export_") as tmp:
-            report = {"throughput": throughput(texts, Path(tmp)), "cosine_to_torch": similarity_to_torch(texts, Path(tmp))}
+            report = {"throughput": throughput(texts, Path(tmp)),
+                      "cosine_to_torch": similarity_to_torch(texts, Path(tmp))}
         print(json.dumps(report["cosine_to_torch"], indent=1))
     else:
         report = run(args.methods.split(","), quick=args.quick)
