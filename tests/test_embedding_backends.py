@@ -19,11 +19,12 @@ SENTENCES = [
     # longer than the model's 256 word pieces: truncated alike by both backends
     " ".join(f"Risotto step {i}: stir the rice and add a ladle of warm broth." for i in range(40)),
 ]
-# fp32: the same graph in another runtime, so only float summation order differs (seen: cosine
-# >= 0.99999). int8: every weight matrix rounded to 8 bits per output channel and activations
-# quantised on the fly; the error builds up over six layers, seen here at cosine >= 0.99 on
-# these sentences (benchmarks/encoder_backends.py reports it over 256 passages).
-FP32_COSINE, INT8_COSINE = 0.999, 0.99
+# fp32: the same graph in another runtime, so only float summation order differs (measured: smallest
+# cosine 0.9999999 over 256 passages). int8: every weight matrix rounded to 8 bits per output channel
+# and activations quantised on the fly; the error builds up over six layers: measured smallest
+# cosine 0.9875 (mean 0.9936) over 256 passages and 0.986 for single tokens, so 0.99 would fail on
+# sound exports; 0.98 still catches a broken graph or wrong pooling (those give cosines far lower).
+FP32_COSINE, INT8_COSINE = 0.999, 0.98
 
 
 @pytest.fixture(scope="module")
