@@ -7,7 +7,7 @@
    then the best of ``REPEATS`` timed passes is kept. Tokens are the word pieces each text
    feeds the encoder (special tokens in, padding out), counted with the model's tokenizer.
 2. Retrieval: every shipped data set, every non-LLM method that embeds (``--methods`` to narrow),
-   MRR@10 and Recall@5 per backend, each backend in a fresh temporary RAG_LAB_CACHE so no
+   MRR@10 and Recall@5 (document level) per backend, each backend in a fresh temporary RAG_LAB_CACHE so no
    cached vector or token embedding of one backend is read by another.
 3. The pick: the fastest backend whose MRR@10 stays within ``MRR_TOLERANCE`` of torch fp32 (either way) for
    every method on every shipped data set (torch when none does).
