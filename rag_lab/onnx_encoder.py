@@ -34,6 +34,7 @@ BACKENDS = ("torch", "onnx", "onnx-int8")
 BACKEND_ENV = "RAG_LAB_EMBED_BACKEND"
 # The default is the fastest backend whose MRR stays within 0.005 of torch fp32 on every shipped
 # data set (measured by benchmarks/encoder_backends.py; numbers in docs/performance.md, "Encoder").
+# That run picks "onnx"; the switch waits for a full unit-suite run under it (docs/performance.md).
 DEFAULT_BACKEND = "torch"
 OPSET = 17
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
