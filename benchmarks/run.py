@@ -227,6 +227,11 @@ def main(argv=None) -> int:
         reproduce_targets, details["reproduce"] = reproduce_section()
         targets.update(reproduce_targets)
 
+    # section "encoder_backends": torch fp32 / ONNX fp32 / ONNX int8 (benchmarks/encoder_backends.py)
+    from encoder_backends import encoder_targets, run as run_encoder_backends
+    details["encoder_backends"] = run_encoder_backends(quick=args.quick)
+    targets.update(encoder_targets(details["encoder_backends"], target))
+
     print("\nTARGETS")
     for name, t in targets.items():
         print(f"  {'holds ' if t['holds'] else 'MISSED'}  {name}: {t['measured']} (limit {t['sense']} {t['limit']})")

@@ -7,6 +7,11 @@ first one's vectors. A damaged cache file or a stored vector that is not sound i
 moved aside with a warning and recomputed (``rag_lab.sqlite_cache``). Token-level
 embeddings (for late chunking) bypass this cache because they depend on the whole
 input window (GraLC keeps its own, ``methods/gralc/encoding.py``).
+
+The encoder runs on a *backend*: ``torch`` (sentence-transformers), ``onnx`` or ``onnx-int8``
+(ONNX Runtime, ``rag_lab.onnx_encoder``), chosen by ``Embedder(backend=...)``, else
+``$RAG_LAB_EMBED_BACKEND``, else the default. Vectors of different backends differ slightly, so
+the backend is part of ``Embedder.model_key`` and caches never mix them.
 """
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+from .onnx_encoder import BACKENDS, resolve_backend  # noqa: F401  (re-exported: the backends' names)
 
 log = logging.getLogger(__name__)
 
@@ -203,20 +210,23 @@ class Embedder:
     """Encode texts with a sentence-transformers model, caching every vector on disk.
 
     ``model``: a sentence-transformers name or folder; default the shipped MiniLM.
+    ``backend``: "torch", "onnx" or "onnx-int8"; None reads ``$RAG_LAB_EMBED_BACKEND``, else the default.
     ``stats`` counts texts actually run through the model and cache hits.
     """
 
     SLICE = 512  # texts encoded between two cache writes
 
     def __init__(self, model: str | None = None, cache_dir: str | Path | None = None, batch_size: int = 32,
-                 use_cache: bool = True, device: str = "cpu"):
+                 use_cache: bool = True, device: str = "cpu", backend: str | None = None):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         self.model_path = model or default_model_path()
         self.model_id = DEFAULT_MODEL_ID if model is None else str(model)
         self.batch_size = batch_size
         self.device = device
-        self.cache = EmbeddingCache(Path(cache_dir or default_cache_dir()) / "embeddings.sqlite") if use_cache else None
+        self.backend = resolve_backend(backend)
+        self.cache_dir = Path(cache_dir or default_cache_dir())  # ONNX exports live here too
+        self.cache = EmbeddingCache(self.cache_dir / "embeddings.sqlite") if use_cache else None
         self.stats = {"encoded": 0, "cache_hits": 0}
         self._model = None
         self._tokenizer = None
@@ -224,17 +234,28 @@ class Embedder:
 
     @property
     def model_key(self) -> str:
-        """What cached vectors are keyed by: the model id and the fingerprint of its files."""
+        """What cached vectors are keyed by: the model id, the fingerprint of its files and, for any
+        backend but torch (the reference, whose keys predate backends), the backend:
+        ``all-MiniLM-L6-v2#<16 hex>`` or ``all-MiniLM-L6-v2#<16 hex>+onnx-int8``."""
         if self._model_key is None:
-            self._model_key = f"{self.model_id}#{model_fingerprint(self.model_path)[:16]}"
+            suffix = "" if self.backend == "torch" else f"+{self.backend}"
+            self._model_key = f"{self.model_id}#{model_fingerprint(self.model_path)[:16]}{suffix}"
         return self._model_key
 
     # -- model and tokenizer, loaded on first use -------------------------------------------
     @property
     def model(self):
-        if self._model is None:
+        if self._model is None and self.backend == "torch":
             from sentence_transformers import SentenceTransformer
             self._model = SentenceTransformer(self.model_path, device=self.device)
+        elif self._model is None:
+            from .onnx_encoder import OnnxEncoder, ensure_export
+            folder = _model_folder(str(self.model_path))
+            if folder is None:
+                raise ValueError(f"embedding backend {self.backend!r} needs the model as a local folder; "
+                                 f"{self.model_path!r} is none (use backend='torch')")
+            path = ensure_export(folder, self.cache_dir, self.backend, model_fingerprint(folder))
+            self._model = OnnxEncoder(folder, path)
         return self._model
 
     @property
@@ -310,13 +331,15 @@ class Embedder:
 
     def token_embeddings_for_ids(self, ids: Sequence[int]) -> np.ndarray:
         """Contextual embeddings of one window of token ids (CLS/SEP added, then dropped), float32 (n, d)."""
-        import torch
-
         tok = self.tokenizer
         limit = self.max_tokens - 2
         if len(ids) > limit:
             raise ValueError(f"token window of {len(ids)} ids exceeds the model's limit of {limit}; "
                              "encode long texts in sliding windows (rag_lab.methods.gralc.encoding.encode_document)")
+        if hasattr(self.model, "token_embeddings"):  # the ONNX backends
+            return self.model.token_embeddings([tok.cls_token_id, *ids, tok.sep_token_id])[1:-1]
+        import torch
+
         input_ids = torch.tensor([[tok.cls_token_id, *ids, tok.sep_token_id]])
         with torch.inference_mode():
             out = self.model[0].auto_model(input_ids=input_ids, attention_mask=torch.ones_like(input_ids))

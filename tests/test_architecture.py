@@ -17,7 +17,7 @@ PAPER_ROLES = ("method.py", "config.py", "paper.py", "plots.py")
 LAYERS = [
     ("core", {"types", "io", "atomic", "chunking", "embedding", "index", "metrics", "figures", "plots", "runner",
               "grid", "answer_metrics", "configs", "provenance", "sqlite_cache", "code_version", "progress", "report",
-              "lab"}),
+              "lab", "onnx_encoder"}),
     ("reasoning", {"reasoning"}),
     ("contract", {"retrievers", "evaluation", "langchain", "index_store"}),
     ("datasets", {"datasets"}),
