@@ -46,7 +46,7 @@ MAIN_KNOBS: dict[str, Knob] = {
     "semantic": Knob("threshold", "breakpoint percentile", 50, 99, 1, False),
     "sketch": Knob("hops", "graph hops", 1, 3, 1, True),
     "kg": Knob("hops", "graph hops", 1, 3, 1, True),
-    "raptor": Knob("levels", "tree levels", 0, 3, 1, False),
+    "raptor": Knob("levels", "tree levels", 0, 5, 1, False),
     "unweaver": Knob("top_n", "voting classes", 1, 30, 1, True),
     "gralc-naive": Knob("size", "chunk (tokens)", 64, 512, 32, False),
     "gralc-semantic": Knob("threshold", "merge cosine", 0.5, 0.95, 0.05, False),

@@ -85,4 +85,6 @@ def test_runner_records_a_failure_and_runs_the_rest(tmp_path):
     on_disk = json.loads((tmp_path / "runs" / "r1" / "manifest.json").read_text())
     assert on_disk["notebooks"][1]["files"] == [str(tmp_path / "fig" / "02_writes" / "out.txt")]
     assert on_disk["parameters"] == {"value": 21} and "git" in on_disk and on_disk["packages"]["papermill"]
-    assert sorted(p.name for p in (tmp_path / "runs" / "r1").iterdir()) == ["01_fails.ipynb", "02_writes.ipynb", "manifest.json"]
+    names = {p.name for p in (tmp_path / "runs" / "r1").iterdir()}
+    assert {"01_fails.ipynb", "02_writes.ipynb", "manifest.json", "index.html"} <= names   # + the HTML renderings
+    assert not [n for n in names if n.startswith(".") or n.endswith((".tmp", ".part"))], names   # nothing half-written

@@ -22,9 +22,10 @@ SENTENCES = [
 # fp32: the same graph in another runtime, so only float summation order differs (measured: smallest
 # cosine 0.9999999 over 256 passages). int8: every weight matrix rounded to 8 bits per output channel
 # and activations quantised on the fly; the error builds up over six layers: measured smallest
-# cosine 0.9875 (mean 0.9936) over 256 passages and 0.986 for single tokens, so 0.99 would fail on
-# sound exports; 0.98 still catches a broken graph or wrong pooling (those give cosines far lower).
-FP32_COSINE, INT8_COSINE = 0.999, 0.98
+# cosine 0.9875 (mean 0.9936) over 256 passages, 0.986 for single tokens and 0.962 for the two-letter
+# text "ok" above (a short text has few tokens to average the rounding over), so 0.99 would fail on sound
+# exports; 0.95 still catches a broken graph or wrong pooling (those give cosines far lower).
+FP32_COSINE, INT8_COSINE = 0.999, 0.95
 
 
 @pytest.fixture(scope="module")
