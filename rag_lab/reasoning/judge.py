@@ -53,14 +53,10 @@ class JudgeCache:
     identity) is part of every key. Safe to share between threads and processes."""
 
     def __init__(self, judge: str, directory: str | Path | None = None):
-        if directory is None:
-            from ..embedding import default_cache_dir
-            directory = default_cache_dir()
-        directory = Path(directory)
-        if directory.exists() and not directory.is_dir():
-            raise ValueError(f"judge cache: {directory} exists and is not a folder; expected a folder for {CACHE_FILE}")
-        directory.mkdir(parents=True, exist_ok=True)
-        self.judge, self.path = judge, directory / CACHE_FILE
+        from ..sqlite_cache import cache_file
+
+        self.judge, self.path = judge, cache_file(directory, CACHE_FILE, "judge cache")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
         with self._lock, self._db:

@@ -72,16 +72,10 @@ class OfflineResultCache:
               "embedding_tokens INTEGER, created REAL)",)
 
     def __init__(self, directory: str | Path | None = None):
-        from ..sqlite_cache import SQLiteCache
+        from ..sqlite_cache import SQLiteCache, cache_file
 
-        if directory is None:
-            from ..embedding import default_cache_dir
-            directory = default_cache_dir()
-        directory = Path(directory)
-        if directory.exists() and not directory.is_dir():
-            raise ValueError(f"offline reasoner cache: {directory} exists and is not a folder; "
-                             f"expected a folder for {FILENAME}")
-        self.store = SQLiteCache(directory / FILENAME, self.SCHEMA, what="offline reasoner cache")
+        what = "offline reasoner cache"
+        self.store = SQLiteCache(cache_file(directory, FILENAME, what), self.SCHEMA, what=what)
         self.path = self.store.path
 
     def __repr__(self) -> str:
