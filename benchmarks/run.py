@@ -21,7 +21,9 @@ Sections and their targets (``--only`` picks sections; every ratio is taken with
   its tokens (benchmarks/gralc_scale.py); below 200 articles it also prints the time at 200
   estimated linearly from the measured one (each article is chunked, linked and encoded alone);
 - reproduce: every notebook run cold (empty RAG_LAB_CACHE) in <= 10 min, then warm in <= 3 min,
-  with the same tables (benchmarks/reproduce_timing.py; about 15 minutes).
+  with the same tables (benchmarks/reproduce_timing.py; about 15 minutes);
+- encoder_backends: tokens/s of torch fp32, ONNX fp32 and ONNX int8 in one run, and the MRR and
+  Recall@5 each backend gives per method on the shipped data sets (benchmarks/encoder_backends.py).
 ``--quick`` shrinks every size (a smoke run; targets are still printed, against the same limits).
 Prints each target with its measured value, its limit and whether it holds, and writes a JSON
 report shaped {"targets": {NAME: {"measured": x, "limit": y, "holds": bool}}, "details": {...}}.
@@ -45,7 +47,7 @@ from rag_lab.compare.benchmarking import query_latency_ms, replicate, time_index
 from rag_lab.embedding import Embedder  # noqa: E402
 from rag_lab.methods import available_methods, get_retriever  # noqa: E402
 
-SECTIONS = ("encoder", "latency", "index", "faiss", "ssg", "gralc", "reproduce")
+SECTIONS = ("encoder", "latency", "index", "faiss", "ssg", "gralc", "reproduce", "encoder_backends")
 ENCODER_RATIO_LIMIT = 1.5
 GRALC_VS_NAIVE_LIMIT = 3.0
 LATENCY_LIMIT_MS = 50.0
@@ -222,15 +224,10 @@ def main(argv=None) -> int:
         reproduce_targets, details["reproduce"] = reproduce_section()
         targets.update(reproduce_targets)
 
-    if not args.skip_reproduce:   # section "reproduce" (benchmarks/reproduce_timing.py)
-        from reproduce_timing import reproduce_section
-        reproduce_targets, details["reproduce"] = reproduce_section()
-        targets.update(reproduce_targets)
-
-    # section "encoder_backends": torch fp32 / ONNX fp32 / ONNX int8 (benchmarks/encoder_backends.py)
-    from encoder_backends import encoder_targets, run as run_encoder_backends
-    details["encoder_backends"] = run_encoder_backends(quick=args.quick)
-    targets.update(encoder_targets(details["encoder_backends"], target))
+    if "encoder_backends" in sections:
+        from encoder_backends import encoder_targets, run as run_encoder_backends
+        details["encoder_backends"] = run_encoder_backends(quick=args.quick)
+        targets.update(encoder_targets(details["encoder_backends"], target))
 
     print("\nTARGETS")
     for name, t in targets.items():

@@ -34,3 +34,19 @@ def test_question_metric_heatmap_layout():
                        "metric": ["a", "b", "a", "b"], "k": [5] * 4, "value": [0.1, 0.2, 0.3, 0.4]})
     fig = question_metric_heatmap(df, "m", ["b", "a"], 5, "t")
     assert list(fig.data[0].x) == ["b", "a"] and fig.data[0].z.tolist() == [[0.2, 0.1], [0.4, 0.3]]
+
+
+def test_png_from_kaleido_server_matches_one_shot_export(tmp_path, monkeypatch):
+    """The first PNG of a process is a one-shot export and starts kaleido's server, which draws the next."""
+    import kaleido
+
+    from rag_lab import figures
+
+    kaleido.stop_sync_server(silence_warnings=True)    # an earlier test of this process may have started it
+    monkeypatch.setattr(figures, "_server_started", False)
+    summary = pd.DataFrame({"MRR": [0.25, 0.75]}, index=["naive", "graph"])
+    fig = grouped_bars(summary, ["MRR"], "server check", reasoner="offline")
+    one_shot = save_figure(fig, tmp_path, "first", width=400, height=300)[1].read_bytes()
+    assert figures._server_started
+    served = save_figure(fig, tmp_path, "second", width=400, height=300)[1].read_bytes()
+    assert served == one_shot
