@@ -25,8 +25,8 @@ import numpy as np
 
 from ...index import IndexSettings, approximate_index
 
-EDGE_ANN = IndexSettings(kind="ann", search="efSearch=256")  # a query per window: a quarter of VectorIndex's
-#          efSearch; 1M windows in 18 min, edge recall 0.98 at 300k but 0.93 at 1M (docs/performance.md)
+EDGE_ANN = IndexSettings(kind="ann", search="efSearch=512")  # a query per window: half of VectorIndex's
+#          efSearch; 1M windows in 24 min with edge recall 0.972 (256: 18 min, 0.933; docs/performance.md)
 SEARCH_BATCH = 65_536    # rows per batched search: bounds the temporary (rows x (top_x + margin)) results
 SLICE_CELLS = 1 << 24    # similarity cells per slice of a document's own matrix (64 MB of float32)
 
@@ -151,7 +151,7 @@ def neighbour_table(vectors: np.ndarray, blocks: Sequence[tuple[int, int]], top_
     windows than ``top_k`` gives what it has. ``margin``: extra results fetched per row in the
     batched inter-document search (only speed depends on it: rows it does not cover are searched
     again with their document excluded). ``ann_above``: past this many windows the
-    inter-document search is approximate, with ``ann`` (default ``EDGE_ANN``: HNSW32, efSearch 256);
+    inter-document search is approximate, with ``ann`` (default ``EDGE_ANN``: HNSW32, efSearch 512);
     None keeps it exact at any size. Intra-document neighbours are always exact.
     """
     import faiss
