@@ -2,11 +2,13 @@
 
 PNG export goes through kaleido, which needs a Chrome/Chromium on the machine
 (`make setup` installs Debian's chromium when it can). kaleido's one-shot export starts a
-browser per image (about 2.4 s each here), so after a process's first PNG, kaleido's persistent
-server makes the rest (about 0.15 s an image); kaleido closes it at exit.
+browser per image (about 2.4 s each here), so the first PNG of a process starts kaleido's
+persistent server, which makes every PNG after it in about 0.15 s; kaleido closes it at exit.
 """
 from __future__ import annotations
 
+import os
+import threading
 import warnings
 from pathlib import Path
 
@@ -36,24 +38,51 @@ def save_figure(fig, folder: str | Path, name: str, width: int = 1000, height: i
     return written
 
 
-_server_started = False     # kaleido's persistent server (one a process), started by _png_bytes
+SERVER_START_S = 90.0   # how long the first image may take while kaleido's server starts its browser
+_server = "off"         # kaleido's persistent server in this process: "off", "on" or "broken"
+
+
+def _served_png(fig, width: int, height: int) -> bytes:
+    with warnings.catch_warnings():  # plotly passes browser options, which a running server ignores
+        warnings.filterwarnings("ignore", message="The kopts argument is ignored")
+        return fig.to_image(format="png", width=width, height=height)
 
 
 def _png_bytes(fig, width: int, height: int) -> bytes:
-    """``fig`` as PNG. The first image of a process is a one-shot export, which raises clearly when
-    no browser is found; it then starts kaleido's persistent server for the images that follow
-    (a server whose browser fails to start would leave the caller waiting instead)."""
-    global _server_started
-    import kaleido
+    """``fig`` as PNG, through kaleido's persistent server (started on the first image).
 
-    if _server_started:
-        with warnings.catch_warnings():  # plotly passes browser options, which a running server ignores
-            warnings.filterwarnings("ignore", message="The kopts argument is ignored")
-            return fig.to_image(format="png", width=width, height=height)
-    data = fig.to_image(format="png", width=width, height=height)
+    A server whose browser cannot start never answers (kaleido's worker thread dies and the
+    caller would wait for ever), so: with no browser found, a one-shot export raises kaleido's
+    own error; and the first served image is waited for at most ``SERVER_START_S`` seconds."""
+    global _server
+    import kaleido
+    from choreographer.browsers.chromium import Chromium
+
+    if _server == "on":
+        return _served_png(fig, width, height)
+    if _server == "broken":
+        raise RuntimeError(f"kaleido's browser gave no image within {SERVER_START_S:.0f} s earlier in this process")
+    if not os.environ.get("BROWSER_PATH") and Chromium.find_browser(skip_local=False) is None:
+        return fig.to_image(format="png", width=width, height=height)     # raises: no Chrome/Chromium
     kaleido.start_sync_server(silence_warnings=True)
-    _server_started = True
-    return data
+    result: dict = {}
+
+    def first_image():
+        try:
+            result["png"] = _served_png(fig, width, height)
+        except Exception as e:  # handed to the caller below
+            result["error"] = e
+
+    worker = threading.Thread(target=first_image, daemon=True)
+    worker.start()
+    worker.join(SERVER_START_S)
+    if worker.is_alive():
+        _server = "broken"
+        raise RuntimeError(f"kaleido's browser gave no image within {SERVER_START_S:.0f} s")
+    _server = "on"
+    if "error" in result:
+        raise result["error"]
+    return result["png"]
 
 
 def save_table(df: pd.DataFrame, folder: str | Path, name: str, index: bool = True, caption: str = "") -> list[Path]:

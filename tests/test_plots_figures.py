@@ -37,16 +37,30 @@ def test_question_metric_heatmap_layout():
 
 
 def test_png_from_kaleido_server_matches_one_shot_export(tmp_path, monkeypatch):
-    """The first PNG of a process is a one-shot export and starts kaleido's server, which draws the next."""
+    """The persistent kaleido server draws exactly what a one-shot export draws."""
     import kaleido
 
     from rag_lab import figures
 
     kaleido.stop_sync_server(silence_warnings=True)    # an earlier test of this process may have started it
-    monkeypatch.setattr(figures, "_server_started", False)
+    monkeypatch.setattr(figures, "_server", "off")
     summary = pd.DataFrame({"MRR": [0.25, 0.75]}, index=["naive", "graph"])
     fig = grouped_bars(summary, ["MRR"], "server check", reasoner="offline")
-    one_shot = save_figure(fig, tmp_path, "first", width=400, height=300)[1].read_bytes()
-    assert figures._server_started
-    served = save_figure(fig, tmp_path, "second", width=400, height=300)[1].read_bytes()
-    assert served == one_shot
+    one_shot = fig.to_image(format="png", width=400, height=300)
+    served = save_figure(fig, tmp_path, "first", width=400, height=300)[1].read_bytes()
+    assert figures._server == "on"
+    assert served == one_shot == save_figure(fig, tmp_path, "again", width=400, height=300)[1].read_bytes()
+
+
+def test_png_export_without_a_browser_says_so(tmp_path, monkeypatch):
+    from choreographer.browsers.chromium import Chromium
+
+    from rag_lab import figures
+
+    monkeypatch.setattr(figures, "_server", "off")
+    monkeypatch.delenv("BROWSER_PATH", raising=False)
+    monkeypatch.setattr(Chromium, "find_browser", classmethod(lambda cls, **kw: None))
+    fig = grouped_bars(pd.DataFrame({"MRR": [0.5]}, index=["naive"]), ["MRR"], "no browser", reasoner="offline")
+    with pytest.raises(RuntimeError, match=r"(?s)could not export nobrowser.png as PNG.*png=False"):
+        save_figure(fig, tmp_path, "nobrowser")
+    assert figures._server == "off" and (tmp_path / "nobrowser.html").exists() and not (tmp_path / "nobrowser.png").exists()

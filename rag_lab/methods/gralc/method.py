@@ -22,7 +22,7 @@ its config (``config.py``), a class hierarchy parallel to the retrievers'.
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -61,14 +61,20 @@ class GralcRetriever(Retriever):
     def document_chunks(self, doc: Document) -> list[tuple[int, int, np.ndarray]]:  # pragma: no cover
         raise NotImplementedError
 
+    def all_document_chunks(self, documents: list[Document]) -> Iterable[list[tuple[int, int, np.ndarray]]]:
+        """``document_chunks`` of each document, in order; a strategy whose encoder calls batch
+        better across documents than within one overrides this."""
+        return (self.document_chunks(doc) for doc in documents)
+
     def _build(self, documents: list[Document]) -> None:
         from ...index import VectorIndex
 
-        chunks, vectors = [], []
         for doc in documents:
             if not doc.text.strip():
                 raise ValueError(f"{self.name}: document {doc.id!r} has no text")
-            for i, (s, e, vec) in enumerate(self.document_chunks(doc)):
+        chunks, vectors = [], []
+        for doc, parts in zip(documents, self.all_document_chunks(documents)):
+            for i, (s, e, vec) in enumerate(parts):
                 chunks.append(Chunk(id=f"{doc.id}#{self.strategy}-{i}", doc_id=doc.id, text=doc.text[s:e],
                                     start=s, end=e, section_id=section_for_span(doc, s, e, self.config.section_level),
                                     meta={"chunker": f"gralc-{self.strategy}"}))
@@ -133,15 +139,28 @@ class SemanticChunks(GralcRetriever):
     config_class = SemanticChunksConfig
 
     def document_chunks(self, doc):
+        return self.all_document_chunks([doc])[0]
+
+    def all_document_chunks(self, documents):
+        """Every document's sentences in one encoder call, then every chunk in one: a document
+        alone gives the encoder a few dozen short sentences, batched and padded badly."""
         from ...chunking import sentence_spans
 
-        sents = sentence_spans(doc.text)
-        sent_texts = [doc.text[s:e] for s, e in sents]
+        sentences = [sentence_spans(doc.text) for doc in documents]
+        sent_texts = [doc.text[s:e] for doc, sents in zip(documents, sentences) for s, e in sents]
         sent_vecs = self.embedder.encode(sent_texts)
-        spans = similarity_threshold_spans(sents, sent_vecs, self.config.threshold)
-        texts = [doc.text[s:e] for s, e in spans]
+        spans, at = [], 0
+        for sents in sentences:
+            spans.append(similarity_threshold_spans(sents, sent_vecs[at:at + len(sents)], self.config.threshold))
+            at += len(sents)
+        texts = [doc.text[s:e] for doc, doc_spans in zip(documents, spans) for s, e in doc_spans]
+        vecs = self.embedder.encode(texts)
         self.build_cost.embedding_tokens += self.embedder.count_tokens(sent_texts) + self.embedder.count_tokens(texts)
-        return [(s, e, v) for (s, e), v in zip(spans, self.embedder.encode(texts))]
+        out, at = [], 0
+        for doc_spans in spans:
+            out.append([(s, e, v) for (s, e), v in zip(doc_spans, vecs[at:at + len(doc_spans)])])
+            at += len(doc_spans)
+        return out
 
 
 # -- the late-chunking family --------------------------------------------------------------
