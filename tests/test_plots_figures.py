@@ -55,8 +55,11 @@ def test_png_from_kaleido_server_matches_one_shot_export(tmp_path, monkeypatch):
 def test_png_export_without_a_browser_says_so(tmp_path, monkeypatch):
     from choreographer.browsers.chromium import Chromium
 
+    import kaleido
+
     from rag_lab import figures
 
+    kaleido.stop_sync_server(silence_warnings=True)    # as in a process that has drawn nothing yet
     monkeypatch.setattr(figures, "_server", "off")
     monkeypatch.delenv("BROWSER_PATH", raising=False)
     monkeypatch.setattr(Chromium, "find_browser", classmethod(lambda cls, **kw: None))
