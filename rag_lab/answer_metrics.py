@@ -4,7 +4,9 @@ when a judge is configured. ragas scores a whole batch in one ``ragas.evaluate``
 it cannot score comes back as NaN, which we keep (and count) instead of averaging it as zero.
 ID-based context precision/recall compare the retrieved chunk ids with reference ids that
 ``evaluation.answer_rows`` derives per method (its chunks matching a gold context); they run
-wherever a question has gold contexts. Every metric's definition: docs/metrics.md.
+wherever a question has gold contexts. The non-LLM scores are kept in ``rag_lab.metric_cache``,
+so a rerun scores only answers it has not seen (and imports ragas only then). Every metric's
+definition: docs/metrics.md.
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
+
+from .metric_cache import score_key
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
@@ -130,19 +134,49 @@ def ragas_scores(samples: Sequence[AnswerSample], judge=None, show_progress: boo
 
     ``judge``: a ``Judge`` (LLM + embeddings for ragas) or None for the non-LLM metrics only.
     """
+    cache = _score_cache()
+    try:
+        return _scores(samples, judge, show_progress, cache)
+    finally:
+        if cache is not None:
+            cache.close()
+
+
+def _scores(samples, judge, show_progress: bool, cache) -> dict[str, list]:
     out: dict[str, list] = {}
     for names, applies in _families(judge):
         idx = [i for i, s in enumerate(samples) if applies(s)]
         if not idx:
             continue
-        metrics = {n: _ragas_metric(c) for n, c in names.items()}
-        scored = _run_ragas([samples[i] for i in idx], metrics, judge, show_progress)
-        for name, values in scored.items():
+        kept = cache is not None and not set(names) & set(LLM_METRICS)
+        keys = {(n, i): score_key(n, c, samples[i]) for n, c in names.items() for i in idx} if kept else {}
+        found = cache.get_many(list(keys.values())) if kept else {}
+        todo = [i for i in idx if any(keys.get((n, i)) not in found for n in names)]
+        scored = {}
+        if todo:   # only then is ragas imported and run
+            scored = _run_ragas([samples[i] for i in todo], {n: _ragas_metric(c) for n, c in names.items()},
+                                judge, show_progress)
+            if kept:
+                cache.put_many({keys[(n, i)]: (n, v) for n, values in scored.items() for i, v in zip(todo, values)})
+        for name in names:
             column: list = [None] * len(samples)
-            for i, v in zip(idx, values):
+            for i in idx:
+                column[i] = found.get(keys.get((name, i)), np.nan)
+            for i, v in zip(todo, scored.get(name, [])):
                 column[i] = v
             out[name] = column
     return out
+
+
+def _score_cache():
+    """The answer score cache (``rag_lab.metric_cache``), or None with ``RAG_LAB_REUSE=0``."""
+    from .sqlite_cache import reuse_enabled
+
+    if not reuse_enabled():
+        return None
+    from .metric_cache import ScoreCache
+
+    return ScoreCache()
 
 
 def answer_scores(samples: Sequence[AnswerSample], judge=None, show_progress: bool = False) -> dict[str, list]:

@@ -48,7 +48,7 @@ from typing import Any, Sequence
 
 from .code_version import code_fingerprint
 from .provenance import NONE, index_reasoner_name
-from .reasoning.offline_cache import reuse_enabled
+from .sqlite_cache import reuse_enabled
 
 log = logging.getLogger(__name__)
 FORMAT = 1

@@ -31,6 +31,15 @@ DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
 REJECTED_TABLE = "CREATE TABLE IF NOT EXISTS rejected (tbl TEXT, key TEXT, reason TEXT, row TEXT, moved REAL)"
 
 
+OFF = {"0", "false", "no", "off"}
+
+
+def reuse_enabled() -> bool:
+    """False when ``RAG_LAB_REUSE`` is 0/false/no/off: no persisted index, cached offline result
+    or cached answer score is read or written (the embedding and LLM caches have their own switches)."""
+    return os.environ.get("RAG_LAB_REUSE", "1").strip().lower() not in OFF
+
+
 def default_cache_dir() -> Path:
     """rag_lab's cache folder: ``$RAG_LAB_CACHE``, else ``~/.cache/rag_lab``."""
     return Path(os.environ.get("RAG_LAB_CACHE", Path.home() / ".cache" / "rag_lab"))

@@ -16,7 +16,7 @@ PAPER_ROLES = ("method.py", "config.py", "paper.py", "plots.py")
 # reasoner specs ("offline", "openai:...") into reasoners; everything else follows DESIGN.md.
 LAYERS = [
     ("core", {"types", "io", "atomic", "chunking", "embedding", "index", "metrics", "figures", "plots", "runner",
-              "grid", "answer_metrics", "configs", "provenance", "sqlite_cache", "code_version", "progress", "report",
+              "grid", "answer_metrics", "configs", "provenance", "sqlite_cache", "metric_cache", "code_version", "progress", "report",
               "lab", "onnx_encoder"}),
     ("reasoning", {"reasoning"}),
     ("contract", {"retrievers", "evaluation", "langchain", "index_store"}),

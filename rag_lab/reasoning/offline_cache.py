@@ -20,23 +20,15 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 from pathlib import Path
 from typing import Any
 
+from ..sqlite_cache import reuse_enabled  # noqa: F401 (imported from here by offline.py)
 from .base import Entity, Triple
 
 log = logging.getLogger(__name__)
 FILENAME = "offline_reasoner.sqlite"
-OFF = {"0", "false", "no", "off"}
-
-
-def reuse_enabled() -> bool:
-    """False when ``RAG_LAB_REUSE`` is 0/false/no/off: no persisted index and no cached offline
-    result is read or written (the embedding and LLM caches are governed by their own switches)."""
-    return os.environ.get("RAG_LAB_REUSE", "1").strip().lower() not in OFF
-
 
 def result_key(fingerprint: str, job: str, payload: Any) -> str:
     """sha256 over a canonical JSON of (reasoner fingerprint, job, input)."""
