@@ -1,6 +1,6 @@
 """GraLC's six strategies indexing full-text articles at the paper's scale (issue 18, target 5).
 
-    python benchmarks/gralc_scale.py [--articles 200] [--out table.json]
+    python benchmarks/gralc_scale.py [--articles 200] [--strategies gralc-naive,...] [--out table.json]
 
 The paper's Table 3 timed 200 full-text PMC articles. The project ships 12 full-text articles
 (biomed_articles, ~2,200 words each); they are cycled to ``--articles`` with
@@ -49,15 +49,19 @@ def measure(n_articles: int, model, strategies=STRATEGIES, log=print) -> list[di
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--articles", type=int, default=200)
+    parser.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated (default all six)")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.strategies.split(",")) - set(STRATEGIES))
+    if unknown:
+        parser.error(f"unknown strategies {unknown}; choose from {STRATEGIES}")
     from rag_lab.atomic import write_text
     from rag_lab.compare.benchmarking import warm_up
     from rag_lab.embedding import Embedder
 
     model = Embedder(use_cache=False)
     warm_up(model)
-    rows = measure(args.articles, model)
+    rows = measure(args.articles, model, strategies=args.strategies.split(","))
     if args.out:
         write_text(args.out, json.dumps(rows, indent=1))
     return 0
