@@ -16,14 +16,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import logging
 import math
 import time
 from functools import lru_cache
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 
-log = logging.getLogger(__name__)
+from .sqlite_cache import KeyedCache
+
 FILENAME = "answer_scores.sqlite"
 
 
@@ -44,20 +43,11 @@ def score_key(metric: str, ragas_class: str, sample) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class ScoreCache:
+class ScoreCache(KeyedCache):
     """SQLite store of answer scores by key; safe to share between threads and processes."""
 
     SCHEMA = ("CREATE TABLE IF NOT EXISTS scores (key TEXT PRIMARY KEY, metric TEXT, value REAL, created REAL)",)
-
-    def __init__(self, directory: str | Path | None = None):
-        from .sqlite_cache import SQLiteCache, cache_file
-
-        what = "answer score cache"
-        self.store = SQLiteCache(cache_file(directory, FILENAME, what), self.SCHEMA, what=what)
-        self.path = self.store.path
-
-    def __repr__(self) -> str:
-        return f"ScoreCache({str(self.path)!r})"
+    FILENAME, TABLE, WHAT, AGAIN = FILENAME, "scores", "answer score cache", "scoring it again"
 
     def get_many(self, keys: list[str]) -> dict[str, float]:
         """key -> score for the keys stored (a bad entry is moved aside and left out)."""
@@ -80,15 +70,3 @@ class ScoreCache:
                 if value is not None and math.isfinite(value)]
         if rows:
             self.store.write(lambda db: db.executemany("INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?)", rows))
-
-    def discard(self, key: str, reason: str) -> None:
-        """Move the entry for ``key`` to the ``rejected`` table so no run reads it again."""
-        self.store.write(lambda db: self.store.reject(db, "scores", "key=?", (key,), key, reason))
-        log.warning("answer score cache %s: entry %s… moved to its 'rejected' table: %s; scoring it again",
-                    self.path, key[:12], reason)
-
-    def __len__(self) -> int:
-        return self.store.run(lambda db: db.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
-
-    def close(self) -> None:
-        self.store.close()

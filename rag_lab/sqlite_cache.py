@@ -176,3 +176,31 @@ class SQLiteCache:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.path)!r})"
+
+
+class KeyedCache:
+    """Base of the caches that keep one table of rows by ``key`` in their own file (LLM replies,
+    offline results, answer scores): opening it, moving a bad row aside, counting, closing.
+    A subclass sets ``FILENAME``, ``SCHEMA``, ``TABLE``, ``WHAT`` (named in warnings and errors)
+    and ``AGAIN`` (what the caller does after a row is moved aside)."""
+
+    FILENAME = SCHEMA = TABLE = WHAT = AGAIN = ""
+
+    def __init__(self, directory: str | Path | None = None):
+        self.store = SQLiteCache(cache_file(directory, self.FILENAME, self.WHAT), self.SCHEMA, what=self.WHAT)
+        self.path = self.store.path
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.path)!r})"
+
+    def discard(self, key: str, reason: str) -> None:
+        """Move the entry for ``key`` to the ``rejected`` table so no run reads it again."""
+        self.store.write(lambda db: self.store.reject(db, self.TABLE, "key=?", (key,), key, reason))
+        log.warning("%s %s: entry %s… moved to its 'rejected' table: %s; %s",
+                    self.WHAT, self.path, key[:12], reason, self.AGAIN)
+
+    def __len__(self) -> int:
+        return self.store.run(lambda db: db.execute(f"SELECT COUNT(*) FROM {self.TABLE}").fetchone()[0])
+
+    def close(self) -> None:
+        self.store.close()

@@ -15,8 +15,9 @@ import json
 import logging
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Sequence
+
+from ..sqlite_cache import KeyedCache
 
 log = logging.getLogger(__name__)
 FILENAME = "llm.sqlite"
@@ -36,7 +37,7 @@ def cache_key(model: str, messages: Sequence[dict], params: dict[str, Any]) -> s
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-class LLMCache:
+class LLMCache(KeyedCache):
     """SQLite store of replies by key. ``directory`` defaults to rag_lab's cache folder
     (``RAG_LAB_CACHE`` or ``~/.cache/rag_lab``). Safe to share between threads and processes.
 
@@ -47,15 +48,7 @@ class LLMCache:
 
     SCHEMA = ("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, reply TEXT, "
               "prompt_tokens INTEGER, completion_tokens INTEGER, created REAL)",)
-
-    def __init__(self, directory: str | Path | None = None):
-        from ..sqlite_cache import SQLiteCache, cache_file
-
-        self.store = SQLiteCache(cache_file(directory, FILENAME, "LLM cache"), self.SCHEMA, what="LLM cache")
-        self.path = self.store.path
-
-    def __repr__(self) -> str:
-        return f"LLMCache({str(self.path)!r})"
+    FILENAME, TABLE, WHAT, AGAIN = FILENAME, "replies", "LLM cache", "asking the model again"
 
     def get(self, key: str) -> CachedReply | None:
         row = self.store.run(lambda db: db.execute(
@@ -73,14 +66,3 @@ class LLMCache:
             "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)",
             (key, model, reply.text, reply.prompt_tokens, reply.completion_tokens, time.time())))
 
-    def discard(self, key: str, reason: str) -> None:
-        """Move the entry for ``key`` to the ``rejected`` table so no run reads it again."""
-        self.store.write(lambda db: self.store.reject(db, "replies", "key=?", (key,), key, reason))
-        log.warning("LLM cache %s: entry %s… moved to its 'rejected' table: %s; asking the model again",
-                    self.path, key[:12], reason)
-
-    def __len__(self) -> int:
-        return self.store.run(lambda db: db.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
-
-    def close(self) -> None:
-        self.store.close()

@@ -21,10 +21,9 @@ import hashlib
 import json
 import logging
 import time
-from pathlib import Path
 from typing import Any
 
-from ..sqlite_cache import reuse_enabled  # noqa: F401 (imported from here by offline.py)
+from ..sqlite_cache import KeyedCache, reuse_enabled  # noqa: F401 (reuse_enabled: imported from here by offline.py)
 from .base import Entity, Triple
 
 log = logging.getLogger(__name__)
@@ -56,22 +55,13 @@ CODECS = {
 }
 
 
-class OfflineResultCache:
+class OfflineResultCache(KeyedCache):
     """SQLite store of offline results by key. ``directory`` defaults to rag_lab's cache folder
     (``RAG_LAB_CACHE`` or ``~/.cache/rag_lab``). Safe to share between threads and processes."""
 
     SCHEMA = ("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, job TEXT, value TEXT, "
               "embedding_tokens INTEGER, created REAL)",)
-
-    def __init__(self, directory: str | Path | None = None):
-        from ..sqlite_cache import SQLiteCache, cache_file
-
-        what = "offline reasoner cache"
-        self.store = SQLiteCache(cache_file(directory, FILENAME, what), self.SCHEMA, what=what)
-        self.path = self.store.path
-
-    def __repr__(self) -> str:
-        return f"OfflineResultCache({str(self.path)!r})"
+    FILENAME, TABLE, WHAT, AGAIN = FILENAME, "results", "offline reasoner cache", "computing it again"
 
     def get(self, key: str, job: str) -> tuple[Any, int] | None:
         """(result, embedding tokens) stored under ``key``, or None (a miss, or an entry that failed
@@ -99,14 +89,3 @@ class OfflineResultCache:
         self.store.write(lambda db: db.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
                                                (key, job, text, int(tokens), time.time())))
 
-    def discard(self, key: str, reason: str) -> None:
-        """Move the entry for ``key`` to the ``rejected`` table so no run reads it again."""
-        self.store.write(lambda db: self.store.reject(db, "results", "key=?", (key,), key, reason))
-        log.warning("offline reasoner cache %s: entry %s… moved to its 'rejected' table: %s; computing it again",
-                    self.path, key[:12], reason)
-
-    def __len__(self) -> int:
-        return self.store.run(lambda db: db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
-
-    def close(self) -> None:
-        self.store.close()
