@@ -19,7 +19,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .metric_cache import score_key
+from .metric_cache import ScoreCache, score_key
+from .sqlite_cache import reuse_enabled
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
@@ -151,7 +152,7 @@ def _scores(samples, judge, show_progress: bool, cache) -> dict[str, list]:
         kept = cache is not None and not set(names) & set(LLM_METRICS)
         keys = {(n, i): score_key(n, c, samples[i]) for n, c in names.items() for i in idx} if kept else {}
         found = cache.get_many(list(keys.values())) if kept else {}
-        todo = [i for i in idx if any(keys.get((n, i)) not in found for n in names)]
+        todo = [i for i in idx if any(keys[(n, i)] not in found for n in names)] if kept else idx
         scored = {}
         if todo:   # only then is ragas imported and run
             scored = _run_ragas([samples[i] for i in todo], {n: _ragas_metric(c) for n, c in names.items()},
@@ -160,8 +161,8 @@ def _scores(samples, judge, show_progress: bool, cache) -> dict[str, list]:
                 cache.put_many({keys[(n, i)]: (n, v) for n, values in scored.items() for i, v in zip(todo, values)})
         for name in names:
             column: list = [None] * len(samples)
-            for i in idx:
-                column[i] = found.get(keys.get((name, i)), np.nan)
+            for i in set(idx) - set(todo):     # every score of these samples was in the cache
+                column[i] = found[keys[(name, i)]]
             for i, v in zip(todo, scored.get(name, [])):
                 column[i] = v
             out[name] = column
@@ -170,13 +171,7 @@ def _scores(samples, judge, show_progress: bool, cache) -> dict[str, list]:
 
 def _score_cache():
     """The answer score cache (``rag_lab.metric_cache``), or None with ``RAG_LAB_REUSE=0``."""
-    from .sqlite_cache import reuse_enabled
-
-    if not reuse_enabled():
-        return None
-    from .metric_cache import ScoreCache
-
-    return ScoreCache()
+    return ScoreCache() if reuse_enabled() else None
 
 
 def answer_scores(samples: Sequence[AnswerSample], judge=None, show_progress: bool = False) -> dict[str, list]:

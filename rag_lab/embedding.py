@@ -26,7 +26,7 @@ import numpy as np
 
 from .atomic import sha256_file as _file_sha256   # one name the fingerprint calls (tests count its calls)
 from .onnx_encoder import BACKENDS, resolve_backend  # noqa: F401  (re-exported: the backends' names)
-from .sqlite_cache import default_cache_dir  # where every cache lives (also imported from here)
+from .sqlite_cache import default_cache_dir
 
 log = logging.getLogger(__name__)
 

@@ -48,7 +48,7 @@ from typing import Any, Sequence
 
 from .code_version import code_fingerprint
 from .provenance import NONE, index_reasoner_name
-from .sqlite_cache import reuse_enabled
+from .sqlite_cache import default_cache_dir, reuse_enabled
 
 log = logging.getLogger(__name__)
 FORMAT = 1
@@ -172,7 +172,6 @@ def restore_state(retriever, blob: bytes) -> None:
 
 # -- the folder -----------------------------------------------------------------------------------
 def default_root() -> Path:
-    from .embedding import default_cache_dir
     return default_cache_dir() / FOLDER
 
 

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..atomic import write_text
-from ..embedding import default_cache_dir
+from ..sqlite_cache import default_cache_dir
 
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "data"
 DATA_ENV = "RAG_LAB_DATA"

@@ -19,7 +19,8 @@ from typing import Sequence
 from ..atomic import atomic_path
 from .cache import ChecksumStore, data_root
 from .sources import RemoteFile, Source, get_sources
-from .transport import ChecksumError, DownloadError, RateLimiter, Transport, sha256_file
+from ..atomic import sha256_file
+from .transport import ChecksumError, DownloadError, RateLimiter, Transport
 
 
 @dataclass

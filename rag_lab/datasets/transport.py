@@ -21,8 +21,6 @@ from typing import Callable
 
 from tqdm import tqdm
 
-from ..atomic import sha256_file  # noqa: F401  (re-exported: the downloaders check files with it)
-
 BASE_URL_ENV = "RAG_LAB_DOWNLOAD_BASE_URL"
 USER_AGENT = "rag_lab/0.1 (research data downloader; python-urllib)"
 RETRY_STATUS = {429, 500, 502, 503, 504}

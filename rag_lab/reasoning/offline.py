@@ -33,7 +33,8 @@ from .base import Choice, Entity, Reasoner, Triple
 from .linguistics import (CONCEPT, MIN_NAME_CHARS, SPACY_MODEL, VERB_POS, content_tokens, is_number, keep_mention,
                           mentions, normalize_name, parse, require_text, require_texts, spacy_model_version,
                           strip_determiners, theme_candidate, verb_triples)
-from .offline_cache import OfflineResultCache, result_key, reuse_enabled
+from ..sqlite_cache import reuse_enabled
+from .offline_cache import OfflineResultCache, result_key
 
 CODE_FILES = ("reasoning/offline.py", "reasoning/linguistics.py", "reasoning/base.py", "chunking.py")
 

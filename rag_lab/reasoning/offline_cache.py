@@ -23,7 +23,7 @@ import logging
 import time
 from typing import Any
 
-from ..sqlite_cache import KeyedCache, reuse_enabled  # noqa: F401 (reuse_enabled: imported from here by offline.py)
+from ..sqlite_cache import KeyedCache
 from .base import Entity, Triple
 
 log = logging.getLogger(__name__)
