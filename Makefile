@@ -31,9 +31,9 @@ test: setup
 reproduce: setup
 	$(PY) -m rag_lab run
 
-# JupyterLab from .venv on 127.0.0.1:$(LAB_PORT), opening notebooks/ (rag_lab/lab.py); Ctrl-C stops it.
+# JupyterLab from .venv on 127.0.0.1:$(LAB_PORT), opening notebooks/ (rag_lab/runs/lab.py); Ctrl-C stops it.
 lab: setup
-	$(PY) -m rag_lab.lab --port $(LAB_PORT)
+	$(PY) -m rag_lab.runs.lab --port $(LAB_PORT)
 
 # Re-make the README's screenshots (docs/*.png) with the browser tests.
 screenshots: setup
@@ -42,5 +42,9 @@ screenshots: setup
 benchmark: setup
 	$(PY) benchmarks/run.py --out benchmarks/report.json
 
+# Run folders and the figures' HTML go; figures/ goes back to the committed reference.
 clean:
-	rm -rf papermill_runs figures .pytest_cache
+	rm -rf .pytest_cache
+	find papermill_runs -mindepth 1 -maxdepth 1 -type d -exec rm -rf {} +
+	find figures -name '*.html' -delete
+	git checkout -- figures 2>/dev/null || true

@@ -27,7 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag_lab.onnx_encoder import BACKENDS  # noqa: E402
+from rag_lab.core.onnx_encoder import BACKENDS  # noqa: E402
 
 THREADS = 2
 BATCH = 32
@@ -57,8 +57,8 @@ def encoder_for(backend: str, cache_dir: Path):
     """The bare encoder of ``backend`` on ``THREADS`` threads (exported into ``cache_dir`` if need be)."""
     import torch
 
-    from rag_lab.embedding import Embedder, model_fingerprint
-    from rag_lab.onnx_encoder import OnnxEncoder, ensure_export
+    from rag_lab.core.embedding import Embedder, model_fingerprint
+    from rag_lab.core.onnx_encoder import OnnxEncoder, ensure_export
 
     torch.set_num_threads(THREADS)
     embedder = Embedder(backend=backend, cache_dir=cache_dir, use_cache=False)
@@ -103,8 +103,8 @@ def similarity_to_torch(texts: list[str], cache_dir: Path) -> dict[str, dict]:
 def retrieval(methods: list[str], datasets: list[str]) -> dict[str, dict]:
     """{backend: {dataset: {method: {MRR: x, RECALL: y}}}}, each backend on a fresh cache."""
     from rag_lab import load_dataset
-    from rag_lab.embedding import Embedder
-    from rag_lab.evaluation import evaluate_retrieval, summarize
+    from rag_lab.core.embedding import Embedder
+    from rag_lab.evaluation.harness import evaluate_retrieval, summarize
     from rag_lab.methods import get_retriever
     from rag_lab.methods.gralc.encoding import clear_memory_cache
 
@@ -154,7 +154,7 @@ def main(argv=None) -> int:
     parser.add_argument("--markdown", type=Path, default=None, help="print the tables of a saved report and stop")
     parser.add_argument("--speed-only", action="store_true", help="throughput and cosine only (no retrieval runs)")
     args = parser.parse_args(argv)
-    from rag_lab.atomic import write_text
+    from rag_lab.caching.atomic import write_text
 
     if args.markdown:
         print(markdown(json.loads(args.markdown.read_text(encoding="utf-8"))))

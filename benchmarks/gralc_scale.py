@@ -55,9 +55,9 @@ def main(argv=None) -> int:
     unknown = sorted(set(args.strategies.split(",")) - set(STRATEGIES))
     if unknown:
         parser.error(f"unknown strategies {unknown}; choose from {STRATEGIES}")
-    from rag_lab.atomic import write_text
+    from rag_lab.caching.atomic import write_text
     from rag_lab.compare.benchmarking import warm_up
-    from rag_lab.embedding import Embedder
+    from rag_lab.core.embedding import Embedder
 
     model = Embedder(use_cache=False)
     warm_up(model)

@@ -22,7 +22,7 @@ from typing import Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag_lab.compare.ssg_scale import isotropic_windows, synthetic_corpus  # noqa: E402
-from rag_lab.index import IndexSettings, VectorIndex, recall_at_k  # noqa: E402
+from rag_lab.core.index import IndexSettings, VectorIndex, recall_at_k  # noqa: E402
 
 
 def median_latency_ms(index: VectorIndex, queries, k: int = 10) -> float:

@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag_lab import load_dataset  # noqa: E402
 from rag_lab.compare.benchmarking import warm_up  # noqa: E402
-from rag_lab.embedding import shared_embedder  # noqa: E402
+from rag_lab.core.embedding import shared_embedder  # noqa: E402
 from rag_lab.reasoning import resolve_reasoner  # noqa: E402
-from rag_lab.retrievers import get_retriever  # noqa: E402
+from rag_lab.evaluation.retrievers import get_retriever  # noqa: E402
 
 PAPERS = {  # paper -> (shipped corpus, the methods its notebook builds)
     "sketch": ("italian_cuisine", ["naive", "semantic", "kg", "raptor", "sketch"]),

@@ -43,9 +43,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rag_lab import load_dataset  # noqa: E402
-from rag_lab.atomic import write_text  # noqa: E402
+from rag_lab.caching.atomic import write_text  # noqa: E402
 from rag_lab.compare.benchmarking import query_latency_ms, replicate, time_index, warm_up  # noqa: E402
-from rag_lab.embedding import Embedder  # noqa: E402
+from rag_lab.core.embedding import Embedder  # noqa: E402
 from rag_lab.methods import available_methods, get_retriever  # noqa: E402
 
 SECTIONS = ("encoder", "latency", "index", "faiss", "ssg", "gralc", "reproduce", "encoder_backends")
@@ -111,7 +111,7 @@ IVF_SETTINGS, IVF_SWEEP = ("IVF1024,Flat", ""), ("nprobe=4", "nprobe=8", "nprobe
 
 def index_section(args, targets: dict, details: dict) -> None:
     from index_scale import measure
-    from rag_lab.index import IndexSettings
+    from rag_lab.core.index import IndexSettings
 
     n = INDEX_CHUNKS // (10 if args.quick else 1)
     ivf = IndexSettings(kind="ann", factory=IVF_SETTINGS[0], build=IVF_SETTINGS[1], search=IVF_SWEEP[0])

@@ -23,8 +23,8 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rag_lab.presets import apply_preset  # noqa: E402
-from rag_lab.runner import run_notebooks  # noqa: E402
+from rag_lab.runs.presets import apply_preset  # noqa: E402
+from rag_lab.runs.runner import run_notebooks  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 # cell id -> (what it does, the preset parameter capping how many abstracts it handles, or None)
@@ -57,7 +57,7 @@ def cell_seconds(executed: Path) -> dict[str, float]:
 
 def tokens_per_abstract_and_word(path: Path) -> tuple[float, float]:
     from rag_lab.datasets.loaders.pubmedqa import load_pubmedqa
-    from rag_lab.embedding import shared_embedder
+    from rag_lab.core.embedding import shared_embedder
 
     data = load_pubmedqa(path)
     emb = shared_embedder()

@@ -42,7 +42,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.worker is not None:
         from rag_lab.compare.ssg_scale import build_once
-        from rag_lab.index import IndexSettings
+        from rag_lab.core.index import IndexSettings
         from rag_lab.methods.ssg.config import SSGConfig
         from rag_lab.methods.ssg.edges import EDGE_ANN
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from rag_lab.retrievers import Retriever
-from rag_lab.types import Chunk, Hit, Retrieval
+from rag_lab.evaluation.retrievers import Retriever
+from rag_lab.core.types import Chunk, Hit, Retrieval
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "bad_inputs.md"
@@ -42,7 +42,7 @@ def _jsonl(path: Path, rows) -> Path:
 
 
 def _read(folder: Path):
-    from rag_lab.io import read_dataset
+    from rag_lab.core.io import read_dataset
     return read_dataset(folder)
 
 
@@ -104,7 +104,7 @@ def gold_context_nowhere(folder):
 
 
 def gold_context_nowhere_in_code(folder):
-    from rag_lab.types import Dataset, Document, Question
+    from rag_lab.core.types import Dataset, Document, Question
     ds = Dataset("t", [Document(d["id"], d["text"], d["title"]) for d in DOCS],
                  [Question("q1", "Where?", gold_contexts=["Pesto comes from Rome."]),
                   Question("q2", "What?", gold_contexts=["Risotto is rice."])])
@@ -119,7 +119,7 @@ def gold_doc_unknown(folder):
 
 
 def question_without_gold(folder):
-    from rag_lab.types import Dataset, Document, Question
+    from rag_lab.core.types import Dataset, Document, Question
     ds = Dataset("t", [Document(d["id"], d["text"], d["title"]) for d in DOCS],
                  [Question("q1", "Where?", gold_doc_ids=["a"]), Question("q2", "Why?")])
     df = _evaluate(ds, [1])
@@ -158,7 +158,7 @@ def section_outside_file(folder):
 
 
 def section_outside_code(folder):
-    from rag_lab.types import Document, Section
+    from rag_lab.core.types import Document, Section
     return Document("a", "Short.", sections=[Section("a-s1", "Intro", "section", 0, 40)])
 
 
@@ -191,7 +191,7 @@ def bom_txt(folder):
 
 
 def k_over_chunks(folder):
-    from rag_lab.types import Dataset, Document, Question
+    from rag_lab.core.types import Dataset, Document, Question
     ds = Dataset("t", [Document(d["id"], d["text"], d["title"]) for d in DOCS],
                  [Question("q1", "Where?", gold_doc_ids=["a"]), Question("q2", "What?", gold_doc_ids=["b"])])
     df = _evaluate(ds, [1, 5])
@@ -209,7 +209,7 @@ def unknown_dataset(folder):
 
 
 def _evaluate(dataset, ks):
-    from rag_lab.evaluation import evaluate_retrieval
+    from rag_lab.evaluation.harness import evaluate_retrieval
     return evaluate_retrieval({"one-chunk-per-doc": WholeDocuments()}, dataset, ks, progress=False)
 
 

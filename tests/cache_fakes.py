@@ -49,7 +49,7 @@ def make_model_folder(folder: Path, weights: bytes = b"weights-1" * 1000) -> Pat
 
 
 def fake_embedder(model_folder: Path, cache_dir: Path, salt: str = "v1", **model_kw):
-    from rag_lab.embedding import Embedder
+    from rag_lab.core.embedding import Embedder
 
     embedder = Embedder(model=str(model_folder), cache_dir=cache_dir)
     embedder._model = FakeModel(salt, **model_kw)

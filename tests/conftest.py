@@ -23,13 +23,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="session")
 def embedder():
-    from rag_lab.embedding import Embedder
+    from rag_lab.core.embedding import Embedder
     return Embedder()
 
 
 def run_notebook_smoke(name: str, parameters: dict, tmp_path: Path) -> dict:
     """Execute one notebook under papermill with small parameters; fail with its traceback."""
-    from rag_lab.runner import run_notebooks
+    from rag_lab.runs.runner import run_notebooks
 
     manifest = run_notebooks([name], parameters, runs_dir=tmp_path / "runs", figures_root=tmp_path / "figures",
                              progress=False)

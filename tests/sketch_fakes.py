@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from rag_lab.reasoning import Reasoner, Triple
-from rag_lab.types import Cost
+from rag_lab.core.types import Cost
 
 
 class TableReasoner(Reasoner):

@@ -28,7 +28,7 @@ import numpy as np
 from rag_lab.methods.ssg.config import SSGConfig
 from rag_lab.methods.ssg.graph import assemble_graph, segment
 from rag_lab.methods.ssg.query import QueryContext
-from rag_lab.types import Document
+from rag_lab.core.types import Document
 
 WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 
@@ -128,5 +128,5 @@ class ThemeReasoner:
         return self._themes[len(self.seen) - 1]
 
     def usage_since(self, before):
-        from rag_lab.types import Cost
+        from rag_lab.core.types import Cost
         return Cost()

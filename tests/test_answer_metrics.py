@@ -6,10 +6,10 @@ import math
 import pytest
 
 from fake_openai_server import FakeOpenAIServer
-from rag_lab.answer_metrics import AnswerSample, answer_scores, exact_match, token_f1
-from rag_lab.evaluation import evaluate, nan_counts
+from rag_lab.evaluation.answer_metrics import AnswerSample, answer_scores, exact_match, token_f1
+from rag_lab.evaluation.harness import evaluate, nan_counts
 from rag_lab.reasoning.judge import Judge
-from rag_lab.types import Dataset, Document, Question
+from rag_lab.core.types import Dataset, Document, Question
 
 
 def test_token_f1_and_exact_match_by_hand():
@@ -105,7 +105,7 @@ def test_samples_without_gold_are_left_out_not_scored():
 
 
 QUEUED_AFTER_RAGAS = """
-from rag_lab.answer_metrics import AnswerSample, ragas_scores
+from rag_lab.evaluation.answer_metrics import AnswerSample, ragas_scores
 scores = ragas_scores([AnswerSample(question="q", response="saffron", contexts=["saffron colours it"], reference="saffron")])
 print(scores["rouge_l"])
 """

@@ -12,19 +12,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "rag_lab"
 MAX_LINES = 400
 PAPER_FOLDERS = ("sketch", "unweaver", "ssg", "gralc")
 PAPER_ROLES = ("method.py", "config.py", "paper.py", "plots.py")
-# Lowest first. The Retriever contract and evaluate() sit above reasoning because they resolve
-# reasoner specs ("offline", "openai:...") into reasoners; everything else follows DESIGN.md.
-LAYERS = [
-    ("core", {"types", "io", "atomic", "chunking", "embedding", "index", "metrics", "figures", "plots", "runner",
-              "grid", "answer_metrics", "configs", "provenance", "sqlite_cache", "metric_cache", "code_version", "progress", "report",
-              "lab", "onnx_encoder"}),
-    ("reasoning", {"reasoning"}),
-    ("contract", {"retrievers", "evaluation", "langchain", "index_store"}),
-    ("datasets", {"datasets"}),
-    ("methods", {"methods"}),
-    ("compare", {"compare", "explore", "explore_widget"}),
-    ("cli", {"cli", "__main__", "presets"}),
-]
+# Lowest first; folders on one rank (methods and runs; compare and explore) do not import each other.
+# Each folder's __init__ docstring states what it may import ("May import: ..."); the tests below hold
+# the code to that sentence and the sentence to this order, so neither can rot.
+LAYERS = [("caching",), ("core",), ("reasoning",), ("evaluation",), ("datasets",), ("methods", "runs"),
+          ("compare", "explore"), ("cli",)]
+RANK = {folder: rank for rank, folders in enumerate(LAYERS) for folder in folders}
+ROOT_MODULES = {"__init__", "__main__"}   # the package's face and ``python -m rag_lab``; nothing else loose
 
 
 def module_name(path: Path) -> tuple[str, bool]:
@@ -34,12 +28,22 @@ def module_name(path: Path) -> tuple[str, bool]:
     return ".".join(parts), False
 
 
-def layer_of(module: str) -> int:
+def folder_of(module: str) -> str:
+    """The layer folder of ``rag_lab.<folder>...``; ``__main__`` counts as the command line."""
     top = module.split(".")[1] if "." in module else ""
-    for i, (_, members) in enumerate(LAYERS):
-        if top in members:
-            return i
-    raise AssertionError(f"module {module} belongs to no layer: add its top-level name to LAYERS")
+    if top == "__main__":
+        return "cli"
+    assert top in RANK, f"module {module} is in no layer folder: move it into one (LAYERS lists them)"
+    return top
+
+
+def declared_imports(folder: str) -> set[str]:
+    """The folders ``rag_lab/<folder>/__init__.py`` says it may import."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / folder / "__init__.py").read_text(encoding="utf-8"))) or ""
+    lines = [line for line in doc.splitlines() if line.startswith("May import:")]
+    assert len(lines) == 1, f"rag_lab/{folder}/__init__.py: its docstring needs one 'May import: ...' line"
+    said = lines[0].removeprefix("May import:").strip().rstrip(".")
+    return set() if said.startswith("nothing") else {name.strip() for name in said.split(",")}
 
 
 def imports_of(path: Path) -> set[str]:
@@ -70,15 +74,32 @@ def source_files() -> list[Path]:
     return sorted(p for p in PACKAGE.rglob("*.py") if p != PACKAGE / "__init__.py")
 
 
-def test_layers_import_only_downward():
-    upward = []
+def test_the_root_holds_only_the_package_face_and_layer_folders():
+    loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.stem not in ROOT_MODULES)
+    folders = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists())
+    assert not loose, f"modules loose at the package root: {loose}; move each into its layer folder"
+    assert sorted(RANK) == folders, f"layer folders {folders} differ from LAYERS {sorted(RANK)}"
+
+
+@pytest.mark.parametrize("folder", sorted(RANK))
+def test_each_folder_declares_only_lower_layers(folder):
+    said = declared_imports(folder)
+    assert said <= set(RANK), f"rag_lab/{folder}: 'May import' names unknown folders {sorted(said - set(RANK))}"
+    higher = sorted(f for f in said if RANK[f] >= RANK[folder])
+    assert not higher, f"rag_lab/{folder} may only import lower layers, but its docstring allows {higher}"
+
+
+def test_layers_import_only_what_their_docstring_allows():
+    breaches = []
     for path in source_files():
         module, _ = module_name(path)
+        here = folder_of(module)
+        allowed = declared_imports(here) | {here}
         for target in imports_of(path):
-            if target != "rag_lab" and layer_of(target) > layer_of(module):
-                upward.append(f"{module} ({LAYERS[layer_of(module)][0]}) imports {target} "
-                              f"({LAYERS[layer_of(target)][0]})")
-    assert not upward, "\n".join(upward)
+            if target != "rag_lab" and folder_of(target) not in allowed:
+                breaches.append(f"{module} ({here}) imports {target} ({folder_of(target)}); "
+                                f"rag_lab/{here} may import {sorted(allowed - {here})}")
+    assert not breaches, "\n".join(breaches)
 
 
 def test_no_import_circles():
@@ -102,11 +123,6 @@ def _exists_pkg(module: str) -> bool:
 def test_no_module_over_the_line_limit(path):
     n = len(path.read_text(encoding="utf-8").splitlines())
     assert n <= MAX_LINES, f"{path.relative_to(PACKAGE)} has {n} lines; split it by role (limit {MAX_LINES})"
-
-
-def test_no_loose_plot_or_report_modules_at_the_top():
-    loose = sorted(p.name for p in PACKAGE.glob("*.py") if p.name.startswith(("plots_", "report_")))
-    assert not loose, f"paper-specific modules belong in their paper folder: {loose}"
 
 
 @pytest.mark.parametrize("folder", PAPER_FOLDERS)

@@ -1,4 +1,4 @@
-"""JupyterLab in a real browser: started as `make lab` starts it (rag_lab/lab.py) on a free loopback
+"""JupyterLab in a real browser: started as `make lab` starts it (rag_lab/runs/lab.py) on a free loopback
 port with a token, 00_quickstart opened and run top to bottom as shipped (Run > Run All Cells), the
 kernel back to idle, no cell in error, plotly figures drawn, and the explorer widget live: typing a
 question and switching the method (a first SKETCH build) update its view. Screenshots are kept."""
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from browser_support import ROOT, artifact, chromium, free_port, publish
-from rag_lab.lab import lab_command
+from rag_lab.runs.lab import lab_command
 
 pytestmark = pytest.mark.notebook
 NOTEBOOK = "00_quickstart.ipynb"

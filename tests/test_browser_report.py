@@ -20,7 +20,7 @@ IMAGES = "() => [...document.images].map(i => [i.getAttribute('src'), i.complete
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    from rag_lab.runner import run_notebooks
+    from rag_lab.runs.runner import run_notebooks
 
     tmp = tmp_path_factory.mktemp("report")
     manifest = run_notebooks(["00_quickstart"], {"limit": 4, "ks": [1, 3, 5]}, runs_dir=tmp / "runs",

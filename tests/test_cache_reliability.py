@@ -15,8 +15,8 @@ from cache_fakes import (CREATION_RACES, fake_embedder, fake_vector, llm_rows_fo
                          write_caches)
 from fake_openai_server import fake_openai  # noqa: F401  (a fixture)
 
-from rag_lab import embedding
-from rag_lab.embedding import Embedder, model_fingerprint, text_key
+from rag_lab.core import embedding
+from rag_lab.core.embedding import Embedder, model_fingerprint, text_key
 from rag_lab.reasoning.llm import LLMReasoner
 from rag_lab.reasoning.llm_cache import CachedReply, LLMCache
 from rag_lab.reasoning.prompts import PROMPTS

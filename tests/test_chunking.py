@@ -1,8 +1,8 @@
 import pytest
 
-from rag_lab.chunking import (chunk_documents, fixed_token_spans, locate, recursive_token_chunks, sentence_spans,
+from rag_lab.core.chunking import (chunk_documents, fixed_token_spans, locate, recursive_token_chunks, sentence_spans,
                               sentence_window_spans)
-from rag_lab.types import Document
+from rag_lab.core.types import Document
 
 TEXT = ("Risotto alla milanese is a dish from Lombardy.  Saffron gives it a golden colour!\n"
         "Carnaroli rice holds its shape. Is butter added at the end? Yes, during mantecatura.\n\n"
@@ -57,7 +57,7 @@ def test_locate_tolerates_whitespace_only():
 
 
 def test_section_ids_follow_the_innermost_section(embedder):
-    from rag_lab.types import Section
+    from rag_lab.core.types import Section
 
     cut = TEXT.index("Pesto")
     doc = Document("d", TEXT, sections=[Section("s1", "A", "section", 0, cut), Section("s1p", "", "paragraph", 0, 50),

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from rag_lab.cli import main
-from rag_lab.io import write_dataset
-from rag_lab.runner import run_notebooks
-from rag_lab.types import Dataset, Document, Question
+from rag_lab.core.io import write_dataset
+from rag_lab.runs.runner import run_notebooks
+from rag_lab.core.types import Dataset, Document, Question
 
 
 def generic_folder(tmp_path):

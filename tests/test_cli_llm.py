@@ -9,13 +9,13 @@ import pytest
 from fake_openai_server import FakeOpenAIServer, Reply, fake_openai  # noqa: F401  (fake_openai is a fixture)
 
 from rag_lab.cli import main
-from rag_lab.configs import Config
-from rag_lab.io import write_dataset
+from rag_lab.core.configs import Config
+from rag_lab.core.io import write_dataset
 from rag_lab.reasoning.llm import LLMReasoner
 from rag_lab.reasoning.prompts import PROMPTS
 from rag_lab.reasoning.tokens import count_message_tokens
-from rag_lab.retrievers import REGISTRY, Retriever
-from rag_lab.types import Dataset, Document
+from rag_lab.evaluation.retrievers import REGISTRY, Retriever
+from rag_lab.core.types import Dataset, Document
 
 GOOD = {
     "entities": {"entities": [{"name": "Marie Curie", "type": "person", "description": "A physicist."},

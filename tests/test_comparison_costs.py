@@ -5,9 +5,9 @@ from dataclasses import dataclass
 import pytest
 
 from rag_lab.compare.comparison import method_costs, scaling
-from rag_lab.configs import Config
-from rag_lab.retrievers import REGISTRY, Retriever, register
-from rag_lab.types import Chunk, Hit, Retrieval
+from rag_lab.core.configs import Config
+from rag_lab.evaluation.retrievers import REGISTRY, Retriever, register
+from rag_lab.core.types import Chunk, Hit, Retrieval
 
 BUILDS: list[bool] = []   # for each build of the probe: was tracemalloc tracing?
 

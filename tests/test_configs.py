@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from rag_lab.configs import Config, drop_none
+from rag_lab.core.configs import Config, drop_none
 from rag_lab.methods import available_methods, get_retriever
-from rag_lab.retrievers import REGISTRY, Retriever, register, registered_config
+from rag_lab.evaluation.retrievers import REGISTRY, Retriever, register, registered_config
 
 ROOT = Path(__file__).resolve().parents[1]
 PER_NAME = {"algorithm"}            # the field that tells registered siblings apart (the SSG algorithms)
@@ -137,7 +137,7 @@ def test_config_id_is_a_short_stable_hash():
     assert Knobs().config_id == "7ba9a98b8a"
     assert Knobs(size=4).config_id != Knobs().config_id
     # the same ids in a fresh interpreter with another hash seed
-    code = ("import json, rag_lab.methods; from rag_lab.retrievers import REGISTRY; "
+    code = ("import json, rag_lab.methods; from rag_lab.evaluation.retrievers import REGISTRY; "
             "print(json.dumps({n: c.config_id for n, (_, c, _) in REGISTRY.items()}))")
     env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True, cwd=ROOT)

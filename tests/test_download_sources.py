@@ -13,7 +13,7 @@ from download_server import data_cache, mirror, mirror_files  # noqa: F401  (pyt
 from rag_lab.datasets import available_datasets, load_dataset
 from rag_lab.datasets import sources as src
 from rag_lab.datasets.download import download
-from rag_lab.atomic import sha256_file
+from rag_lab.caching.atomic import sha256_file
 from rag_lab.datasets.transport import ChecksumError, OfflineError, RateLimiter, Transport
 from rag_lab.datasets.vocabulary import load_mesh_descriptors
 

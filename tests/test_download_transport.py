@@ -14,7 +14,7 @@ from rag_lab.cli import main
 from rag_lab.datasets import sources as src
 from rag_lab.datasets.api_sources import NCBI
 from rag_lab.datasets.download import download
-from rag_lab.atomic import sha256_file
+from rag_lab.caching.atomic import sha256_file
 from rag_lab.datasets.transport import ChecksumError, DownloadError, OfflineError, RateLimiter, Transport, rebase
 
 PUBMEDQA = "/pubmedqa/pubmedqa/master/data/ori_pqal.json"

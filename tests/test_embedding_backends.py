@@ -8,9 +8,9 @@ import logging
 import numpy as np
 import pytest
 
-from rag_lab import onnx_encoder
-from rag_lab.embedding import Embedder, default_model_path
-from rag_lab.onnx_encoder import BACKENDS, pooling_plan, resolve_backend
+from rag_lab.core import onnx_encoder
+from rag_lab.core.embedding import Embedder, default_model_path
+from rag_lab.core.onnx_encoder import BACKENDS, pooling_plan, resolve_backend
 
 SENTENCES = [
     "Pasta is cooked in salted boiling water until al dente.",
@@ -121,7 +121,7 @@ def test_a_truncated_export_is_made_again(torch_embedder, tmp_path, caplog):
     size = path.stat().st_size
     with open(path, "r+b") as fh:
         fh.truncate(size // 3)                       # an export cut short (disk full, killed copy)
-    with caplog.at_level(logging.WARNING, logger="rag_lab.onnx_encoder"):
+    with caplog.at_level(logging.WARNING, logger="rag_lab.core.onnx_encoder"):
         again = onnx_embedder("onnx", tmp_path)
         vec = again.encode([SENTENCES[0]])
     assert "unusable" in caplog.text and f"{size // 3} bytes" in caplog.text
@@ -131,8 +131,8 @@ def test_a_truncated_export_is_made_again(torch_embedder, tmp_path, caplog):
 
 
 def test_manifests_and_sidecars_name_the_backend(monkeypatch):
-    from rag_lab.provenance import embedder_record
-    from rag_lab.runner import embedding_backend
+    from rag_lab.evaluation.provenance import embedder_record
+    from rag_lab.evaluation.provenance import embedding_backend
 
     class Method:  # what provenance reads of a retriever: its embedder, if it made one
         _embedder = None

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from rag_lab.embedding import Embedder
-from rag_lab.index import VectorIndex
+from rag_lab.core.embedding import Embedder
+from rag_lab.core.index import VectorIndex
 
 
 def test_cache_second_run_encodes_nothing(tmp_path, embedder):

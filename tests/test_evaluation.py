@@ -9,12 +9,12 @@ import pytest
 
 from rag_lab.cli import main
 from rag_lab.datasets import load_dataset
-from rag_lab.evaluation import answer_rows, combine, evaluate, run_queries
-from rag_lab.metrics import reference_chunk_ids
-from rag_lab.provenance import caption_reasoners, method_params, reasoners_label
+from rag_lab.evaluation.harness import answer_rows, combine, evaluate, run_queries
+from rag_lab.evaluation.metrics import reference_chunk_ids
+from rag_lab.evaluation.provenance import caption_reasoners, method_params, reasoners_label
 from rag_lab.reasoning import Reasoner
-from rag_lab.retrievers import Retriever
-from rag_lab.types import Chunk, Dataset, Document, Hit, Question, Retrieval
+from rag_lab.evaluation.retrievers import Retriever
+from rag_lab.core.types import Chunk, Dataset, Document, Hit, Question, Retrieval
 
 
 class Scripted(Retriever):

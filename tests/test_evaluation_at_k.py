@@ -8,9 +8,9 @@ import os
 import pytest
 
 from rag_lab.datasets import load_dataset
-from rag_lab.evaluation import evaluate
+from rag_lab.evaluation.harness import evaluate
 from rag_lab.methods import available_methods, get_retriever
-from rag_lab.metrics import retrieval_metrics
+from rag_lab.evaluation.metrics import retrieval_metrics
 
 KS = (1, 3, 5)
 DEEPEST = 10

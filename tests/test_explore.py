@@ -6,10 +6,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from rag_lab.explore import Explorer, ExplorerView, gold_segments, main_knob, trace_lines, MAIN_KNOBS
-from rag_lab.metrics import GoldSpan
-from rag_lab.retrievers import registered_config
-from rag_lab.types import Chunk, Dataset, Document, Question
+from rag_lab.explore.explorer import Explorer, ExplorerView, gold_segments, main_knob, trace_lines, MAIN_KNOBS
+from rag_lab.evaluation.metrics import GoldSpan
+from rag_lab.evaluation.retrievers import registered_config
+from rag_lab.core.types import Chunk, Dataset, Document, Question
 
 PASTA = "Pesto comes from Genoa. It is made with basil, pine nuts and pecorino cheese."
 RICE = "Risotto alla milanese is coloured with saffron. Carnaroli rice keeps its bite."
@@ -130,7 +130,7 @@ def test_gralc_lines_place_hits_among_their_documents_chunks():
 # -- the widget's logic (no browser: observers run in Python) -------------------------------------
 
 def test_widget_shows_its_default_view_and_follows_its_controls(explorer):
-    from rag_lab.explore_widget import explorer_widget
+    from rag_lab.explore.widget import explorer_widget
 
     box = explorer_widget(explorer, "tiny", "naive", k=2)
     c = box.controls
@@ -153,7 +153,7 @@ def test_widget_first_view_is_made_without_its_output_area(explorer, monkeypatch
     docstring), so the first view must not touch it; later changes still use it."""
     import ipywidgets
 
-    from rag_lab.explore_widget import explorer_widget
+    from rag_lab.explore.widget import explorer_widget
 
     entered = []
     monkeypatch.setattr(ipywidgets.Output, "__enter__", lambda self: entered.append("enter"))
@@ -164,7 +164,7 @@ def test_widget_first_view_is_made_without_its_output_area(explorer, monkeypatch
     assert entered == ["clear", "enter", "clear"] and box.view_html.count("<tr>") == 2
 
 def test_widget_reports_what_cannot_run_instead_of_raising(explorer, embedder):
-    from rag_lab.explore_widget import explorer_widget
+    from rag_lab.explore.widget import explorer_widget
 
     ex = Explorer(embedder=embedder, datasets=[]).keep(Dataset("empty", tiny().documents, []))
     box = explorer_widget(ex, "empty", "naive")

@@ -58,7 +58,7 @@ def test_table2_needs_the_late_chunking_base_and_labels_by_strategy():
 
 
 def test_lambda_sweep_on_the_same_questions(embedder):
-    from rag_lab.types import Dataset, Document, Question
+    from rag_lab.core.types import Dataset, Document, Question
 
     docs = [Document("kidney", "Chronic kidney disease lowers eGFR slowly. Empagliflozin slowed the decline of eGFR "
                                "in adults with type 2 diabetes mellitus."),

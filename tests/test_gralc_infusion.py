@@ -60,7 +60,7 @@ def test_fusion_adds_lambda_mlp_to_mention_tokens_only():
 
 def test_concept_model_of_another_size_is_projected_with_pca():
     # MiniLM stands in for "another model" (384-d) projected to 8 dimensions fitted on 10 names
-    from rag_lab.embedding import default_model_path
+    from rag_lab.core.embedding import default_model_path
 
     names = ["kidney", "heart", "liver", "metformin", "insulin", "statin", "stroke", "anemia", "gout", "asthma"]
     ce = ConceptEmbeddings(None, 8, model=default_model_path(), fit_texts=names)
@@ -91,7 +91,7 @@ def test_token_shift_by_hand():
 
 def test_infused_documents_record_their_token_shift(embedder):
     from rag_lab.methods import get_retriever
-    from rag_lab.types import Document
+    from rag_lab.core.types import Document
 
     doc = Document("d", "Empagliflozin slowed chronic kidney disease in adults with type 2 diabetes mellitus.")
     shifts = {}

@@ -4,7 +4,7 @@ import pytest
 from rag_lab.datasets.jats import parse_jats
 from rag_lab.datasets.structure import edge_type_counts, section_for_span, section_role, structure_graph, \
     structure_units
-from rag_lab.types import Document, Section
+from rag_lab.core.types import Document, Section
 
 TINY = """<article><front><article-meta><article-id pub-id-type="pmid">42</article-id>
 <title-group><article-title>Tiny trial</article-title></title-group>

@@ -4,7 +4,7 @@ import math
 import pytest
 
 from rag_lab.methods.gralc.metrics import cross_section_recall, generation_proxy_f1
-from rag_lab.types import Chunk, Document, Section
+from rag_lab.core.types import Chunk, Document, Section
 
 
 def docs():

@@ -9,7 +9,7 @@ from rag_lab.datasets.loaders.pubmedqa import load_pubmedqa
 from rag_lab.methods.gralc import experiment as ex
 from rag_lab.methods.gralc import setting
 from rag_lab.methods.gralc.gradient import condition_dataset, condition_span
-from rag_lab.types import Dataset, Document, Question, Section
+from rag_lab.core.types import Dataset, Document, Question, Section
 
 PQAL = Path(__file__).parent / "fixtures" / "pubmedqa_pqal" / "ori_pqal.json"
 

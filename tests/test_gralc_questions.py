@@ -4,7 +4,7 @@ from rag_lab.datasets.jats import parse_jats
 from rag_lab.datasets.linking import ConceptLinker
 from rag_lab.datasets.section_questions import QuestionGenerator
 from rag_lab.datasets.vocabulary import Concept, ConceptVocabulary
-from rag_lab.types import Dataset
+from rag_lab.core.types import Dataset
 
 ARTICLE = "tests/fixtures/pmc_oa/batch1/PMC9900001.nxml"
 

@@ -8,7 +8,7 @@ import pytest
 from rag_lab.cli import main
 from rag_lab.methods import get_retriever
 from rag_lab.methods.gralc.method import STRATEGIES, similarity_threshold_spans
-from rag_lab.types import Document, Section
+from rag_lab.core.types import Document, Section
 
 PLAIN = [
     Document("kidney", "Chronic kidney disease lowers eGFR slowly. Empagliflozin slowed the decline of eGFR.\n\n"

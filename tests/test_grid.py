@@ -4,8 +4,8 @@ import json
 import pytest
 
 from rag_lab.cli import main
-from rag_lab.grid import Grid, run_grid
-from rag_lab.runner import parameter_hash
+from rag_lab.runs.grid import Grid, run_grid
+from rag_lab.runs.runner import parameter_hash
 from test_cli_and_runner import tiny_notebook
 
 BODY = ("from pathlib import Path\nif value == 3: raise RuntimeError('value 3 always fails')\n"

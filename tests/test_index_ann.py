@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rag_lab.compare.ssg_scale import synthetic_corpus
-from rag_lab.index import IndexSettings, VectorIndex, recall_at_k
+from rag_lab.core.index import IndexSettings, VectorIndex, recall_at_k
 
 
 def unit_rows(n: int, dim: int = 16, seed: int = 0) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Persisted indexes (rag_lab/index_store.py): a reloaded index answers exactly as the built one,
+"""Persisted indexes (rag_lab/evaluation/index_store.py): a reloaded index answers exactly as the built one,
 for every registered method; the key changes with what built the index; a damaged or partial
 entry is ignored with a warning and rebuilt; RAG_LAB_REUSE=0 turns reuse off."""
 from __future__ import annotations
@@ -7,10 +7,10 @@ import logging
 
 import pytest
 
-from rag_lab import index_store
+from rag_lab.evaluation import index_store
 from rag_lab.datasets import load_dataset
 from rag_lab.methods import available_methods, get_retriever
-from rag_lab.provenance import method_record
+from rag_lab.evaluation.provenance import method_record
 
 QUERIES = 3
 
@@ -112,7 +112,7 @@ def test_damaged_entry_is_rebuilt_with_a_warning(damage, reuse_on, small, embedd
     else:
         (entry / "COMPLETE").unlink()                                                 # never finished
     index_store.clear_memo()
-    with caplog.at_level(logging.WARNING, logger="rag_lab.index_store"):
+    with caplog.at_level(logging.WARNING, logger="rag_lab.evaluation.index_store"):
         again = get_retriever("naive", embedder=embedder).build(docs)
     assert again.index_reuse["reused"] is False
     assert any("ignoring it and building the index again" in r.getMessage() for r in caplog.records)
@@ -132,7 +132,7 @@ def test_unpicklable_state_is_rebuilt_with_a_warning(reuse_on, small, embedder, 
     (entry / "COMPLETE").write_text(json.dumps({"format": index_store.FORMAT,
                                                 "sha256": hashlib.sha256(junk).hexdigest()}), encoding="utf-8")
     index_store.clear_memo()
-    with caplog.at_level(logging.WARNING, logger="rag_lab.index_store"):
+    with caplog.at_level(logging.WARNING, logger="rag_lab.evaluation.index_store"):
         again = get_retriever("naive", embedder=embedder).build(docs)
     assert again.index_reuse["reused"] is False and len(again.chunks) == len(built.chunks)
     assert any("unloadable" in r.getMessage() for r in caplog.records)

@@ -8,8 +8,8 @@ from cache_fakes import fake_embedder, fake_vector, make_model_folder
 from ssg_handmade import hand_graph, main_graph
 
 from rag_lab.datasets import load_dataset
-from rag_lab.embedding import Embedder
-from rag_lab.index import VectorIndex
+from rag_lab.core.embedding import Embedder
+from rag_lab.core.index import VectorIndex
 from rag_lab.methods import get_retriever
 from rag_lab.methods.ssg.graph import SimilarityGraph
 
@@ -99,7 +99,7 @@ def test_a_graph_save_interrupted_midway_never_loads_as_a_mix_of_two_graphs(tmp_
 def test_an_index_save_interrupted_midway_never_pairs_vectors_with_old_ids(tmp_path, monkeypatch):
     import json
 
-    import rag_lab.index as index_module
+    import rag_lab.core.index as index_module
 
     folder = tmp_path / "idx"
     VectorIndex(2).add(np.eye(2, dtype=np.float32), ["a", "b"]).save(folder)

@@ -3,8 +3,8 @@ import json
 import pytest
 
 from rag_lab.datasets import load_dataset
-from rag_lab.io import DataFormatError, read_dataset, write_dataset
-from rag_lab.types import Dataset, Document, Question, Section
+from rag_lab.core.io import DataFormatError, read_dataset, write_dataset
+from rag_lab.core.types import Dataset, Document, Question, Section
 
 
 def write_lines(path, rows):

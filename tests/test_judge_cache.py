@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 from fake_openai_server import FakeOpenAIServer
-from rag_lab.evaluation import evaluate
+from rag_lab.evaluation.harness import evaluate
 from rag_lab.reasoning.judge import CACHE_FILE, Judge, JudgeCache
-from rag_lab.types import Dataset, Document, Question
+from rag_lab.core.types import Dataset, Document, Question
 from test_answer_metrics import agreeable_judge
 
 JUDGED = ["faithfulness", "answer_relevancy", "llm_context_precision", "llm_context_recall", "factual_correctness"]

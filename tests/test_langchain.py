@@ -9,7 +9,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnablePassthrough
 
 from rag_lab.methods import available_methods, get_retriever
-from rag_lab.types import Document
+from rag_lab.core.types import Document
 
 DOCS = [
     Document("pesto", "Pesto comes from Genoa in Liguria. It is made with basil, pine nuts, garlic and Pecorino "

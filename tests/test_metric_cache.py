@@ -1,11 +1,11 @@
-"""Answer scores kept in SQLite (rag_lab.metric_cache): a rerun replays them without ragas."""
+"""Answer scores kept in SQLite (rag_lab.caching.metric_cache): a rerun replays them without ragas."""
 import math
 
 import pytest
 
-from rag_lab import answer_metrics
-from rag_lab.answer_metrics import AnswerSample, ragas_scores
-from rag_lab.metric_cache import ScoreCache, score_key
+from rag_lab.evaluation import answer_metrics
+from rag_lab.evaluation.answer_metrics import AnswerSample, ragas_scores
+from rag_lab.caching.metric_cache import ScoreCache, score_key
 
 SAMPLES = [
     AnswerSample("Where is the basil from?", "Basil comes from Liguria.", ["Basil grows in Liguria."],

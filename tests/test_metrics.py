@@ -2,8 +2,8 @@ import math
 
 import pytest
 
-from rag_lab.metrics import Coverage, coverage_metric, reference_chunk_ids, retrieval_metrics, section_coverage
-from rag_lab.types import Chunk, Document, Question, Section
+from rag_lab.evaluation.metrics import Coverage, coverage_metric, reference_chunk_ids, retrieval_metrics, section_coverage
+from rag_lab.core.types import Chunk, Document, Question, Section
 
 
 def chunk(doc, start=-1, end=-1, text="", section=None):

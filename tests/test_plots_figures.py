@@ -1,8 +1,8 @@
 import pandas as pd
 import pytest
 
-from rag_lab.figures import save_figure, save_table
-from rag_lab.plots import grouped_bars, question_metric_heatmap, similarity_heatmap, with_paper
+from rag_lab.core.figures import save_figure, save_table
+from rag_lab.core.plots import grouped_bars, question_metric_heatmap, similarity_heatmap, with_paper
 
 
 def test_with_paper_puts_ours_beside_paper_with_difference():
@@ -40,7 +40,7 @@ def test_png_from_kaleido_server_matches_one_shot_export(tmp_path, monkeypatch):
     """The persistent kaleido server draws exactly what a one-shot export draws."""
     import kaleido
 
-    from rag_lab import figures
+    from rag_lab.core import figures
 
     kaleido.stop_sync_server(silence_warnings=True)    # an earlier test of this process may have started it
     monkeypatch.setattr(figures, "_server", "off")
@@ -57,7 +57,7 @@ def test_png_export_without_a_browser_says_so(tmp_path, monkeypatch):
 
     import kaleido
 
-    from rag_lab import figures
+    from rag_lab.core import figures
 
     kaleido.stop_sync_server(silence_warnings=True)    # as in a process that has drawn nothing yet
     monkeypatch.setattr(figures, "_server", "off")

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from rag_lab.cli import main
-from rag_lab.presets import PresetDataMissing, apply_preset, available, load_preset, notebook_parameters
-from rag_lab.runner import NOTEBOOK_DIR, list_notebooks
+from rag_lab.runs.presets import PresetDataMissing, apply_preset, available, load_preset, notebook_parameters
+from rag_lab.runs.runner import NOTEBOOK_DIR, list_notebooks
 
 FIX = Path(__file__).parent / "fixtures"
 PQAL = FIX / "pubmedqa_pqal" / "ori_pqal.json"
@@ -43,7 +43,7 @@ def test_override_order_preset_then_command_line(tmp_path, monkeypatch):
 
 def test_runner_lets_the_preset_values_reach_the_notebook(monkeypatch):
     """run_notebooks puts per-notebook values over the shared ones; apply_preset already put -p over the preset."""
-    import rag_lab.runner as runner
+    import rag_lab.runs.runner as runner
 
     seen = {}
 

@@ -4,9 +4,9 @@ saved output ends at the final count)."""
 import nbformat
 import pytest
 
-from rag_lab.progress import QUIET_ENV, announce, building, llm_postfix, track
+from rag_lab.core.progress import QUIET_ENV, announce, building, llm_postfix, track
 from rag_lab.reasoning.base import Reasoner
-from rag_lab.types import Cost
+from rag_lab.core.types import Cost
 
 
 class CountingLLM(Reasoner):
@@ -81,7 +81,7 @@ def test_quiet_flag_silences_bars_and_announcements(monkeypatch, capfd):
 
 def test_retriever_build_says_which_method_is_building(capfd, embedder):
     from rag_lab.methods import get_retriever
-    from rag_lab.types import Document
+    from rag_lab.core.types import Document
 
     get_retriever("naive", embedder=embedder).build([Document("d", "Pesto comes from Genoa.")])
     assert "building naive over 1 document\n" in capfd.readouterr().err
@@ -92,7 +92,7 @@ def test_notebook_bar_is_a_widget_without_warnings_and_keeps_its_final_count(tmp
     from nbclient import NotebookClient
 
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("from rag_lab.progress import track\n"
+    nb.cells = [nbformat.v4.new_code_cell("from rag_lab.core.progress import track\n"
                                           "total = sum(track(range(4), 'demo loop'))\nprint(total)")]
     NotebookClient(nb, kernel_name="rag_lab", timeout=120, resources={"metadata": {"path": str(tmp_path)}}).execute()
     outputs = nb.cells[0].outputs

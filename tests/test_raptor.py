@@ -13,7 +13,7 @@ from rag_lab.methods.baselines.raptor_cluster import (LayerClustering, best_mixt
                                                       umap_reduce)
 from rag_lab.methods.baselines.raptor_tree import build_tree
 from rag_lab.reasoning.offline import OfflineReasoner
-from rag_lab.types import Chunk, Document
+from rag_lab.core.types import Chunk, Document
 from sketch_fakes import TableReasoner
 
 

@@ -1,4 +1,4 @@
-"""The run's report page (rag_lab/report.py) on a run folder made by hand, and written by the runner."""
+"""The run's report page (rag_lab/runs/report.py) on a run folder made by hand, and written by the runner."""
 import json
 import os
 import struct
@@ -10,8 +10,8 @@ from urllib.parse import unquote
 import nbformat
 import pytest
 
-from rag_lab.atomic import write_bytes, write_text
-from rag_lab.report import PLOTLY_JS, write_report
+from rag_lab.caching.atomic import write_bytes, write_text
+from rag_lab.runs.report import PLOTLY_JS, write_report
 
 
 class Links(HTMLParser):
@@ -136,7 +136,7 @@ def test_a_folder_without_manifest_is_named():
 
 @pytest.mark.notebook
 def test_the_runner_writes_the_page(tmp_path):
-    from rag_lab.runner import run_notebooks
+    from rag_lab.runs.runner import run_notebooks
     from test_cli_and_runner import tiny_notebook
     from test_runner import TABLES
 
@@ -152,7 +152,7 @@ def test_the_runner_writes_the_page(tmp_path):
 
 
 def test_a_widget_with_a_saved_view_is_rendered_as_that_view(tmp_path):
-    from rag_lab.report import render_notebook
+    from rag_lab.runs.report import render_notebook
 
     nb = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell("explorer_widget(...)")

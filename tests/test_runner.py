@@ -9,11 +9,11 @@ import pytest
 
 from rag_lab.cli import main
 from rag_lab.cli.collect import table_cells
-from rag_lab.runner import notebook_defaults, parameter_hash, read_runs, run_notebooks
+from rag_lab.runs.runner import notebook_defaults, parameter_hash, read_runs, run_notebooks
 from test_cli_and_runner import tiny_notebook
 
 # writes scores.csv = "method,score / a,<value> / b,<10*value>" through the package's own save_table
-TABLES = ("import pandas as pd\nfrom rag_lab.figures import save_table\n"
+TABLES = ("import pandas as pd\nfrom rag_lab.core.figures import save_table\n"
           "table = pd.DataFrame({'score': [value, value * 10]}, index=pd.Index(['a', 'b'], name='method'))\n"
           "save_table(table, figures_dir, 'scores')")
 

@@ -8,7 +8,7 @@ from rag_lab.methods import get_retriever
 from rag_lab.methods.sketch.config import SketchConfig
 from rag_lab.methods.sketch.method import CONFIRMED, GRAPH, VECTOR, merge_hybrid, pieces_of
 from rag_lab.reasoning import Triple
-from rag_lab.types import Document
+from rag_lab.core.types import Document
 from sketch_fakes import TableReasoner
 
 WORDS = ["apple", "river", "house", "green", "stone", "music", "light", "table", "water", "paper"]
@@ -33,7 +33,7 @@ def test_recursive_100_16_inside_semantic_chunks(embedder):
 
 def test_sketch_chunks_split_each_semantic_span(embedder, monkeypatch):
     # sketch_chunks = SemanticChunker spans (threshold passed through), then pieces_of on them
-    import rag_lab.chunking as chunking
+    import rag_lab.core.chunking as chunking
     from rag_lab.methods.sketch.method import sketch_chunks
 
     text = "First topic sentence. Another one.\n\nSecond topic here."

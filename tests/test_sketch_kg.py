@@ -8,7 +8,7 @@ from rag_lab.methods.sketch.graph_stores import (Edge, KuzuGraphStore, Node, Sub
                                                 render_cypher)
 from rag_lab.methods.sketch.knowledge_graph import KnowledgeGraph, entity_key, graph_records, shortest_paths
 from rag_lab.reasoning import Triple
-from rag_lab.types import Chunk
+from rag_lab.core.types import Chunk
 from sketch_fakes import TableEmbedder
 
 C = [Chunk("c1", "d", "Saffron colours risotto alla milanese.", 0, 38),

@@ -8,12 +8,12 @@ import pytest
 
 from fake_openai_server import FakeOpenAIServer
 from rag_lab import load_dataset
-from rag_lab.evaluation import answer_rows
+from rag_lab.evaluation.harness import answer_rows
 from rag_lab.methods.ssg import experiment
 from rag_lab.methods.ssg.config import SSGConfig
 from rag_lab.methods.ssg.graph import build_graph
 from rag_lab.reasoning.judge import Judge
-from rag_lab.types import Dataset, Document, Question
+from rag_lab.core.types import Dataset, Document, Question
 from test_answer_metrics import agreeable_judge
 
 

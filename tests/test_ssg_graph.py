@@ -106,7 +106,7 @@ def test_theme_bridges_top_t():
 
 # -- themes through the reasoner, building with an embedder -------------------------------------
 def test_build_graph_themes_from_first_words_inherited_and_bridged():
-    from rag_lab.types import Document
+    from rag_lab.core.types import Document
 
     docs = [Document("x", "Alpha alpha beta here. Alpha is first. Beta is second. Gamma ends it."),
             Document("y", "Gamma gamma delta. Delta again here. Gamma closes."),

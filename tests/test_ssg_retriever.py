@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 
 from rag_lab import get_retriever, load_dataset
-from rag_lab.metrics import retrieval_metrics
+from rag_lab.evaluation.metrics import retrieval_metrics
 from rag_lab.methods.ssg import experiment, paper
 from rag_lab.methods.ssg.algorithms import ALGORITHMS
 from rag_lab.methods.ssg.config import SSGConfig
 from rag_lab.methods.ssg.method import SSGRetriever, method_name
-from rag_lab.retrievers import REGISTRY
-from rag_lab.types import Chunk, Hit, Question, Retrieval
+from rag_lab.evaluation.retrievers import REGISTRY
+from rag_lab.core.types import Chunk, Hit, Question, Retrieval
 from ssg_handmade import main_graph, sa, sb, unit
 
 
@@ -65,7 +65,7 @@ def test_hits_are_gathered_sentences_as_exact_spans_and_the_query_is_embedded_on
 
 def test_llm_guided_retrieval_reports_fallbacks_in_its_cost():
     from rag_lab.reasoning import Choice, Usage
-    from rag_lab.types import Cost
+    from rag_lab.core.types import Cost
 
     class OneInvalidThenStop:
         name = "scripted"
@@ -101,7 +101,7 @@ def _ret(doc_text_spans, trace=None):
 
 
 def test_gathered_precision_and_recall_by_hand():
-    from rag_lab.types import Dataset, Document
+    from rag_lab.core.types import Dataset, Document
 
     doc = Document("d", "One two. Three four. Five six. Seven eight.")
     # gold: "Three four." (9-20) and "Five six." (21-30)
@@ -167,7 +167,7 @@ def test_cap_for_strategy():
 
 # -- the shipped question set -------------------------------------------------------------------
 def test_ml_encyclopedia_questions_are_built_from_grouping_strategies():
-    from rag_lab.chunking import sentence_spans
+    from rag_lab.core.chunking import sentence_spans
 
     data = load_dataset("ml_encyclopedia")
     docs = {d.id: d for d in data.documents}
@@ -234,7 +234,7 @@ def test_like_for_like_marks_each_paper_column():
 
 def test_build_through_the_registry_plans_and_counts_the_theme_calls():
     from ssg_handmade import ThemeReasoner, WordEmbedder
-    from rag_lab.types import Document
+    from rag_lab.core.types import Document
 
     docs = [Document("x", "Alpha beta here. Alpha again now. Beta closes it."),
             Document("y", "Gamma delta here. Delta again now. Gamma closes it.")]

@@ -11,7 +11,7 @@ from rag_lab.methods.unweaver.paper import (beside_paper, estimated_llm_tokens, 
                                             token_usage_table)
 from rag_lab.reasoning.prompts import ANSWER, ENTITIES
 from rag_lab.reasoning.tokens import count_message_tokens
-from rag_lab.types import Cost, Dataset, Question
+from rag_lab.core.types import Cost, Dataset, Question
 from test_unweaver_retriever import DOCS, QUERY, TEXTS, built
 
 

@@ -10,7 +10,7 @@ import pytest
 from rag_lab.methods import get_retriever
 from rag_lab.methods.unweaver.method import UnWeaverRetriever
 from rag_lab.reasoning import Entity, Reasoner
-from rag_lab.types import Cost, Document
+from rag_lab.core.types import Cost, Document
 
 VOCAB = ["saffron", "risotto", "abruzzo", "piedmont", "spice", "region", "rice"]
 WORD = re.compile(r"\w+")
@@ -220,7 +220,7 @@ def test_views_of_a_built_index():
 
 def test_compare_with_baselines_reports_missing_methods():
     from rag_lab.methods.unweaver.paper import compare_with_baselines
-    from rag_lab.types import Dataset, Question
+    from rag_lab.core.types import Dataset, Question
 
     data = Dataset("toy", DOCS, [Question("q1", QUERY, gold_doc_ids=["d1"])])
     r = UnWeaverRetriever(reasoner=FakeReasoner(), embedder=KeywordEmbedder(), top_n=2)

@@ -1,5 +1,8 @@
 """Command line: ``python -m rag_lab COMMAND``. Each command is a module here with
-``add_arguments(parser)`` and ``run(args) -> exit code``; ``COMMANDS`` lists them."""
+``add_arguments(parser)`` and ``run(args) -> exit code``; ``COMMANDS`` lists them.
+
+May import: caching, core, reasoning, evaluation, datasets, methods, runs, compare, explore.
+"""
 from __future__ import annotations
 
 import argparse

@@ -26,7 +26,7 @@ CELL_COLUMNS = ["table", "row", "label", "column", "value"]
 
 
 def add_arguments(parser):
-    from ..runner import RUNS_DIR
+    from ..runs.runner import RUNS_DIR
 
     parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help=f"the runs folder (default {RUNS_DIR})")
     parser.add_argument("--out", type=Path, default=None, help="the CSV to write (default RUNS_DIR/results.csv)")
@@ -69,7 +69,7 @@ def collect(runs_dir: Path, include_failed: bool = False):
     """The tidy DataFrame of every table of every (finished) notebook run under ``runs_dir``."""
     import pandas as pd
 
-    from ..runner import NOT_HASHED, canonical, read_runs, reasoner_of
+    from ..runs.runner import NOT_HASHED, canonical, read_runs, reasoner_of
 
     runs, rows = [], []
     for folder, manifest in read_runs(runs_dir):
@@ -101,14 +101,14 @@ def collect(runs_dir: Path, include_failed: bool = False):
 
 def _varying(runs: list[dict[str, Any]]) -> list[str]:
     """Parameters whose value is not the same in every run (missing counts as a value)."""
-    from ..runner import canonical
+    from ..runs.runner import canonical
 
     keys = sorted({k for params in runs for k in params})
     return [k for k in keys if len({json.dumps(canonical(p.get(k)), sort_keys=True) for p in runs}) > 1]
 
 
 def run(args) -> int:
-    from ..atomic import atomic_path
+    from ..caching.atomic import atomic_path
 
     runs_dir = Path(args.runs_dir)
     table = collect(runs_dir, include_failed=args.all)

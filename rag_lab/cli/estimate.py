@@ -27,7 +27,7 @@ def run(args) -> int:
     from ..reasoning.estimate import estimate_calls
     import pandas as pd
 
-    from ..atomic import atomic_path
+    from ..caching.atomic import atomic_path
     from ..datasets import load_dataset
     from ..methods import get_retriever
     from ..reasoning import OFFLINE

@@ -36,9 +36,9 @@ def run(args) -> int:
     import pandas as pd
 
     from ..datasets import load_dataset
-    from ..evaluation import evaluate, nan_counts, summarize
+    from ..evaluation.harness import evaluate, nan_counts, summarize
     from ..methods import get_retriever
-    from ..provenance import caption_reasoners, save_results
+    from ..evaluation.provenance import caption_reasoners, save_results
 
     ks = parse_ints(args.k, "--k")
     if args.out and args.out.suffix.lower() == ".json":

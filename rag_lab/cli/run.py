@@ -3,7 +3,7 @@ from pathlib import Path
 
 
 def add_arguments(parser):
-    from ..runner import DEFAULT_CELL_TIMEOUT, FIGURES_DIR, RUNS_DIR
+    from ..runs.runner import DEFAULT_CELL_TIMEOUT, FIGURES_DIR, RUNS_DIR
 
     parser.add_argument("notebooks", nargs="*", help="notebook names (e.g. 00_quickstart or 00) or paths; all when none")
     parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
@@ -19,7 +19,7 @@ def add_arguments(parser):
     parser.add_argument("--preset", default=None, metavar="NAME",
                         help="apply notebooks/<notebook>.NAME.yaml (e.g. paper: the paper's data, sizes and "
                              "parameters); -p overrides its values; with no notebook named, every notebook that has it")
-    parser.add_argument("--grid", default=None, help="YAML grid of parameter sets x notebooks (see rag_lab/grid.py)")
+    parser.add_argument("--grid", default=None, help="YAML grid of parameter sets x notebooks (see rag_lab/runs/grid.py)")
     parser.add_argument("--address", default=None,
                         help="with --grid: a Dask scheduler address (tcp://host:8786); default a local process pool")
 
@@ -27,7 +27,8 @@ def add_arguments(parser):
 def run(args) -> int:
     import yaml
 
-    from ..runner import DEFAULT_CELL_TIMEOUT, run_notebooks
+    from ..runs.reference import reference_lines
+    from ..runs.runner import DEFAULT_CELL_TIMEOUT, run_notebooks
 
     if args.timeout is not None and args.timeout <= 0:
         raise ValueError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
@@ -38,13 +39,15 @@ def run(args) -> int:
         return run_grid_command(args, params)
     names, per_notebook = args.notebooks or None, None
     if args.preset:
-        from ..presets import apply_preset
+        from ..runs.presets import apply_preset
         names, per_notebook = apply_preset(args.notebooks, args.preset, params)
     manifest = run_notebooks(names, params, run_id=args.run_id, runs_dir=args.runs_dir, per_notebook=per_notebook,
                              figures_root=args.figures_dir, timeout=args.timeout or DEFAULT_CELL_TIMEOUT)
     run_dir = Path(args.runs_dir) / manifest["run_id"]
     for nb in manifest["notebooks"]:
         print(f"{nb['status']:7s} {nb['notebook']}  {nb['seconds']:.1f}s  -> {run_dir / nb['output']}")
+    for line in reference_lines(manifest):
+        print(line)
     print(f"report: {run_dir / 'index.html'}")
     failed = [nb for nb in manifest["notebooks"] if nb["status"] != "ok"]
     for nb in failed:
@@ -56,7 +59,7 @@ def run(args) -> int:
 
 
 def run_grid_command(args, params) -> int:
-    from ..grid import Grid, run_grid
+    from ..runs.grid import Grid, run_grid
 
     grid = Grid.from_yaml(args.grid)
     grid.parameters.update(params)

@@ -9,7 +9,7 @@ from typing import Any
 
 
 def add_arguments(parser):
-    from ..runner import RUNS_DIR
+    from ..runs.runner import RUNS_DIR
 
     parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help=f"the runs folder (default {RUNS_DIR})")
 
@@ -20,7 +20,7 @@ def compact(parameters: dict[str, Any]) -> str:
 
 
 def run_rows(runs_dir: Path) -> list[dict[str, Any]]:
-    from ..runner import NOT_HASHED, read_runs, reasoner_of
+    from ..runs.runner import NOT_HASHED, read_runs, reasoner_of
 
     rows = []
     for folder, manifest in read_runs(runs_dir):

@@ -1,2 +1,5 @@
 """Across methods: every method on every dataset (``comparison``), the papers' headline claims
-checked (``claims``), and cost/benchmark measurements (``benchmarking``, ``ssg_scale``)."""
+checked (``claims``), and cost/benchmark measurements (``benchmarking``, ``ssg_scale``).
+
+May import: caching, core, reasoning, evaluation, datasets, methods, runs.
+"""

@@ -14,14 +14,14 @@ import tracemalloc
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..embedding import Embedder
-from ..types import Document
+from ..core.embedding import Embedder
+from ..core.types import Document
 
 
 def warm_up(embedder: Embedder) -> None:
     """Pay the once-per-process start-up (model weights, spaCy import of the sentence splitter)
     before anything is timed, so no method's measurement carries it."""
-    from ..chunking import sentence_spans
+    from ..core.chunking import sentence_spans
 
     embedder.model
     sentence_spans("Warm up. Once per process.")

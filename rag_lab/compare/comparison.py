@@ -10,8 +10,8 @@ import pandas as pd
 
 from .benchmarking import peak_memory_mb, query_latency_ms, replicate, warm_up
 from ..datasets import load_dataset
-from ..evaluation import evaluate, summarize
-from ..provenance import index_reasoner_name
+from ..evaluation.harness import evaluate, summarize
+from ..evaluation.provenance import index_reasoner_name
 from ..methods import available_methods, get_retriever
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, 
     work around encoding). The shared model and the sentence splitter are loaded first, so no
     method's index time carries the start-up; texts already in the persistent embedding cache are
     not re-encoded (``benchmarks/run.py`` times cold builds)."""
-    from ..embedding import shared_embedder
+    from ..core.embedding import shared_embedder
 
     warm_up(shared_embedder())
     data = load_dataset(dataset)

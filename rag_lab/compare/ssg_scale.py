@@ -26,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..index import IndexSettings
+from ..core.index import IndexSettings
 from ..methods.ssg.config import SSGConfig
 from ..methods.ssg.edges import Neighbours, neighbour_table, reference_inter
 

@@ -5,6 +5,8 @@ reads any folder in the generic form; a registered loader name (``qasper`` …)
 calls that loader, which reads a local copy — by default from the data cache that
 ``python -m rag_lab download NAME`` fills (``$RAG_LAB_DATA``, see ``cache.py``) —
 and says how to get one if absent. An explicit ``path=`` always wins.
+
+May import: caching, core, reasoning, evaluation.
 """
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from ..io import read_dataset
-from ..types import Dataset
+from ..core.io import read_dataset
+from ..core.types import Dataset
 from .cache import SHIPPED_DIR, data_root, dataset_dir  # noqa: F401  (re-exported for loaders and users)
 
 # The corpora shipped with the repository (a constant: downloads go to data_root(), not here).

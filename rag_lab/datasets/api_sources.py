@@ -22,10 +22,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..atomic import write_bytes, write_text
+from ..caching.atomic import write_bytes, write_text
 from .loaders.wikipedia import DEFAULT_TOPICS, WikiEngine
 from .sources import EFETCH, MEDIAWIKI_API, PMC_OA_SERVICE
-from ..atomic import sha256_file
+from ..caching.atomic import sha256_file
 from .transport import DownloadError, RateLimiter, Transport
 
 NCBI_KEY_ENV, NCBI_EMAIL_ENV = "NCBI_API_KEY", "NCBI_EMAIL"

@@ -15,8 +15,8 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..atomic import write_text
-from ..sqlite_cache import default_cache_dir
+from ..caching.atomic import write_text
+from ..caching.sqlite_cache import default_cache_dir
 
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "data"
 DATA_ENV = "RAG_LAB_DATA"

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from ..atomic import atomic_path
+from ..caching.atomic import atomic_path
 from .cache import ChecksumStore, data_root
 from .sources import RemoteFile, Source, get_sources
-from ..atomic import sha256_file
+from ..caching.atomic import sha256_file
 from .transport import ChecksumError, DownloadError, RateLimiter, Transport
 
 

@@ -31,7 +31,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
-from ..types import Document, Section
+from ..core.types import Document, Section
 from .jats_inline import first, first_child, plain, render_inline, tag
 from .jats_xml import parse_bytes, source_bytes
 

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from ..types import Document, Question
+from ..core.types import Document, Question
 from .linking import ConceptLinker
 from .structure import Unit, sections_by_role, structure_units
 

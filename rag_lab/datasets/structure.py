@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..metrics import LEVELS, section_for_span  # noqa: F401  (the core's chunk-to-section rule, re-exported)
-from ..types import Document
+from ..evaluation.metrics import LEVELS, section_for_span  # noqa: F401  (the core's chunk-to-section rule, re-exported)
+from ..core.types import Document
 
 STRUCTURAL_SCORES = {"section": 1.0, "subsection": 0.7, "paragraph": 0.4}
 ROLE_PATTERNS = [  # first match wins; order matters ("results and discussion" -> results)
@@ -70,7 +70,7 @@ def structure_units(doc: Document) -> tuple[list[Unit], str]:
     blocks = _blocks(doc.text)
     if len(blocks) > 1:
         return [Unit(f"{doc.id}:p{i}", "paragraph", s, e, 1, None) for i, (s, e) in enumerate(blocks, 1)], "paragraphs"
-    from ..chunking import sentence_spans
+    from ..core.chunking import sentence_spans
     return [Unit(f"{doc.id}:sent{i}", "paragraph", s, e, 1, None)
             for i, (s, e) in enumerate(sentence_spans(doc.text), 1)], "sentences"
 

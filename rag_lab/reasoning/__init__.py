@@ -1,4 +1,10 @@
-"""Reasoners: the LLM jobs of the papers behind one interface (see base.py)."""
+"""Reasoning: the LLM jobs of the papers (entities, triples, query entities, themes, answers,
+choose-or-stop, summaries) behind one interface (``base``), done offline by classical NLP
+(``offline``) or by a chat model (``llm``, ``backends``, ``prompts``), with their caches, token
+counts and cost estimates, and the ragas judge (``judge``).
+
+May import: caching, core.
+"""
 from .base import JOBS, Choice, Entity, Reasoner, Triple, Usage, similarity_choice  # noqa: F401
 
 import os

@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..types import Cost
+from ..core.types import Cost
 
 JOBS = ("entities", "triples", "query_entities", "themes", "answer", "choose_next", "summarize")
 

@@ -53,7 +53,7 @@ class JudgeCache:
     identity) is part of every key. Safe to share between threads and processes."""
 
     def __init__(self, judge: str, directory: str | Path | None = None):
-        from ..sqlite_cache import cache_file
+        from ..caching.sqlite_cache import cache_file
 
         self.judge, self.path = judge, cache_file(directory, CACHE_FILE, "judge cache")
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -103,8 +103,8 @@ class Judge:
         from ragas.embeddings import LangchainEmbeddingsWrapper
         from ragas.llms import LangchainLLMWrapper
 
-        from ..chunking import langchain_embeddings
-        from ..embedding import shared_embedder
+        from ..core.chunking import langchain_embeddings
+        from ..core.embedding import shared_embedder
         from .backends import DUMMY_KEY, parse_spec
 
         parsed = parse_spec(spec)

@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 
 import jsonschema  # imported here, not per call: its first import takes ~1.5 s (would skew doctor's latency)
 
-from ..types import Cost
+from ..core.types import Cost
 from .backends import (DUMMY_KEY, KINDS, Completion, InvalidReply, LLMBackendError, LLMSpec,  # noqa: F401
                        LLMUnavailableError, TransientBackendError, make_backend, parse_spec)
 from .base import Choice, Entity, Reasoner, Triple

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ..sqlite_cache import KeyedCache
+from ..caching.sqlite_cache import KeyedCache
 
 log = logging.getLogger(__name__)
 FILENAME = "llm.sqlite"
@@ -44,7 +44,7 @@ class LLMCache(KeyedCache):
     A row that cannot be read back as a reply (text not a string, token counts not
     non-negative integers) is moved to the ``rejected`` table with a warning and reads as a
     miss; so is a reply the reasoner finds invalid (``discard``). A damaged file is moved aside
-    and rebuilt (``rag_lab.sqlite_cache``)."""
+    and rebuilt (``rag_lab.caching.sqlite_cache``)."""
 
     SCHEMA = ("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, reply TEXT, "
               "prompt_tokens INTEGER, completion_tokens INTEGER, created REAL)",)

@@ -27,16 +27,16 @@ from typing import Sequence
 
 import numpy as np
 
-from ..code_version import code_fingerprint
-from ..types import Cost
+from ..caching.code_version import code_fingerprint
+from ..core.types import Cost
 from .base import Choice, Entity, Reasoner, Triple
 from .linguistics import (CONCEPT, MIN_NAME_CHARS, SPACY_MODEL, VERB_POS, content_tokens, is_number, keep_mention,
                           mentions, normalize_name, parse, require_text, require_texts, spacy_model_version,
                           strip_determiners, theme_candidate, verb_triples)
-from ..sqlite_cache import reuse_enabled
+from ..caching.sqlite_cache import reuse_enabled
 from .offline_cache import OfflineResultCache, result_key
 
-CODE_FILES = ("reasoning/offline.py", "reasoning/linguistics.py", "reasoning/base.py", "chunking.py")
+CODE_FILES = ("reasoning/offline.py", "reasoning/linguistics.py", "reasoning/base.py", "core/chunking.py")
 
 MMR_LAMBDA = 0.7            # weight of relevance vs redundancy: mostly central phrases, some diversity
 ANSWER_WORDS = 60           # word budget of an extractive answer
@@ -173,7 +173,7 @@ class OfflineReasoner(Reasoner):
     @property
     def embedder(self):
         if self._embedder is None:
-            from ..embedding import shared_embedder
+            from ..core.embedding import shared_embedder
             self._embedder = shared_embedder()
         return self._embedder
 
@@ -257,7 +257,7 @@ class OfflineReasoner(Reasoner):
         tokens = self.embedder.count_tokens(text)
         if tokens <= self.embedder.max_tokens - 2:
             return self.embedder.encode([text])[0], tokens
-        from ..chunking import sentence_spans
+        from ..core.chunking import sentence_spans
 
         sentences = [text[s:e] for s, e in sentence_spans(text)]
         vecs, tokens = self._embed(sentences)
@@ -268,7 +268,7 @@ class OfflineReasoner(Reasoner):
     @staticmethod
     def _sentences(texts: Sequence[str]) -> list[str]:
         """Sentences of the texts in order, exact duplicates dropped."""
-        from ..chunking import sentence_spans
+        from ..core.chunking import sentence_spans
 
         return list(dict.fromkeys(t[s:e] for t in texts for s, e in sentence_spans(t)))
 

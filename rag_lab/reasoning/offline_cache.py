@@ -11,8 +11,8 @@ the embedding tokens the original call cost, so a replayed job reports the same 
 
 Only results that pass the job's shape check are stored; a row that fails it on the way back
 (damaged by hand or by a bug) is moved to the ``rejected`` table with a warning and the job is
-computed afresh; a damaged file is moved aside and rebuilt (``rag_lab.sqlite_cache``).
-Turned off with ``RAG_LAB_REUSE=0`` (see ``rag_lab.code_version`` and docs/performance.md) or
+computed afresh; a damaged file is moved aside and rebuilt (``rag_lab.caching.sqlite_cache``).
+Turned off with ``RAG_LAB_REUSE=0`` (see ``rag_lab.caching.code_version`` and docs/performance.md) or
 ``OfflineReasoner(cache=False)``.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ import logging
 import time
 from typing import Any
 
-from ..sqlite_cache import KeyedCache
+from ..caching.sqlite_cache import KeyedCache
 from .base import Entity, Triple
 
 log = logging.getLogger(__name__)

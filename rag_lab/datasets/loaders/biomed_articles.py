@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from .. import DATA_DIR, register_loader
-from ...types import Dataset
+from ...core.types import Dataset
 
 log = logging.getLogger(__name__)
 

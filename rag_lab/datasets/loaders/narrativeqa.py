@@ -35,7 +35,7 @@ import os
 import re
 from pathlib import Path
 
-from ...types import Dataset, Document, Question
+from ...core.types import Dataset, Document, Question
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
 from ..text_clean import clean_block, clean_text, html_page_text, looks_like_html, read_text_file

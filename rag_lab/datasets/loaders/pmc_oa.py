@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
-from ...types import Dataset
+from ...core.types import Dataset
 from .biomed_articles import jats_dataset
 
 ENV = "RAG_LAB_DATA_PMC_OA"

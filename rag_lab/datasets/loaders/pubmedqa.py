@@ -27,7 +27,7 @@ from typing import Iterable, Mapping
 
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
-from ...types import Dataset, Document, Question, Section
+from ...core.types import Dataset, Document, Question, Section
 from ..text_clean import clean_text, normalise_label
 
 log = logging.getLogger(__name__)

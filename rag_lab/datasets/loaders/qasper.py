@@ -34,8 +34,8 @@ import json
 import os
 from pathlib import Path
 
-from ...io import read_jsonl
-from ...types import Dataset, Document, Question, Section
+from ...core.io import read_jsonl
+from ...core.types import Dataset, Document, Question, Section
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
 from ..text_clean import clean_text

@@ -30,8 +30,8 @@ import logging
 import os
 from pathlib import Path
 
-from ...io import read_jsonl
-from ...types import Dataset, Document, Question
+from ...core.io import read_jsonl
+from ...core.types import Dataset, Document, Question
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
 from ..text_clean import clean_block, clean_text, html_page_text, looks_like_html

@@ -37,7 +37,7 @@ import os
 import re
 from pathlib import Path
 
-from ...types import Dataset, Document, Question
+from ...core.types import Dataset, Document, Question
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
 

@@ -25,7 +25,7 @@ import os
 import re
 from pathlib import Path
 
-from ...types import Dataset, Document, Question, Section
+from ...core.types import Dataset, Document, Question, Section
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
 

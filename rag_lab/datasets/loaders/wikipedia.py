@@ -26,8 +26,8 @@ import urllib.request
 from pathlib import Path
 from typing import Sequence
 
-from ...atomic import write_text
-from ...types import Dataset, Document, Section
+from ...caching.atomic import write_text
+from ...core.types import Dataset, Document, Section
 from .. import register_loader
 from ..text_clean import strip_invisible
 

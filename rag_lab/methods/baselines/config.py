@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...configs import Config
+from ...core.configs import Config
 from ..sketch.config import SketchConfig
 
 
 @dataclass(frozen=True)
 class NaiveConfig(Config):
-    chunker: ClassVar[str] = "fixed"     # rag_lab.chunking's fixed token windows
+    chunker: ClassVar[str] = "fixed"     # rag_lab.core.chunking's fixed token windows
 
     size: int = 128                      # ours: the SKETCH paper gives no size for its Naive RAG
     overlap: int = 16                    # ours: the overlap SKETCH §3.2.1.3 uses for its own pieces
@@ -24,7 +24,7 @@ class NaiveConfig(Config):
 
 @dataclass(frozen=True)
 class SemanticConfig(Config):
-    chunker: ClassVar[str] = "semantic"  # rag_lab.chunking's LangChain SemanticChunker
+    chunker: ClassVar[str] = "semantic"  # rag_lab.core.chunking's LangChain SemanticChunker
 
     threshold: float = 95.0              # SKETCH §2.2.1: breakpoints past the 95th percentile of distances
     buffer_size: int = 1                 # ours: one neighbour sentence each side (§2.2.1 gives no window k)

@@ -9,8 +9,8 @@ those nodes point to are returned in the graph's ranking (``KnowledgeGraph.rank_
 """
 from __future__ import annotations
 
-from ...retrievers import register
-from ...types import Hit, Retrieval
+from ...evaluation.retrievers import register
+from ...core.types import Hit, Retrieval
 from ..sketch.method import GRAPH, SketchRetriever
 from .config import KGConfig
 

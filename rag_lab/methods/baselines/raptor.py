@@ -32,8 +32,8 @@ from typing import Sequence
 
 import numpy as np
 
-from ...retrievers import Retriever, register
-from ...types import Chunk, Cost, Document, Hit, Retrieval
+from ...evaluation.retrievers import Retriever, register
+from ...core.types import Chunk, Cost, Document, Hit, Retrieval
 from .config import RaptorConfig
 from .raptor_cluster import LayerClustering
 from .raptor_tree import Summarize, Tree, build_tree, levels_table
@@ -84,7 +84,7 @@ class RaptorRetriever(Retriever):
         return self.tree.clusterings if self.tree is not None else []
 
     def leaves(self, documents: Sequence[Document]) -> list[Chunk]:
-        from ...chunking import chunk_documents
+        from ...core.chunking import chunk_documents
         return chunk_documents([d for d in documents if d.text.strip()], "recursive", self.embedder,
                                chunk_size=self.config.chunk_size, chunk_overlap=self.config.chunk_overlap)
 
@@ -116,7 +116,7 @@ class RaptorRetriever(Retriever):
         return calls
 
     def _build(self, documents: list[Document]) -> None:
-        from ...index import VectorIndex
+        from ...core.index import VectorIndex
         from ...reasoning.tokens import count_text_tokens
 
         leaves = self.leaves(documents)

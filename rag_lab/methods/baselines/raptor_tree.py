@@ -23,8 +23,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ...progress import track
-from ...types import Chunk
+from ...core.progress import track
+from ...core.types import Chunk
 from .config import RaptorConfig
 from .raptor_cluster import LayerClustering, cluster_layer
 

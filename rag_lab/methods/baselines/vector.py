@@ -1,15 +1,15 @@
 """The plain vector-RAG baselines: chunk every document, embed the chunks, search by cosine.
 
 ``naive`` uses fixed token windows, ``semantic`` LangChain's SemanticChunker; both are the
-same retriever with a different chunker (``rag_lab.chunking``), named by the config class
+same retriever with a different chunker (``rag_lab.core.chunking``), named by the config class
 (``NaiveConfig``, ``SemanticConfig`` in ``config.py``), whose knobs are the chunker's parameters.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...retrievers import Retriever, register
-from ...types import Chunk, Cost, Document, Hit, Retrieval
+from ...evaluation.retrievers import Retriever, register
+from ...core.types import Chunk, Cost, Document, Hit, Retrieval
 from .config import NaiveConfig, SemanticConfig
 
 
@@ -33,11 +33,11 @@ class ChunkVectorRetriever(Retriever):
         return self.config.chunker
 
     def make_chunks(self, documents: list[Document]) -> list[Chunk]:
-        from ...chunking import chunk_documents
+        from ...core.chunking import chunk_documents
         return chunk_documents(documents, self.chunker, self.embedder, **self.config.as_dict())
 
     def _build(self, documents: list[Document]) -> None:
-        from ...index import VectorIndex
+        from ...core.index import VectorIndex
 
         self.chunks = self.make_chunks(documents)
         if not self.chunks:

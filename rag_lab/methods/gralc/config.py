@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...configs import Config
+from ...core.configs import Config
 
 SECTION_LEVELS = ("section", "subsection")
 CONCEPT_NORMS = ("tokens", "unit")

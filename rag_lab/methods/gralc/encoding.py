@@ -130,7 +130,7 @@ def encode_document(text: str, embedder, overlap: int, window: int | None = None
     seconds = time.perf_counter() - t0
     if use_cache:
         if path is not None:
-            from ...atomic import atomic_path
+            from ...caching.atomic import atomic_path
             with atomic_path(path) as tmp:
                 with open(tmp, "wb") as fh:
                     np.savez(fh, embeddings=emb, seconds=np.float64(seconds))

@@ -9,11 +9,11 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ...configs import drop_none
-from ...evaluation import COLUMNS, build_costs, run_queries, run_queries_at, score_retrievals
-from ...metrics import coverage_metric
-from ...retrievers import Retriever, get_retriever
-from ...types import Dataset, Retrieval
+from ...core.configs import drop_none
+from ...evaluation.harness import COLUMNS, build_costs, run_queries, run_queries_at, score_retrievals
+from ...evaluation.metrics import coverage_metric
+from ...evaluation.retrievers import Retriever, get_retriever
+from ...core.types import Dataset, Retrieval
 from . import paper
 from .gradient import CONDITIONS, condition_dataset
 from .infusion import TokenShift
@@ -150,7 +150,7 @@ def efficiency(dataset: Dataset, strategies: Sequence[str], params: Mapping[str,
     cache, so each strategy pays for all of its own encoding, as when indexed alone — and return
     the build-cost rows. With ``repeats`` > 1 each build is timed that many times and the fastest
     is kept (timings on a shared machine are noisy; the minimum is the least disturbed)."""
-    from ...embedding import Embedder
+    from ...core.embedding import Embedder
 
     if repeats < 1:
         raise ValueError(f"repeats must be at least 1, got {repeats}")
@@ -233,7 +233,7 @@ def table6(gen: pd.DataFrame) -> pd.DataFrame:
 
 def beside_paper(ours: pd.DataFrame, reported: pd.DataFrame) -> pd.DataFrame:
     """Ours | paper-reported | difference for the columns both have (rows: the union)."""
-    from ...plots import with_paper
+    from ...core.plots import with_paper
     return with_paper(ours, reported)
 
 

@@ -18,7 +18,7 @@ Introduction, and there is no full text to cut.
 """
 from __future__ import annotations
 
-from ...types import Dataset, Document, Question, Section
+from ...core.types import Dataset, Document, Question, Section
 from ...datasets.structure import sections_by_role
 
 CONDITIONS = ("abstract", "introduction", "partial", "full")

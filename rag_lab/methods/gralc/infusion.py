@@ -136,7 +136,7 @@ class ConceptEmbeddings:
         if model is None:
             self.encoder = embedder
         else:
-            from ...embedding import Embedder
+            from ...core.embedding import Embedder
             self.encoder = Embedder(model)
         self._vectors: dict[str, np.ndarray] = {}
         self._pca = None

@@ -26,8 +26,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from ...retrievers import Retriever, register
-from ...types import Chunk, Cost, Document, Hit, Retrieval
+from ...evaluation.retrievers import Retriever, register
+from ...core.types import Chunk, Cost, Document, Hit, Retrieval
 from .boundaries import BoundaryTrace, select_boundaries, spans_from_boundaries, structure_aware_boundaries
 from .config import (GraphGuidedConfig, GralcConfig, KGInfusedConfig, LateChunksConfig, NaiveChunksConfig,
                      SemanticChunksConfig, StructureAwareConfig)
@@ -67,7 +67,7 @@ class GralcRetriever(Retriever):
         return (self.document_chunks(doc) for doc in documents)
 
     def _build(self, documents: list[Document]) -> None:
-        from ...index import VectorIndex
+        from ...core.index import VectorIndex
 
         for doc in documents:
             if not doc.text.strip():
@@ -109,7 +109,7 @@ class NaiveChunks(GralcRetriever):
     config_class = NaiveChunksConfig
 
     def document_chunks(self, doc):
-        from ...chunking import fixed_token_spans
+        from ...core.chunking import fixed_token_spans
 
         spans = fixed_token_spans(doc.text, self.embedder, self.config.size, self.config.overlap)
         texts = [doc.text[s:e] for s, e in spans]
@@ -144,7 +144,7 @@ class SemanticChunks(GralcRetriever):
     def all_document_chunks(self, documents):
         """Every document's sentences in one encoder call, then every chunk in one: a document
         alone gives the encoder a few dozen short sentences, batched and padded badly."""
-        from ...chunking import sentence_spans
+        from ...core.chunking import sentence_spans
 
         sentences = [sentence_spans(doc.text) for doc in documents]
         sent_texts = [doc.text[s:e] for doc, sents in zip(documents, sentences) for s, e in sents]
@@ -190,7 +190,7 @@ class LateChunks(GralcRetriever):
 
     def boundaries(self, doc: Document, enc, embeddings: np.ndarray) -> list[int]:
         from .encoding import char_span_to_tokens
-        from ...chunking import sentence_spans
+        from ...core.chunking import sentence_spans
 
         starts = sorted({char_span_to_tokens(enc.offsets, s, e)[0] for s, e in sentence_spans(doc.text)})
         scores = np.zeros(len(enc))

@@ -1,6 +1,6 @@
 """The GraLC-RAG paper's metrics beyond the shared ones, and its generation proxy.
 
-Section coverage (SecCov@k) is the core's single definition (``rag_lab.metrics.section_coverage``,
+Section coverage (SecCov@k) is the core's single definition (``rag_lab.evaluation.metrics.section_coverage``,
 scored by ``evaluation.score_retrievals`` with the level as a parameter): by default the paper's
 reading, the distinct sections *of the question's source article* among the top k. Here:
 
@@ -8,7 +8,7 @@ reading, the distinct sections *of the question's source article* among the top 
   question requires (all of them when it requires fewer), else 0; a chunk's section is the
   core's ``chunk_section`` at the same level.
 - ``generation_proxy_f1``: the paper's generation score, SQuAD-style token F1 (the shared
-  ``rag_lab.answer_metrics.token_f1``) between the generated answer and the *question*, since
+  ``rag_lab.evaluation.answer_metrics.token_f1``) between the generated answer and the *question*, since
   its template questions have no gold answers; against a reference answer (PubMedQA's long
   answer) the usual answer F1 is reported beside it.
 - section diversity of an answer's contexts: distinct (article, section) pairs among them, from
@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
-from ...answer_metrics import token_f1
-from ...metrics import chunk_section, section_coverage
-from ...types import Chunk, Dataset, Document, Question, Retrieval
+from ...evaluation.answer_metrics import token_f1
+from ...evaluation.metrics import chunk_section, section_coverage
+from ...core.types import Chunk, Dataset, Document, Question, Retrieval
 
 
 def cross_section_recall(chunks: Sequence[Chunk], required_sections: Sequence[str], k: int,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ...types import Dataset
+from ...core.types import Dataset
 from .gradient import CONDITIONS, is_abstract
 
 JATS_LOADERS = ("biomed_articles", "pmc_oa")

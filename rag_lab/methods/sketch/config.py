@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...configs import Config
+from ...core.configs import Config
 from .graph_stores import GRAPH_STORES
 
 

@@ -32,7 +32,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...types import Chunk
+from ...core.types import Chunk
 from .graph_stores import Edge, GraphStore, Node, Subgraph, make_graph_store
 
 GENERIC_TYPES = {"", "CONCEPT", "ENTITY", "THING", "OTHER"}

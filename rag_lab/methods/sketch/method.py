@@ -4,7 +4,7 @@ After Mahalingam et al., "SKETCH: Structured Knowledge Enhanced Text Comprehensi
 Retrieval". Indexing: each document is split by LangChain's SemanticChunker (sentence windows
 merged while neighbouring windows stay close, breakpoints above a percentile of the distances),
 each semantic chunk is split again by the recursive splitter into pieces of 100 MiniLM tokens
-with 16 tokens of overlap (both splitters are rag_lab.chunking's), the pieces are embedded into
+with 16 tokens of overlap (both splitters are rag_lab.core.chunking's), the pieces are embedded into
 a FAISS index, and the reasoner's triples of every piece build the knowledge graph
 (``knowledge_graph.py``; store: networkx or Kùzu).
 
@@ -33,9 +33,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Sequence
 
-from ...progress import track
-from ...retrievers import Retriever, register
-from ...types import Chunk, Cost, Document, Hit, Retrieval
+from ...core.progress import track
+from ...evaluation.retrievers import Retriever, register
+from ...core.types import Chunk, Cost, Document, Hit, Retrieval
 from .config import SketchConfig
 
 CONFIRMED, VECTOR, GRAPH = "vector+graph", "vector", "graph"
@@ -44,7 +44,7 @@ CONFIRMED, VECTOR, GRAPH = "vector+graph", "vector", "graph"
 def split_semantic_chunk(doc: Document, span: tuple[int, int], embedder, chunk_size: int,
                          chunk_overlap: int) -> list[tuple[int, int]]:
     """The recursive split of one semantic chunk (SKETCH: 100/16), as spans of the document."""
-    from ...chunking import recursive_token_spans
+    from ...core.chunking import recursive_token_spans
 
     return recursive_token_spans(doc.text, embedder, chunk_size, chunk_overlap, span[0], span[1])
 
@@ -55,7 +55,7 @@ def pieces_of(doc: Document, semantic: Sequence[tuple[int, int]], embedder, chun
 
     Piece ids are ``{doc}#sketch-{i}``; ``meta["semantic_chunk"]`` is the index of the semantic
     span the piece lies in, and ``meta["semantic_span"]`` that span."""
-    from ...chunking import make_chunks
+    from ...core.chunking import make_chunks
 
     spans, owners = [], []
     for j, span in enumerate(semantic):
@@ -71,7 +71,7 @@ def pieces_of(doc: Document, semantic: Sequence[tuple[int, int]], embedder, chun
 
 def sketch_chunks(documents: Sequence[Document], embedder, config: SketchConfig) -> list[Chunk]:
     """SKETCH's indexing split: SemanticChunker spans, each split recursively into pieces."""
-    from ...chunking import semantic_spans
+    from ...core.chunking import semantic_spans
 
     out: list[Chunk] = []
     for doc in documents:
@@ -135,7 +135,7 @@ class SketchRetriever(Retriever):
             raise ValueError(f"{self.name}: the documents gave no text to index")
         texts = [c.text for c in self.chunks]
         if self.uses_vectors:
-            from ...index import VectorIndex
+            from ...core.index import VectorIndex
             self.vectors = self.embedder.encode(texts)
             self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
             self.index = VectorIndex(self.vectors.shape[1]).add(self.vectors, [c.id for c in self.chunks])

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...configs import Config
+from ...core.configs import Config
 
 # the paper's seven algorithms, in its order (``algorithms.ALGORITHMS`` maps each to its function)
 ALGORITHM_NAMES = ("basic_retrieval", "query_traversal", "ssg_traversal", "triangulation_average",

@@ -8,7 +8,7 @@ whole square), and inter-document neighbours from a batched FAISS search over al
 a FAISS ID selector excluding the document for the rows whose nearest hits were all their own.
 
 Up to ``ann_above`` windows that search is exact (``IndexFlatIP``, BLAS); above it, an
-approximate FAISS index (HNSW by default, ``rag_lab.index.IndexSettings``) answers the same
+approximate FAISS index (HNSW by default, ``rag_lab.core.index.IndexSettings``) answers the same
 two passes, so the build stays near n log n instead of n squared. Results are kept in
 fixed-width arrays (``Neighbours``): memory is O(n_windows x (top_k + top_x)) besides the
 vectors and the index.
@@ -23,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...index import IndexSettings, approximate_index
+from ...core.index import IndexSettings, approximate_index
 
 EDGE_ANN = IndexSettings(kind="ann", search="efSearch=512")  # a query per window: half of VectorIndex's
 #          efSearch; 1M windows in 24 min with edge recall 0.972 (256: 18 min, 0.933; docs/performance.md)

@@ -1,7 +1,7 @@
 """Running the SSG algorithms over a question set and scoring what they gather.
 
 Gold-sentence precision and recall compare the gathered sentences with the question's gold
-sentences (span overlap, the rule of ``rag_lab.metrics``, no LLM): precision = gathered sentences
+sentences (span overlap, the rule of ``rag_lab.evaluation.metrics``, no LLM): precision = gathered sentences
 that are gold / gathered sentences, recall = gold sentences gathered / gold sentences. They are
 not the paper's precision and recall, which are DeepEval's LLM-judged contextual precision and
 recall; with a judge configured, ragas' LLM context precision and recall (the closest installed
@@ -18,8 +18,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...metrics import context_matches, locate_contexts
-from ...types import Dataset, Question, Retrieval
+from ...evaluation.metrics import context_matches, locate_contexts
+from ...core.types import Dataset, Question, Retrieval
 from .algorithms import ALGORITHMS
 from .config import SSGConfig
 from .graph import SimilarityGraph

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from ...atomic import atomic_path, write_text
-from ...progress import track
-from ...types import Cost, Document
+from ...caching.atomic import atomic_path, write_text
+from ...core.progress import track
+from ...core.types import Cost, Document
 from .config import SSGConfig
 from .edges import sparse_neighbours, theme_bridges
 
@@ -66,7 +66,7 @@ def doc_node(doc_id: str) -> str:
 
 def segment(documents: Sequence[Document], window: int, stride: int) -> tuple[list[Sentence], list[Window]]:
     """Sentences and sentence windows of every document, as exact spans of its text."""
-    from ...chunking import sentence_spans, sentence_window_spans
+    from ...core.chunking import sentence_spans, sentence_window_spans
 
     sentences, windows = [], []
     for doc in documents:
@@ -287,7 +287,7 @@ def build_graph(documents: Sequence[Document], embedder=None, reasoner=None,
     if not documents:
         raise ValueError("build_graph: no documents")
     if embedder is None:
-        from ...embedding import shared_embedder
+        from ...core.embedding import shared_embedder
         embedder = shared_embedder()
     if reasoner is None:
         from ...reasoning import resolve_reasoner

@@ -30,7 +30,7 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from ...types import Question
+from ...core.types import Question
 from .graph import SimilarityGraph
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ...retrievers import Retriever, register
-from ...types import Chunk, Cost, Document, Hit, Retrieval
+from ...evaluation.retrievers import Retriever, register
+from ...core.types import Chunk, Cost, Document, Hit, Retrieval
 from .algorithms import TraversalResult, run_algorithm
 from .config import ALGORITHM_NAMES, SSGConfig
 from .graph import SimilarityGraph, build_graph, first_words

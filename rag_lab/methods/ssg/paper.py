@@ -80,7 +80,7 @@ def our_column(paper_metric: str, judged: bool) -> str:
 def compare_with_paper(ours: pd.DataFrame, paper_name: str, judged: bool = False) -> pd.DataFrame:
     """Ours | paper-reported | difference per paper column (``plots.with_paper``), plus both test-case
     counts. Our columns name the metric that fills them, e.g. ``"precision (ours: gold_sentence_precision)"``."""
-    from ...plots import with_paper
+    from ...core.plots import with_paper
 
     paper = paper_table(paper_name)
     sources = {m: our_column(m, judged) for m in NUMERIC_COLUMNS}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Sequence
 
-from ...types import Question
+from ...core.types import Question
 from .graph import SimilarityGraph
 from .grouping import GoldGroup, group_question
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...configs import Config
+from ...core.configs import Config
 from .voting import RULES
 
 SELECTIONS = ("election", "kelly", "constrained_lsq", "bounded_lsq")

@@ -35,9 +35,9 @@ from typing import Sequence
 
 import numpy as np
 
-from ...progress import track
-from ...retrievers import Retriever, register
-from ...types import Cost, Document, Hit, Retrieval
+from ...core.progress import track
+from ...evaluation.retrievers import Retriever, register
+from ...core.types import Cost, Document, Hit, Retrieval
 from .alignment import (bounded_least_squares, chunk_similarity, chunk_strengths, idea_upper_bounds,
                         kelly_allocation, select_chunks)
 from .classes import class_descriptions, class_text, form_classes, mentions_from_entities, merge_similar_classes
@@ -80,7 +80,7 @@ class UnWeaverRetriever(Retriever):
             return self.embedder.encode(texts)
 
     def make_chunks(self, documents: Sequence[Document]):
-        from ...chunking import chunk_documents
+        from ...core.chunking import chunk_documents
         return chunk_documents(documents, "fixed", self.embedder, size=self.config.chunk_size,
                                overlap=self.config.chunk_overlap)
 

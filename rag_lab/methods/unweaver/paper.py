@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ...types import Cost, Dataset
+from ...core.types import Cost, Dataset
 
 TOKEN_COLUMNS = [("LLM prompt", "index"), ("LLM prompt", "query"), ("LLM completion", "index"),
                  ("LLM completion", "query"), ("Embedder", "index"), ("Embedder", "query")]
@@ -68,7 +68,7 @@ def paper_fc_gap() -> pd.Series:
 def make_retriever(name: str, reasoner=None, embedder=None, **params):
     """A registered retriever given the shared reasoner and embedder (when not None), so every
     method's reasoner calls are counted on one object; ``params`` override its knobs."""
-    from ...retrievers import get_retriever
+    from ...evaluation.retrievers import get_retriever
 
     shared = {k: v for k, v in (("reasoner", reasoner), ("embedder", embedder)) if v is not None}
     return get_retriever(name, **shared, **params)
@@ -76,10 +76,10 @@ def make_retriever(name: str, reasoner=None, embedder=None, **params):
 
 def evaluate_with_usage(retrievers: Mapping[str, object], dataset: Dataset, ks: Sequence[int], reasoner=None,
                         judge=None, answer_k: int = 5, progress: bool = False) -> tuple[pd.DataFrame, dict[str, Cost]]:
-    """``rag_lab.evaluation.evaluate`` one method at a time (built first, so building is not counted),
+    """``rag_lab.evaluation.harness.evaluate`` one method at a time (built first, so building is not counted),
     returning the tidy rows and, per method, the shared reasoner's usage during its querying and
     answering (the query-phase LLM tokens of the paper's table)."""
-    from ...evaluation import combine, evaluate
+    from ...evaluation.harness import combine, evaluate
 
     frames, usage = [], {}
     for name, retriever in retrievers.items():
@@ -121,7 +121,7 @@ def estimated_llm_tokens(retrievers: Mapping[str, object], dataset: Dataset, ans
     paper's query columns include), completions as the documented per-call allowance. Query-time
     reasoner calls a method makes besides the answer are not included."""
     from ...reasoning.estimate import estimate_calls
-    from ...evaluation import run_queries
+    from ...evaluation.harness import run_queries
     from ...reasoning.prompts import ANSWER
     from ...reasoning.tokens import count_message_tokens
 
@@ -177,7 +177,7 @@ def compare_with_baselines(dataset: Dataset, unweaver, baselines: Sequence[str],
     baseline in ``baselines`` that is registered, evaluated on ``dataset`` with the shared reasoner.
     Returns the tidy rows, this run's token table (paper layout), the estimated LLM tokens, the
     retrievers, and the baselines left out because no method of that name is registered."""
-    from ...retrievers import available_methods
+    from ...evaluation.retrievers import available_methods
 
     if not unweaver.chunks:
         unweaver.build(dataset.documents)
@@ -207,7 +207,7 @@ def _fmt_pair(summary: pd.DataFrame, column: str, a: str, b: str) -> str | None:
 def findings(summaries: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasoner_name: str,
              tokens: pd.DataFrame | None = None) -> list[str]:
     """Sentences comparing UnWeaver with VectorRAG (naive) from this run's mean tables (one per
-    dataset: rows methods, columns metric@k, as ``rag_lab.evaluation.summarize`` makes them), then
+    dataset: rows methods, columns metric@k, as ``rag_lab.evaluation.harness.summarize`` makes them), then
     what the paper claimed."""
     out, ahead, compared = [], 0, 0
     for name, s in summaries.items():

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...types import Retrieval
+from ...core.types import Retrieval
 
 
 def chunk_entities(retriever, chunk_index: int) -> pd.DataFrame:

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from .atomic import write_text
+from ..caching.atomic import write_text
 from .types import SECTION_KINDS, Dataset, Document, Question, Section
 
 

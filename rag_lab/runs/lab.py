@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HOST = "127.0.0.1"
 
 
@@ -38,7 +38,7 @@ def lab_command(port: int = 8888, token: str | None = None, open_browser: bool =
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rag_lab.lab", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m rag_lab.runs.lab", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8888, help="port on 127.0.0.1 (default 8888; the next free one if taken)")
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser tab")
     args = parser.parse_args(argv)

@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .atomic import sha256_file
+from ..caching.atomic import sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ def _check(path: Path) -> str | None:
 
 
 def _write_record(path: Path, **extra) -> None:
-    from .atomic import write_text
+    from ..caching.atomic import write_text
 
     record = {"bytes": path.stat().st_size, "sha256": sha256_file(path), "opset": OPSET, **extra}
     write_text(_record_path(path), json.dumps(record, indent=1) + "\n")
@@ -158,7 +158,7 @@ def _export(folder: Path, path: Path) -> None:
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from .atomic import atomic_path
+    from ..caching.atomic import atomic_path
 
     log.info("exporting %s to ONNX (once per model): %s", folder, path)
     _record_path(path).unlink(missing_ok=True)
@@ -176,7 +176,7 @@ def _quantise(fp32: Path, path: Path) -> None:
     import onnxruntime
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from .atomic import atomic_path
+    from ..caching.atomic import atomic_path
 
     log.info("quantising %s to int8 (once per model): %s", fp32, path)
     _record_path(path).unlink(missing_ok=True)

@@ -137,7 +137,7 @@ def _fill(value, params: dict[str, Any]):
 def check_data(preset: Preset, params: dict[str, Any]) -> None:
     """Load each data entry with its check arguments; missing copies fail with the download commands
     (every missing data set named at once)."""
-    from .datasets import load_dataset
+    from ..datasets import load_dataset
 
     missing = []
     for entry in preset.data:

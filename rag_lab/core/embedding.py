@@ -4,12 +4,12 @@ Vectors are L2-normalised float32, so inner product is cosine. The cache is one
 SQLite file keyed by (model fingerprint, sha256 of the text): a second run over the
 same texts encodes nothing, and a different model at the same path never reuses the
 first one's vectors. A damaged cache file or a stored vector that is not sound is
-moved aside with a warning and recomputed (``rag_lab.sqlite_cache``). Token-level
+moved aside with a warning and recomputed (``rag_lab.caching.sqlite_cache``). Token-level
 embeddings (for late chunking) bypass this cache because they depend on the whole
 input window (GraLC keeps its own, ``methods/gralc/encoding.py``).
 
 The encoder runs on a *backend*: ``torch`` (sentence-transformers), ``onnx`` or ``onnx-int8``
-(ONNX Runtime, ``rag_lab.onnx_encoder``), chosen by ``Embedder(backend=...)``, else
+(ONNX Runtime, ``rag_lab.core.onnx_encoder``), chosen by ``Embedder(backend=...)``, else
 ``$RAG_LAB_EMBED_BACKEND``, else the default. Vectors of different backends differ slightly, so
 the backend is part of ``Embedder.model_key`` and caches never mix them.
 """
@@ -24,9 +24,9 @@ from typing import Sequence
 
 import numpy as np
 
-from .atomic import sha256_file as _file_sha256   # one name the fingerprint calls (tests count its calls)
+from ..caching.atomic import sha256_file as _file_sha256   # one name the fingerprint calls (tests count its calls)
 from .onnx_encoder import BACKENDS, resolve_backend  # noqa: F401  (re-exported: the backends' names)
-from .sqlite_cache import default_cache_dir
+from ..caching.sqlite_cache import default_cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -113,13 +113,13 @@ class EmbeddingCache:
     Each model key's vector length is stored beside its vectors; a row of another length, with a
     non-finite value or not of unit length is never returned: it is moved to the ``rejected``
     table with a warning and its text is encoded again. A damaged file is moved aside and
-    rebuilt (``rag_lab.sqlite_cache``)."""
+    rebuilt (``rag_lab.caching.sqlite_cache``)."""
 
     SCHEMA = ("CREATE TABLE IF NOT EXISTS vectors (model TEXT, key TEXT, vec BLOB, PRIMARY KEY (model, key))",
               "CREATE TABLE IF NOT EXISTS models (model TEXT PRIMARY KEY, dim INTEGER)")
 
     def __init__(self, path: str | Path):
-        from .sqlite_cache import SQLiteCache
+        from ..caching.sqlite_cache import SQLiteCache
 
         self.store = SQLiteCache(path, self.SCHEMA, what="embedding cache")
         self.path = self.store.path

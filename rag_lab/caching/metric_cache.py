@@ -7,7 +7,7 @@ One SQLite file (default ``<rag_lab cache dir>/answer_scores.sqlite``) keys each
 sha256 of (ragas' version, the metric's name and ragas class, every field of the sample). Only
 finite scores are stored: a NaN (a sample ragas failed on) is computed again next time. An entry
 that is not a finite number on the way back is moved to the ``rejected`` table with a warning
-and scored afresh; a damaged file is moved aside and rebuilt (``rag_lab.sqlite_cache``). The
+and scored afresh; a damaged file is moved aside and rebuilt (``rag_lab.caching.sqlite_cache``). The
 LLM-judged metrics are not kept here (their judge's replies are, in ``judge.sqlite``). Turned off,
 like every reused result, with ``RAG_LAB_REUSE=0``.
 """

@@ -21,11 +21,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from .datasets import load_dataset, shipped_datasets
-from .metrics import GoldSpan, locate_contexts, span_overlap_match
-from .methods import available_methods, get_retriever
-from .retrievers import Retriever, registered_config
-from .types import Chunk, Dataset, Question
+from ..datasets import load_dataset, shipped_datasets
+from ..evaluation.metrics import GoldSpan, locate_contexts, span_overlap_match
+from ..methods import available_methods, get_retriever
+from ..evaluation.retrievers import Retriever, registered_config
+from ..core.types import Chunk, Dataset, Question
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .atomic import atomic_path, write_text
+from ..caching.atomic import atomic_path, write_text
 
 INDEX_KINDS = ("auto", "flat", "ann")
 

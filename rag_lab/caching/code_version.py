@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]
 ROOT = PACKAGE.parent
 SHIPPED_DATA = ROOT / "data"
 SOURCE_SUFFIXES = {".py", ".json", ".yaml", ".yml", ".txt", ".tsv", ".csv", ".xml", ".jsonl", ".gz"}

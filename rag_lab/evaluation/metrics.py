@@ -34,7 +34,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
-from .types import Chunk, Dataset, Document, Question
+from ..core.types import Chunk, Dataset, Document, Question
 
 Matcher = Callable[[Chunk], set[int]]
 

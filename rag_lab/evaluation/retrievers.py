@@ -2,7 +2,7 @@
 
 A retriever is built once over documents and answers ``retrieve(query, k)`` with a
 ``Retrieval``. The registry maps a name to ``"module:Class"`` and the method's config (a
-frozen ``rag_lab.configs.Config`` holding every knob), so listing methods imports nothing
+frozen ``rag_lab.core.configs.Config`` holding every knob), so listing methods imports nothing
 heavy; a method's class is imported only when one is made.
 """
 from __future__ import annotations
@@ -11,9 +11,9 @@ import importlib
 import time
 from typing import Sequence
 
-from .configs import Config
-from .progress import building
-from .types import Chunk, Cost, Document, Retrieval
+from ..core.configs import Config
+from ..core.progress import building
+from ..core.types import Chunk, Cost, Document, Retrieval
 
 # name -> (import path "module:Class", the method's config, one-line description)
 REGISTRY: dict[str, tuple[str, Config, str]] = {}
@@ -68,7 +68,7 @@ class Retriever:
     # has a test proving it on a shipped data set (tests/test_evaluation_at_k.py).
     nested_ranking = False
     # True for a method that calls its reasoner while indexing: its persisted index is then keyed by
-    # the reasoner's fingerprint too (rag_lab/index_store.py)
+    # the reasoner's fingerprint too (rag_lab/evaluation/index_store.py)
     reasoner_at_build = False
     # where a persisted index is filed (None: the method's name); variants sharing one index share it
     index_family: str | None = None
@@ -81,7 +81,7 @@ class Retriever:
 
     def build(self, documents: Sequence[Document], reuse: bool | None = None) -> "Retriever":
         """Build the index over ``documents``, or reuse the same index built before (in this process or
-        persisted under ``$RAG_LAB_CACHE/indexes``; see rag_lab/index_store.py). ``reuse``: None follows
+        persisted under ``$RAG_LAB_CACHE/indexes``; see rag_lab/evaluation/index_store.py). ``reuse``: None follows
         ``RAG_LAB_REUSE`` (on unless 0/false/no/off); False always builds (what timing measurements need).
         A reused index keeps the cost of the build that made it (``build_cost``)."""
         if not documents:
@@ -116,7 +116,7 @@ class Retriever:
     def embedder(self):
         """The embedder, made on first use: the shared default unless one was handed in."""
         if self._embedder is None:
-            from .embedding import shared_embedder
+            from ..core.embedding import shared_embedder
             self._embedder = shared_embedder()
         return self._embedder
 
@@ -124,13 +124,13 @@ class Retriever:
     def reasoner(self):
         """The reasoner, resolved on first use from an object or a spec string."""
         if self._reasoner is None or isinstance(self._reasoner, str):
-            from .reasoning import resolve_reasoner
+            from ..reasoning import resolve_reasoner
             self._reasoner = resolve_reasoner(self._reasoner, self.embedder)
         return self._reasoner
 
     def as_langchain(self, k: int = 5):
         """This built retriever as a LangChain ``BaseRetriever`` giving ``k`` Documents a query, with
-        chunk id, doc id, score, via, rank and span in their metadata (see rag_lab/langchain.py)."""
+        chunk id, doc id, score, via, rank and span in their metadata (see rag_lab/evaluation/langchain.py)."""
         from .langchain import as_langchain_retriever
         return as_langchain_retriever(self, k)
     def answer_contexts(self, retrieval: Retrieval) -> list[str]:

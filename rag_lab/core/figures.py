@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .atomic import atomic_path, write_text
+from ..caching.atomic import atomic_path, write_text
 
 
 def save_figure(fig, folder: str | Path, name: str, width: int = 1000, height: int = 650, png: bool = True) -> list[Path]:

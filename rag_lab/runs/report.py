@@ -8,7 +8,7 @@ the run's git revision, Python, kernel and package versions head the page.
 
 Everything a link points to lives inside the run folder, so the folder can be copied or served
 as it is: the figure files a notebook wrote are hard-linked into ``figures/<notebook>/`` (copied
-when a hard link is not possible). A hard link keeps this run's version: ``rag_lab.figures``
+when a hard link is not possible). A hard link keeps this run's version: ``rag_lab.core.figures``
 replaces a figure by renaming a new file over it, which leaves the linked one untouched. Tables
 are read from the copies the runner keeps in ``tables/<notebook>/``.
 
@@ -32,7 +32,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .atomic import atomic_path, write_text
+from ..caching.atomic import atomic_path, write_text
 
 log = logging.getLogger(__name__)
 PAGE = "index.html"
@@ -124,7 +124,7 @@ def render_notebook(executed: Path, dest: Path, plotly_js: str = PLOTLY_JS) -> P
 
 
 def _caption(md_path: Path) -> str:
-    """The caption ``rag_lab.figures.save_table`` wrote above the Markdown table ('' if none)."""
+    """The caption ``rag_lab.core.figures.save_table`` wrote above the Markdown table ('' if none)."""
     if not md_path.is_file():
         return ""
     head = md_path.read_text(encoding="utf-8").split("\n\n", 1)[0].strip()
@@ -291,5 +291,5 @@ def write_report(run_dir: str | Path, manifest: dict[str, Any] | None = None) ->
     stamp = dt.datetime.now().isoformat(timespec="seconds")
     page = (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>rag_lab run '
             f"{_e(manifest.get('run_id'))}</title><style>{CSS}</style></head><body>{_header(manifest)}"
-            + "".join(sections) + f'<p class="note">Written by rag_lab.report at {_e(stamp)}.</p></body></html>\n')
+            + "".join(sections) + f'<p class="note">Written by rag_lab.runs.report at {_e(stamp)}.</p></body></html>\n')
     return write_text(run_dir / PAGE, page)

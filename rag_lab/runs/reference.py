@@ -1,0 +1,158 @@
+"""The committed reference results, and the tables a run changed against them.
+
+``figures/<notebook>/`` in the repository holds the tables (CSV + Markdown) and PNGs of the last
+full offline ``make reproduce``. A run of a notebook with its default parameters writes into that
+same folder; this module reads the committed copy of each table it wrote from git (``HEAD``) and
+names every table whose values differ, so a change that moves a paper table never goes unnoticed.
+Columns that measure the machine rather than the method (seconds, latency, memory, throughput)
+are left out: they differ from run to run. The reference is refreshed on purpose, by committing
+the changed files in a commit of their own.
+
+Runs with other parameters, or into another folder, are not compared (their tables are not the
+reference's), and neither is anything outside a git checkout.
+"""
+from __future__ import annotations
+
+import io
+import math
+import re
+import subprocess
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from ..evaluation.provenance import ROOT
+
+REFERENCE_DIR = ROOT / "figures"
+# a column (or, in a long table, a row label) that measures the machine: left out of the comparison
+VOLATILE = re.compile(r"second|(^|[^a-z])(s|ms|mb|sec)([^a-z]|$)|time|latency|duration|memory|throughput"
+                      r"|per[ _]s(ec)?\b|/s\b|speed", re.IGNORECASE)
+RTOL, ATOL = 1e-6, 1e-9   # floats written by another machine may differ in their last digits
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.decode("utf-8") if done.returncode == 0 else None
+
+
+def _relative(path: Path, root: Path) -> str | None:
+    try:
+        return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def committed_text(path: Path, root: Path = ROOT) -> str | None:
+    """The text of ``path`` as committed at ``HEAD`` of the git checkout at ``root``; None when
+    there is no such file, no git or no checkout."""
+    rel = _relative(path, root)
+    return None if rel is None else _git(root, "show", f"HEAD:{rel}")
+
+
+def committed_tables(folder: Path, root: Path = ROOT) -> list[str]:
+    """The file names of the CSV tables committed at ``HEAD`` in ``folder``."""
+    rel = _relative(folder, root)
+    listing = None if rel is None else _git(root, "ls-tree", "--name-only", "HEAD", f"{rel}/")
+    return sorted(Path(line).name for line in (listing or "").splitlines() if line.endswith(".csv"))
+
+
+def volatile(label) -> bool:
+    return isinstance(label, str) and bool(VOLATILE.search(label))
+
+
+def _stable_columns(df: pd.DataFrame) -> list:
+    return [c for c in df.columns if not volatile(str(c))]
+
+
+def _stable_rows(df: pd.DataFrame) -> pd.Series:
+    """Rows whose text labels name no machine measurement (long tables keep e.g. ``seconds`` as a row)."""
+    text = df.select_dtypes(include="object")
+    if text.empty:
+        return pd.Series(True, index=df.index)
+    return ~text.apply(lambda col: col.map(volatile)).any(axis=1)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return math.isclose(a, b, rel_tol=RTOL, abs_tol=ATOL)
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(float(a), float(b), rel_tol=RTOL, abs_tol=ATOL)
+    return (pd.isna(a) and pd.isna(b)) if (pd.isna(a) or pd.isna(b)) else a == b
+
+
+def _shown(value) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def table_difference(new: pd.DataFrame, ref: pd.DataFrame) -> str | None:
+    """Why ``new`` differs from ``ref`` outside the volatile columns and rows, or None when it does not."""
+    if list(new.columns) != list(ref.columns):
+        return f"columns differ: {list(ref.columns)} -> {list(new.columns)}"
+    if len(new) != len(ref):
+        return f"{len(ref)} rows -> {len(new)}"
+    keep = _stable_rows(ref) & _stable_rows(new)
+    for col in _stable_columns(ref):
+        for row in ref.index[keep]:
+            a, b = ref.at[row, col], new.at[row, col]
+            if not _same(a, b):
+                return f"column {col!r}, row {row}: {_shown(a)} -> {_shown(b)}"
+    return None
+
+
+def changed_tables(written: Sequence[str | Path], figures_dir: Path, root: Path = ROOT) -> list[dict]:
+    """The tables among ``written`` (paths of files a run wrote into ``figures_dir``) whose values differ
+    from their committed copy, and the committed tables of that folder the run did not write.
+    Each: ``{"table": name, "why": reason}``."""
+    figures_dir = Path(figures_dir)
+    out = []
+    written_csv = sorted(Path(p) for p in written if str(p).endswith(".csv"))
+    for path in written_csv:
+        ref_text = committed_text(path, root)
+        if ref_text is None:
+            out.append({"table": path.stem, "why": "new: no committed reference"})
+            continue
+        why = table_difference(pd.read_csv(path), pd.read_csv(io.StringIO(ref_text)))
+        if why:
+            out.append({"table": path.stem, "why": why})
+    names = {p.name for p in written_csv}
+    for name in committed_tables(figures_dir, root):
+        if name not in names:
+            out.append({"table": Path(name).stem, "why": "in the reference, not written by this run"})
+    return out
+
+
+def reference_check(entry: dict, figures_dir: Path, root: Path = ROOT) -> dict:
+    """What the run's manifest records of the comparison: whether it was made (default parameters,
+    written into the repository's ``figures/``), and the changed tables."""
+    figures_dir = Path(figures_dir).resolve()
+    if figures_dir.parent != (Path(root) / "figures").resolve():
+        return {"compared": False, "why": "written outside the repository's figures/"}
+    if entry.get("changed"):
+        return {"compared": False, "why": "ran with parameters other than the reference's defaults"}
+    if entry.get("status") != "ok":
+        return {"compared": False, "why": "the notebook failed"}
+    return {"compared": True, "changed": changed_tables(entry.get("files", []), figures_dir, root)}
+
+
+def reference_lines(manifest: dict) -> list[str]:
+    """What ``rag_lab run`` prints at its end: per compared notebook, the tables that moved (or that
+    none did); a note for notebooks that were not compared."""
+    lines = []
+    for nb in manifest.get("notebooks", []):
+        check = nb.get("reference") or {}
+        name = nb["notebook"]
+        if not check.get("compared"):
+            lines.append(f"reference: {name} not compared ({check.get('why', 'no record')})")
+        elif not check["changed"]:
+            lines.append(f"reference: {name}: every table matches figures/{name}/ as committed")
+        else:
+            lines.append(f"reference: {name}: {len(check['changed'])} table(s) differ from figures/{name}/ as "
+                         "committed (refresh the reference on purpose, in a commit of its own):")
+            lines.extend(f"  {c['table']}: {c['why']}" for c in check["changed"])
+    return lines
