@@ -11,8 +11,8 @@ import pytest
 from rag_lab.core.types import Dataset, Document, Question
 from rag_lab.evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, format_ci, holm, mean_ci,
                                            minimum_detectable_effect, paired_difference, permutation_p, verdict)
-from rag_lab.evaluation.uncertainty import (flip_counts, flips, formatted_summary, judge_spread, paired_differences,
-                                            summary_with_ci)
+from rag_lab.evaluation.uncertainty import (family_baseline, flip_counts, flips, formatted_summary, judge_spread,
+                                            paired_differences, summary_with_ci)
 
 
 def test_identical_methods_differ_by_zero_with_interval_zero_and_p_one():
@@ -141,3 +141,9 @@ def test_judge_spread_is_the_mean_per_sample_standard_deviation():
     # sample 1 scored 1, 0 (sd 0.7071); sample 2 scored 0.5, 0.5 (sd 0)
     assert judge_spread([[1.0, 0.5], [0.0, 0.5]]) == pytest.approx(0.7071 / 2, rel=1e-3)
     assert math.isnan(judge_spread([[1.0, 0.5]]))
+
+
+def test_each_paper_method_has_its_family_baseline():
+    assert [family_baseline(m) for m in ("sketch", "unweaver", "raptor", "naive")] == ["naive", "naive", "naive", None]
+    assert family_baseline("ssg-query-traversal") == "ssg-basic-retrieval" and family_baseline("ssg-basic-retrieval") is None
+    assert family_baseline("gralc-graph") == "gralc-naive" and family_baseline("gralc-naive") is None

@@ -20,6 +20,15 @@ from .statistics import format_ci, holm, mean_ci, paired_difference
 SUMMARY_COLUMNS = ["method", "metric", "mean", "n", "ci_low", "ci_high"]
 DIFFERENCE_COLUMNS = ["method", "baseline", "metric", "diff", "n", "ci_low", "ci_high", "p", "p_holm", "mde"]
 FOUND_METRICS = ("ctx_mrr", "doc_mrr")   # a question is answered right at k when its first gold item is within k
+# Each paper's methods against the baseline of their family (the registry's names): the SSG traversals
+# against basic retrieval, the GraLC-RAG strategies against fixed-size chunks, every other against naive.
+FAMILY_BASELINES = (("ssg-", "ssg-basic-retrieval"), ("gralc-", "gralc-naive"), ("", "naive"))
+
+
+def family_baseline(method: str) -> str | None:
+    """The baseline a method is compared with (``FAMILY_BASELINES``); None for a baseline itself."""
+    baseline = next(b for prefix, b in FAMILY_BASELINES if method.startswith(prefix))
+    return None if method == baseline else baseline
 
 
 def metric_column(metric: str, k) -> str:
