@@ -105,18 +105,51 @@ def question_metric_heatmap(df: pd.DataFrame, method: str, metrics: Sequence[str
     return fig
 
 
-def with_paper(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+IN_CI = "paper in our 95% CI"
+NOT_LIKE_FOR_LIKE = "not like-for-like"
+
+
+def with_paper(ours: pd.DataFrame, paper: pd.DataFrame, intervals: dict[str, pd.DataFrame] | None = None,
+               like_for_like: bool | Sequence[str] = False) -> pd.DataFrame:
     """Ours beside the paper's numbers (same index and columns), plus the difference.
 
-    Columns come out as ``(metric, "ours" | "paper-reported" | "difference")``.
+    Columns come out as ``(metric, "ours" | "paper-reported" | "difference")``. With ``intervals``
+    (``uncertainty.interval_frames``: ``ci_low``, ``ci_high`` and ``n`` frames shaped like ``ours``) each
+    metric also gets ``n``, ``ci_low``, ``ci_high`` and ``paper in our 95% CI``: "yes"/"no" for the
+    like-for-like columns (``like_for_like``: True for all, or their names), "not like-for-like"
+    for the others (other data, metric or model: the interval says nothing about the paper's number).
     """
     common = [c for c in paper.columns if c in ours.columns]
+    comparable = set(common) if like_for_like is True else set(like_for_like or ())
+    index = ours.index.union(paper.index, sort=False)
     parts = {}
     for c in common:
         parts[(c, "ours")] = ours[c]
+        if intervals is not None:
+            for part in ("n", "ci_low", "ci_high"):
+                parts[(c, part)] = intervals[part][c].reindex(index) if c in intervals[part] else np.nan
         parts[(c, "paper-reported")] = paper[c]
         parts[(c, "difference")] = ours[c] - paper[c]
-    return pd.DataFrame(parts, index=ours.index.union(paper.index, sort=False))
+        if intervals is not None:
+            parts[(c, IN_CI)] = _inside(paper[c].reindex(index), parts[(c, "ci_low")], parts[(c, "ci_high")],
+                                        c in comparable)
+    return pd.DataFrame(parts, index=index)
+
+
+def _inside(reported: pd.Series, low, high, comparable: bool) -> list[str]:
+    """Per row: "yes" / "no" when the paper's number is inside / outside our interval, "" where either is
+    missing, "not like-for-like" for a column whose setting differs from the paper's."""
+    low = pd.Series(low, index=reported.index) if not isinstance(low, pd.Series) else low
+    high = pd.Series(high, index=reported.index) if not isinstance(high, pd.Series) else high
+    out = []
+    for r, lo, hi in zip(reported, low, high):
+        if not comparable:
+            out.append(NOT_LIKE_FOR_LIKE)
+        elif pd.isna(r) or pd.isna(lo) or pd.isna(hi):
+            out.append("")
+        else:
+            out.append("yes" if lo <= r <= hi else "no")
+    return out
 
 
 def method_metric_heatmap(summary: pd.DataFrame, columns: Sequence[str], title: str):

@@ -59,6 +59,18 @@ def summary_with_ci(df: pd.DataFrame, metrics: Sequence[str] | None = None) -> p
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
+def interval_frames(df: pd.DataFrame, columns: dict[str, str]) -> dict[str, pd.DataFrame]:
+    """For a table of means whose columns are labels of metric@k columns (``{"MRR": "doc_mrr@10"}``):
+    ``ci_low``, ``ci_high`` and ``n`` frames of the same shape (rows: methods), for ``plots.with_paper``."""
+    summary = summary_with_ci(df, metrics=list(columns.values())).set_index(["method", "metric"])
+    methods = list(dict.fromkeys(summary.index.get_level_values("method")))
+    out = {}
+    for part in ("ci_low", "ci_high", "n"):
+        out[part] = pd.DataFrame({label: [summary[part].get((m, metric), np.nan) for m in methods]
+                                  for label, metric in columns.items()}, index=methods)
+    return out
+
+
 def formatted_summary(summary: pd.DataFrame) -> pd.DataFrame:
     """``summary_with_ci``'s rows as a reading table: metric@k rows, method columns, cells
     ``0.612 [0.480, 0.741]`` and an ``n`` column per method where the metrics' n differ."""
@@ -109,6 +121,22 @@ def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] |
                 diff = paired_difference(table[m].to_numpy(), table[baseline].to_numpy())
                 rows.append({"method": m, "baseline": baseline, "metric": column, **diff.as_dict()})
     out = pd.DataFrame(rows, columns=[c for c in DIFFERENCE_COLUMNS if c != "p_holm"])
+    out.insert(out.columns.get_loc("p") + 1, "p_holm", holm(out["p"].to_numpy()) if len(out) else [])
+    return out
+
+
+def pairwise_differences(df: pd.DataFrame, column: str, methods: Sequence[str] | None = None) -> pd.DataFrame:
+    """Every pair of methods on one metric@k, the higher mean first (so ``diff`` >= 0), paired by
+    question, Holm across the pairs: which places of a ranking the questions can tell apart."""
+    table = per_question(df, column)
+    methods = [m for m in (methods or table.columns) if m in table.columns]
+    ranked = sorted(methods, key=lambda m: -np.nanmean(table[m].to_numpy()) if table[m].notna().any() else np.inf)
+    rows = []
+    for i, a in enumerate(ranked):
+        for b in ranked[i + 1:]:
+            d = paired_difference(table[a].to_numpy(), table[b].to_numpy())
+            rows.append({"method": a, "below": b, "metric": column, **d.as_dict()})
+    out = pd.DataFrame(rows, columns=["method", "below", "metric", "diff", "n", "ci_low", "ci_high", "p", "mde"])
     out.insert(out.columns.get_loc("p") + 1, "p_holm", holm(out["p"].to_numpy()) if len(out) else [])
     return out
 
