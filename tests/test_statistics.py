@@ -11,7 +11,7 @@ import pytest
 from rag_lab.core.types import Dataset, Document, Question
 from rag_lab.evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, format_ci, holm, mean_ci,
                                            minimum_detectable_effect, paired_difference, permutation_p, verdict)
-from rag_lab.evaluation.uncertainty import (family_baseline, flip_counts, flips, formatted_summary, judge_spread,
+from rag_lab.evaluation.uncertainty import (difference_sentence, family_baseline, flip_counts, flips, formatted_summary, judge_spread,
                                             paired_differences, summary_with_ci)
 
 
@@ -147,3 +147,11 @@ def test_each_paper_method_has_its_family_baseline():
     assert [family_baseline(m) for m in ("sketch", "unweaver", "raptor", "naive")] == ["naive", "naive", "naive", None]
     assert family_baseline("ssg-query-traversal") == "ssg-basic-retrieval" and family_baseline("ssg-basic-retrieval") is None
     assert family_baseline("gralc-graph") == "gralc-naive" and family_baseline("gralc-naive") is None
+
+
+def test_difference_sentence_reads_the_interval():
+    # A - B at k=5 on q1..q3: [0, 0.5, 0] -> mean 1/6; the interval touches 0 -> inconclusive
+    text = difference_sentence(TABLE, "A", "B", "ctx_recall@5")
+    assert text.startswith("A - B on ctx_recall@5: 0.167 [0.000, ") and text.endswith("): inconclusive")
+    assert "(n = 3, p = " in text
+    assert "not both scored" in difference_sentence(TABLE, "A", "C", "ctx_recall@5")

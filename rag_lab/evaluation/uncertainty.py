@@ -125,6 +125,19 @@ def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] |
     return out
 
 
+def difference_sentence(df: pd.DataFrame, a: str, b: str, column: str, threshold: float = 0.0) -> str:
+    """``a - b on metric@k = d [lo, hi] (n = .., p = .., MDE ..): verdict`` for one paired comparison, the
+    verdict as ``statistics.verdict`` reads the interval against ``threshold``."""
+    from .statistics import verdict
+
+    table = per_question(df, column)
+    if a not in table.columns or b not in table.columns:
+        return f"{a} - {b} on {column}: not both scored in this run"
+    d = paired_difference(table[a].to_numpy(), table[b].to_numpy())
+    return (f"{a} - {b} on {column}: {format_ci(d.diff, d.ci_low, d.ci_high)} (n = {d.n}, p = {d.p:.2f}, "
+            f"MDE {d.mde:.3f}): {verdict(d.ci_low, d.ci_high, threshold)}")
+
+
 def pairwise_differences(df: pd.DataFrame, column: str, methods: Sequence[str] | None = None) -> pd.DataFrame:
     """Every pair of methods on one metric@k, the higher mean first (so ``diff`` >= 0), paired by
     question, Holm across the pairs: which places of a ranking the questions can tell apart."""
