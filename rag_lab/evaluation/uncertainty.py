@@ -59,6 +59,13 @@ def summary_with_ci(df: pd.DataFrame, metrics: Sequence[str] | None = None) -> p
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
+def labelled_summary(df: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
+    """``summary_with_ci`` of the metric@k columns named in ``columns`` (label -> metric@k), the metric
+    column holding the labels (e.g. a paper's column names)."""
+    summary = summary_with_ci(df, metrics=list(columns.values()))
+    return summary.assign(metric=summary["metric"].map({v: k for k, v in columns.items()}))
+
+
 def interval_frames(df: pd.DataFrame, columns: dict[str, str]) -> dict[str, pd.DataFrame]:
     """For a table of means whose columns are labels of metric@k columns (``{"MRR": "doc_mrr@10"}``):
     ``ci_low``, ``ci_high`` and ``n`` frames of the same shape (rows: methods), for ``plots.with_paper``."""
