@@ -31,6 +31,12 @@ def family_baseline(method: str) -> str | None:
     return None if method == baseline else baseline
 
 
+def paper_pairs(methods: Sequence[str]) -> list[tuple[str, str]]:
+    """(method, its family's baseline) for every method whose baseline is among ``methods`` too."""
+    present = set(methods)
+    return [(m, b) for m in methods if (b := family_baseline(m)) is not None and b in present]
+
+
 def metric_column(metric: str, k) -> str:
     """``metric@k``, or the metric's bare name for a row without k (costs)."""
     return metric if pd.isna(k) else f"{metric}@{int(k)}"
