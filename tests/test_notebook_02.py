@@ -22,3 +22,10 @@ def test_unweaver_notebook_runs(tmp_path):
     assert system.loc["solution [x; z]"].iloc[:4].tolist() == pytest.approx([1, 0.2, 0.65, -0.4])
     assert "constrained_lsq" in pd.read_csv(paths["question_elected.csv"], index_col=0).columns
     assert_captions_name_reasoners(manifest)
+    # the comparison with the baselines: n and a 95% interval around every mean
+    evaluation = pd.read_csv(paths["evaluation.csv"])
+    assert list(evaluation.columns) == ["dataset", "method", "metric", "mean", "n", "ci_low", "ci_high"]
+    assert {"unweaver", "naive"} <= set(evaluation["method"]) and "italian_cuisine" in set(evaluation["dataset"])
+    assert (evaluation["n"] <= 2).all() and (evaluation["n"] >= 1).all()          # limit 2 questions per dataset
+    ok = evaluation.dropna(subset=["ci_low"])
+    assert ((ok["ci_low"] <= ok["mean"] + 1e-4) & (ok["mean"] <= ok["ci_high"] + 1e-4)).all()

@@ -18,11 +18,11 @@ from typing import Callable
 
 import pandas as pd
 
-from ..evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, format_ci, holm, paired_difference, verdict
+from ..evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, NON_INFERIORITY_MARGIN, SUPPORTED, format_ci, holm,
+                                    paired_difference, verdict)
 from ..evaluation.uncertainty import per_question
 
 Results = dict[str, pd.DataFrame]      # dataset -> evaluate()'s tidy per-question table
-NON_INFERIORITY_MARGIN = 0.05          # "at least as good": no worse than this, on a 0-1 metric
 NOT_TESTED = "not tested"
 COMPARISON_COLUMNS = ["paper", "dataset", "method", "rival", "metric", "threshold", "diff", "n", "ci_low", "ci_high",
                       "p", "p_holm", "mde", "verdict"]

@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..datasets import load_dataset
 from ..evaluation.statistics import format_ci
-from ..evaluation.uncertainty import family_baseline, flip_counts, flips, paired_differences, summary_with_ci
+from ..evaluation.uncertainty import flip_counts, flips, paired_differences, paper_pairs, summary_with_ci
 
 LEADERBOARD_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage_source")
 RANK_METRIC = "ctx_recall"
@@ -52,12 +52,6 @@ def differences_table(results: pd.DataFrame, baseline: str, k: int,
     if baseline not in set(results["method"]):
         return pd.DataFrame(columns=["method", "baseline", "metric", "diff", "n", "ci_low", "ci_high", "p", "p_holm", "mde"])
     return paired_differences(results, baseline, metrics=[f"{m}@{k}" for m in metrics])
-
-
-def paper_pairs(methods: Sequence[str]) -> list[tuple[str, str]]:
-    """(method, its family's baseline) for every method of a paper whose baseline also ran."""
-    present = set(methods)
-    return [(m, b) for m in methods if (b := family_baseline(m)) is not None and b in present and m != b]
 
 
 def flip_summary(results: Mapping[str, pd.DataFrame], k: int) -> pd.DataFrame:

@@ -30,6 +30,7 @@ CONFIDENCE = 0.95
 POWER = 0.80
 N_RESAMPLES = 9999
 SEED = 0
+NON_INFERIORITY_MARGIN = 0.05   # "at least as good as": no worse than this on a 0-1 metric (UnWeaver's claim)
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
 
 

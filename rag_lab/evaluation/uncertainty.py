@@ -31,6 +31,12 @@ def family_baseline(method: str) -> str | None:
     return None if method == baseline else baseline
 
 
+def paper_pairs(methods: Sequence[str]) -> list[tuple[str, str]]:
+    """(method, its family's baseline) for every method whose baseline is among ``methods`` too."""
+    present = set(methods)
+    return [(m, b) for m in methods if (b := family_baseline(m)) is not None and b in present]
+
+
 def metric_column(metric: str, k) -> str:
     """``metric@k``, or the metric's bare name for a row without k (costs)."""
     return metric if pd.isna(k) else f"{metric}@{int(k)}"
@@ -57,6 +63,13 @@ def summary_with_ci(df: pd.DataFrame, metrics: Sequence[str] | None = None) -> p
         est = mean_ci(values.to_numpy())
         rows.append((method, column, est.mean, est.n, est.ci_low, est.ci_high))
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def labelled_summary(df: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
+    """``summary_with_ci`` of the metric@k columns named in ``columns`` (label -> metric@k), the metric
+    column holding the labels (e.g. a paper's column names)."""
+    summary = summary_with_ci(df, metrics=list(columns.values()))
+    return summary.assign(metric=summary["metric"].map({v: k for k, v in columns.items()}))
 
 
 def interval_frames(df: pd.DataFrame, columns: dict[str, str]) -> dict[str, pd.DataFrame]:
