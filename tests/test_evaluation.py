@@ -175,7 +175,7 @@ class Sentences(Retriever):
         return Retrieval(query, [Hit(c, 1.0) for c in self.chunks[:3][:k]])
 
 
-def test_id_based_context_metrics_by_hand(monkeypatch):
+def test_id_based_context_metrics_by_hand():
     # Gold "Genoa. Basil grows" (chars 17..35) overlaps c0 by "Genoa." (6 chars) and c1 by "Basil grows"
     # (11 chars); the rule asks for half the shorter span (18 / 2 = 9): c1 matches, c0 does not. Gold
     # "Risotto is from Milan." is c3 exactly. Reference ids: c1, c3. Retrieved c0, c1, c2: one of the three
@@ -203,6 +203,7 @@ def overlap_references(chunks, question, documents):
         doc = next(d for d in question.gold_doc_ids + list(documents) if ctx in documents[d].text)
         start = documents[doc].text.index(ctx)
         spans.append((doc, start, start + len(ctx)))
+
     def overlap(c, s, e):
         return min(c.end, e) - max(c.start, s)
 
