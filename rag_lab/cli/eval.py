@@ -15,6 +15,9 @@ def add_arguments(parser):
                              "the answers; without it only retrieval is scored")
     parser.add_argument("--judge", default=None, metavar="SPEC",
                         help="LLM judge for ragas' LLM metrics (faithfulness, answer relevancy, ...); needs --reasoner")
+    parser.add_argument("--judge-repeats", type=int, default=1, metavar="N",
+                        help="ask the judge N times per answer: each judged score is the mean, and "
+                             "<metric>_judge_sd its spread, reported beside the interval over questions")
     parser.add_argument("--answer-k", type=int, default=5, help="the answer's contexts: the method's own top k")
     parser.add_argument("--section-level", default="section", choices=("section", "subsection", "paragraph"),
                         help="granularity of section coverage (datasets with sections)")
@@ -53,6 +56,10 @@ def run(args) -> int:
                          f"as {args.out.stem}.json")
     if args.answer_k <= 0:
         raise ValueError(f"--answer-k must be a positive integer, got {args.answer_k}")
+    if args.judge_repeats < 1:
+        raise ValueError(f"--judge-repeats must be a positive integer, got {args.judge_repeats}")
+    if args.judge_repeats > 1 and not args.judge:
+        raise ValueError("--judge-repeats asks the judge again: give --judge SPEC too")
     if args.judge and not args.reasoner:
         raise ValueError("--judge scores answers: give --reasoner SPEC too (e.g. --reasoner offline)")
     names = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -61,7 +68,7 @@ def run(args) -> int:
     dataset = load_dataset(args.data, limit=args.limit)
     retrievers = [get_retriever(n) for n in names]
     df = evaluate(retrievers, dataset, ks, reasoner=args.reasoner, judge=args.judge, answer_k=args.answer_k,
-                  min_overlap=args.min_overlap, section_level=args.section_level)
+                  min_overlap=args.min_overlap, section_level=args.section_level, judge_repeats=args.judge_repeats)
     summary = summary_with_ci(df)
     differences = paired_differences(df, args.baseline) if args.baseline else None
     if args.out:
