@@ -159,11 +159,15 @@ def test_boundary_trace_weights_each_signal_and_marks_the_chosen_boundaries():
     assert {a.text for a in fig.layout.annotations} == {"τ = 0.4", "Intro"}
 
 
-def test_lambda_curve_sends_each_column_to_its_axis():
+def test_lambda_curve_sends_each_column_to_its_panel():
+    # three panels, each its own scale from zero (a second y-axis on one panel would stretch a
+    # 0.02-section wiggle over the whole height): scores 0-1, sections, cosines 0-1
     sweep = pd.DataFrame({"MRR@20": [0.5, 0.6], "SecCov@5": [2.0, 3.0], "cos(mentions)": [1.0, 0.9],
                           "chunks": [7, 7]}, index=[0.0, 0.1])
     fig = gralc_plots.lambda_curve(sweep, "λ")
     axes = {t.name: (t.xaxis, t.yaxis, list(t.y)) for t in fig.data}
-    assert axes == {"MRR@20": ("x", "y", [0.5, 0.6]), "SecCov@5": ("x", "y2", [2.0, 3.0]),
-                    "cos(mentions)": ("x2", "y3", [1.0, 0.9])}             # chunk counts are not drawn
-    assert [(s.x0, s.xref) for s in fig.layout.shapes] == [(0.1, "x"), (0.1, "x2")]   # the paper's λ, both panels
+    assert axes == {"MRR@20": ("x", "y", [0.5, 0.6]), "SecCov@5": ("x2", "y2", [2.0, 3.0]),
+                    "cos(mentions)": ("x3", "y3", [1.0, 0.9])}             # chunk counts are not drawn
+    assert [(s.x0, s.xref) for s in fig.layout.shapes] == [(0.1, "x"), (0.1, "x2"), (0.1, "x3")]   # the paper's λ
+    assert list(fig.layout.yaxis.range) == [0, 1.05] and fig.layout.yaxis2.rangemode == "tozero"
+    assert list(fig.layout.yaxis3.range) == [0, 1.05]
