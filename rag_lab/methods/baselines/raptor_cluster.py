@@ -24,6 +24,16 @@ What is ours, and why:
   UMAP's n_neighbors is kept in [2, n - 1], since tiny layers give int(sqrt(n - 1)) < 2;
 - one seed (``seed``) drives UMAP and every mixture, so a build is repeatable (UMAP then runs
   single-threaded); the reference code seeds only its mixtures;
+- UMAP's seed does not reach all of it: its spectral start (``umap.spectral``) asks SciPy's ARPACK
+  (``eigsh``) for the graph Laplacian's lowest eigenvectors from the all-ones start vector. When an
+  eigenvalue repeats (a small tight cluster, e.g. a dozen nodes with n_neighbors 10, is nearly a
+  complete graph, whose Laplacian has one eigenvalue many times over), the Lanczos iteration runs out
+  of new directions and ARPACK asks for a random vector, which SciPy draws from an unseeded
+  generator (fresh OS entropy on every call). The start then differs, UMAP's layout and the
+  mixtures follow, and the same corpus gave another tree in every run. ``seeded_arpack`` gives
+  ARPACK the seed while UMAP runs, so a clustering depends only on its input
+  (tests/test_raptor_determinism.py checks this across processes). umap-learn's open issue
+  #1277 reports the same cause with duplicated rows;
 - an oversized cluster that clustering would return whole (BIC prefers one component) is split
   by the best mixture of at least two components with hard assignment, and kept whole only if
   even that cannot divide it. The reference code would recurse forever there.
@@ -33,10 +43,12 @@ What is ours, and why:
 from __future__ import annotations
 
 import math
+import threading
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Sequence
+from functools import lru_cache, wraps
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -62,8 +74,56 @@ def enable_numba_cache() -> int:
     return switched
 
 
+_ARPACK_SEED = threading.local()     # the seed of the seeded_arpack block this thread is in, if any
+_ARPACK_LOCK = threading.Lock()
+_ARPACK_USERS = 0                    # seeded_arpack blocks open in this process (all threads)
+
+
+def _eigsh_with_thread_seed(eigsh):
+    """``eigsh`` that, inside a ``seeded_arpack`` block of the calling thread and when the caller
+    passes no ``rng``, gives ARPACK a generator made from that block's seed (a new one per call,
+    so a result does not depend on how many calls came before); elsewhere it is ``eigsh`` itself."""
+    @wraps(eigsh)
+    def seeded(*args, **kwargs):
+        seed = getattr(_ARPACK_SEED, "seed", None)
+        if seed is not None and kwargs.get("rng") is None:
+            kwargs["rng"] = np.random.default_rng(seed)
+        return eigsh(*args, **kwargs)
+    seeded.unseeded = eigsh
+    return seeded
+
+
+@contextmanager
+def seeded_arpack(seed: int) -> Iterator[None]:
+    """Within the block, ``scipy.sparse.linalg.eigsh`` called without ``rng`` by this thread draws
+    ARPACK's restart vectors from ``seed`` instead of fresh OS entropy (module docstring: UMAP's
+    spectral start). SciPy's function is swapped for a pass-through wrapper while any block is
+    open, in any thread, and put back when the last one closes; other threads' calls, and calls
+    that pass ``rng``, are unchanged."""
+    global _ARPACK_USERS
+    import scipy.sparse.linalg as sparse_linalg
+
+    if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
+        raise ValueError(f"seeded_arpack: seed must be an integer, got {seed!r}")
+    with _ARPACK_LOCK:
+        if _ARPACK_USERS == 0:
+            sparse_linalg.eigsh = _eigsh_with_thread_seed(sparse_linalg.eigsh)
+        _ARPACK_USERS += 1
+    outer = getattr(_ARPACK_SEED, "seed", None)
+    _ARPACK_SEED.seed = int(seed)
+    try:
+        yield
+    finally:
+        _ARPACK_SEED.seed = outer
+        with _ARPACK_LOCK:
+            _ARPACK_USERS -= 1
+            if _ARPACK_USERS == 0 and hasattr(sparse_linalg.eigsh, "unseeded"):   # unless replaced meanwhile
+                sparse_linalg.eigsh = sparse_linalg.eigsh.unseeded
+
+
 def umap_reduce(vectors: np.ndarray, dim: int, n_neighbors: int, seed: int) -> np.ndarray:
-    """UMAP (cosine) of ``vectors`` to min(dim, n - 2) dimensions, n_neighbors kept in [2, n - 1]."""
+    """UMAP (cosine) of ``vectors`` to min(dim, n - 2) dimensions, n_neighbors kept in [2, n - 1];
+    ``seed`` drives UMAP and ARPACK in its spectral start (``seeded_arpack``)."""
     vectors = np.asarray(vectors, dtype=np.float32)
     n = len(vectors)
     if n < 3:
@@ -73,7 +133,7 @@ def umap_reduce(vectors: np.ndarray, dim: int, n_neighbors: int, seed: int) -> n
 
     reducer = umap.UMAP(n_neighbors=max(2, min(n_neighbors, n - 1)), n_components=max(1, min(dim, n - 2)),
                         metric="cosine", random_state=seed, n_jobs=1)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), seeded_arpack(seed):
         # tiny layers: UMAP says spectral initialisation is impossible and starts from random
         # coordinates (seeded) instead; that is the expected behaviour, not news for the reader
         warnings.filterwarnings("ignore", message=".*[Ss]pectral initiali[sz]ation.*")
