@@ -45,7 +45,7 @@ class Fixed(Retriever):
 
 
 class WithFacts(Fixed):
-    answer_contexts = SketchRetriever.answer_contexts     # SKETCH's: a facts block, then the chunks
+    context_blocks = SketchRetriever.context_blocks     # SKETCH's: a facts block before the chunks
 
 
 def value(df, method, metric):
