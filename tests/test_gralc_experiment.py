@@ -85,3 +85,22 @@ def test_lambda_sweep_on_the_same_questions(embedder):
         ex.lambda_sweep(Dataset("toy", docs, qs), [0.1, 0.1], 5, params)
     with pytest.raises(ValueError, match="at least one"):
         ex.lambda_sweep(Dataset("toy", docs, qs), [], 5, params)
+
+
+def test_table6_tokens_are_counted_in_gpt_4o_minis_tokenizer(embedder):
+    from rag_lab.core.types import Dataset, Document, Question
+    from rag_lab.reasoning.tokens import count_encoding_tokens
+    from test_evaluation import Recorder
+
+    text = "Empagliflozin slowed the decline of eGFR in adults with type 2 diabetes mellitus."
+    data = Dataset("toy", [Document("kidney", text)], [Question("q1", "Did empagliflozin slow eGFR decline?",
+                                                                 gold_doc_ids=["kidney"])])
+    run = ex.evaluate(["gralc-naive"], data, (1,))
+    reasoner = Recorder()
+    gen = ex.generation(run, reasoner, k=1)
+    contexts = reasoner.seen["Did empagliflozin slow eGFR decline?"]
+    tokens = gen[gen.metric == "context_tokens"]["value"].item()
+    # contexts + question in o200k_base, not MiniLM word pieces (which split "empagliflozin" into many)
+    assert tokens == count_encoding_tokens(contexts + [data.questions[0].question])
+    assert tokens != embedder.count_tokens(contexts + [data.questions[0].question])
+    assert ex.table6(gen).loc["Naive", "Tokens"] == tokens and "o200k_base" in ex.TOKENS_SCOPE

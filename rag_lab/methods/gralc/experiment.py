@@ -90,12 +90,19 @@ def stack(runs: Mapping[str, Run], attr: str = "scores") -> pd.DataFrame:
     return pd.concat([getattr(r, attr).assign(condition=c) for c, r in runs.items()], ignore_index=True)
 
 
+# Table 6's token column: the paper's is GPT-4o-mini's usage; ours counts what the answer is drawn
+# from in GPT-4o-mini's tokenizer, so the two are in the same unit but not the same scope
+TOKENS_SCOPE = ("Tokens = contexts + question in o200k_base (GPT-4o-mini's tokenizer), summed over questions; "
+                "the paper's column is GPT-4o-mini's usage, which adds its prompt template and the answers")
+
+
 def generation(run: Run, reasoner, k: int = 5, limit: int | None = None, level: str = "section") -> pd.DataFrame:
     """Answer each question from every strategy's own top k (its ``answer_contexts``); proxy F1,
-    section diversity, tokens."""
+    section diversity, tokens (``TOKENS_SCOPE``)."""
+    from ...reasoning.tokens import count_encoding_tokens
+
     docs = {d.id: d for d in run.dataset.documents}
     questions = run.dataset.questions[:limit] if limit else run.dataset.questions
-    embedder = next(iter(run.retrievers.values())).embedder
     at_k = run.results[k] if k in run.results else run_queries(run.retrievers, run.dataset, k, progress=False)
     rows = []
     for method, by_q in at_k.items():
@@ -103,7 +110,7 @@ def generation(run: Run, reasoner, k: int = 5, limit: int | None = None, level: 
             chunks = [h.chunk for h in by_q[q.id].hits]
             contexts = run.retrievers[method].answer_contexts(by_q[q.id])
             answer = reasoner.answer(q.question, contexts)
-            tokens = embedder.count_tokens(contexts + [q.question])
+            tokens = count_encoding_tokens(contexts + [q.question], paper.ANSWER_ENCODING)
             rows += answer_rows(method, q, answer, chunks, docs, tokens, level)
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -73,8 +73,12 @@ def table5_series(metric: str = seccov_label(5)) -> pd.Series:
     return pd.Series({(c, s): t.loc[s, f"{metric} {c}"] for c in CONDITION_ORDER for s in t.index})
 
 
+ANSWER_ENCODING = "o200k_base"   # the tokenizer of the paper's answering model, GPT-4o-mini (§3.5)
+
+
 def table6() -> pd.DataFrame:
-    """50 full-text cross-section questions, GPT-4o-mini answers; F1 is answer-vs-question overlap."""
+    """50 full-text cross-section questions, GPT-4o-mini answers; F1 is answer-vs-question overlap;
+    Tokens as GPT-4o-mini counted them (``experiment.TOKENS_SCOPE`` says how ours differ)."""
     rows = [[0.389, 1.00, 169466], [0.403, 1.00, 29748], [0.375, 1.00, 71506], [0.381, 4.48, 86060],
             [0.394, 4.62, 77930], [0.395, 4.48, 85659]]
     return pd.DataFrame(rows, index=ORDER, columns=["Avg F1", "Sec Diversity", "Tokens"])
