@@ -31,6 +31,7 @@ answer; the LangChain face returns the block as a Document of its own.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict
 from typing import Sequence
 
@@ -162,6 +163,18 @@ class SketchRetriever(Retriever):
                 "mean piece tokens": sum(tokens) / len(tokens), "max piece tokens": max(tokens),
                 "graph nodes": len(self.graph), "graph relations": len(self.graph.store.edges()),
                 "build seconds": round(self.build_cost.seconds, 2)}
+
+    def variant(self, name: str | None = None, **changes) -> "SketchRetriever":
+        """A copy sharing this built index (pieces, vectors, graph) that queries with other query-time
+        knobs (``SketchConfig.QUERY_KNOBS``, e.g. ``hops``); it reports the same build cost."""
+        bad = set(changes) - set(self.config.QUERY_KNOBS)
+        if bad:
+            raise ValueError(f"variant can change only {sorted(self.config.QUERY_KNOBS)}, not {sorted(bad)}")
+        other = copy.copy(self)
+        other.config = self.config.replace(**changes)
+        other.build_cost = copy.copy(self.build_cost)
+        other.name = name or f"{self.name}[{','.join(f'{k}={v}' for k, v in changes.items())}]"
+        return other
 
     # -- querying ---------------------------------------------------------------------------
     def _check_built(self) -> None:

@@ -153,3 +153,19 @@ def leaders(table: pd.DataFrame, label: str) -> str:
         top = [m for m, v in values.items() if v >= values.max() - 1e-12]
         parts.append(f"{col.replace('_', ' ')}: {' = '.join(top)} ({values.max():.3f})")
     return f"Highest per column, {label}: " + "; ".join(parts) + "." if parts else f"{label}: no values."
+
+
+def truncation_sentence(methods, embedder) -> str:
+    """Beside the retrieval table: per approach, how many of the texts it embeds are longer than the
+    encoder reads (it cuts them silently at ``max_tokens`` word pieces, so a long semantic segment is
+    represented by its opening only). KG-only embeds no chunk."""
+    from ...core.chunking import over_encoder_limit
+
+    parts = []
+    for name, r in methods.items():
+        if not getattr(r, "uses_vectors", True):
+            continue
+        over, total = over_encoder_limit((c.text for c in r.chunks), embedder)
+        parts.append(f"{name} {over} of {total}")
+    return (f"Texts longer than the encoder reads ({embedder.max_tokens} word pieces with its two special tokens; "
+            "each is embedded from its opening only): " + ", ".join(parts) + ".")
