@@ -86,6 +86,15 @@ def ours_in_paper_columns(summary: pd.DataFrame, answer_k: int, judged: bool) ->
     return out
 
 
+def context_scope(judged: bool) -> str:
+    """Which contexts our context precision/recall columns scored (for captions)."""
+    if judged:
+        return ("context P/R judged on the handed-over contexts (SKETCH's and KG-only's facts block included, "
+                "as the paper's judge saw the merged context)")
+    return ("context P/R scored on the retrieved chunks of every approach (the facts block SKETCH and KG-only hand "
+            "the answering model is not matched against the gold passages)")
+
+
 def setting_note(dataset_name: str, n_documents: int, n_questions: int, reasoner: str, judge: str | None,
                  retrieval_table: bool = False) -> str:
     """One sentence saying how this run's setting differs from the paper's, for the data, the
