@@ -25,9 +25,10 @@ a context when the context's text appears inside them.
 Section coverage (GraLC-RAG's SecCov@k), one definition with the granularity as a parameter:
 a chunk belongs to the section that holds most of its characters at a ``level`` (``section``:
 top-level sections; ``subsection``; ``paragraph``), whatever label its chunker gave it, so every
-method is measured the same way. The paper's reading is the default: the number of distinct
-sections *of the question's source document(s)* (its gold documents) among the top k, and that
-number over the sections those documents have at the level. Given no source documents it counts
+method is measured the same way. Our default reading: the number of distinct sections *of the
+question's source document(s)* (its gold documents) among the top k, and that number over the
+sections those documents have at the level (GraLC-RAG's printed values fit another reading:
+``coverage_readings.py``, docs/metrics.md). Given no source documents it counts
 the distinct (document, section) pairs of any document among the top k, over the sections of
 the documents retrieved. The metric name carries the level and the reading
 (``coverage_metric``: ``section_coverage_source``, ``subsection_coverage_retrieved`` ...).
@@ -256,7 +257,7 @@ class Coverage:
 def section_coverage(chunks: Sequence[Chunk], k: int, documents: Mapping[str, Document], level: str = "section",
                      source_doc_ids: Sequence[str] | None = None) -> Coverage:
     """Section coverage of the top ``k`` (module docstring). ``source_doc_ids``: the question's source
-    documents (the paper's reading); None counts sections of any retrieved document."""
+    documents (our default reading); None counts sections of any retrieved document."""
     _check_level(level)
     top = chunks[:k]
     if source_doc_ids is None:

@@ -1,8 +1,9 @@
 """The GraLC-RAG paper's metrics beyond the shared ones, and its generation proxy.
 
-Section coverage (SecCov@k) is the core's single definition (``rag_lab.evaluation.metrics.section_coverage``,
-scored by ``evaluation.score_retrievals`` with the level as a parameter): by default the paper's
-reading, the distinct sections *of the question's source article* among the top k. Here:
+Section coverage (SecCov@k): our reading is the core's (``rag_lab.evaluation.metrics.section_coverage``,
+scored by ``evaluation.score_retrievals`` with the level as a parameter), the distinct sections *of
+the question's source article* among the top k; the reading the paper's Table 5 fits is in
+``seccov.py`` (``PAPER_READING``). Here:
 
 - ``cross_section_recall``: 1 when the top k chunks cover at least two of the sections the
   question requires (all of them when it requires fewer), else 0; a chunk's section is the
