@@ -69,7 +69,7 @@ def evaluate(strategies: Sequence[str], dataset: Dataset, ks: Sequence[int] = (1
     for r in retrievers.values():
         r.build(dataset.documents)
     results = run_queries_at(retrievers, dataset, ks, progress)
-    scores = score_retrievals(results, dataset, section_level=level)
+    scores = score_retrievals(results, dataset, section_level=level, pools={n: r.chunks for n, r in retrievers.items()})
     extra = pd.DataFrame(cross_section_rows(results, dataset, level) + reading_rows(results, dataset, PAPER_READING),
                          columns=COLUMNS)
     builds = build_costs(retrievers)
