@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from rag_lab.methods.gralc import experiment as ex
+from rag_lab.methods.gralc import paper
 
 
 def rows(method, metric, k, values, condition=None):
@@ -35,12 +36,23 @@ def test_table5_and_table6_shapes():
         for k in (5, 20):
             data += rows("gralc-naive", ex.SECCOV, k, [naive, naive], cond) + rows("gralc-kg", ex.SECCOV, k, [kg, kg], cond)
             data += rows("gralc-naive", "cs_recall", k, [0.0, 1.0], cond) + rows("gralc-kg", "cs_recall", k, [1, 1], cond)
+            data += rows("gralc-kg", ex.SOURCE_SECCOV, k, [3.0, 3.0], cond)
     t5 = ex.table5(pd.DataFrame(data), (5, 20), ["introduction", "full"])
-    assert ex.SECCOV == "section_coverage_source"      # the paper's reading, named as such
-    assert t5.loc["GraLC-RAG (KG)", "SecCov@5 (source article) full"] == 4.0
+    assert ex.SECCOV == "seccov[paragraph/bare/unlabelled]"     # the reading that reproduces the paper's pattern
+    assert ex.SOURCE_SECCOV == "section_coverage_source"        # ours, not set beside the paper
+    assert t5.loc["GraLC-RAG (KG)", "SecCov@5 (any-level labels, all retrieved) full"] == 4.0
     assert t5.loc["Naive", "CS Recall@20 introduction"] == 0.5
-    assert list(t5.columns) == [f"{m} {c}" for m in ("SecCov@5 (source article)", "SecCov@20 (source article)",
-                                                     "CS Recall@20") for c in ("introduction", "full")]
+    assert t5.loc["GraLC-RAG (KG)", "SecCov@20 (source article's sections; ours only) full"] == 3.0
+    assert list(t5.columns) == [f"{m} {c}" for m in ("SecCov@5 (any-level labels, all retrieved)",
+                                                     "SecCov@20 (any-level labels, all retrieved)", "CS Recall@20",
+                                                     "SecCov@5 (source article's sections; ours only)",
+                                                     "SecCov@20 (source article's sections; ours only)")
+                                for c in ("introduction", "full")]
+    # beside the paper: the paper's columns compared, ours-only columns kept without a paper value
+    side = ex.beside_paper(t5, paper.table5())
+    assert side.loc["GraLC-RAG (KG)", ("SecCov@5 (any-level labels, all retrieved) full", "paper-reported")] == 4.46
+    assert ("SecCov@5 (source article's sections; ours only) full", "ours") in side.columns
+    assert not any(c[0].startswith("SecCov@5 (source") and c[1] != "ours" for c in side.columns)
     gen = pd.DataFrame(rows("gralc-naive", "proxy_f1", math.nan, [0.2, 0.4])
                        + rows("gralc-naive", "section_diversity", math.nan, [1, 3])
                        + rows("gralc-naive", "context_tokens", math.nan, [100, 50]))
@@ -69,9 +81,9 @@ def test_lambda_sweep_on_the_same_questions(embedder):
     params = ex.strategy_params(min_tokens=4, max_tokens=16)
     sweep = ex.lambda_sweep(Dataset("toy", docs, qs), [0.0, 0.1, 0.5], 5, params, mrr_k=10)
     assert list(sweep.index) == [0.0, 0.1, 0.5]
-    assert list(sweep.columns) == ["MRR@10", "R@5", "SecCov@5 (source article)", "chunks", "top 5 changed vs λ = 0",
+    assert list(sweep.columns) == ["MRR@10", "R@5", "SecCov@5 (any-level labels, all retrieved)", "chunks", "top 5 changed vs λ = 0",
                                    ex.MENTION_COSINE, ex.ALL_COSINE]
-    assert sweep["SecCov@5 (source article)"].isna().all()          # these documents have no sections
+    assert sweep["SecCov@5 (any-level labels, all retrieved)"].isna().all()   # these documents have no sections
     assert sweep.loc[0.0, "top 5 changed vs λ = 0"] == 0 and sweep.loc[0.0, ex.MENTION_COSINE] == pytest.approx(1.0)
     cos = sweep[ex.MENTION_COSINE]
     assert 1.0 > cos[0.1] > cos[0.5] and (sweep[ex.ALL_COSINE] >= cos - 1e-9).all()   # unchanged tokens add 1s
@@ -85,3 +97,22 @@ def test_lambda_sweep_on_the_same_questions(embedder):
         ex.lambda_sweep(Dataset("toy", docs, qs), [0.1, 0.1], 5, params)
     with pytest.raises(ValueError, match="at least one"):
         ex.lambda_sweep(Dataset("toy", docs, qs), [], 5, params)
+
+
+def test_table6_tokens_are_counted_in_gpt_4o_minis_tokenizer(embedder):
+    from rag_lab.core.types import Dataset, Document, Question
+    from rag_lab.reasoning.tokens import count_encoding_tokens
+    from test_evaluation import Recorder
+
+    text = "Empagliflozin slowed the decline of eGFR in adults with type 2 diabetes mellitus."
+    data = Dataset("toy", [Document("kidney", text)], [Question("q1", "Did empagliflozin slow eGFR decline?",
+                                                                 gold_doc_ids=["kidney"])])
+    run = ex.evaluate(["gralc-naive"], data, (1,))
+    reasoner = Recorder()
+    gen = ex.generation(run, reasoner, k=1)
+    contexts = reasoner.seen["Did empagliflozin slow eGFR decline?"]
+    tokens = gen[gen.metric == "context_tokens"]["value"].item()
+    # contexts + question in o200k_base, not MiniLM word pieces (which split "empagliflozin" into many)
+    assert tokens == count_encoding_tokens(contexts + [data.questions[0].question])
+    assert tokens != embedder.count_tokens(contexts + [data.questions[0].question])
+    assert ex.table6(gen).loc["Naive", "Tokens"] == tokens and "o200k_base" in ex.TOKENS_SCOPE

@@ -137,7 +137,7 @@ def test_infusion_sentence_retrieval_unmoved_but_vectors_turned():
     lines = fd.infusion(sweep_table([0.700, 0.702, 0.696], [1.0, 0.999, 0.97]), "full", 0.01)
     assert ("MRR@5 moves by +0.002 at λ = 0.1 and -0.004 at λ = 0.5 (largest 0.004, < 0.01: no measurable change)"
             in lines[0])
-    assert "SecCov@5 (source article) moves by +0.100 at λ = 0.1 and +0.200 at λ = 0.5 (largest 0.200, < 0.5" in lines[0]
+    assert "SecCov@5 (any-level labels, all retrieved) moves by +0.100 at λ = 0.1 and +0.200 at λ = 0.5 (largest 0.200, < 0.5" in lines[0]
     assert lines[1] == ("The top 5 differs from λ = 0's for 10% of questions at λ = 0.1, 30% of questions at λ = 0.5; "
                         "chunks: 10 (λ = 0), 10 (λ = 0.1), 11 (λ = 0.5).")
     assert "the largest 1 − cos is 0.0300 (≥ 0.01: the vectors turn measurably)" in lines[2]
@@ -156,7 +156,7 @@ def test_infusion_sentence_retrieval_moved_or_vectors_untouched():
     no_sections[paper.seccov_label(5)] = math.nan                    # documents without sections: no SecCov
     lines = fd.infusion(no_sections, "abstract", 0.01)
     assert "SecCov" not in lines[0].split("; SecCov")[0] and "nan" not in "\n".join(lines)
-    assert lines[0].endswith("; SecCov@5 (source article) not measured in this run (the documents have no sections).")
+    assert lines[0].endswith("; SecCov@5 (any-level labels, all retrieved) not measured in this run (the documents have no sections).")
     one = sweep_table([0.7, 0.7, 0.7], [1.0, 1.0, 1.0]).iloc[:1]
     assert fd.infusion(one, "full") == ["λ ablation: only λ = 0 ran, so there is nothing to compare."]
 

@@ -37,3 +37,21 @@ def test_generation_proxy_is_overlap_with_the_question():
     # answer tokens {metformin, slowed, decline}; question tokens {did, metformin, slow, decline}
     # common 2 -> precision 2/3, recall 2/4 -> F1 = 2*(2/3)(1/2)/(2/3+1/2) = 4/7
     assert generation_proxy_f1("Metformin slowed decline.", "Did metformin slow decline?") == pytest.approx(4 / 7)
+
+
+def test_cross_section_recall_qualifies_bare_section_ids_by_document():
+    # two QASPER-style papers whose sections are both called s1, s2 (ids not unique across documents)
+    p1 = Document("P1", "x" * 20, sections=[Section("s1", "Intro", "section", 0, 10),
+                                            Section("s2", "Results", "section", 10, 20)])
+    p2 = Document("P2", "y" * 20, sections=[Section("s1", "Intro", "section", 0, 10),
+                                            Section("s2", "Results", "section", 10, 20)])
+    d = {"P1": p1, "P2": p2}
+    ranking = [c("P1", 0, 5), c("P2", 12, 18)]      # P1's s1, then P2's s2
+    # the question is on P1: another paper's s2 does not satisfy it (before: 1.0)
+    assert cross_section_recall(ranking, ["s1", "s2"], 2, d, source_doc_ids=["P1"]) == 0.0
+    assert cross_section_recall(ranking + [c("P1", 11, 19)], ["s1", "s2"], 3, d, source_doc_ids=["P1"]) == 1.0
+    # a required section the (cut) source lacks stays required: s3 can never be covered
+    assert cross_section_recall(ranking, ["s1", "s3"], 2, d, source_doc_ids=["P1"]) == 0.0
+    # no source documents and an id two documents share: refused, naming both
+    with pytest.raises(ValueError, match="P1, P2"):
+        cross_section_recall(ranking, ["s1", "s2"], 2, d)

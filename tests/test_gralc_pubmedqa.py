@@ -52,7 +52,8 @@ def test_setting_phrases_loader_arguments_and_missing_conditions(pubmedqa):
     short = condition_dataset(pubmedqa, "abstract")
     assert setting.short_text_setting(short) == (
         "PubMedQA*: 7 full abstracts (all context sections), 7 questions, one each, gold = its source abstract — "
-        "the paper's setting (the paper used 1,000)")
+        "the paper's protocol, not its question set (the paper: 1,000 questions, described as 500 expert-annotated "
+        "+ 500 artificial; PQA-L's 1,000 are all expert-labelled)")
     jats = Dataset("x[abstract]", [Document("d", "t")], [Question("q", "?", gold_doc_ids=["d"])],
                    {"condition": "abstract"})
     assert setting.short_text_setting(jats).startswith("abstracts of 1 JATS articles, 1 template questions")

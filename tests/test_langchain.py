@@ -58,9 +58,16 @@ def test_every_method_answers_inside_an_lcel_chain(built, name):
     seen = Recorder()
     assert chain.invoke(QUESTION, config={"callbacks": [seen]}) == ANSWER
 
-    expected = built[name].retrieve(QUESTION, K).hits        # the method's own ranking, asked directly
+    own = built[name].retrieve(QUESTION, K)                   # the method's own ranking, asked directly
+    expected = own.hits
     assert expected, f"{name} retrieved nothing for the question"
-    docs = seen.documents
+    blocks = built[name].context_blocks(own)                 # SKETCH's and KG-only's graph facts come first
+    assert [d.page_content for d in seen.documents[:len(blocks)]] == [text for _, text in blocks]
+    assert all(d.metadata["kind"] == d.metadata["via"] == kind and d.metadata["rank"] == 0
+               for d, (kind, _) in zip(seen.documents, blocks))
+    # what the chain was handed is what rag_lab's answers are handed
+    assert [d.page_content for d in seen.documents] == built[name].answer_contexts(own)
+    docs = seen.documents[len(blocks):]
     assert all(isinstance(d, LangChainDocument) for d in docs)
     assert [d.metadata["chunk_id"] for d in docs] == [h.chunk.id for h in expected]
     assert [d.metadata["rank"] for d in docs] == list(range(1, len(expected) + 1))
@@ -74,7 +81,18 @@ def test_every_method_answers_inside_an_lcel_chain(built, name):
             assert "section_id" in doc.metadata
     # the chunk texts reached the prompt the chat model was given, with the question after them
     system, human = seen.prompts
-    assert all(d.page_content in system for d in docs) and human == QUESTION
+    assert all(d.page_content in system for d in seen.documents) and human == QUESTION
+
+
+@pytest.mark.parametrize("name", ["sketch", "kg"])
+def test_graph_methods_hand_a_chain_their_facts(built, name):
+    docs = built[name].as_langchain(k=K).invoke(QUESTION)
+    facts = built[name].retrieve(QUESTION, K).trace["facts"]
+    assert facts, f"{name}: the question reaches no graph facts on these documents"
+    first = docs[0]
+    assert first.metadata["kind"] == "graph facts" and first.page_content == "Facts:\n" + "\n".join(facts)
+    assert first.metadata["source_chunk_ids"] == built[name].retrieve(QUESTION, K).trace["graph_chunk_ids"]
+    assert all(d.metadata["rank"] >= 1 for d in docs[1:]) and len(docs) == 1 + len(docs[1:])
 
 
 def test_unbuilt_retriever_and_bad_k_are_refused(built):

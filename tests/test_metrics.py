@@ -121,3 +121,63 @@ def test_reference_chunk_ids_use_the_context_match_rule():
               Chunk("s", "d", "summary: Beta two is here.", -1, -1)]   # no span: by text -> yes
     assert reference_chunk_ids(chunks, q, {"d": doc}) == ["d:9", "d:20", "s"]
     assert reference_chunk_ids(chunks, Question("q2", "?"), {"d": doc}) == []
+
+
+def test_ndcg_reaches_one_when_one_chunk_holds_two_gold_contexts():
+    # three documents; the one relevant chunk (doc a, chars 0..40) holds both gold sentences.
+    # gain per newly covered gold item: 2 / log2(2) = 2; the ideal from the method's chunks is the
+    # same chunk first (2), so nDCG = 1 (before: gain 1, ideal 1 + 1/log2(3) -> 0.613)
+    text = "Saffron colours risotto. Pesto is Genoese. Other words follow."
+    docs = {"a": Document("a", text), "b": Document("b", "bbbb bbbb"), "c": Document("c", "cccc cccc")}
+    q = Question("q", "?", gold_doc_ids=["a"], gold_contexts=["Saffron colours risotto.", "Pesto is Genoese."])
+    relevant = chunk("a", 0, 42, text[:42])
+    ranking = [relevant, chunk("b", 0, 9, "bbbb bbbb"), chunk("c", 0, 9, "cccc cccc")]
+    m = as_dict(retrieval_metrics(ranking, q, docs, ks=[5], pool=ranking))
+    assert m[("ctx_ndcg", 5)] == pytest.approx(1.0) and m[("ctx_recall", 5)] == 1.0
+    # the same chunk at rank 2: DCG 2/log2(3), ideal still 2
+    m = as_dict(retrieval_metrics(ranking[1:2] + [relevant], q, docs, ks=[5], pool=ranking))
+    assert m[("ctx_ndcg", 5)] == pytest.approx((2 / math.log2(3)) / 2)
+
+
+def test_ndcg_ideal_comes_from_the_methods_chunks():
+    # gold g0 = "AAAA", g1 = "BBBB"; the method has a chunk holding both, but the ranking gives two
+    # separate chunks: DCG 1 + 1/log2(3), ideal 2 (the joint chunk first) -> (1 + 0.631) / 2
+    text = "AAAA BBBB CCCC"
+    docs = {"d": Document("d", text)}
+    q = Question("q", "?", gold_contexts=["AAAA", "BBBB"])
+    a, b, both = chunk("d", 0, 4, "AAAA"), chunk("d", 5, 9, "BBBB"), chunk("d", 0, 9, "AAAA BBBB")
+    m = as_dict(retrieval_metrics([a, b], q, docs, ks=[2], pool=[a, b, both]))
+    assert m[("ctx_ndcg", 2)] == pytest.approx((1 + 1 / math.log2(3)) / 2)
+    # without the joint chunk in the pool the two separate chunks are the ideal
+    m = as_dict(retrieval_metrics([a, b], q, docs, ks=[2], pool=[a, b]))
+    assert m[("ctx_ndcg", 2)] == pytest.approx(1.0)
+    # an empty ranking scores 0 on every metric, never NaN
+    m = as_dict(retrieval_metrics([], q, docs, ks=[2], pool=[a, b]))
+    assert all(v == 0.0 for v in m.values())
+
+
+def test_repeated_gold_contexts_count_once():
+    text = "Alpha one. Beta two."
+    docs = {"d": Document("d", text)}
+    q = Question("q", "?", gold_contexts=["Alpha one.", "Alpha one."])
+    m = as_dict(retrieval_metrics([chunk("d", 0, 10, "Alpha one.")], q, docs, ks=[3]))
+    # one gold item: recall 1 and nDCG 1 (before: recall 1/2, ideal 1 + 1/log2(3))
+    assert m[("ctx_recall", 3)] == 1.0 and m[("ctx_ndcg", 3)] == pytest.approx(1.0)
+
+
+def test_ideal_dcg_by_hand():
+    from rag_lab.evaluation.metrics import ideal_dcg
+    # no chunk known: one gold item per rank
+    assert ideal_dcg([], 3, 2) == pytest.approx(1 + 1 / math.log2(3))
+    # overlapping sets {0,1}, {1,2}, {2}: best is {0,1} then {1,2} (gains 2, then 1/log2(3))
+    assert ideal_dcg([{0, 1}, {1, 2}, {2}], 3, 5) == pytest.approx(2 + 1 / math.log2(3))
+    # k = 1 keeps only the best first rank
+    assert ideal_dcg([{0, 1}, {2}], 3, 1) == pytest.approx(2.0)
+
+
+def test_coverage_is_nan_when_the_source_has_no_section_at_the_level():
+    d = coverage_docs()
+    d["P"] = Document("P", "plain text without sections")
+    cov = section_coverage([chunk("P", 0, 5)], 1, d, "section", ["P"])
+    assert cov.total == 0 and math.isnan(cov.value) and math.isnan(cov.share)
+    assert section_coverage(RANKING, 3, d, "section", ["A"]).value == 1.0

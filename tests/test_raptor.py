@@ -204,3 +204,34 @@ def test_raptor_config_checks():
         RaptorRetriever(max_clusters=1)
     with pytest.raises(ValueError, match="context_tokens must be a positive number"):
         RaptorRetriever(context_tokens=0)
+
+
+def long_documents(mark: bool) -> list[Document]:
+    """Two documents of fourteen sentences each (more than reduce_dim + 1 leaves of 8 tokens apiece),
+    marked by their loader as the sole targets of their questions when ``mark``."""
+    meta = {"questions_target": "document"} if mark else {}
+    return [Document(t, " ".join(SENTENCES[t] * 3), meta=dict(meta)) for t in ("p", "m")]
+
+
+def test_one_tree_per_document_where_questions_target_one_document(embedder):
+    docs = long_documents(mark=True)
+    r = RaptorRetriever(reasoner=TableReasoner(), embedder=embedder, chunk_size=8, levels=1).build(docs, reuse=False)
+    assert r.tree_scope == "document" and r.tree_scope_note().startswith("one tree per document")
+    summaries = [c for c in r.chunks if not c.is_span]
+    assert summaries, "no tree grew"
+    # every summary sits over the leaves of one document and is named after it
+    for s in summaries:
+        assert s.meta["doc_ids"] == [s.doc_id] and s.id.startswith(f"raptor-{s.doc_id}-L1-")
+    assert {s.doc_id for s in summaries} == {"p", "m"}
+    leaves = [c for c in r.chunks if c.is_span]
+    table = r.tree_table()
+    assert table[0]["nodes"] == len(leaves) and table[1]["nodes"] == len(summaries)
+    assert table[0]["clusters summarised"] == len(summaries)       # both trees' clusters, added up
+    assert r.tree.stop_reason.startswith("2 trees, one per document; stopped: 2 x reached levels = 1")
+    # the same documents unmarked, or tree="corpus": one tree over both
+    plain = RaptorRetriever(reasoner=TableReasoner(), embedder=embedder, chunk_size=8, levels=1)
+    assert plain.resolved_tree(long_documents(mark=False)) == "corpus"
+    assert RaptorRetriever(tree="corpus").resolved_tree(docs) == "corpus"
+    assert RaptorRetriever(tree="document").resolved_tree(long_documents(mark=False)) == "document"
+    with pytest.raises(ValueError, match="tree must be one of 'auto', 'document', 'corpus'"):
+        RaptorRetriever(tree="chapter")

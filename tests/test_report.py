@@ -184,3 +184,17 @@ def test_what_changed_between_methods_names_the_flipped_questions(run):
     page = write_report(run_dir, manifest).read_text(encoding="utf-8")
     section = page.split("<h3>What changed between methods</h3>")[1].split("<details")[0]
     assert "sketch" in section and "naive" in section and "<td>q1</td>" in section and "<td>q2</td>" in section
+
+
+def test_a_table_repeating_questions_per_condition_is_split_by_it():
+    """Notebook 04's per-question table repeats every question once per document-length condition: the
+    flips are counted within each condition, never across them."""
+    import pandas as pd
+
+    from rag_lab.runs.changes import changes
+
+    rows = [("gralc-graph", "q1", "doc_mrr", 5, 1.0, "abstract"), ("gralc-naive", "q1", "doc_mrr", 5, 0.0, "abstract"),
+            ("gralc-graph", "q1", "doc_mrr", 5, 0.0, "full"), ("gralc-naive", "q1", "doc_mrr", 5, 0.5, "full")]
+    table = changes(pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value", "condition"]))
+    assert table[["part", "wins", "losses", "won", "lost"]].values.tolist() == [["abstract", 1, 0, "q1", ""],
+                                                                               ["full", 0, 1, "", "q1"]]

@@ -78,3 +78,27 @@ def test_setting_note_names_data_metric_and_model_of_the_run():
            "Cuisine corpus (three files" in setting_note("italian_cuisine", 3, 20, "offline", None)
     assert "the paper reports no retrieval metrics" in setting_note("italian_cuisine", 3, 20, "offline", None,
                                                                     retrieval_table=True)
+
+
+def test_truncation_sentence_counts_texts_past_the_encoder_limit():
+    from types import SimpleNamespace
+
+    from rag_lab.core.types import Chunk
+    from rag_lab.methods.sketch.paper import truncation_sentence
+
+    class Words:            # an encoder reading 6 word pieces (4 of text + 2 special), counting words
+        max_tokens = 6
+
+        def count_tokens(self, text):
+            return len(text.split())
+
+    def made(*texts, vectors=True):
+        return SimpleNamespace(chunks=[Chunk(str(i), "d", t, 0, len(t)) for i, t in enumerate(texts)],
+                               uses_vectors=vectors)
+
+    methods = {"naive": made("a b c", "a b c d"), "semantic": made("a b c d e", "a", "a b c d e f g"),
+               "kg": made("a b c d e f g", vectors=False)}
+    # limit 6 - 2 = 4 words: naive 0 of 2; semantic 2 of 3; KG-only embeds no chunk and is left out
+    assert truncation_sentence(methods, Words()) == (
+        "Texts longer than the encoder reads (6 word pieces with its two special tokens; each is embedded from its "
+        "opening only): naive 0 of 2, semantic 2 of 3.")

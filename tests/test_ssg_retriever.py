@@ -227,6 +227,12 @@ def test_compare_with_paper_labels_the_paper_columns():
     assert t.loc["ssg_traversal", "test_cases (paper-reported)"] == "15/20"
     judged = paper.compare_with_paper(ours, "20q theme_based (paper-reported)", judged=True)
     assert judged.loc["query_traversal", "recall (ours: llm_context_recall)"] == 0.7
+    # whose choices llm_guided_traversal made is said on its row, beside the paper's LLM numbers
+    offline = paper.compare_with_paper(ours, "20q theme_based (paper-reported)", choosers={"llm_guided_traversal": "offline"})
+    row = "llm_guided_traversal (ours: offline rule, no LLM)"
+    assert list(offline.index) == list(t.index[:-1]) + [row] and offline.loc[row, "recall (paper-reported)"] == 0.82
+    llm = paper.compare_with_paper(ours, "20q theme_based (paper-reported)", choosers={"llm_guided_traversal": "openai:x"})
+    assert "llm_guided_traversal (ours: choices by openai:x)" in llm.index
 
 
 def test_like_for_like_marks_each_paper_column():

@@ -42,6 +42,11 @@ def test_token_usage_table_from_a_run():
     both = beside_paper(t, "ours (reasoner: fake)")
     assert set(both.index.get_level_values("source")) == {"ours (reasoner: fake)", "paper-reported"}
     assert ("ours (reasoner: fake)", "toy", "unweaver (cf. UnWeaver)") in both.index
+    # SKETCH's KG-only is no GraphRAG: its row says so and invites no comparison
+    kg = beside_paper(t.rename(index={"unweaver": "kg"}, level="method"), "ours")
+    assert [m for m in kg.index.get_level_values("method") if m.startswith("kg")] == [
+        "kg (SKETCH's KG-only, not GraphRAG: no paper row to compare)"]
+    assert not any("cf. GraphRAG" in m for m in kg.index.get_level_values("method"))
 
 
 def test_estimated_llm_tokens_counts_planned_and_answer_prompts():

@@ -216,6 +216,14 @@ def chunk_documents(docs: Iterable[Document], chunker: str, embedder: "Embedder 
     return out
 
 
+def over_encoder_limit(texts: Iterable[str], embedder: "Embedder") -> tuple[int, int]:
+    """(texts longer than the encoder reads, texts): the encoder truncates those silently, so their
+    vectors come from their first ``embedder.max_tokens - 2`` word pieces only."""
+    texts = list(texts)
+    limit = embedder.max_tokens - 2
+    return sum(1 for t in texts if embedder.count_tokens(t) > limit), len(texts)
+
+
 def chunk_stats(chunks: list[Chunk], embedder: "Embedder") -> dict[str, float]:
     """Count and token-size summary of a chunking (for the notebooks' comparison tables)."""
     import numpy as np

@@ -11,6 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SECTION_KINDS = ("section", "subsection", "paragraph")
+# Document.meta key a loader sets to "document" when each of the data set's questions targets one
+# document (QASPER, NarrativeQA, QuALITY): methods that build per-document structure read it
+QUESTIONS_TARGET = "questions_target"
+
+
+def questions_target_one_document(documents) -> bool:
+    """True when the loader marked every document as the sole target of its questions."""
+    documents = list(documents)
+    return bool(documents) and all(d.meta.get(QUESTIONS_TARGET) == "document" for d in documents)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,14 @@ when a judge is configured. ragas scores a whole batch in one ``ragas.evaluate``
 it cannot score comes back as NaN, which we keep (and count) instead of averaging it as zero.
 ID-based context precision/recall compare the retrieved chunk ids with reference ids that
 ``evaluation.answer_rows`` derives per method (its chunks matching a gold context); they run
-wherever a question has gold contexts. The non-LLM scores are kept in ``rag_lab.caching.metric_cache``,
+wherever a question has gold contexts.
+
+Which contexts each family scores: the reference-based ones (non-LLM and ID-based context
+precision/recall) score the retrieved chunks (``scored_contexts``, ``context_ids``), so a block a
+method adds before them (SKETCH's graph facts), which can never resemble a gold passage, does not
+cost it rank-weighted precision; the LLM-judged ones see what the answering model was handed
+(``contexts``), as the papers' judges did. An empty retrieval scores 0 on every context metric
+(``EMPTY_IS_ZERO``), as the retrieval metrics score an empty ranking, never NaN. The non-LLM scores are kept in ``rag_lab.caching.metric_cache``,
 so a rerun scores only answers it has not seen (and imports ragas only then). Every metric's
 definition: docs/metrics.md.
 """
@@ -31,6 +38,10 @@ NON_LLM_METRICS = {  # our name -> ragas class name
     "nonllm_context_precision": "NonLLMContextPrecisionWithReference",
     "nonllm_context_recall": "NonLLMContextRecall",
 }
+# context metrics and the field whose emptiness means "nothing was retrieved": scored 0, not NaN
+EMPTY_IS_ZERO = {"nonllm_context_precision": "scored", "nonllm_context_recall": "scored",
+                 "id_context_precision": "context_ids", "id_context_recall": "context_ids",
+                 "llm_context_precision": "contexts", "llm_context_recall": "contexts"}
 ID_METRICS = {"id_context_precision": "IDBasedContextPrecision", "id_context_recall": "IDBasedContextRecall"}
 LLM_METRICS = {
     "faithfulness": "Faithfulness",
@@ -65,7 +76,9 @@ def exact_match(prediction: str, reference: str) -> float:
 
 @dataclass
 class AnswerSample:
-    """One answered question: what ragas needs to score it."""
+    """One answered question: what ragas needs to score it. ``contexts``: what the answering model
+    was handed (the LLM-judged metrics see these); ``scored_contexts``: the retrieved chunks' texts
+    the reference-based context metrics score (None: the same as ``contexts``)."""
 
     question: str
     response: str
@@ -74,6 +87,11 @@ class AnswerSample:
     reference_contexts: list[str] = field(default_factory=list)
     context_ids: list[str] = field(default_factory=list)
     reference_context_ids: list[str] = field(default_factory=list)
+    scored_contexts: list[str] | None = None
+
+    @property
+    def scored(self) -> list[str]:
+        return self.contexts if self.scored_contexts is None else self.scored_contexts
 
 
 def _ragas_metric(class_name: str, **kwargs):
@@ -82,17 +100,22 @@ def _ragas_metric(class_name: str, **kwargs):
     return getattr(rm, class_name)(**kwargs)
 
 
-def _families(judge) -> list[tuple[dict[str, str], Callable[[AnswerSample], bool]]]:
-    """Metric groups and the fields a sample needs for them (ragas refuses a batch with gaps)."""
+Contexts = Callable[[AnswerSample], list[str]]
+
+
+def _families(judge) -> list[tuple[dict[str, str], Callable[[AnswerSample], bool], Contexts]]:
+    """Metric groups, the fields a sample needs for them (ragas refuses a batch with gaps) and the
+    contexts ragas is given as retrieved (module docstring)."""
     has_ref = lambda s: bool(s.reference)  # noqa: E731
-    fams = [({n: c for n, c in NON_LLM_METRICS.items() if not n.startswith("nonllm_context")}, has_ref),
+    handed, scored = (lambda s: s.contexts), (lambda s: s.scored)  # noqa: E731
+    fams = [({n: c for n, c in NON_LLM_METRICS.items() if not n.startswith("nonllm_context")}, has_ref, handed),
             ({n: c for n, c in NON_LLM_METRICS.items() if n.startswith("nonllm_context")},
-             lambda s: bool(s.reference_contexts)),
-            (ID_METRICS, lambda s: bool(s.reference_context_ids))]
+             lambda s: bool(s.reference_contexts), scored),
+            (ID_METRICS, lambda s: bool(s.reference_context_ids), scored)]
     if judge is not None:
-        fams.append(({n: LLM_METRICS[n] for n in ("faithfulness", "answer_relevancy")}, lambda s: True))
+        fams.append(({n: LLM_METRICS[n] for n in ("faithfulness", "answer_relevancy")}, lambda s: True, handed))
         fams.append(({n: LLM_METRICS[n] for n in ("llm_context_precision", "llm_context_recall",
-                                                   "factual_correctness")}, has_ref))
+                                                   "factual_correctness")}, has_ref, handed))
     return fams
 
 
@@ -107,11 +130,12 @@ def _off_the_event_loop(fn: Callable, *args, **kwargs):
         return pool.submit(fn, *args, **kwargs).result()
 
 
-def _run_ragas(samples: Sequence[AnswerSample], metrics: dict[str, object], judge, show_progress: bool):
+def _run_ragas(samples: Sequence[AnswerSample], metrics: dict[str, object], judge, show_progress: bool,
+               contexts: Contexts = lambda s: s.contexts):
     from ragas import EvaluationDataset, SingleTurnSample, evaluate
 
     data = EvaluationDataset(samples=[SingleTurnSample(
-        user_input=s.question, response=s.response, retrieved_contexts=s.contexts or [""],
+        user_input=s.question, response=s.response, retrieved_contexts=contexts(s) or [""],
         reference=s.reference, reference_contexts=s.reference_contexts or None,
         retrieved_context_ids=s.context_ids if s.reference_context_ids else None,
         reference_context_ids=s.reference_context_ids or None)
@@ -145,7 +169,7 @@ def ragas_scores(samples: Sequence[AnswerSample], judge=None, show_progress: boo
 
 def _scores(samples, judge, show_progress: bool, cache) -> dict[str, list]:
     out: dict[str, list] = {}
-    for names, applies in _families(judge):
+    for names, applies, contexts in _families(judge):
         idx = [i for i, s in enumerate(samples) if applies(s)]
         if not idx:
             continue
@@ -156,7 +180,7 @@ def _scores(samples, judge, show_progress: bool, cache) -> dict[str, list]:
         scored = {}
         if todo:   # only then is ragas imported and run
             scored = _run_ragas([samples[i] for i in todo], {n: _ragas_metric(c) for n, c in names.items()},
-                                judge, show_progress)
+                                judge, show_progress, contexts)
             if kept:
                 cache.put_many({keys[(n, i)]: (n, v) for n, values in scored.items() for i, v in zip(todo, values)})
         for name in names:
@@ -165,6 +189,10 @@ def _scores(samples, judge, show_progress: bool, cache) -> dict[str, list]:
                 column[i] = found[keys[(name, i)]]
             for i, v in zip(todo, scored.get(name, [])):
                 column[i] = v
+            if name in EMPTY_IS_ZERO:
+                for i in idx:
+                    if not getattr(samples[i], EMPTY_IS_ZERO[name]):
+                        column[i] = 0.0
             out[name] = column
     return out
 

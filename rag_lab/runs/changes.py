@@ -36,14 +36,32 @@ def chosen_k(df: pd.DataFrame) -> int | None:
     return below[-1] if below else ks[0]
 
 
+PROVENANCE = {"index_reasoner", "answer_reasoner"}
+
+
+def groups(df: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """The table split so each part has one row per (method, question, metric, k): by its other columns
+    (notebook 04 repeats each question once per document-length ``condition``); one part otherwise."""
+    extra = [c for c in df.columns if c not in TIDY | PROVENANCE]
+    if not extra or not df.duplicated(["method", "question_id", "metric", "k"]).any():
+        return [("", df)]
+    return [(" / ".join(map(str, key if isinstance(key, tuple) else (key,))), part)
+            for key, part in df.groupby(extra, sort=False, dropna=False)]
+
+
 def changes(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per (paper method, its baseline): k, wins, losses, ties, n and the first flipped questions."""
-    k = chosen_k(df)
+    """One row per (part of the table, paper method, its baseline): k, wins, losses, ties, n and the
+    first flipped questions."""
     rows = []
-    if k is not None:
-        for method, baseline in paper_pairs(list(dict.fromkeys(df["method"]))):
-            f = flips(df, method, baseline, k)
-            rows.append({"method": method, "baseline": baseline, "k": k, **flip_counts(df, method, baseline, k),
+    for group, part in groups(df):
+        k = chosen_k(part)
+        if k is None:
+            continue
+        for method, baseline in paper_pairs(list(dict.fromkeys(part["method"]))):
+            f = flips(part, method, baseline, k)
+            rows.append({"part": group, "method": method, "baseline": baseline, "k": k,
+                         **flip_counts(part, method, baseline, k),
                          "won": ", ".join(f.loc[f["winner"] == method, "question_id"].head(SHOWN_QUESTIONS)),
                          "lost": ", ".join(f.loc[f["winner"] == baseline, "question_id"].head(SHOWN_QUESTIONS))})
-    return pd.DataFrame(rows, columns=["method", "baseline", "k", "wins", "losses", "ties", "n", "won", "lost"])
+    out = pd.DataFrame(rows, columns=["part", "method", "baseline", "k", "wins", "losses", "ties", "n", "won", "lost"])
+    return out.drop(columns="part") if (out["part"] == "").all() else out

@@ -35,7 +35,7 @@ import os
 import re
 from pathlib import Path
 
-from ...core.types import Dataset, Document, Question
+from ...core.types import Dataset, Document, QUESTIONS_TARGET, Question
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
 from ..text_clean import clean_block, clean_text, html_page_text, looks_like_html, read_text_file
@@ -129,7 +129,8 @@ def load_narrativeqa(path: str | os.PathLike | None = None, split: str = "valid"
             without_text.append(doc_id)
             continue
         documents.append(Document(doc_id, text, clean_text(row.get("wiki_title")),
-                                  meta={"kind": row.get("kind"), "story_url": row.get("story_url"), "source": source}))
+                                  meta={"kind": row.get("kind"), "story_url": row.get("story_url"), "source": source,
+                                        QUESTIONS_TARGET: "document"}))
     if without_text:
         log.warning("%s: %d %s with no text left out with their questions: %s", root, len(without_text),
                     "summaries" if source == "summaries" else "stories", without_text)

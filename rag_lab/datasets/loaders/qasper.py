@@ -35,7 +35,7 @@ import os
 from pathlib import Path
 
 from ...core.io import read_jsonl
-from ...core.types import Dataset, Document, Question, Section
+from ...core.types import Dataset, Document, QUESTIONS_TARGET, Question, Section
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
 from ..text_clean import clean_text
@@ -156,7 +156,7 @@ def paper_document(paper_id: str, paper: dict) -> Document:
         for p in paragraphs:
             _, end = builder.add(p)
         sections.append(Section(f"s{i}", name, "section" if level == 1 else "subsection", start, end, level))
-    return Document(paper_id, builder.text, title, sections, {"source": "qasper"})
+    return Document(paper_id, builder.text, title, sections, {"source": "qasper", QUESTIONS_TARGET: "document"})
 
 
 def answer_text(answer: dict) -> str | None:

@@ -31,7 +31,7 @@ import os
 from pathlib import Path
 
 from ...core.io import read_jsonl
-from ...core.types import Dataset, Document, Question
+from ...core.types import Dataset, Document, QUESTIONS_TARGET, Question
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
 from ..text_clean import clean_block, clean_text, html_page_text, looks_like_html
@@ -131,7 +131,8 @@ def load_quality(path: str | os.PathLike | None = None, split: str = "dev", max_
                 empty.append(doc_id)
                 continue
             documents[doc_id] = Document(doc_id, text, clean_text(row.get("title")),
-                                         meta={"author": clean_text(row.get("author")) or None, "source": "quality"})
+                                         meta={"author": clean_text(row.get("author")) or None, "source": "quality",
+                                               QUESTIONS_TARGET: "document"})
         questions += [_question(row, i, q, f"{file}:{n}") for i, q in enumerate(row["questions"] or [])]
     if empty:
         log.warning("%s: %d article(s) with no text left out with their questions: %s", file, len(empty), empty)

@@ -40,6 +40,9 @@ class KGConfig(SketchConfig):
     """KG-only is SKETCH's structured retriever alone: SKETCH's knobs (its split and graph), no vector index."""
 
 
+TREE_SCOPES = ("auto", "document", "corpus")
+
+
 @dataclass(frozen=True)
 class RaptorConfig(Config):
     """RAPTOR's knobs: the paper (Sarthi et al. 2024) where it gives a value, else the authors' code
@@ -56,6 +59,10 @@ class RaptorConfig(Config):
     summary_words: int = 100             # RAPTOR's code asks for summaries of at most 100 tokens; we ask words
     context_tokens: int = 2000           # RAPTOR §3 (Querying): collapsed tree up to 2000 tokens (~ top-20 nodes)
     seed: int = 0                        # ours: seeds UMAP and the Gaussian mixtures
+    tree: str = "auto"                   # RAPTOR §4: one tree per document on QASPER, NarrativeQA and QuALITY, where
+    #                                      each question targets one document ("document"); "corpus": one tree over
+    #                                      all documents; "auto" (ours): per document when the loader marks the data
+    #                                      so (``questions_target_one_document``), else over the corpus
 
     def validate(self) -> None:
         self.check_overlap("chunk_size", "chunk_overlap")
@@ -68,3 +75,4 @@ class RaptorConfig(Config):
         if self.max_clusters < 2:
             self._fail("max_clusters", "an integer >= 2 (BIC compares k = 1 .. max_clusters - 1)")
         self.check_range("membership_threshold", 0.0, 1.0, low_open=True)
+        self.check_choice("tree", TREE_SCOPES)

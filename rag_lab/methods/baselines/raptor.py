@@ -9,6 +9,11 @@ paper leaves out. Knobs: ``RaptorConfig`` (each default says where it comes from
   BIC with soft membership, oversized clusters re-clustered (``raptor_cluster.py``); every
   cluster is summarised by the reasoner (``reasoner.summarize``) and the summaries, embedded,
   form the next layer.
+- One tree per document where each question targets one document (RAPTOR §4 does so for QASPER,
+  NarrativeQA and QuALITY, and their loaders mark the data: ``tree="auto"``), so no summary mixes
+  documents; one tree over the whole corpus otherwise (``tree="corpus"`` forces it). RAPTOR then
+  queries the question's own tree; our harness gives a query no document, so the collapsed tree
+  ranks the nodes of every tree together. ``tree_scope_note`` says which for captions.
 - Querying: RAPTOR's collapsed tree (§3, "Querying"): every node of every layer is ranked by
   cosine to the query and taken in that order until the next one would push the context past
   ``context_tokens`` (2000, the setting RAPTOR's Figure 3 found best). ``retrieve(q, k)`` also
@@ -33,10 +38,10 @@ from typing import Sequence
 import numpy as np
 
 from ...evaluation.retrievers import Retriever, register
-from ...core.types import Chunk, Cost, Document, Hit, Retrieval
+from ...core.types import Chunk, Cost, Document, Hit, Retrieval, questions_target_one_document
 from .config import RaptorConfig
 from .raptor_cluster import LayerClustering
-from .raptor_tree import Summarize, Tree, build_tree, levels_table
+from .raptor_tree import Summarize, Tree, build_tree, levels_table, merge_trees
 
 
 def collapsed_tree(token_counts: Sequence[int], budget: int, k: int) -> tuple[int, str]:
@@ -77,6 +82,7 @@ class RaptorRetriever(Retriever):
         self._reasoner, self._embedder = reasoner, embedder
         self.index = None
         self.tree: Tree | None = None
+        self.tree_scope = "corpus"          # what build resolved ``config.tree`` to
         self.node_tokens: list[int] = []
 
     @property
@@ -92,11 +98,24 @@ class RaptorRetriever(Retriever):
         self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
         return self.embedder.encode(texts)
 
-    def _tree(self, leaves: list[Chunk], summarize: Summarize) -> tuple[np.ndarray, Tree]:
+    def resolved_tree(self, documents: Sequence[Document]) -> str:
+        """"document" (one tree per document) or "corpus" for these documents (``RaptorConfig.tree``)."""
+        if self.config.tree != "auto":
+            return self.config.tree
+        return "document" if questions_target_one_document(documents) else "corpus"
+
+    def _tree(self, leaves: list[Chunk], summarize: Summarize, scope: str = "corpus") -> tuple[np.ndarray, Tree]:
         from ...reasoning.tokens import count_text_tokens
 
         vectors = self._embed([c.text for c in leaves])
-        return vectors, build_tree(leaves, vectors, self._embed, summarize, count_text_tokens, self.config)
+        if scope == "corpus":
+            return vectors, build_tree(leaves, vectors, self._embed, summarize, count_text_tokens, self.config)
+        rows: dict[str, list[int]] = {}
+        for i, c in enumerate(leaves):
+            rows.setdefault(c.doc_id, []).append(i)
+        trees = [build_tree([leaves[i] for i in idx], vectors[idx], self._embed, summarize, count_text_tokens,
+                            self.config, id_prefix=f"raptor-{doc_id}") for doc_id, idx in rows.items()]
+        return vectors, merge_trees(trees, vectors.shape[1])
 
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
         """The summarize calls of a build in which every summary is its cluster's first
@@ -111,7 +130,7 @@ class RaptorRetriever(Retriever):
             return leading_words(texts, self.config.summary_words)
 
         saved = self.build_cost
-        self._tree(self.leaves(documents), record)
+        self._tree(self.leaves(documents), record, self.resolved_tree(documents))
         self.build_cost = saved
         return calls
 
@@ -124,7 +143,8 @@ class RaptorRetriever(Retriever):
             raise ValueError(f"{self.name}: the documents gave no text to index")
         before = self.reasoner.usage.copy()
         summarize = lambda texts: self.reasoner.summarize(texts, self.config.summary_words)  # noqa: E731
-        vectors, self.tree = self._tree(leaves, summarize)
+        self.tree_scope = self.resolved_tree(documents)
+        vectors, self.tree = self._tree(leaves, summarize, self.tree_scope)
         self.build_cost = self.build_cost + self.reasoner.usage_since(before)
         self.chunks = leaves + self.tree.summaries
         self.vectors = np.concatenate([vectors, self.tree.vectors]) if self.tree.summaries else vectors
@@ -144,6 +164,15 @@ class RaptorRetriever(Retriever):
 
     def summary_kind(self) -> str:
         return summary_kind(self.reasoner)
+
+    def tree_scope_note(self) -> str:
+        """For captions: which tree this index is ("one tree per document (RAPTOR's setting for ...)" or
+        "one tree over the corpus")."""
+        if self.tree is None:
+            raise RuntimeError(f"{self.name}: call build(documents) first")
+        if self.tree_scope == "document":
+            return "one tree per document (RAPTOR's own setting where each question targets one document)"
+        return "one tree over the corpus (summaries may mix documents)"
 
     def setting_note(self) -> str:
         """One sentence on how this tree's setting differs from RAPTOR's own (§3: SBERT

@@ -11,6 +11,9 @@ Ours: the tree also stops when clustering would not make the next layer smaller 
 clusters as nodes), since another layer would only restate this one; a cluster whose summary
 comes back empty gets no parent.
 
+One tree per document (``merge_trees``) is RAPTOR's own setting for QASPER, NarrativeQA and QuALITY;
+the retriever chooses (``RaptorConfig.tree``).
+
 Summary chunks are derived: ``start == end == -1``, ``meta["source_chunk_ids"]`` the leaves
 under them, ``meta["children"]`` the nodes one level down, ``meta["level"]``; ``doc_id`` is the
 document most of their leaves come from (ties: the first), ``meta["doc_ids"]`` all of them.
@@ -52,9 +55,9 @@ def main_doc(leaves: Sequence[Chunk]) -> tuple[str, list[str]]:
 
 
 def build_tree(leaves: Sequence[Chunk], leaf_vectors: np.ndarray, embed: Embed, summarize: Summarize,
-               count_tokens: CountTokens, config: RaptorConfig) -> Tree:
+               count_tokens: CountTokens, config: RaptorConfig, id_prefix: str = "raptor") -> Tree:
     """The summary layers above ``leaves`` (rules in the module docstring). ``count_tokens``
-    measures texts against ``config.max_cluster_tokens``."""
+    measures texts against ``config.max_cluster_tokens``; summaries are named ``<id_prefix>-L<level>-<j>``."""
     leaf_vectors = np.asarray(leaf_vectors)
     if len(leaves) != len(leaf_vectors):
         raise ValueError(f"got {len(leaf_vectors)} vectors for {len(leaves)} leaves")
@@ -83,7 +86,7 @@ def build_tree(leaves: Sequence[Chunk], leaf_vectors: np.ndarray, embed: Embed, 
             sources = sorted({s for c in children for s in (c.meta.get("source_chunk_ids") or [c.id])},
                              key=leaf_row.__getitem__)
             doc_id, doc_ids = main_doc([leaves[leaf_row[s]] for s in sources])
-            made.append(Chunk(id=f"raptor-L{level}-{j}", doc_id=doc_id, text=text, start=-1, end=-1,
+            made.append(Chunk(id=f"{id_prefix}-L{level}-{j}", doc_id=doc_id, text=text, start=-1, end=-1,
                               meta={"chunker": "raptor", "level": level, "children": [c.id for c in children],
                                     "source_chunk_ids": sources, "doc_ids": doc_ids}))
         clusterings.append(clustering)
@@ -97,6 +100,24 @@ def build_tree(leaves: Sequence[Chunk], leaf_vectors: np.ndarray, embed: Embed, 
     dim = leaf_vectors.shape[1] if leaf_vectors.ndim == 2 else 0
     stacked = np.stack(summary_vectors) if summary_vectors else np.zeros((0, dim), np.float32)
     return Tree(summaries, stacked, clusterings, stop)
+
+
+def merge_trees(trees: Sequence[Tree], dim: int) -> Tree:
+    """Several trees (one per document) as one: their summaries and vectors in order, each level's
+    clusterings added up (a level's cluster lists are each tree's own), and how many trees stopped
+    for each reason."""
+    summaries = [c for t in trees for c in t.summaries]
+    vectors = np.concatenate([t.vectors for t in trees]) if summaries else np.zeros((0, dim), np.float32)
+    clusterings = []
+    for level in range(max((len(t.clusterings) for t in trees), default=0)):
+        parts = [t.clusterings[level] for t in trees if len(t.clusterings) > level]
+        clusterings.append(LayerClustering([c for p in parts for c in p.clusters], sum(p.global_k for p in parts),
+                                           local_ks=[k for p in parts for k in p.local_ks],
+                                           reclustered=sum(p.reclustered for p in parts),
+                                           forced_splits=sum(p.forced_splits for p in parts)))
+    reasons = Counter(t.stop_reason.split(":")[0] for t in trees)
+    stop = f"{len(trees)} trees, one per document; stopped: " + "; ".join(f"{n} x {r}" for r, n in reasons.items())
+    return Tree(summaries, vectors, clusterings, stop)
 
 
 def levels_table(tree: Tree, leaves: int) -> list[dict]:

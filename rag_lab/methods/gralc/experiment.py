@@ -19,10 +19,15 @@ from . import paper
 from .gradient import CONDITIONS, condition_dataset
 from .infusion import TokenShift
 from .metrics import answer_rows, cross_section_rows
+from .seccov import PAPER_READING, PAPER_READING_WORDS, PAPER_SECCOV, reading_rows
 from .method import STRATEGIES, strategy_config
 
 ALL = list(STRATEGIES)
-SECCOV = coverage_metric("section")      # the paper's reading: sections of the question's source article
+SECCOV = PAPER_SECCOV                        # the reading whose pattern matches the paper's (seccov.py)
+SOURCE_SECCOV = coverage_metric("section")    # ours: top-level sections of the question's source article
+TABLE5_READING = (f"SecCov = distinct {PAPER_READING_WORDS} (the reading that reproduces the paper's pattern, "
+                  "docs/metrics.md); columns marked ours only: top-level sections of the question's source article")
+SECCOV_AXIS = "distinct section labels in the top k (any level, all retrieved articles)"
 
 
 def strategy_params(**knobs) -> dict[str, dict]:
@@ -65,8 +70,9 @@ def evaluate(strategies: Sequence[str], dataset: Dataset, ks: Sequence[int] = (1
     for r in retrievers.values():
         r.build(dataset.documents)
     results = run_queries_at(retrievers, dataset, ks, progress)
-    scores = score_retrievals(results, dataset, section_level=level)
-    extra = pd.DataFrame(cross_section_rows(results, dataset, level), columns=COLUMNS)
+    scores = score_retrievals(results, dataset, section_level=level, pools={n: r.chunks for n, r in retrievers.items()})
+    extra = pd.DataFrame(cross_section_rows(results, dataset, level) + reading_rows(results, dataset, PAPER_READING),
+                         columns=COLUMNS)
     builds = build_costs(retrievers)
     timing_rows = [{"method": n, "metric": f"seconds_{key}", "value": v}
                    for n, r in retrievers.items() for key, v in getattr(r, "timings", {}).items()]
@@ -91,12 +97,19 @@ def stack(runs: Mapping[str, Run], attr: str = "scores") -> pd.DataFrame:
     return pd.concat([getattr(r, attr).assign(condition=c) for c, r in runs.items()], ignore_index=True)
 
 
+# Table 6's token column: the paper's is GPT-4o-mini's usage; ours counts what the answer is drawn
+# from in GPT-4o-mini's tokenizer, so the two are in the same unit but not the same scope
+TOKENS_SCOPE = ("Tokens = contexts + question in o200k_base (GPT-4o-mini's tokenizer), summed over questions; "
+                "the paper's column is GPT-4o-mini's usage, which adds its prompt template and the answers")
+
+
 def generation(run: Run, reasoner, k: int = 5, limit: int | None = None, level: str = "section") -> pd.DataFrame:
     """Answer each question from every strategy's own top k (its ``answer_contexts``); proxy F1,
-    section diversity, tokens."""
+    section diversity, tokens (``TOKENS_SCOPE``)."""
+    from ...reasoning.tokens import count_encoding_tokens
+
     docs = {d.id: d for d in run.dataset.documents}
     questions = run.dataset.questions[:limit] if limit else run.dataset.questions
-    embedder = next(iter(run.retrievers.values())).embedder
     at_k = run.results[k] if k in run.results else run_queries(run.retrievers, run.dataset, k, progress=False)
     rows = []
     for method, by_q in at_k.items():
@@ -104,7 +117,7 @@ def generation(run: Run, reasoner, k: int = 5, limit: int | None = None, level: 
             chunks = [h.chunk for h in by_q[q.id].hits]
             contexts = run.retrievers[method].answer_contexts(by_q[q.id])
             answer = reasoner.answer(q.question, contexts)
-            tokens = embedder.count_tokens(contexts + [q.question])
+            tokens = count_encoding_tokens(contexts + [q.question], paper.ANSWER_ENCODING)
             rows += answer_rows(method, q, answer, chunks, docs, tokens, level)
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -213,11 +226,13 @@ def table4(grad: pd.DataFrame, ks: Sequence[int] = (1, 5, 20)) -> pd.DataFrame:
 
 def table5(grad: pd.DataFrame, ks: Sequence[int] = (5, 20), conditions: Sequence[str] = ("introduction", "partial",
                                                                                            "full")) -> pd.DataFrame:
-    """Columns "<metric> <condition>" (SecCov of the source article at the smallest and largest k,
-    CS Recall at the largest)."""
+    """Columns "<metric> <condition>": SecCov in the reading that matches the paper's pattern at the
+    smallest and largest k, CS Recall at the largest, then our source-article SecCov (ours only)."""
     cols = {}
     for name, metric, k in [(paper.seccov_label(ks[0]), SECCOV, ks[0]), (paper.seccov_label(ks[-1]), SECCOV, ks[-1]),
-                            (f"CS Recall@{ks[-1]}", "cs_recall", ks[-1])]:
+                            (f"CS Recall@{ks[-1]}", "cs_recall", ks[-1]),
+                            (paper.source_seccov_label(ks[0]), SOURCE_SECCOV, ks[0]),
+                            (paper.source_seccov_label(ks[-1]), SOURCE_SECCOV, ks[-1])]:
         for cond in conditions:
             d = grad[grad["condition"] == cond]
             if not d.empty:
@@ -252,10 +267,14 @@ def table6(gen: pd.DataFrame) -> pd.DataFrame:
 
 def beside_paper(ours: pd.DataFrame, reported: pd.DataFrame, intervals: dict[str, pd.DataFrame] | None = None,
                  like_for_like: bool = False) -> pd.DataFrame:
-    """Ours | paper-reported | difference for the columns both have (rows: the union); with ``intervals``
-    also n, our 95% interval and whether the paper's number lies inside it (``plots.with_paper``)."""
+    """Ours | paper-reported | difference for the columns both have (rows: the union), with ``intervals``
+    also n, our 95% interval and whether the paper's number lies inside it (``plots.with_paper``); then
+    our columns the paper has no counterpart for, as (column, "ours") only."""
     from ...core.plots import with_paper
-    return with_paper(ours, reported, intervals, like_for_like)
+    side = with_paper(ours, reported, intervals, like_for_like)
+    for c in [c for c in ours.columns if c not in reported.columns]:
+        side[(c, "ours")] = ours[c].reindex(side.index)
+    return side
 
 
 MENTION_COSINE = "cos(h′, h) mention tokens"
@@ -277,8 +296,8 @@ def lambda_sweep(dataset: Dataset, lams: Sequence[float], k: int = 5, params: Ma
                  level: str = "section", mrr_k: int | None = None) -> pd.DataFrame:
     """The infusion ablation: gralc-kg at each λ on the same questions (λ = 0 is structure-aware late
     chunking with the same knobs). Per λ: MRR@``mrr_k`` (default k; pass the deepest k of the table the
-    λ = 0 row should match), Recall@k and SecCov@k of the source article (NaN when the documents have
-    no sections); the chunk count (infused tokens feed the boundary score's semantic signal, so
+    λ = 0 row should match), Recall@k and SecCov@k in the reading Table 5 sets beside the paper (NaN when
+    the documents have no sections); the chunk count (infused tokens feed the boundary score's semantic signal, so
     boundaries can move); the share of questions whose top k differs from the first λ's; and how far
     infusion moved the token vectors — the mean cosine between infused and original token embeddings
     over the mention tokens and over all tokens. The whole-document encodings come from the

@@ -16,6 +16,10 @@ from .gradient import CONDITIONS, is_abstract
 
 JATS_LOADERS = ("biomed_articles", "pmc_oa")
 PAPER_ABSTRACTS = 1000
+# §3.3 describes its 1,000 questions as 500 expert-annotated + 500 artificial; PubMedQA's labelled
+# set PQA-L (ori_pqal.json, what the loader reads by default) holds 1,000 expert-labelled ones
+PAPER_QUESTIONS = (f"the paper: {PAPER_ABSTRACTS:,} questions, described as 500 expert-annotated + 500 artificial; "
+                   "PQA-L's 1,000 are all expert-labelled")
 
 
 def loader_kwargs(dataset: str, data_path=None, articles: int | None = None, seed: int = 0,
@@ -36,9 +40,8 @@ def short_text_setting(dataset: Dataset) -> str:
     """One phrase saying what Tables 1–2 ran on (for the caption and the printed summary)."""
     docs, n_q = dataset.documents, len(dataset.questions)
     if docs and all(is_abstract(d) for d in docs):
-        size = "the paper's size" if len(docs) == PAPER_ABSTRACTS else f"the paper used {PAPER_ABSTRACTS:,}"
         return (f"PubMedQA*: {len(docs):,} full abstracts (all context sections), {n_q:,} questions, one each, "
-                f"gold = its source abstract — the paper's setting ({size})")
+                f"gold = its source abstract — the paper's protocol, not its question set ({PAPER_QUESTIONS})")
     if dataset.meta.get("condition") == "abstract":
         return (f"abstracts of {len(docs):,} JATS articles, {n_q:,} template questions about the full articles "
                 "(gold = the article) — not the paper's PubMedQA* setting")

@@ -4,6 +4,7 @@ same knobs (``baselines/config.py``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ...core.configs import Config
 from .graph_stores import GRAPH_STORES
@@ -11,6 +12,9 @@ from .graph_stores import GRAPH_STORES
 
 @dataclass(frozen=True)
 class SketchConfig(Config):
+    # knobs read only at query time: a variant changing them shares the built pieces and graph
+    QUERY_KNOBS: ClassVar[tuple[str, ...]] = ("hops", "match_threshold", "max_matches_per_entity", "max_facts")
+
     semantic_threshold: float = 95.0     # SKETCH §2.2.1: a breakpoint where the distance passes the 95th percentile
     semantic_buffer_size: int = 1        # ours: one neighbour sentence each side (§2.2.1 names a window k, no value)
     chunk_size: int = 100                # SKETCH §3.2.1.3: recursive split into 100-token pieces ...

@@ -26,10 +26,12 @@ ranking. ``Hit.score`` is each chunk's cosine to the query (the order comes from
 not from the score); ``Hit.via`` is "vector+graph" (confirmed), "vector" or "graph". The trace
 records the query entities, their node matches, the neighbourhood, the facts and paths, the
 structured context and where each merged chunk came from. The answering model is handed the
-facts as one block, then the merged chunks (``answer_contexts``), so the graph reaches the answer.
+facts as one block, then the merged chunks (``context_blocks``, ``answer_contexts``), so the graph reaches the
+answer; the LangChain face returns the block as a Document of its own.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict
 from typing import Sequence
 
@@ -39,6 +41,7 @@ from ...core.types import Chunk, Cost, Document, Hit, Retrieval
 from .config import SketchConfig
 
 CONFIRMED, VECTOR, GRAPH = "vector+graph", "vector", "graph"
+GRAPH_FACTS = "graph facts"     # the kind of the facts block handed over before the chunks
 
 
 def split_semantic_chunk(doc: Document, span: tuple[int, int], embedder, chunk_size: int,
@@ -161,6 +164,18 @@ class SketchRetriever(Retriever):
                 "graph nodes": len(self.graph), "graph relations": len(self.graph.store.edges()),
                 "build seconds": round(self.build_cost.seconds, 2)}
 
+    def variant(self, name: str | None = None, **changes) -> "SketchRetriever":
+        """A copy sharing this built index (pieces, vectors, graph) that queries with other query-time
+        knobs (``SketchConfig.QUERY_KNOBS``, e.g. ``hops``); it reports the same build cost."""
+        bad = set(changes) - set(self.config.QUERY_KNOBS)
+        if bad:
+            raise ValueError(f"variant can change only {sorted(self.config.QUERY_KNOBS)}, not {sorted(bad)}")
+        other = copy.copy(self)
+        other.config = self.config.replace(**changes)
+        other.build_cost = copy.copy(self.build_cost)
+        other.name = name or f"{self.name}[{','.join(f'{k}={v}' for k, v in changes.items())}]"
+        return other
+
     # -- querying ---------------------------------------------------------------------------
     def _check_built(self) -> None:
         if self.graph is None:
@@ -212,11 +227,11 @@ class SketchRetriever(Retriever):
                       "merge": [{"chunk_id": cid, "source": via} for cid, via in merged]})
         return Retrieval(query, hits, trace, cost + graph_cost)
 
-    def answer_contexts(self, retrieval: Retrieval) -> list[str]:
-        """What SKETCH (and KG-only) hand to the answering model: the structured context's facts
-        (the graph relations of the query's neighbourhood) as one block, then the retrieved chunks."""
+    def context_blocks(self, retrieval: Retrieval) -> list[tuple[str, str]]:
+        """What SKETCH (and KG-only) hand to the answering model before the retrieved chunks: the
+        structured context's facts (the graph relations of the query's neighbourhood) as one block."""
         facts = retrieval.trace.get("facts", [])
-        return (["Facts:\n" + "\n".join(facts)] if facts else []) + [h.chunk.text for h in retrieval.hits]
+        return [(GRAPH_FACTS, "Facts:\n" + "\n".join(facts))] if facts else []
 
     def merged_context(self, retrieval: Retrieval) -> str:
         """The answer contexts as one text: the facts, then the merged chunks."""

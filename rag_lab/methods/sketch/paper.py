@@ -86,6 +86,15 @@ def ours_in_paper_columns(summary: pd.DataFrame, answer_k: int, judged: bool) ->
     return out
 
 
+def context_scope(judged: bool) -> str:
+    """Which contexts our context precision/recall columns scored (for captions)."""
+    if judged:
+        return ("context P/R judged on the handed-over contexts (SKETCH's and KG-only's facts block included, "
+                "as the paper's judge saw the merged context)")
+    return ("context P/R scored on the retrieved chunks of every approach (the facts block SKETCH and KG-only hand "
+            "the answering model is not matched against the gold passages)")
+
+
 def setting_note(dataset_name: str, n_documents: int, n_questions: int, reasoner: str, judge: str | None,
                  retrieval_table: bool = False) -> str:
     """One sentence saying how this run's setting differs from the paper's, for the data, the
@@ -178,3 +187,19 @@ def leaders(table: pd.DataFrame, label: str) -> str:
         top = [m for m, v in values.items() if v >= values.max() - 1e-12]
         parts.append(f"{col.replace('_', ' ')}: {' = '.join(top)} ({values.max():.3f})")
     return f"Highest per column, {label}: " + "; ".join(parts) + "." if parts else f"{label}: no values."
+
+
+def truncation_sentence(methods, embedder) -> str:
+    """Beside the retrieval table: per approach, how many of the texts it embeds are longer than the
+    encoder reads (it cuts them silently at ``max_tokens`` word pieces, so a long semantic segment is
+    represented by its opening only). KG-only embeds no chunk."""
+    from ...core.chunking import over_encoder_limit
+
+    parts = []
+    for name, r in methods.items():
+        if not getattr(r, "uses_vectors", True):
+            continue
+        over, total = over_encoder_limit((c.text for c in r.chunks), embedder)
+        parts.append(f"{name} {over} of {total}")
+    return (f"Texts longer than the encoder reads ({embedder.max_tokens} word pieces with its two special tokens; "
+            "each is embedded from its opening only): " + ", ".join(parts) + ".")

@@ -91,6 +91,7 @@ def gathered_scores(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dat
                 "gold_sentence_recall": len(found) / len(golds) if golds else np.nan,
                 "sentences": len(ret.hits), "hops": max(len(ret.trace.get("path", [])) - 1, 0),
                 "stop_reason": ret.trace.get("stop_reason", ""), "llm_fallbacks": ret.trace.get("llm_fallbacks", 0),
+                "chooser": ret.trace.get("chooser") or "",
                 "seconds": ret.cost.seconds})
     return pd.DataFrame(rows)
 
@@ -206,9 +207,18 @@ def paper_comparisons(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
                       threshold: float = DEFAULT_THRESHOLD) -> dict[str, pd.DataFrame]:
     """For each paper table, our run on the questions of the same grouping strategy beside it.
     A paper table whose strategy has no question in this run is left out."""
+    choosers = choosers_of(scores)
     return {name: compare_with_paper(results_table(scores, judged, threshold, strategy), name, judged is not None,
-                                     results_intervals(scores, judged, strategy))
+                                     choosers, results_intervals(scores, judged, strategy))
             for name, strategy in PAPER_STRATEGY.items() if (scores["strategy"] == strategy).any()}
+
+
+def choosers_of(scores: pd.DataFrame) -> dict[str, str]:
+    """algorithm -> who made its choices in this run (only llm_guided_traversal has a chooser)."""
+    if "chooser" not in scores:
+        return {}
+    d = scores[scores["chooser"].astype(bool)]
+    return {a: ", ".join(sorted(set(c))) for a, c in d.groupby("algorithm")["chooser"]}
 
 
 def run_setting(dataset: Dataset, paper_name: str, embedder_id: str, reasoner_name: str,

@@ -114,6 +114,7 @@ class SSGRetriever(Retriever):
         trace = {"algorithm": self.algorithm, "anchor": result.path[0] if result.path else None,
                  "path": list(result.path), "stop_reason": result.stop_reason,
                  "sentences_gathered": len(result.sentences), "llm_choices": result.llm_choices,
+                 "chooser": self.reasoner.name if self.algorithm == "llm_guided_traversal" else None,
                  "llm_fallbacks": result.llm_fallbacks,
                  "steps": [{"window": s.window, "score": s.score, "added": list(s.added), "candidates": s.candidates,
                             "fallback": s.fallback} for s in result.steps]}

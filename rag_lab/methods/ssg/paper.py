@@ -77,10 +77,22 @@ def our_column(paper_metric: str, judged: bool) -> str:
     return paper_metric
 
 
+def chooser_label(algorithm: str, chooser: str | None) -> str:
+    """The row label of an algorithm beside the paper: ``llm_guided_traversal`` run by the offline
+    reasoner says its choices were an offline rule, not an LLM's (the paper's row used GPT-4o-mini /
+    GPT-5-nano)."""
+    if not chooser:
+        return algorithm
+    who = "offline rule, no LLM" if chooser == "offline" else f"choices by {chooser}"
+    return f"{algorithm} (ours: {who})"
+
+
 def compare_with_paper(ours: pd.DataFrame, paper_name: str, judged: bool = False,
+                       choosers: dict[str, str] | None = None,
                        intervals: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
     """Ours | paper-reported | difference per paper column (``plots.with_paper``), plus both test-case
-    counts. Our columns name the metric that fills them, e.g. ``"precision (ours: gold_sentence_precision)"``.
+    counts. Our columns name the metric that fills them, e.g. ``"precision (ours: gold_sentence_precision)"``;
+    ``choosers`` (algorithm -> reasoner that made its choices) label the rows whose choices were ours.
     With ``intervals`` (frames keyed by our column names) each column also gets n and our 95% interval;
     none is like-for-like with the paper (other data, another judge or none), and the table says so."""
     from ...core.plots import with_paper
@@ -96,7 +108,7 @@ def compare_with_paper(ours: pd.DataFrame, paper_name: str, judged: bool = False
     table[("test_cases", "paper-reported")] = paper["test_cases"]
     table.columns = [f"{metric} (ours: {sources[metric]})" if who == "ours" and metric in sources
                      else f"{metric} ({who})" for metric, who in table.columns]
-    return table
+    return table.rename(index=lambda a: chooser_label(a, (choosers or {}).get(a)))
 
 
 @dataclass(frozen=True)
