@@ -8,7 +8,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from download_server import data_cache, mirror, mirror_files  # noqa: F401  (pytest fixtures)
+from download_server import data_cache, mirror, mirror_files, served_here  # noqa: F401  (pytest fixtures)
 
 from rag_lab.datasets import available_datasets, load_dataset
 from rag_lab.datasets import sources as src
@@ -30,11 +30,12 @@ def test_every_source_has_a_licence_and_official_https_urls():
         assert s.urls() and all(u.startswith("https://") for u in s.urls()), s.name
 
 
-def test_pubmedqa(mirror, data_cache):
-    [report] = fetch("pubmedqa", mirror)
+def test_pubmedqa(mirror, data_cache, monkeypatch):
+    served_here(monkeypatch, mirror, "pubmedqa")                # the official host: its checksum is recorded
+    [report] = download("pubmedqa", transport=Transport(None, backoff=0, progress=False), **QUIET)
     file = data_cache / "pubmedqa" / "ori_pqal.json"
     assert report.files[0].path == file and file.is_file()
-    assert "recorded on first use" in report.files[0].check
+    assert "recorded on first use" in report.files[0].check and sha256_file(file) in report.files[0].check
     recorded = json.loads((data_cache / "checksums.json").read_text())
     assert recorded[src.SOURCES["pubmedqa"].files[0].url]["sha256"] == sha256_file(file)
     data = load_dataset("pubmedqa")
@@ -105,7 +106,8 @@ def test_ragbench_group_with_pins_set_to_the_fixtures(mirror, data_cache, monkey
     reports = fetch("ragbench", mirror)
     assert [r.source.name for r in reports] == ["ragbench_covidqa", "ragbench_emanual", "ragbench_techqa"]
     checks = [r.files[0].check for r in reports]
-    assert checks[0] == checks[2] == "pinned SHA-256 matches" and "recorded on first use" in checks[1]
+    assert checks[0].startswith("pinned SHA-256 matches") and checks[2].startswith("pinned SHA-256 matches")
+    assert "NOT recorded, because the file came from http://127.0.0.1:" in checks[1]   # through the override
     covid = load_dataset("ragbench_covidqa")
     assert [q.id for q in covid.questions] == ["cq-t1", "cq-t2"]
     assert covid.questions[0].gold_contexts == ["An invented swab test returned a result in twenty minutes."]
@@ -157,7 +159,7 @@ def test_mesh_descriptors(mirror, data_cache):
     path = "/projects/mesh/MESH_FILES/xmlmesh/desc2026.xml"
     mirror.files[path] = mirror.files[path].replace(b"Keeper's Fever", b"Keepers' Fever")
     [again] = fetch("mesh", mirror, force=True)
-    assert "not compared" in again.files[0].check and load_mesh_descriptors()["D900001"].synonyms == (
+    assert "not recorded (fetched from http://127.0.0.1:" in again.files[0].check and load_mesh_descriptors()["D900001"].synonyms == (
         "Keepers' Fever",)
     with pytest.raises(ValueError, match="--year"):
         fetch("mesh", mirror, year="last")

@@ -9,6 +9,7 @@ there by hand gets verified and unpacked. API sources go through ``api_sources.p
 """
 from __future__ import annotations
 
+import logging
 import os
 import tarfile
 import zipfile
@@ -16,11 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from ..caching.atomic import atomic_path
+from ..caching.atomic import atomic_path, sha256_file
+from ..core.redact import redact_url
 from .cache import ChecksumStore, data_root
 from .sources import RemoteFile, Source, get_sources
-from ..caching.atomic import sha256_file
-from .transport import ChecksumError, DownloadError, RateLimiter, Transport
+from .transport import ChecksumError, DownloadError, RateLimiter, Transport, discard_part, part_record
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -57,17 +60,21 @@ def _select(source: Source, splits: Sequence[str] | None) -> list[RemoteFile]:
     return [f for f in source.files if not f.splits or set(f.splits) & set(chosen)]
 
 
-def verify(file: RemoteFile, url: str, path: Path, store: ChecksumStore, remove_on_mismatch: bool) -> tuple[str, str]:
-    """Check ``path`` as ``file`` says; returns (sha256, what the check concluded)."""
+def verify(file: RemoteFile, url: str, path: Path, store: ChecksumStore, remove_on_mismatch: bool,
+           override: str | None = None) -> tuple[str, str]:
+    """Check ``path`` as ``file`` says; returns (sha256, what the check concluded). ``override``: the
+    host the file came from when it was not the official one; nothing is recorded from it."""
     sha = sha256_file(path)
     fail = None
     if file.sha256:
         if sha != file.sha256:
             fail = f"its SHA-256 is {sha}, the published value is {file.sha256} ({file.sha256_from})"
-        check = "pinned SHA-256 matches"
+        check = f"pinned SHA-256 matches ({sha})"
+    elif file.changes and override:
+        check = f"SHA-256 {sha}, not recorded (fetched from {override}, not the official host)"
     elif file.changes:
         store.record(url, sha, path.stat().st_size, path.name)
-        check = "SHA-256 recorded (the file changes upstream, so it is not compared)"
+        check = f"SHA-256 {sha} recorded (the file changes upstream, so it is not compared)"
     else:
         seen = store.get(url)
         if seen and seen["sha256"] != sha:
@@ -75,13 +82,17 @@ def verify(file: RemoteFile, url: str, path: Path, store: ChecksumStore, remove_
                     f"{seen['sha256']} (recorded in {store.path}); if the upstream file really changed, remove its "
                     f"entry from that file and run again")
         elif seen:
-            check = f"matches the SHA-256 recorded on {seen.get('recorded', '?')}"
+            check = f"matches the SHA-256 recorded on {seen.get('recorded', '?')} ({sha})"
+        elif override:
+            check = (f"no published checksum and none recorded: SHA-256 {sha} NOT recorded, because the file came "
+                     f"from {override}, not the official host; download it from the official host once to record "
+                     "a checksum to trust")
         else:
             store.record(url, sha, path.stat().st_size, path.name)
-            check = f"no published checksum: SHA-256 recorded on first use in {store.path}"
+            check = f"no published checksum: SHA-256 {sha} recorded on first use in {store.path}"
     if fail:
         if remove_on_mismatch:
-            path.unlink()
+            discard_part(path)
             raise ChecksumError(f"{url}: checksum mismatch, the download was deleted: {fail}")
         raise ChecksumError(f"{path}: checksum mismatch: {fail}. Delete the file (or run with --force) to "
                             "download it again")
@@ -137,8 +148,10 @@ def _static(source: Source, folder: Path, transport: Transport, store: ChecksumS
             log(f"  {url} -> {target}")
             others = [(u, t) for _, u, t in chosen if u != url and not t.exists()]
             part = transport.fetch(url, target, manual_hint(command, url, target, others))
-            sha, check = verify(file, url, part, store, remove_on_mismatch=True)
+            override = redact_url(transport.base_url) if transport.override else None
+            sha, check = verify(file, url, part, store, remove_on_mismatch=True, override=override)
             os.replace(part, target)
+            part_record(part).unlink(missing_ok=True)
         else:
             sha, check = verify(file, url, target, store, remove_on_mismatch=False)
         report.files.append(FileReport(target, sha, check, fetched))
@@ -158,6 +171,8 @@ def download(name: str, dest: str | os.PathLike | None = None, base_url: str | N
 
     root = Path(dest).expanduser() if dest is not None else data_root()
     transport = transport or Transport(base_url)
+    if transport.override:
+        _log.warning("%s", transport.override_warning())
     store = ChecksumStore(root)
     reports = []
     for source in get_sources(name):
