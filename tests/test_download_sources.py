@@ -95,10 +95,20 @@ def test_ragbench_pinned_checksums_refuse_other_bytes(mirror, data_cache):
     with pytest.raises(ChecksumError, match="published value is 25bc50f0"):
         fetch("ragbench_covidqa", mirror)
     assert not list((data_cache / "ragbench").rglob("*.parquet*"))    # neither the file nor a .part is left
+    with pytest.raises(ChecksumError, match="published value is dac74061"):    # the eManual file is pinned too
+        fetch("ragbench_emanual", mirror)
+
+
+def test_github_files_are_read_at_a_pinned_commit():
+    github = [f.url for s in src.SOURCES.values() for f in s.files if "github" in f.url]
+    assert len(github) == 6
+    for url in github:
+        assert any(f"/{commit}/" in url for commit in src.GITHUB_COMMITS.values()), url
+        assert "/master/" not in url and "/main/" not in url
 
 
 def test_ragbench_group_with_pins_set_to_the_fixtures(mirror, data_cache, monkeypatch):
-    for name in ("ragbench_covidqa", "ragbench_techqa"):       # pin the fixtures' own checksums instead
+    for name in ("ragbench_covidqa", "ragbench_emanual", "ragbench_techqa"):   # pin the fixtures' own checksums
         s = src.SOURCES[name]
         files = tuple(replace(f, sha256=sha256_of(f.url.replace("https://huggingface.co", ""))) if f.sha256 else f
                       for f in s.files)
@@ -106,8 +116,7 @@ def test_ragbench_group_with_pins_set_to_the_fixtures(mirror, data_cache, monkey
     reports = fetch("ragbench", mirror)
     assert [r.source.name for r in reports] == ["ragbench_covidqa", "ragbench_emanual", "ragbench_techqa"]
     checks = [r.files[0].check for r in reports]
-    assert checks[0].startswith("pinned SHA-256 matches") and checks[2].startswith("pinned SHA-256 matches")
-    assert "NOT recorded, because the file came from http://127.0.0.1:" in checks[1]   # through the override
+    assert all(check.startswith("pinned SHA-256 matches") for check in checks)
     covid = load_dataset("ragbench_covidqa")
     assert [q.id for q in covid.questions] == ["cq-t1", "cq-t2"]
     assert covid.questions[0].gold_contexts == ["An invented swab test returned a result in twenty minutes."]

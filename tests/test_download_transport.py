@@ -17,7 +17,7 @@ from rag_lab.datasets.download import download
 from rag_lab.caching.atomic import sha256_file
 from rag_lab.datasets.transport import ChecksumError, DownloadError, OfflineError, RateLimiter, Transport, rebase
 
-PUBMEDQA = "/pubmedqa/pubmedqa/master/data/ori_pqal.json"
+PUBMEDQA = f"/pubmedqa/pubmedqa/{src.GITHUB_COMMITS['pubmedqa/pubmedqa']}/data/ori_pqal.json"
 QUIET = dict(log=lambda *a: None)
 
 
@@ -122,7 +122,7 @@ def test_offline_message_names_the_url_and_where_to_put_the_file(data_cache):
         download("pubmedqa", transport=t, **QUIET)
     message = str(e.value)
     assert "could not reach http://127.0.0.1:" in message and "may be offline" in message
-    assert "https://raw.githubusercontent.com/pubmedqa/pubmedqa/master/data/ori_pqal.json" in message
+    assert f"https://raw.githubusercontent.com{PUBMEDQA}" in message
     assert str(data_cache / "pubmedqa" / "ori_pqal.json") in message
     assert "python -m rag_lab download pubmedqa" in message
     # a source of several files names all of them, and the --dest of the run
@@ -131,7 +131,7 @@ def test_offline_message_names_the_url_and_where_to_put_the_file(data_cache):
         download("narrativeqa", dest=elsewhere, transport=t, **QUIET)
     message = str(e.value)
     assert f"python -m rag_lab download narrativeqa --dest {elsewhere}" in message
-    assert f"Also needed: https://raw.githubusercontent.com/google-deepmind/narrativeqa/master/qaps.csv -> " \
+    assert f"Also needed: {src.SOURCES['narrativeqa'].files[1].url} -> " \
            f"{elsewhere / 'narrativeqa' / 'qaps.csv'}" in message
 
 
