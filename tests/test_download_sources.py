@@ -100,7 +100,7 @@ def test_ragbench_pinned_checksums_refuse_other_bytes(mirror, data_cache):
 
 
 def test_github_files_are_read_at_a_pinned_commit():
-    github = [f.url for s in src.SOURCES.values() for f in s.files if "github" in f.url]
+    github = [f.url for s in src.SOURCES.values() for f in s.files if "github.com/" in f.url or "githubusercontent" in f.url]
     assert len(github) == 6
     for url in github:
         assert any(f"/{commit}/" in url for commit in src.GITHUB_COMMITS.values()), url
