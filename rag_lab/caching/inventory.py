@@ -77,11 +77,17 @@ def size_of(path: Path) -> int:
 
 
 def _count(path: Path, table: str, where: str = "", params: tuple = ()) -> int:
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+    """Rows of ``table`` (read only); an error a user can fix becomes a ``CacheFileError`` naming the file."""
+    from .sqlite_cache import explain
+
     try:
-        return db.execute(f"SELECT COUNT(*) FROM {table} {where}", params).fetchone()[0]
-    finally:
-        db.close()
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+        try:
+            return db.execute(f"SELECT COUNT(*) FROM {table} {where}", params).fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        raise explain(e, path, "cache file") from e
 
 
 def index_entries(folder: Path) -> Iterable[Path]:
@@ -106,7 +112,7 @@ def info(root: Path, data: Path | None = None) -> list[Row]:
                 entries = len(list(index_entries(path)))
             else:
                 entries = len(list(path.rglob(kind.pattern)))
-        except sqlite3.Error as e:
+        except (sqlite3.Error, RuntimeError) as e:
             note = f"not readable ({e})"
         rows.append(Row(kind.name, path, entries, size_of(path), note))
     if data is not None and data.is_dir():
@@ -192,10 +198,7 @@ def _old_rows(root: Path, before: float, days: float) -> list[Candidate]:
         path = root / kind.path
         if not (kind.dated and path.is_file()):
             continue
-        try:
-            old, total = _count(path, kind.table, "WHERE created < ?", (before,)), _count(path, kind.table)
-        except sqlite3.Error:
-            continue
+        old, total = _count(path, kind.table, "WHERE created < ?", (before,)), _count(path, kind.table)
         if old:
             out.append(Candidate(kind.name, path, f"{old:,} of {total:,} entries written more than {days:g} days ago",
                                  int(size_of(path) * old / max(total, 1)), rows_before=before, rows=old))

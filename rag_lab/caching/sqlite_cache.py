@@ -76,6 +76,19 @@ class CacheFileError(RuntimeError):
         self.path = path
 
 
+def explain(error: sqlite3.Error, path: Path, what: str) -> Exception:
+    """A ``CacheFileError`` naming the file and the fix, for errors a user can fix; else ``error`` itself."""
+    code = getattr(error, "sqlite_errorcode", None)
+    text = str(error).lower()
+    if code is None:
+        code = next((c for c, words in ((13, "disk is full"), (8, "readonly"), (14, "unable to open"),
+                                        (5, "locked")) if words in text), None)
+    fix = FIXES.get(code & 0xFF) if code is not None else None
+    if fix is None:
+        return error
+    return CacheFileError(f"{what} {path}: {error}; {fix}", Path(path))
+
+
 def is_damaged(error: sqlite3.DatabaseError) -> bool:
     """True when SQLite says the file itself is broken (not merely busy or locked)."""
     code = getattr(error, "sqlite_errorcode", None)
@@ -150,16 +163,7 @@ class SQLiteCache:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _unusable(self, error: sqlite3.DatabaseError) -> Exception:
-        """A ``CacheFileError`` naming the file and the fix, for errors a user can fix; else ``error``."""
-        code = getattr(error, "sqlite_errorcode", None)
-        text = str(error).lower()
-        if code is None:
-            code = next((c for c, words in ((13, "disk is full"), (8, "readonly"), (14, "unable to open"),
-                                            (5, "locked")) if words in text), None)
-        fix = FIXES.get(code & 0xFF) if code is not None else None
-        if fix is None:
-            return error
-        return CacheFileError(f"{self.what} {self.path}: {error}; {fix}", self.path)
+        return explain(error, self.path, self.what)
 
     def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(connection)`` under this object's lock (one thread at a time per connection)."""

@@ -20,6 +20,8 @@ def describe(error: BaseException) -> str | None:
     """The one-line message for ``error``, or None when it is a bug (the traceback is then worth seeing)."""
     if isinstance(error, CLEAR):
         return redact_text(str(error))
+    if isinstance(error, OSError) and getattr(error, "explained", False):
+        return redact_text(f"{_where(error)}: {error.strerror}")
     if isinstance(error, PermissionError):
         return (f"permission denied: {_where(error)} ({error.strerror}); make it (and its folder) readable and "
                 "writable by you, or choose another place (RAG_LAB_CACHE for caches, RAG_LAB_DATA or --dest for "

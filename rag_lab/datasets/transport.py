@@ -324,7 +324,8 @@ def _disk_error(part: Path, error: OSError) -> OSError:
         fix = "check the disk, or download elsewhere (--dest or $RAG_LAB_DATA)"
     size = part.stat().st_size if part.exists() else 0
     kept = f" The {size} bytes received so far stay in {part}: run again to resume." if size else ""
-    out = type(error)(error.errno, f"{error.strerror} while writing the download; {fix}.{kept}", str(part))
+    out = OSError(error.errno, f"{error.strerror} while writing the download; {fix}.{kept}", str(part))
+    out.explained = True              # the message already says what to do (rag_lab.cli.errors)
     return out
 
 
