@@ -2,8 +2,8 @@
 on 127.0.0.1, so the downloader runs unchanged with ``base_url`` pointing here.
 
 Static files come from ``mirror/`` (a folder ``NAME.tgz.d`` / ``NAME.zip.d`` is served as the archive
-``NAME.tgz`` / ``NAME.zip`` of its contents; ``NAME.parquet.jsonl`` as the parquet file ``NAME.parquet``; ``NAME.gzipped`` as ``NAME``, gzip-compressed, the
-way some Gutenberg stories come). API answers come from ``api/``: the PMC OA service (``oa/<PMCID>.xml``),
+``NAME.tgz`` / ``NAME.zip`` of its contents; ``NAME.parquet.jsonl`` as the parquet file ``NAME.parquet``; ``NAME.gzipped`` as ``NAME``,
+gzip-compressed, the way some Gutenberg stories come). API answers come from ``api/``: the PMC OA service (``oa/<PMCID>.xml``),
 E-utilities efetch (``efetch/<digits>.xml``) and esearch (``esearch/<slug of the term>.txt``: the matching
 ids, one a line, answered a page at a time by ``retstart``/``retmax``), and the MediaWiki API
 (``wiki/search-<topic>.json``, ``wiki/extract-<title>.json``). Files carry an ``ETag`` (from their bytes)
@@ -204,7 +204,8 @@ def data_cache(tmp_path, monkeypatch):
     """An empty data cache for this test; no per-data-set override or base URL from the environment."""
     import os
 
-    for var in [v for v in os.environ if v.startswith("RAG_LAB_DATA") or v in ("RAG_LAB_DOWNLOAD_BASE_URL", "RAG_LAB_CONTACT",
+    for var in [v for v in os.environ if v.startswith("RAG_LAB_DATA") or v in ("RAG_LAB_DOWNLOAD_BASE_URL",
+                                                                                "RAG_LAB_CONTACT",
                                                                                 "NCBI_API_KEY", "NCBI_EMAIL")]:
         monkeypatch.delenv(var)
     root = tmp_path / "data"

@@ -210,7 +210,8 @@ def test_command_line(mirror, data_cache, capsys):
 def test_redact_url_and_text():
     from rag_lab.core.redact import redact_text, redact_url
 
-    url = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi?db=pmc&id=1&tool=rag_lab&email=a%40b.org&api_key=s3cr3t"
+    url = ("https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi?db=pmc&id=1&tool=rag_lab&email=a%40b.org"
+           "&api_key=s3cr3t")
     assert redact_url(url) == ("https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi?db=pmc&id=1&tool=rag_lab"
                                "&email=REDACTED&api_key=REDACTED")
     assert redact_url("https://user:pw@mirror.test/x?Access-Token=t&X-Amz-Signature=abc&page=2") == \
@@ -304,3 +305,23 @@ def test_429_waits_as_long_as_the_server_asks(mirror, monkeypatch):
     body = transport(mirror).get("https://en.wikipedia.org/w/api.php", {"action": "query", "list": "search",
                                                                         "srsearch": "Machine learning"})
     assert b"Supervised learning" in body and waited == [1.0] and mirror.count("/w/api.php") == 2
+
+
+def test_wikipedia_requests_name_a_contact_and_wait_out_429(mirror, data_cache, monkeypatch, caplog):
+    import rag_lab.datasets.loaders.wikipedia as wiki
+    import rag_lab.datasets.transport as tr
+
+    waited = []
+    monkeypatch.setattr(tr.time, "sleep", waited.append)
+    wiki._ask_for_contact.cache_clear()
+    with caplog.at_level("WARNING", logger="rag_lab.datasets.loaders.wikipedia"):
+        download("wikipedia", articles_per_topic=1, transport=transport(mirror), limiter=RateLimiter(0), **QUIET)
+    assert "set RAG_LAB_CONTACT to your e-mail address or a URL" in caplog.text
+    assert mirror.requests[0]["agent"] == "rag_lab/0.1 (research data downloader) python-urllib"
+    monkeypatch.setenv("RAG_LAB_CONTACT", "keeper@example.org")
+    mirror.faults["/w/api.php"] = ["429"]
+    download("wikipedia", dest=data_cache.parent / "again", articles_per_topic=1, transport=transport(mirror),
+             limiter=RateLimiter(0), **QUIET)
+    wiki_requests = [r for r in mirror.requests if r["path"] == "/w/api.php"]
+    assert wiki_requests[-1]["agent"] == "rag_lab/0.1 (research data downloader; keeper@example.org) python-urllib"
+    assert waited == [1.0]                                   # the 429 asked for one second, then it went on

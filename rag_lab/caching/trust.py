@@ -35,7 +35,8 @@ class UnsafeCacheError(RuntimeError):
 
 
 def config_dir() -> Path:
-    """rag_lab's per-user settings folder: ``$RAG_LAB_CONFIG``, ``$XDG_CONFIG_HOME/rag_lab`` or ``~/.config/rag_lab``."""
+    """rag_lab's per-user settings folder: ``$RAG_LAB_CONFIG``, ``$XDG_CONFIG_HOME/rag_lab`` or
+    ``~/.config/rag_lab``."""
     if os.environ.get(CONFIG_ENV):
         return Path(os.environ[CONFIG_ENV]).expanduser()
     base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"

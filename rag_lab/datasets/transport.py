@@ -208,7 +208,8 @@ class Transport:
             if attempt < self.retries:
                 self._pause(attempt, retry_after)
         if reached:
-            raise DownloadError(f"{redact_url(full)}: gave up after {self.retries + 1} attempts ({_text(last)}). {hint}")
+            raise DownloadError(f"{redact_url(full)}: gave up after {self.retries + 1} attempts ({_text(last)}). "
+                                f"{hint}")
         raise self._offline(full, last, hint)
 
     # -- files -----------------------------------------------------------------------------------
