@@ -106,13 +106,18 @@ def cache_key() -> bytes:
         return memo
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # written whole under a temporary name, then linked into place: a process that starts at the same
+        # moment finds either no key or the whole of it, and the first link wins
+        tmp = path.with_name(f".{KEY_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(secrets.token_hex(32) + "\n")
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.link(tmp, path)
         except FileExistsError:      # another process made it first: read theirs
             pass
-        else:
-            with os.fdopen(fd, "w", encoding="ascii") as fh:
-                fh.write(secrets.token_hex(32) + "\n")
+        finally:
+            os.unlink(tmp)
     st = os.stat(path)
     if st.st_uid != os.geteuid() or stat.S_IMODE(st.st_mode) & 0o077:
         raise UnsafeCacheError(
