@@ -14,6 +14,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # (downloads live in $RAG_LAB_DATA, else <cache>/data): a user's downloaded data sets never leak into tests.
 os.environ["RAG_LAB_CACHE"] = tempfile.mkdtemp(prefix="rag_lab_test_cache_")
 os.environ.pop("RAG_LAB_DATA", None)
+# The key that signs cached indexes (rag_lab/caching/trust.py) is made in a private folder too, never in the
+# user's ~/.config; notebook kernels inherit the variable.
+os.environ["RAG_LAB_CONFIG"] = tempfile.mkdtemp(prefix="rag_lab_test_config_")
 # Each test sees the build it asks for: persisted indexes and cached offline results are off unless a test
 # turns them on (tests/test_index_store.py, tests/test_offline_cache.py).
 os.environ["RAG_LAB_REUSE"] = "0"

@@ -8,7 +8,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from download_server import data_cache, mirror, mirror_files  # noqa: F401  (pytest fixtures)
+from download_server import data_cache, mirror, mirror_files, served_here  # noqa: F401  (pytest fixtures)
 
 from rag_lab.datasets import available_datasets, load_dataset
 from rag_lab.datasets import sources as src
@@ -30,11 +30,12 @@ def test_every_source_has_a_licence_and_official_https_urls():
         assert s.urls() and all(u.startswith("https://") for u in s.urls()), s.name
 
 
-def test_pubmedqa(mirror, data_cache):
-    [report] = fetch("pubmedqa", mirror)
+def test_pubmedqa(mirror, data_cache, monkeypatch):
+    served_here(monkeypatch, mirror, "pubmedqa")                # the official host: its checksum is recorded
+    [report] = download("pubmedqa", transport=Transport(None, backoff=0, progress=False), **QUIET)
     file = data_cache / "pubmedqa" / "ori_pqal.json"
     assert report.files[0].path == file and file.is_file()
-    assert "recorded on first use" in report.files[0].check
+    assert "recorded on first use" in report.files[0].check and sha256_file(file) in report.files[0].check
     recorded = json.loads((data_cache / "checksums.json").read_text())
     assert recorded[src.SOURCES["pubmedqa"].files[0].url]["sha256"] == sha256_file(file)
     data = load_dataset("pubmedqa")
@@ -94,18 +95,29 @@ def test_ragbench_pinned_checksums_refuse_other_bytes(mirror, data_cache):
     with pytest.raises(ChecksumError, match="published value is 25bc50f0"):
         fetch("ragbench_covidqa", mirror)
     assert not list((data_cache / "ragbench").rglob("*.parquet*"))    # neither the file nor a .part is left
+    with pytest.raises(ChecksumError, match="published value is dac74061"):    # the eManual file is pinned too
+        fetch("ragbench_emanual", mirror)
+
+
+def test_github_files_are_read_at_a_pinned_commit():
+    github = [f.url for s in src.SOURCES.values() for f in s.files
+              if "github.com/" in f.url or "githubusercontent" in f.url]
+    assert len(github) == 6
+    for url in github:
+        assert any(f"/{commit}/" in url for commit in src.GITHUB_COMMITS.values()), url
+        assert "/master/" not in url and "/main/" not in url
 
 
 def test_ragbench_group_with_pins_set_to_the_fixtures(mirror, data_cache, monkeypatch):
-    for name in ("ragbench_covidqa", "ragbench_techqa"):       # pin the fixtures' own checksums instead
+    for name in ("ragbench_covidqa", "ragbench_emanual", "ragbench_techqa"):   # pin the fixtures' own checksums
         s = src.SOURCES[name]
-        files = tuple(replace(f, sha256=sha256_of(f.url.replace("https://huggingface.co", ""))) if f.sha256 else f
-                      for f in s.files)
+        files = tuple(replace(f, sha256=sha256_of(f.url.replace("https://huggingface.co", "")))
+                      if "/test-" in f.url else f for f in s.files)
         monkeypatch.setitem(src.SOURCES, name, replace(s, files=files))
     reports = fetch("ragbench", mirror)
     assert [r.source.name for r in reports] == ["ragbench_covidqa", "ragbench_emanual", "ragbench_techqa"]
     checks = [r.files[0].check for r in reports]
-    assert checks[0] == checks[2] == "pinned SHA-256 matches" and "recorded on first use" in checks[1]
+    assert all(check.startswith("pinned SHA-256 matches") for check in checks)
     covid = load_dataset("ragbench_covidqa")
     assert [q.id for q in covid.questions] == ["cq-t1", "cq-t2"]
     assert covid.questions[0].gold_contexts == ["An invented swab test returned a result in twenty minutes."]
@@ -157,7 +169,7 @@ def test_mesh_descriptors(mirror, data_cache):
     path = "/projects/mesh/MESH_FILES/xmlmesh/desc2026.xml"
     mirror.files[path] = mirror.files[path].replace(b"Keeper's Fever", b"Keepers' Fever")
     [again] = fetch("mesh", mirror, force=True)
-    assert "not compared" in again.files[0].check and load_mesh_descriptors()["D900001"].synonyms == (
+    assert "not recorded (fetched from http://127.0.0.1:" in again.files[0].check and load_mesh_descriptors()["D900001"].synonyms == (
         "Keepers' Fever",)
     with pytest.raises(ValueError, match="--year"):
         fetch("mesh", mirror, year="last")

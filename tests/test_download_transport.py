@@ -8,7 +8,7 @@ import socket
 from dataclasses import replace
 
 import pytest
-from download_server import data_cache, mirror  # noqa: F401  (pytest fixtures)
+from download_server import data_cache, mirror, served_here  # noqa: F401  (pytest fixtures)
 
 from rag_lab.cli import main
 from rag_lab.datasets import sources as src
@@ -17,7 +17,7 @@ from rag_lab.datasets.download import download
 from rag_lab.caching.atomic import sha256_file
 from rag_lab.datasets.transport import ChecksumError, DownloadError, OfflineError, RateLimiter, Transport, rebase
 
-PUBMEDQA = "/pubmedqa/pubmedqa/master/data/ori_pqal.json"
+PUBMEDQA = f"/pubmedqa/pubmedqa/{src.GITHUB_COMMITS['pubmedqa/pubmedqa']}/data/ori_pqal.json"
 QUIET = dict(log=lambda *a: None)
 
 
@@ -101,14 +101,15 @@ def test_pinned_checksum_mismatch_leaves_no_file(mirror, data_cache, monkeypatch
     assert not list((data_cache / "pubmedqa").iterdir())
 
 
-def test_first_use_checksum_is_recorded_and_enforced(mirror, data_cache):
-    t = transport(mirror)
+def test_first_use_checksum_is_recorded_and_enforced(mirror, data_cache, monkeypatch):
+    served_here(monkeypatch, mirror, "pubmedqa")            # the mirror as the official host, no override
+    t = Transport(None, backoff=0, progress=False)
     download("pubmedqa", transport=t, **QUIET)
     first = sha256_file(data_cache / "pubmedqa" / "ori_pqal.json")
     mirror.files[PUBMEDQA] = mirror.files[PUBMEDQA].replace(b"invented town", b"invented city")
     with pytest.raises(ChecksumError, match="first download on .* had " + first):
         download("pubmedqa", transport=t, force=True, **QUIET)
-    # the earlier, verified file is untouched and no .part is left
+    # the earlier, verified file is untouched and no .part (nor its record) is left
     assert sha256_file(data_cache / "pubmedqa" / "ori_pqal.json") == first
     assert [p.name for p in (data_cache / "pubmedqa").iterdir()] == ["ori_pqal.json"]
     record = json.loads((data_cache / "checksums.json").read_text())[src.SOURCES["pubmedqa"].files[0].url]
@@ -121,7 +122,7 @@ def test_offline_message_names_the_url_and_where_to_put_the_file(data_cache):
         download("pubmedqa", transport=t, **QUIET)
     message = str(e.value)
     assert "could not reach http://127.0.0.1:" in message and "may be offline" in message
-    assert "https://raw.githubusercontent.com/pubmedqa/pubmedqa/master/data/ori_pqal.json" in message
+    assert f"https://raw.githubusercontent.com{PUBMEDQA}" in message
     assert str(data_cache / "pubmedqa" / "ori_pqal.json") in message
     assert "python -m rag_lab download pubmedqa" in message
     # a source of several files names all of them, and the --dest of the run
@@ -130,7 +131,7 @@ def test_offline_message_names_the_url_and_where_to_put_the_file(data_cache):
         download("narrativeqa", dest=elsewhere, transport=t, **QUIET)
     message = str(e.value)
     assert f"python -m rag_lab download narrativeqa --dest {elsewhere}" in message
-    assert f"Also needed: https://raw.githubusercontent.com/google-deepmind/narrativeqa/master/qaps.csv -> " \
+    assert f"Also needed: {src.SOURCES['narrativeqa'].files[1].url} -> " \
            f"{elsewhere / 'narrativeqa' / 'qaps.csv'}" in message
 
 
@@ -202,3 +203,125 @@ def test_command_line(mirror, data_cache, capsys):
     other = data_cache.parent / "elsewhere"
     assert main(["download", "covidqa", "--dest", str(other), "--base-url", mirror.url, "--no-progress"]) == 0
     assert (other / "covidqa" / "COVID-QA.json").is_file() and "RAG_LAB_DATA=" in capsys.readouterr().out
+
+
+# -- secrets, overrides, resumes that must not splice, local disk errors --------------------------------
+
+def test_redact_url_and_text():
+    from rag_lab.core.redact import redact_text, redact_url
+
+    url = ("https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi?db=pmc&id=1&tool=rag_lab&email=a%40b.org"
+           "&api_key=s3cr3t")
+    assert redact_url(url) == ("https://eutils.ncbi.nlm.nih.gov/entrez/eutils/efetch.fcgi?db=pmc&id=1&tool=rag_lab"
+                               "&email=REDACTED&api_key=REDACTED")
+    assert redact_url("https://user:pw@mirror.test/x?Access-Token=t&X-Amz-Signature=abc&page=2") == \
+        "https://REDACTED@mirror.test/x?Access-Token=REDACTED&X-Amz-Signature=REDACTED&page=2"
+    assert redact_url("https://example.org/plain?q=lantern") == "https://example.org/plain?q=lantern"
+    assert redact_text(f"could not reach {url} (refused); also token=abc and page=3") == (
+        f"could not reach {redact_url(url)} (refused); also token=REDACTED and page=3")
+
+
+def test_an_error_never_shows_the_ncbi_key_or_email(mirror):
+    efetch = "/entrez/eutils/efetch.fcgi"
+    mirror.faults[efetch] = ["500", "500"]
+    ncbi = NCBI(transport(mirror, retries=1), api_key="ncbi-key-0123456789", email="someone@example.org",
+                limiter=RateLimiter(0))
+    with pytest.raises(DownloadError) as e:
+        ncbi.jats("PMC9000001", hint="")
+    message = str(e.value)
+    assert "HTTP 500" in message and "api_key=REDACTED" in message and mirror.count(efetch) == 2
+    assert "email=REDACTED" in message and "id=9000001" in message
+    assert "ncbi-key-0123456789" not in message and "someone" not in message
+    assert mirror.requests[-1]["query"]["api_key"] == "ncbi-key-0123456789"     # the key was really sent
+
+
+def test_a_base_url_override_is_announced_and_records_no_checksum(mirror, data_cache, monkeypatch, caplog):
+    monkeypatch.setenv("RAG_LAB_DOWNLOAD_BASE_URL", mirror.url)
+    said = []
+    with caplog.at_level("WARNING", logger="rag_lab.datasets.download"):
+        [report] = download("pubmedqa", transport=Transport(backoff=0, progress=False), log=said.append)
+    warning = caplog.records[0].getMessage()
+    assert f"every download goes to {mirror.url} instead of the official hosts over plain http" in warning
+    assert "$RAG_LAB_DOWNLOAD_BASE_URL is set" in warning and "no new checksum is recorded" in warning
+    sha = sha256_file(data_cache / "pubmedqa" / "ori_pqal.json")
+    assert f"SHA-256 {sha} NOT recorded" in report.files[0].check and any(sha in line for line in said)
+    assert not (data_cache / "checksums.json").exists()
+    # a checksum recorded from the official host is still enforced through an override
+    (data_cache / "checksums.json").write_text(json.dumps({src.SOURCES["pubmedqa"].files[0].url: {
+        "sha256": "0" * 64, "recorded": "2026-01-01"}}))
+    with pytest.raises(ChecksumError, match="first download on 2026-01-01 had 0000"):
+        download("pubmedqa", transport=Transport(backoff=0, progress=False), force=True, **QUIET)
+
+
+def test_a_part_of_a_file_replaced_upstream_is_fetched_whole_not_spliced(mirror, tmp_path):
+    url, dest = f"https://raw.githubusercontent.com{PUBMEDQA}", tmp_path / "ori_pqal.json"
+    mirror.faults[PUBMEDQA] = ["truncate"]
+    with pytest.raises(DownloadError):
+        transport(mirror, retries=0).fetch(url, dest)
+    old_etag = json.loads((tmp_path / "ori_pqal.json.part.json").read_text())["etag"]
+    newer = mirror.files[PUBMEDQA].replace(b"invented town", b"invented city")      # regenerated upstream
+    mirror.files[PUBMEDQA] = newer
+    part = transport(mirror, retries=0).fetch(url, dest)
+    assert part.read_bytes() == newer                          # the new file whole, not old half + new tail
+    assert mirror.requests[-1]["range"] is not None and mirror.requests[-1]["if_range"] == old_etag
+    # a .part with no record of where it came from is never resumed: it starts again
+    (tmp_path / "x.json.part").write_bytes(newer[:50])
+    assert transport(mirror).fetch(url, tmp_path / "x.json").read_bytes() == newer
+    assert mirror.requests[-1]["range"] is None
+
+
+def test_a_complete_part_is_verified_not_fetched_again(mirror, data_cache):
+    t = transport(mirror)
+    url, dest = f"https://raw.githubusercontent.com{PUBMEDQA}", data_cache / "pubmedqa" / "ori_pqal.json"
+    part = t.fetch(url, dest)                                  # complete; a killed run never renamed it
+    sent = len(mirror.requests)
+    assert t.fetch(url, dest) == part and len(mirror.requests) == sent     # its record says it is whole
+    record = json.loads((data_cache / "pubmedqa" / "ori_pqal.json.part.json").read_text())
+    record["length"] = None                                    # a server that gave no length: it asks
+    (data_cache / "pubmedqa" / "ori_pqal.json.part.json").write_text(json.dumps(record))
+    assert t.fetch(url, dest).read_bytes() == mirror.files[PUBMEDQA]
+    assert mirror.requests[-1]["range"] == f"bytes={len(mirror.files[PUBMEDQA])}-"     # answered 416 */size
+    [report] = download("pubmedqa", transport=t, **QUIET)      # verified and moved into place
+    assert report.files[0].fetched and dest.read_bytes() == mirror.files[PUBMEDQA]
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["ori_pqal.json"]
+
+
+def test_a_full_disk_is_reported_at_once_not_retried(mirror, tmp_path):
+    (tmp_path / "ori_pqal.json.part").symlink_to("/dev/full")        # every write fails with ENOSPC
+    t = transport(mirror, retries=3)
+    with pytest.raises(OSError) as e:
+        t.fetch(f"https://raw.githubusercontent.com{PUBMEDQA}", tmp_path / "ori_pqal.json")
+    assert e.value.errno == 28 and "No space left on device while writing the download" in str(e.value)
+    assert "free space on that disk" in str(e.value) and str(tmp_path / "ori_pqal.json.part") in str(e.value)
+    assert not isinstance(e.value, DownloadError) and mirror.count(PUBMEDQA) == 1     # one request, no retry
+
+
+def test_429_waits_as_long_as_the_server_asks(mirror, monkeypatch):
+    import rag_lab.datasets.transport as tr
+
+    waited = []
+    monkeypatch.setattr(tr.time, "sleep", waited.append)
+    mirror.faults["/w/api.php"] = ["429"]
+    body = transport(mirror).get("https://en.wikipedia.org/w/api.php", {"action": "query", "list": "search",
+                                                                        "srsearch": "Machine learning"})
+    assert b"Supervised learning" in body and waited == [1.0] and mirror.count("/w/api.php") == 2
+
+
+def test_wikipedia_requests_name_a_contact_and_wait_out_429(mirror, data_cache, monkeypatch, caplog):
+    import rag_lab.datasets.loaders.wikipedia as wiki
+    import rag_lab.datasets.transport as tr
+
+    waited = []
+    monkeypatch.setattr(tr.time, "sleep", waited.append)
+    wiki._ask_for_contact.cache_clear()
+    with caplog.at_level("WARNING", logger="rag_lab.datasets.loaders.wikipedia"):
+        download("wikipedia", articles_per_topic=1, transport=transport(mirror), limiter=RateLimiter(0), **QUIET)
+    assert "set RAG_LAB_CONTACT to your e-mail address or a URL" in caplog.text
+    assert mirror.requests[0]["agent"] == "rag_lab/0.1 (research data downloader) python-urllib"
+    monkeypatch.setenv("RAG_LAB_CONTACT", "keeper@example.org")
+    mirror.faults["/w/api.php"] = ["429"]
+    download("wikipedia", dest=data_cache.parent / "again", articles_per_topic=1, transport=transport(mirror),
+             limiter=RateLimiter(0), **QUIET)
+    wiki_requests = [r for r in mirror.requests if r["path"] == "/w/api.php"]
+    assert wiki_requests[-1]["agent"] == "rag_lab/0.1 (research data downloader; keeper@example.org) python-urllib"
+    assert waited == [1.0]                                   # the 429 asked for one second, then it went on

@@ -7,6 +7,7 @@ import logging
 
 import pytest
 
+from rag_lab.caching.trust import sign
 from rag_lab.evaluation import index_store
 from rag_lab.datasets import load_dataset
 from rag_lab.methods import available_methods, get_retriever
@@ -128,9 +129,10 @@ def test_unpicklable_state_is_rebuilt_with_a_warning(reuse_on, small, embedder, 
     import hashlib
     import json
     junk = b"not a pickle"
-    (entry / "state.pkl").write_bytes(junk)      # checksum right, content wrong
-    (entry / "COMPLETE").write_text(json.dumps({"format": index_store.FORMAT,
-                                                "sha256": hashlib.sha256(junk).hexdigest()}), encoding="utf-8")
+    sha = hashlib.sha256(junk).hexdigest()
+    (entry / "state.pkl").write_bytes(junk)      # checksum and signature right, content wrong
+    (entry / "COMPLETE").write_text(json.dumps({"format": index_store.FORMAT, "sha256": sha, "hmac": sign(
+        *index_store.IndexStore._signed("naive", built.index_reuse["key"], sha))}), encoding="utf-8")
     index_store.clear_memo()
     with caplog.at_level(logging.WARNING, logger="rag_lab.evaluation.index_store"):
         again = get_retriever("naive", embedder=embedder).build(docs)

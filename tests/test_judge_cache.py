@@ -68,3 +68,54 @@ def test_replies_are_kept_apart_per_judge(tmp_path):
     assert back.generations[0][0].message.response_metadata == {"finish_reason": "stop"}
     with pytest.raises(ValueError, match="not a folder"):
         JudgeCache("x", tmp_path / CACHE_FILE)
+
+
+def _reply(text: str):
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, LLMResult
+
+    return LLMResult(generations=[[ChatGeneration(message=AIMessage(content=text), generation_info={})]])
+
+
+def test_a_reply_ragas_cannot_parse_is_not_kept(tmp_path, caplog):
+    cache = JudgeCache("openai:m", tmp_path)
+    cache.set("prompt a", _reply("I think the answer is yes."))                  # no JSON: ragas would fail
+    cache.set("prompt b", _reply('Sure! ```json\n{"verdict": 1}\n```'))           # ragas finds this JSON
+    assert not cache.has_key("prompt a") and cache.get("prompt a") is None
+    assert cache.get("prompt b").generations[0][0].text.endswith("```") and len(cache) == 1
+
+
+@pytest.mark.parametrize("stored, reason", [('{"generations": [[{"text": "no json here", "info": {}, "meta": {}}]]}',
+                                             "completion 0 is not JSON"),
+                                            ("{not json", "unreadable entry (JSONDecodeError"),
+                                            ('{"other": 1}', "unreadable entry (KeyError")])
+def test_a_bad_stored_reply_is_moved_aside_and_asked_again(tmp_path, caplog, stored, reason):
+    cache = JudgeCache("openai:m", tmp_path)
+    cache.set("prompt", _reply('{"verdict": 1}'))
+    db = sqlite3.connect(tmp_path / CACHE_FILE)
+    with db:
+        db.execute("UPDATE replies SET value=?", (stored,))
+    db.close()
+    with caplog.at_level("WARNING", logger="rag_lab.caching.sqlite_cache"):
+        assert cache.has_key("prompt") is False          # ragas asks has_key first: a miss, so it calls the judge
+    assert any(reason in r.getMessage() and "asking the judge again" in r.getMessage() for r in caplog.records)
+    rejected = sqlite3.connect(tmp_path / CACHE_FILE).execute("SELECT tbl, reason FROM rejected").fetchall()
+    assert len(rejected) == 1 and rejected[0][0] == "replies" and reason in rejected[0][1]
+    cache.set("prompt", _reply('{"verdict": 0}'))        # the fresh reply is kept
+    assert cache.get("prompt").generations[0][0].text == '{"verdict": 0}'
+
+
+def test_a_damaged_judge_cache_is_moved_aside_and_rebuilt(tmp_path, caplog):
+    first = JudgeCache("openai:m", tmp_path)
+    for i in range(100):
+        first.set(f"prompt {i}", _reply('{"verdict": 1}'))
+    first.close()
+    with open(tmp_path / CACHE_FILE, "r+b") as fh:       # truncated: SQLite reports it damaged
+        fh.truncate(5000)
+    with caplog.at_level("WARNING", logger="rag_lab.caching.sqlite_cache"):
+        cache = JudgeCache("openai:m", tmp_path)
+        assert not cache.has_key("prompt 1")
+    assert any("judge cache" in r.getMessage() and "moved it aside" in r.getMessage() for r in caplog.records)
+    assert list(tmp_path.glob(CACHE_FILE + ".corrupt-*"))
+    cache.set("prompt 1", _reply('{"verdict": 1}'))
+    assert cache.has_key("prompt 1")

@@ -1,6 +1,8 @@
 """An API key in the environment never reaches a file: the quickstart notebook is run against a
 local fake OpenAI-compatible server with both key variables set to a unique marker, and every file
-the run wrote (executed notebook, manifest, caches, logs, figures, tables) is searched for it."""
+the run wrote (executed notebook, manifest, caches, logs, figures, tables) is searched for it. The NCBI
+key and e-mail address likewise: a pmc_oa download whose efetch fails is run through the command line
+against the local mirror, and every file it wrote and everything it printed or logged is searched."""
 from __future__ import annotations
 
 import base64
@@ -12,8 +14,8 @@ import pytest
 from fake_openai_server import fake_openai  # noqa: F401  (a fixture)
 
 from conftest import run_notebook_smoke
+from download_server import MirrorServer
 
-pytestmark = pytest.mark.notebook
 
 
 def _forms(secret: str) -> list[bytes]:
@@ -24,6 +26,7 @@ def _forms(secret: str) -> list[bytes]:
     return forms
 
 
+@pytest.mark.notebook
 def test_no_file_written_by_a_run_holds_the_api_key(fake_openai, tmp_path, monkeypatch):
     marker = f"sk-rag-lab-secret-{uuid.uuid4().hex}"
     monkeypatch.setenv("RAG_LAB_LLM_API_KEY", marker)
@@ -61,3 +64,31 @@ def test_the_search_would_find_the_key_in_any_of_its_forms():
                  b"x" + base64.b64encode(b"Bearer " + secret.encode()), base64.b64encode(b"ab" + secret.encode())):
         assert any(form in blob for form in _forms(secret)), blob
     assert not any(form in b"sk-rag-lab-secret-0123" for form in _forms(secret))
+
+
+def test_the_ncbi_key_and_email_reach_no_file_and_no_output(tmp_path, monkeypatch, capsys, caplog):
+    from rag_lab.cli import main
+
+    key, email = f"ncbi-{uuid.uuid4().hex}", f"keeper-{uuid.uuid4().hex[:8]}@example.org"
+    monkeypatch.setenv("NCBI_API_KEY", key)
+    monkeypatch.setenv("NCBI_EMAIL", email)
+    server = MirrorServer()
+    server.faults["/entrez/eutils/efetch.fcgi"] = ["500"] * 2          # the first article fails on every try
+    try:
+        with caplog.at_level(logging.DEBUG):
+            code = main(["download", "pmc_oa", "--ids", "PMC9000001,PMC9000002", "--dest", str(tmp_path / "data"),
+                         "--base-url", server.url, "--retries", "1", "--no-progress"])
+    finally:
+        server.stop()
+    assert code == 0
+    sent = [r["query"] for r in server.requests if r["path"] == "/entrez/eutils/efetch.fcgi"]
+    assert sent and all(q["api_key"] == key and q["email"] == email for q in sent)     # really in use
+    failed = json.loads((tmp_path / "data" / "pmc_oa" / "manifest.json").read_text())["failed"]["PMC9000001"]
+    assert "api_key=REDACTED" in failed["error"] and "email=REDACTED" in failed["error"]
+    out = capsys.readouterr()
+    said = (out.out + out.err + caplog.text).encode()
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    for secret in (key, email):
+        assert not any(form in said for form in _forms(secret)), f"{secret} was printed or logged"
+        leaks = [str(p) for p in written if any(form in p.read_bytes() for form in _forms(secret))]
+        assert not leaks, f"{secret} was written to: {leaks}"

@@ -74,6 +74,15 @@ class _FixtureAPI(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
+@pytest.fixture(autouse=True)
+def no_waiting(monkeypatch):
+    """The loader's one-request-a-second pacing and retry back-off, off for these tests."""
+    from rag_lab.datasets.loaders import wikipedia
+
+    monkeypatch.setattr(wikipedia, "REQUEST_INTERVAL", 0.0)
+    monkeypatch.setattr(wikipedia, "BACKOFF", 0.0)
+
+
 @pytest.fixture
 def fixture_api():
     _FixtureAPI.requests = []

@@ -20,9 +20,12 @@ def atomic_path(path: str | os.PathLike):
     try:
         yield Path(tmp)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(e, OSError) and e.errno is not None and e.filename is None:
+            # a writer that does not say which file (a full disk inside a library's save): name the target
+            raise OSError(e.errno, e.strerror, str(path)) from e
         raise
 
 

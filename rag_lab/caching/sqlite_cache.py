@@ -28,6 +28,18 @@ from typing import Callable, Sequence, TypeVar
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
+# other primary result codes a user can fix, and how
+FIXES = {
+    3: "make the file and its folder writable by you, or point RAG_LAB_CACHE at a folder you can write",
+    5: "another process has held it locked too long; let it finish or stop it, then run again",
+    6: "another process has held it locked too long; let it finish or stop it, then run again",
+    8: "the file (or its -wal/-shm files) cannot be written: make them writable by you, or point RAG_LAB_CACHE "
+       "at a folder you can write",
+    10: "the disk reported an input/output error; check the disk, or move the file aside and run again",
+    13: "the disk is full: free space, or point RAG_LAB_CACHE at a larger disk",
+    14: "the file or its folder cannot be opened: make the folder exist and be writable by you, or point "
+        "RAG_LAB_CACHE at a folder you can write",
+}
 REJECTED_TABLE = "CREATE TABLE IF NOT EXISTS rejected (tbl TEXT, key TEXT, reason TEXT, row TEXT, moved REAL)"
 
 
@@ -52,6 +64,29 @@ def cache_file(directory: str | Path | None, filename: str, what: str) -> Path:
     if directory.exists() and not directory.is_dir():
         raise ValueError(f"{what}: {directory} exists and is not a folder; expected a folder for {filename}")
     return directory / filename
+
+
+class CacheFileError(RuntimeError):
+    """A cache file SQLite cannot use for a reason the user must fix (permissions, a full disk, a lock
+    held too long); the message names the file and the fix. Nothing was half-written: each write is
+    one transaction."""
+
+    def __init__(self, message: str, path: Path):
+        super().__init__(message)
+        self.path = path
+
+
+def explain(error: sqlite3.Error, path: Path, what: str) -> Exception:
+    """A ``CacheFileError`` naming the file and the fix, for errors a user can fix; else ``error`` itself."""
+    code = getattr(error, "sqlite_errorcode", None)
+    text = str(error).lower()
+    if code is None:
+        code = next((c for c, words in ((13, "disk is full"), (8, "readonly"), (14, "unable to open"),
+                                        (5, "locked")) if words in text), None)
+    fix = FIXES.get(code & 0xFF) if code is not None else None
+    if fix is None:
+        return error
+    return CacheFileError(f"{what} {path}: {error}; {fix}", Path(path))
 
 
 def is_damaged(error: sqlite3.DatabaseError) -> bool:
@@ -120,9 +155,15 @@ class SQLiteCache:
                 return fn(self._db)
             except sqlite3.DatabaseError as e:
                 if attempt or not is_damaged(e):
-                    raise
+                    clear = self._unusable(e)
+                    if clear is e:
+                        raise
+                    raise clear from e
                 self._move_aside(e)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _unusable(self, error: sqlite3.DatabaseError) -> Exception:
+        return explain(error, self.path, self.what)
 
     def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(connection)`` under this object's lock (one thread at a time per connection)."""

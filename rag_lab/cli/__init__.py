@@ -8,7 +8,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import sqlite3
 import sys
+
+from .errors import CLEAR, describe
 
 COMMANDS = {
     "datasets": "list the datasets that load by name",
@@ -20,6 +23,7 @@ COMMANDS = {
     "collect": "gather every run's tables into one tidy CSV (run, notebook, parameters, table, row, column, value)",
     "doctor": "pre-flight check of a reasoner (--llm SPEC): every job on a built-in sample, a verdict per job",
     "estimate": "count the LLM calls and tokens (and cost) an indexing run would make, without calling",
+    "cache": "what the cache folder holds (info), remove what is no longer needed (prune), empty a kind (clear)",
 }
 
 
@@ -35,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         return modules[args.command].run(args)
-    except (ValueError, FileNotFoundError, RuntimeError) as e:
-        print(f"error: {e}", file=sys.stderr)
+    except (*CLEAR, OSError, sqlite3.Error) as e:
+        message = describe(e)
+        if message is None:
+            raise
+        print(f"error: {message}", file=sys.stderr)
         return 2

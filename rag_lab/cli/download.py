@@ -17,6 +17,18 @@ def add_arguments(parser):
     parser.add_argument("--year", default=None, help="MeSH vocabulary year (default: the source's)")
     parser.add_argument("--ids", default=None, help="pmc_oa: comma-separated PMCIDs")
     parser.add_argument("--ids-file", type=Path, default=None, help="pmc_oa: a file with one PMCID per line")
+    parser.add_argument("--ids-from", type=Path, default=None,
+                        help="pmc_oa: the articles of an earlier selection (its manifest.json) or a PMCID list")
+    parser.add_argument("--count", type=int, default=None,
+                        help="pmc_oa: draw this many Open Access articles at random from an E-utilities search "
+                             "(the list is written to manifest.json)")
+    parser.add_argument("--seed", type=int, default=0, help="pmc_oa --count: the random seed of the draw (default 0)")
+    parser.add_argument("--query", default=None, help="pmc_oa --count: the search term (default: open access[filter])")
+    parser.add_argument("--dates", default=None,
+                        help="pmc_oa --count: publication dates FROM:TO (default 2023/01/01:2023/01/31)")
+    parser.add_argument("--stories", default=None,
+                        help="narrativeqa: also fetch the full stories of these splits (train, valid, test or all; "
+                             "comma-separated) from the URLs in documents.csv")
     parser.add_argument("--topics", nargs="+", default=None, help="wikipedia: search topics")
     parser.add_argument("--articles-per-topic", type=int, default=None, help="wikipedia: articles per topic")
     parser.add_argument("--force", action="store_true", help="download again even when the files are present")
@@ -43,12 +55,27 @@ def list_sources() -> None:
 
 
 def _ids(args) -> list[str] | None:
+    from ..datasets.pmc_selection import ids_from
+
     ids = [i for i in (args.ids or "").split(",") if i.strip()]
     if args.ids_file:
         if not args.ids_file.is_file():
             raise FileNotFoundError(f"--ids-file {args.ids_file} does not exist")
         ids += args.ids_file.read_text(encoding="utf-8").split()
+    if args.ids_from:
+        ids += ids_from(args.ids_from)
     return ids or None
+
+
+def _selection(args):
+    from ..datasets.pmc_selection import DEFAULT_DATES, DEFAULT_QUERY, Selection, parse_dates
+
+    if args.count is None:
+        if args.query or args.dates:
+            raise ValueError("--query and --dates shape a pmc_oa selection: give --count N too")
+        return None
+    mindate, maxdate = parse_dates(args.dates) if args.dates else DEFAULT_DATES
+    return Selection(args.count, args.seed, args.query or DEFAULT_QUERY, mindate, maxdate)
 
 
 def run(args) -> int:
@@ -63,8 +90,10 @@ def run(args) -> int:
         raise ValueError("name the data set to download (python -m rag_lab download --list shows the names)")
     splits = [s.strip() for s in args.split.split(",") if s.strip()] if args.split else None
     transport = Transport(args.base_url, retries=args.retries, progress=not args.no_progress)
+    stories = [s.strip() for s in args.stories.split(",") if s.strip()] if args.stories else None
     reports = download(args.name, args.dest, splits=splits, year=args.year, ids=_ids(args), topics=args.topics,
-                       articles_per_topic=args.articles_per_topic, force=args.force, transport=transport)
+                       articles_per_topic=args.articles_per_topic, force=args.force, transport=transport,
+                       selection=_selection(args), stories=stories)
     for report in reports:
         for note in report.notes:
             print(f"  note: {note}")

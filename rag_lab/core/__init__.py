@@ -2,7 +2,8 @@
 Section, Chunk, Question, Dataset, Hit, Retrieval, Cost), ``io`` (the generic on-disk form),
 ``chunking``, ``embedding`` (the cached sentence encoder) with its ONNX backends (``onnx_encoder``),
 ``index`` (FAISS), ``configs`` (the frozen config base every method's knobs derive from),
-``progress`` (progress bars), and figure saving and plot helpers (``figures``, ``plots``).
+``progress`` (progress bars), figure saving and plot helpers (``figures``, ``plots``), and ``redact``
+(secrets out of URLs before they reach an error, a log or a manifest).
 
 May import: caching.
 """

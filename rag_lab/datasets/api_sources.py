@@ -7,10 +7,14 @@
   second without an API key and 10 with one (``$NCBI_API_KEY``); ``tool`` and, when
   ``$NCBI_EMAIL`` is set, ``email`` identify the caller as NCBI requests.
 - Wikipedia pages of the SSG corpus: the ``wikipedia`` loader's ``WikiEngine`` does the search
-  and extract calls and saves every response; here it only gets a rate limiter in front.
+  and extract calls through the transport (retries, back-off on 429 honouring ``Retry-After``, a
+  user agent with ``$RAG_LAB_CONTACT``) and saves every response; here it gets one request a second.
 
-Each run writes ``manifest.json`` beside the files: what was fetched, when, under which
-licence, and the SHA-256 of each saved article.
+Each article's record (licence, when, SHA-256; or why it was skipped or failed) is written with it
+to ``records/PMC….json``, and ``manifest.json`` is rebuilt from the records under a lock at the end of
+every run (also an interrupted one, and with several runs at once): an interruption loses no
+licence record, one failing article is recorded and the others go on, and a re-run completes the
+records of articles already on disk. Errors are stored redacted (no API key or e-mail address).
 """
 from __future__ import annotations
 
@@ -18,19 +22,23 @@ import json
 import os
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..caching.atomic import write_bytes, write_text
+from ..caching.atomic import sha256_file, write_bytes, write_text
+from ..caching.locked_json import read_object, update
+from ..core.redact import redact_text
 from .loaders.wikipedia import DEFAULT_TOPICS, WikiEngine
+from .pmc_selection import ESEARCH
 from .sources import EFETCH, MEDIAWIKI_API, PMC_OA_SERVICE
-from ..caching.atomic import sha256_file
-from .transport import DownloadError, RateLimiter, Transport
+from .transport import DownloadError, OfflineError, RateLimiter, Transport
 
 NCBI_KEY_ENV, NCBI_EMAIL_ENV = "NCBI_API_KEY", "NCBI_EMAIL"
 TOOL = "rag_lab"
 SSG_TOPICS, SSG_ARTICLES_PER_TOPIC = DEFAULT_TOPICS, 5     # the SSG paper's corpus: two topics, 5 articles each
+WIKIPEDIA_INTERVAL = 1.0                                    # seconds between MediaWiki API requests
 _PMCID = re.compile(r"^(?:PMC)?(\d+)$", re.IGNORECASE)
 
 
@@ -109,69 +117,140 @@ class NCBI:
         body = self.transport.get(PMC_OA_SERVICE, self._params(id=pmcid), self.limiter, hint)
         return parse_oa_record(body, pmcid)
 
-    def jats(self, pmcid: str, hint: str) -> bytes:
-        params = self._params(db="pmc", id=pmcid[3:], retmode="xml")
+    def _keyed(self, **params: str) -> dict[str, str]:
+        params = self._params(**params)
         if self.api_key:
             params["api_key"] = self.api_key
-        return self.transport.get(EFETCH, params, self.limiter, hint)
+        return params
+
+    def jats(self, pmcid: str, hint: str) -> bytes:
+        return self.transport.get(EFETCH, self._keyed(db="pmc", id=pmcid[3:], retmode="xml"), self.limiter, hint)
+
+    def esearch(self, term: str, mindate: str, maxdate: str, start: int, size: int, hint: str = "") -> bytes:
+        """One page of PMC ids matching ``term`` published between the dates."""
+        return self.transport.get(ESEARCH, self._keyed(db="pmc", term=term, datetype="pdat", mindate=mindate,
+                                                       maxdate=maxdate, retstart=str(start), retmax=str(size)),
+                                  self.limiter, hint)
 
 
-def fetch_pmc_articles(pmcids: Sequence[str], folder: Path, ncbi: NCBI, force: bool = False,
-                       log=print) -> dict:
-    """Save each Open Access article as ``folder/PMC….xml``; returns the updated manifest."""
-    if not pmcids:
-        raise ValueError("pmc_oa: give the articles to fetch with --ids PMC1,PMC2 or --ids-file FILE "
-                         "(one PMCID per line)")
-    manifest_path = folder / "manifest.json"
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{manifest_path}: not valid JSON ({e.msg}); delete it (the articles stay) and run again, "
-                         "it is rebuilt for the articles fetched from then on") from None
-    articles, skipped = manifest.setdefault("articles", {}), manifest.setdefault("skipped", {})
-    for pmcid in pmcids:
-        target = folder / f"{pmcid}.xml"
-        hint = (f"Offline, save the article's JATS XML by hand as {target} (from {EFETCH}?db=pmc&id={pmcid[3:]} "
-                f"or the PMC OA bulk packages, https://ftp.ncbi.nlm.nih.gov/pub/pmc/oa_bulk/).")
-        if target.exists() and not force:
-            log(f"  {pmcid}: already present ({target.name})")
-            continue
+RECORDS = "records"                # one small JSON per article, written with it
+MANIFEST_FIX = "delete it (the articles stay) and run again: it is rebuilt from the per-article records"
+
+
+def _record(folder: Path, pmcid: str, record: dict) -> None:
+    write_text(folder / RECORDS / f"{pmcid}.json", json.dumps(record, sort_keys=True) + "\n")
+
+
+def _read_records(folder: Path) -> dict[str, dict]:
+    out = {}
+    for path in sorted((folder / RECORDS).glob("PMC*.json")):
         try:
-            record = ncbi.oa_record(pmcid, hint)
-        except ValueError as e:          # not in the Open Access subset, or unknown id
-            skipped[pmcid] = str(e)
-            log(f"  {pmcid}: skipped, {e}")
-            continue
-        body = ncbi.jats(pmcid, hint)
-        has_body = check_jats(body, pmcid)
-        write_bytes(target, body)
-        articles[pmcid] = {**record, "file": target.name, "sha256": sha256_file(target), "size": len(body),
-                           "full_text": has_body, "fetched": _now(), "source": f"{EFETCH}?db=pmc&id={pmcid[3:]}"}
-        skipped.pop(pmcid, None)
-        log(f"  {pmcid}: {record['licence'] or 'licence not stated'}, {len(body):,} bytes"
-            + ("" if has_body else " (no <body>: front matter only)"))
-    write_text(manifest_path, json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue                   # unreadable: the article is looked at again next run
+        if isinstance(record, dict) and record.get("status") in ("saved", "skipped", "failed"):
+            out[path.stem] = record
+    return out
+
+
+def merge_manifest(folder: Path, selection: dict | None = None) -> dict:
+    """Rebuild ``manifest.json`` from the per-article records (under its lock, so concurrent runs merge);
+    entries of earlier manifests without a record are kept, a selection replaces the one stored."""
+    records = _read_records(folder)
+
+    def change(manifest: dict) -> None:
+        articles, skipped, failed = (manifest.setdefault(k, {}) for k in ("articles", "skipped", "failed"))
+        for pmcid, record in records.items():
+            for table in (articles, skipped, failed):
+                table.pop(pmcid, None)
+            status = record["status"]
+            entry = {k: v for k, v in record.items() if k != "status"}
+            if status == "saved":
+                articles[pmcid] = entry
+            elif status == "skipped":
+                skipped[pmcid] = entry.get("reason", "")
+            else:
+                failed[pmcid] = entry
+        if selection is not None:
+            manifest["selection"] = selection
+
+    manifest, _ = update(folder / "manifest.json", change, MANIFEST_FIX)
     return manifest
 
 
-class _PoliteWikiEngine(WikiEngine):
-    """The loader's engine, waiting for the rate limiter before each response it has not saved yet."""
+def fetch_pmc_articles(pmcids: Sequence[str], folder: Path, ncbi: NCBI, force: bool = False, log=print,
+                       selection: dict | None = None) -> dict:
+    """Save each Open Access article as ``folder/PMC….xml`` with its record (licence, checksum) in
+    ``folder/records/PMC….json`` beside it; one article that fails is recorded and the rest go on; a
+    file already present without a record gets one (its licence asked of the OA service). Returns the
+    manifest rebuilt from all records; a summary is logged."""
+    if not pmcids:
+        raise ValueError("pmc_oa: say which articles: --count N [--seed S] draws N Open Access articles from an "
+                         "E-utilities search (the list is written to manifest.json), or give --ids PMC1,PMC2, "
+                         "--ids-file FILE or --ids-from manifest.json")
+    read_object(folder / "manifest.json", MANIFEST_FIX)           # a broken manifest is named before any work
+    if selection is not None:
+        merge_manifest(folder, selection)
+    records = _read_records(folder)
+    done = Counter()
+    try:
+        for pmcid in pmcids:
+            done[_fetch_one(pmcid, folder, ncbi, force, records.get(pmcid), log)] += 1
+    finally:
+        manifest = merge_manifest(folder)
+        log(f"pmc_oa: {len(pmcids)} articles asked: " + ", ".join(f"{n} {what}" for what, n in done.items())
+            + (f"; {len(manifest['failed'])} failed (listed in {folder / 'manifest.json'} under 'failed'; run "
+               "again to retry them)" if manifest.get("failed") else ""))
+    return manifest
 
-    def __init__(self, folder: Path, api_url: str, limiter: RateLimiter, timeout: float):
-        super().__init__(folder, api_url, online=True, timeout=timeout)
-        self.limiter = limiter
 
-    def _get(self, params, saved, what):
-        if not saved.exists():
-            self.limiter.wait()
-        return super()._get(params, saved, what)
+def _fetch_one(pmcid: str, folder: Path, ncbi: NCBI, force: bool, record: dict | None, log) -> str:
+    """Fetch (or complete the record of) one article; returns what happened, for the summary."""
+    target = folder / f"{pmcid}.xml"
+    hint = (f"Offline, save the article's JATS XML by hand as {target} (from {EFETCH}?db=pmc&id={pmcid[3:]} "
+            f"or the PMC OA bulk packages, https://ftp.ncbi.nlm.nih.gov/pub/pmc/oa_bulk/).")
+    present = target.exists() and not force
+    if present and record and record.get("status") == "saved":
+        return "already present"
+    try:
+        oa = ncbi.oa_record(pmcid, hint)
+    except ValueError as e:          # not in the Open Access subset, or unknown id
+        _record(folder, pmcid, {"status": "skipped", "reason": str(e)})
+        log(f"  {pmcid}: skipped, {e}")
+        return "skipped (not Open Access)"
+    except OfflineError:
+        raise
+    except DownloadError as e:
+        return _failed(folder, pmcid, e, log)
+    try:
+        body = target.read_bytes() if present else ncbi.jats(pmcid, hint)
+        full = check_jats(body, pmcid)
+    except OfflineError:
+        raise
+    except DownloadError as e:
+        return _failed(folder, pmcid, e, log)
+    if not present:
+        write_bytes(target, body)
+    _record(folder, pmcid, {**oa, "status": "saved", "file": target.name, "sha256": sha256_file(target),
+                            "size": len(body), "full_text": full, "fetched": _now(),
+                            "source": f"{EFETCH}?db=pmc&id={pmcid[3:]}"})
+    log(f"  {pmcid}: {oa['licence'] or 'licence not stated'}, {len(body):,} bytes"
+        + ("" if full else " (no <body>: front matter only)") + (" (already present; record added)" if present else ""))
+    return "completed (record added)" if present else "saved"
+
+
+def _failed(folder: Path, pmcid: str, error: Exception, log) -> str:
+    message = redact_text(str(error))
+    _record(folder, pmcid, {"status": "failed", "error": message, "when": _now()})
+    log(f"  {pmcid}: failed, {message}")
+    return "failed"
 
 
 def fetch_wikipedia(topics: Sequence[str], articles_per_topic: int, folder: Path, transport: Transport,
                     limiter: RateLimiter | None = None, log=print) -> dict:
     """Fetch (or reuse) the search and extract responses of the SSG corpus into ``folder``."""
-    engine = _PoliteWikiEngine(folder, transport.url(MEDIAWIKI_API), limiter or RateLimiter(1.0),
-                               transport.timeout)
+    engine = WikiEngine(folder, MEDIAWIKI_API, online=True, transport=transport,
+                        limiter=limiter or RateLimiter(WIKIPEDIA_INTERVAL))
     docs = engine.documents(list(topics), articles_per_topic)
     manifest = {"topics": list(topics), "articles_per_topic": articles_per_topic, "fetched": _now(),
                 "source": MEDIAWIKI_API, "licence": "CC BY-SA 4.0",

@@ -10,12 +10,11 @@ downloads (trust on first use).
 """
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..caching.atomic import write_text
+from ..caching.locked_json import read_object, update
 from ..caching.sqlite_cache import default_cache_dir
 
 SHIPPED_DIR = Path(__file__).resolve().parents[2] / "data"
@@ -47,7 +46,10 @@ class ChecksumStore:
     """The SHA-256 of every downloaded file by source URL, kept in ``<root>/checksums.json``.
 
     A URL seen for the first time is recorded; a later download of the same URL is compared
-    with the record (trust on first use) unless the source says the file changes upstream."""
+    with the record (trust on first use) unless the source says the file changes upstream.
+    Records are merged under a lock (``rag_lab.caching.locked_json``): two downloads at once keep both."""
+
+    FIX = "fix or delete it (it only holds checksums recorded on earlier downloads)"
 
     def __init__(self, root: str | os.PathLike):
         self.path = Path(root) / CHECKSUMS
@@ -55,24 +57,13 @@ class ChecksumStore:
 
     def entries(self) -> dict[str, dict]:
         if self._entries is None:
-            if self.path.exists():
-                try:
-                    data = json.loads(self.path.read_text(encoding="utf-8"))
-                except json.JSONDecodeError as e:
-                    raise ValueError(f"{self.path}: not valid JSON ({e.msg}); fix or delete it (it only holds "
-                                     "checksums recorded on earlier downloads)") from None
-                if not isinstance(data, dict):
-                    raise ValueError(f"{self.path}: expected a JSON object URL -> record")
-                self._entries = data
-            else:
-                self._entries = {}
+            self._entries = read_object(self.path, self.FIX)
         return self._entries
 
     def get(self, url: str) -> dict | None:
         return self.entries().get(url)
 
     def record(self, url: str, sha256: str, size: int, file: str) -> None:
-        entries = self.entries()
-        entries[url] = {"sha256": sha256, "size": size, "file": file,
-                        "recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-        write_text(self.path, json.dumps(entries, indent=1, sort_keys=True) + "\n")
+        entry = {"sha256": sha256, "size": size, "file": file,
+                 "recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        self._entries, _ = update(self.path, lambda entries: entries.__setitem__(url, entry), self.FIX)

@@ -22,9 +22,21 @@ HF_RAGBENCH = "https://huggingface.co/datasets/galileo-ai/ragbench"
 # The last upload commit of the RAGBench files (June 2024); pinning it keeps the files fixed.
 RAGBENCH_REVISION = "97808f3e5fd16ede40bbff6c2949af8139b2eb7b"
 RAGBENCH_PINNED = {
-    # Git LFS object ids shown on the files' Hugging Face pages (covidqa: upload fe5ba43; techqa: upload 47edf0d).
+    # Git LFS object ids shown on the files' Hugging Face pages (covidqa: upload fe5ba43; techqa: upload 47edf0d;
+    # emanual: upload 30a26ef, the last change to its three files).
     ("covidqa", "test"): "25bc50f064a0b1de82d97eef2b7d7a71b5e2364522f3622ba947a61763f94174",
     ("techqa", "test"): "426f360d12b5d3589b66293c3417d3686a9d69eba3e82938e93d3e1545681264",
+    ("emanual", "test"): "dac740610087111a492e6ca639b7d2fe210d4793a743cd0e9c80885de48fab5e",
+    ("emanual", "validation"): "db64e0298c37824ef95ef5007428c5731c279ac9227c0bda452aef2e70d3fbf1",
+    ("emanual", "train"): "f945c9008b8e98afe7bee29b84f1ee804fe33c1cd1c76e7fbd5293351cbddb67",
+}
+# GitHub files are read at a fixed commit, never at a branch head that can move: each commit below holds
+# the file (seen in the repository at that commit).
+GITHUB_COMMITS = {
+    "pubmedqa/pubmedqa": "1f00b98d5cc626844bf8c4ca513b6e62c40071ec",
+    "google-deepmind/narrativeqa": "904246f6d1fe99a99a08a03501fe3e619af2cee5",
+    "deepset-ai/COVID-QA": "d1b1b396f2d14107245c705fa5c32a493139bcae",
+    "nyu-mll/quality": "2283788bbf9d804ba5eebd4789632fab41370bd0",
 }
 MESH_YEAR = "2026"
 PMC_OA_SERVICE = "https://www.ncbi.nlm.nih.gov/pmc/utils/oa/oa.fcgi"
@@ -92,12 +104,18 @@ def _ragbench(subset: str, title: str) -> Source:
 
 
 _GITHUB_RAW = "https://raw.githubusercontent.com"
+
+
+def _raw(repo: str, path: str) -> str:
+    """A file of a GitHub repository at its pinned commit."""
+    return f"{_GITHUB_RAW}/{repo}/{GITHUB_COMMITS[repo]}/{path}"
+
 _QASPER = "https://qasper-dataset.s3.us-west-2.amazonaws.com"
 
 SOURCES: dict[str, Source] = {s.name: s for s in [
     Source("pubmedqa", "PubMedQA PQA-L, 1,000 expert-labelled questions (Jin et al. 2019)", "MIT",
            "https://github.com/pubmedqa/pubmedqa",
-           (RemoteFile(f"{_GITHUB_RAW}/pubmedqa/pubmedqa/master/data/ori_pqal.json", "ori_pqal.json"),)),
+           (RemoteFile(_raw("pubmedqa/pubmedqa", "data/ori_pqal.json"), "ori_pqal.json"),)),
     Source("qasper", "QASPER v0.3, questions on NLP papers (Dasigi et al. 2021)", "CC BY 4.0",
            "https://allenai.org/data/qasper",
            (RemoteFile(f"{_QASPER}/qasper-train-dev-v0.3.tgz", "qasper-train-dev-v0.3.tgz", splits=("train", "dev"),
@@ -107,21 +125,22 @@ SOURCES: dict[str, Source] = {s.name: s for s in [
            ("train", "dev", "test"), ("train", "dev", "test")),
     Source("quality", "QuALITY v1.0.1, multiple-choice questions on long articles (Pang et al. 2022)",
            "CC BY 4.0 (article texts: see each line's license field)", "https://github.com/nyu-mll/quality",
-           (RemoteFile("https://github.com/nyu-mll/quality/raw/main/data/v1.0.1/QuALITY.v1.0.1.zip",
+           (RemoteFile(f"https://github.com/nyu-mll/quality/raw/{GITHUB_COMMITS['nyu-mll/quality']}/data/v1.0.1/"
+                       "QuALITY.v1.0.1.zip",
                        "QuALITY.v1.0.1.zip", members=tuple(f"QuALITY.v1.0.1.htmlstripped.{s}"
                                                            for s in ("train", "dev", "test"))),)),
     Source("narrativeqa", "NarrativeQA questions and Wikipedia summaries (Kočiský et al. 2018)",
            "Apache 2.0 (summaries: CC BY-SA, from Wikipedia)", "https://github.com/google-deepmind/narrativeqa",
-           tuple(RemoteFile(f"{_GITHUB_RAW}/google-deepmind/narrativeqa/master/{p}", p)
+           tuple(RemoteFile(_raw("google-deepmind/narrativeqa", p), p)
                  for p in ("documents.csv", "qaps.csv", "third_party/wikipedia/summaries.csv")),
-           note="full stories are not fetched (their download_stories.sh gathers them from many sites)"),
+           note="--stories SPLIT also fetches that split's full stories from the URLs in documents.csv (Project "
+                "Gutenberg and script sites), as the repository's download_stories.sh does"),
     _ragbench("covidqa", "COVID-QA"),
     _ragbench("emanual", "eManual"),
     _ragbench("techqa", "TechQA"),
     Source("covidqa", "COVID-QA, SQuAD-format questions on CORD-19 articles (Möller et al. 2020)", "Apache 2.0",
            "https://github.com/deepset-ai/COVID-QA",
-           (RemoteFile(f"{_GITHUB_RAW}/deepset-ai/COVID-QA/master/data/question-answering/COVID-QA.json",
-                       "COVID-QA.json"),)),
+           (RemoteFile(_raw("deepset-ai/COVID-QA", "data/question-answering/COVID-QA.json"), "COVID-QA.json"),)),
     Source("squad", "SQuAD v2.0 (Rajpurkar et al. 2018)", "CC BY-SA 4.0", "https://rajpurkar.github.io/SQuAD-explorer/",
            tuple(RemoteFile(f"https://rajpurkar.github.io/SQuAD-explorer/dataset/{s}-v2.0.json", f"{s}-v2.0.json",
                             splits=(s,)) for s in ("dev", "train")), ("dev", "train"), ("dev",)),

@@ -19,11 +19,20 @@ Key of an entry (sha256 over a canonical JSON of):
 Layout: ``$RAG_LAB_CACHE/indexes/<method>/<key>/`` holding ``state.pkl`` (the retriever's
 attributes, pickled; its embedder and reasoner are left out and re-attached on load, and so are
 the helpers a method lists in ``index_transient``, made again on first use),
-``meta.json`` (the key's parts, readable) and ``COMPLETE`` (the state's sha256, written last).
+``meta.json`` (the key's parts, readable) and ``COMPLETE`` (the state's sha256 and its signature,
+written last; its modification time is the entry's last use, which ``rag_lab cache prune`` reads).
 An entry is written in a temporary folder beside it and renamed into place, so a reader sees all
 of it or nothing; an entry without its marker or whose state does not match the marker's
-checksum or does not load is moved aside with a warning and rebuilt. Pickle runs code when it
-loads, so only files rag_lab wrote into the user's own cache folder are ever read.
+checksum or does not load is moved aside with a warning and rebuilt.
+
+Pickle runs code when it loads, so nothing is unpickled unless it is certainly what this user's
+rag_lab wrote (``rag_lab.caching.trust``): the cache folder and the index folder must be the user's
+and not writable by other users (else the run stops, naming the folder and the fix), and the
+marker must carry an HMAC of (format, method, key, the state's sha256) under the user's secret
+key; an entry whose signature does not match is moved aside unread and rebuilt. The state stays a
+pickle because it holds whatever Python objects each method builds (graphs, FAISS indexes, dataclasses);
+the signature is what makes loading it safe. The in-process copy (``_MEMO``) keeps the most recently
+used states up to ``RAG_LAB_INDEX_MEMO_MB`` (default 512) megabytes.
 
 A retriever whose state cannot be pickled (e.g. SKETCH on a Kùzu database kept at a given path)
 is simply built every time. Turn reuse off with ``RAG_LAB_REUSE=0`` or ``build(docs, reuse=False)``
@@ -43,20 +52,53 @@ import shutil
 import sys
 import time
 import uuid
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..caching.code_version import code_fingerprint
-from .provenance import NONE, index_reasoner_name
 from ..caching.sqlite_cache import default_cache_dir, reuse_enabled
+from ..caching.trust import check_private, sign, verify
+from .provenance import NONE, index_reasoner_name
 
 log = logging.getLogger(__name__)
-FORMAT = 1
+FORMAT = 2                       # 2: the marker carries a signature (rag_lab.caching.trust)
 FOLDER = "indexes"
 STATE, META, MARKER = "state.pkl", "meta.json", "COMPLETE"
 # attributes of a retriever that are not its built index: kept from the object being built
 NOT_STATE = ("_embedder", "_reasoner", "name", "config", "index_reuse")
-_MEMO: dict[str, bytes] = {}     # key -> pickled state: this process never builds one index twice
+MEMO_ENV = "RAG_LAB_INDEX_MEMO_MB"
+_MEMO: "OrderedDict[str, bytes]" = OrderedDict()   # key -> pickled state, most recently used last
+
+
+def memo_budget() -> int:
+    """Bytes of pickled states kept in memory (``$RAG_LAB_INDEX_MEMO_MB``, default 512 MB)."""
+    raw = os.environ.get(MEMO_ENV, "512")
+    try:
+        mb = float(raw)
+    except ValueError:
+        raise ValueError(f"{MEMO_ENV} must be a number of megabytes, got {raw!r}") from None
+    return max(0, int(mb * 2 ** 20))
+
+
+def _memo_get(key: str) -> bytes | None:
+    blob = _MEMO.get(key)
+    if blob is not None:
+        _MEMO.move_to_end(key)
+    return blob
+
+
+def _memo_put(key: str, blob: bytes) -> None:
+    """Keep ``blob``, dropping the least recently used states while the total is over the budget."""
+    budget = memo_budget()
+    _MEMO.pop(key, None)
+    if len(blob) > budget:
+        return
+    _MEMO[key] = blob
+    total = sum(len(b) for b in _MEMO.values())
+    while total > budget:
+        _, dropped = _MEMO.popitem(last=False)
+        total -= len(dropped)
 
 
 # -- the key ----------------------------------------------------------------------------------
@@ -188,35 +230,58 @@ class IndexStore:
     def entry(self, method: str, key: str) -> Path:
         return self.root / _folder_name(method) / key
 
+    def check_folders(self, method: str) -> None:
+        """Refuse (``UnsafeCacheError``) when the cache folder, the index folder or the method's folder
+        could be changed by another user: nothing from there is unpickled or written."""
+        check_private([self.root.parent, self.root, self.root / _folder_name(method)], "cache folder")
+
     def load(self, method: str, key: str) -> bytes | None:
-        """The pickled state stored for (method, key); None when absent. A partial or damaged entry
-        is moved aside with a warning (and None returned, so the index is rebuilt)."""
+        """The pickled state stored for (method, key); None when absent. A partial, damaged or unsigned
+        entry is moved aside with a warning (and None returned, so the index is rebuilt)."""
         folder = self.entry(method, key)
+        self.check_folders(method)
         if not folder.exists():
             return None
         try:
             marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
             blob = (folder / STATE).read_bytes()
-            if marker.get("format") != FORMAT or marker.get("sha256") != hashlib.sha256(blob).hexdigest():
+            sha = hashlib.sha256(blob).hexdigest()
+            if marker.get("format") != FORMAT or marker.get("sha256") != sha:
                 raise ValueError("its state does not match the checksum in its completion marker")
-            return blob
+            if not verify(marker.get("hmac"), *self._signed(method, key, sha)):
+                raise ValueError("its signature does not match your cache key: it was not written by your "
+                                 "rag_lab (copied from elsewhere, or tampered with), so it is not unpickled")
         except (OSError, ValueError, AttributeError) as e:
-            self.discard(method, key, f"partial or damaged ({type(e).__name__}: {e})")
+            self.discard(method, key, f"partial, damaged or unsigned ({type(e).__name__}: {e})")
             return None
+        try:
+            os.utime(folder / MARKER)           # last use, for `rag_lab cache prune --older-than`
+        except OSError:
+            pass
+        return blob
+
+    @staticmethod
+    def _signed(method: str, key: str, sha256: str) -> tuple[str, ...]:
+        return (f"index-store/{FORMAT}", method, key, sha256)
 
     def save(self, method: str, key: str, blob: bytes, meta: dict[str, Any]) -> Path:
-        """Write the entry in a temporary folder (state, meta, marker last) and rename it into place.
-        If another process placed the same entry first, its copy is kept."""
+        """Write the entry in a temporary folder (state, meta, signed marker last) and rename it into
+        place. If another process placed the same entry first, its copy is kept."""
         final = self.entry(method, key)
-        final.parent.mkdir(parents=True, exist_ok=True)
+        self.check_folders(method)
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        final.parent.mkdir(exist_ok=True, mode=0o700)
+        self.check_folders(method)
         tmp = final.parent / f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        tmp.mkdir()
+        tmp.mkdir(mode=0o700)
         try:
+            sha = hashlib.sha256(blob).hexdigest()
             (tmp / STATE).write_bytes(blob)
             (tmp / META).write_text(json.dumps(meta, indent=1, ensure_ascii=False, default=str) + "\n",
                                     encoding="utf-8")
-            (tmp / MARKER).write_text(json.dumps({"format": FORMAT, "sha256": hashlib.sha256(blob).hexdigest(),
-                                                  "bytes": len(blob), "written": time.time()}), encoding="utf-8")
+            (tmp / MARKER).write_text(json.dumps({"format": FORMAT, "sha256": sha, "bytes": len(blob),
+                                                  "written": time.time(),
+                                                  "hmac": sign(*self._signed(method, key, sha))}), encoding="utf-8")
             try:
                 os.rename(tmp, final)
             except OSError:
@@ -236,6 +301,13 @@ class IndexStore:
         except OSError:
             return
         shutil.rmtree(aside, ignore_errors=True)
+
+
+def is_current(meta: dict[str, Any]) -> bool:
+    """True when an entry's ``meta.json`` could still be looked up: same format, code, Python and
+    package versions as now (the other key parts name data and configs, which any run may ask for)."""
+    return (meta.get("format") == FORMAT and meta.get("code") == code_fingerprint()
+            and meta.get("python") == "%d.%d" % sys.version_info[:2] and meta.get("packages") == _packages())
 
 
 # -- build or reuse ---------------------------------------------------------------------------------
@@ -259,14 +331,14 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
         return False
     key = index_key(parts)
     entry = store.entry(family(retriever), key)
-    blob, source = _MEMO.get(key), "memory"
+    blob, source = _memo_get(key), "memory"
     if blob is None:
         blob, source = store.load(family(retriever), key), str(entry)
     if blob is not None:
         try:
             restore_state(retriever, blob)
             retriever.index_reuse = {"reused": True, "key": key, "entry": source}
-            _MEMO[key] = blob
+            _memo_put(key, blob)
             log.info("%s: reused its index (%s)", retriever.name, source)
             return True
         except Exception as e:  # noqa: BLE001 - any failure to load means: build it again
@@ -284,7 +356,7 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
     except (pickle.PicklingError, TypeError, AttributeError) as e:
         log.info("%s: index not persisted (its state cannot be pickled: %s)", retriever.name, e)
         return False
-    _MEMO[key] = blob
+    _memo_put(key, blob)
     try:
         retriever.index_reuse["entry"] = str(store.save(family(retriever), key, blob, {**parts, "bytes": len(blob),
                                                         "index_reasoner": index_reasoner_name(retriever)}))

@@ -11,19 +11,24 @@ number of completions and the temperature (exact, whatever order ragas runs its 
 the judge's identity (kind, model, endpoint). LangChain's LLM cache was the other candidate:
 its key holds the model's settings as first serialised, but ragas changes ``n`` and the
 temperature on the model between calls, so that key would depend on which job ran first.
-Stored: the reply texts and their finish metadata as JSON, never a header or an API key.
+Stored: the reply texts and their finish metadata as JSON, never a header or an API key; only
+replies whose every completion holds JSON that ragas can find (a reply it cannot parse is asked
+again next time, not replayed). The file heals like every keyed cache (``KeyedCache``).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
-import sqlite3
-import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from ..caching.sqlite_cache import KeyedCache
+
+log = logging.getLogger(__name__)
 
 KEY_ENV = {"openai": "OPENAI_API_KEY", "ollama": None, "openai-compatible": "RAG_LAB_LLM_API_KEY"}
 CACHE_FILE = "judge.sqlite"
@@ -47,22 +52,37 @@ def _decode(text: str):
     return LLMResult(generations=[[generation(g) for g in gens] for gens in json.loads(text)["generations"]])
 
 
-class JudgeCache:
+def unparseable(result) -> str | None:
+    """Why ragas could not read a judge reply (each completion must hold JSON, found the way ragas
+    finds it), or None. Such a reply is never stored, so a re-run asks the judge again instead of
+    replaying a reply that can only fail."""
+    from ragas.prompt.utils import extract_json
+
+    for i, gens in enumerate(result.generations):
+        for g in gens:
+            try:
+                value = json.loads(extract_json(g.text))
+            except (TypeError, ValueError):
+                value = None
+            if not isinstance(value, (dict, list)):
+                return f"completion {i} is not JSON: {str(g.text)[:60]!r}"
+    return None
+
+
+class JudgeCache(KeyedCache):
     """ragas' cache interface (``get``, ``set``, ``has_key``; duck-typed, so importing this module
     does not import ragas) over one SQLite file shared by every judge; ``judge`` (the judge's
-    identity) is part of every key. Safe to share between threads and processes."""
+    identity) is part of every key. On the shared cache base (``rag_lab.caching.sqlite_cache``): safe
+    to share between threads and processes, a damaged file is moved aside and rebuilt, and a stored
+    reply that does not decode or that ragas could not parse is moved to the ``rejected`` table with
+    a warning and asked again."""
+
+    SCHEMA = ("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, judge TEXT, value TEXT, created REAL)",)
+    FILENAME, TABLE, WHAT, AGAIN = CACHE_FILE, "replies", "judge cache", "asking the judge again"
 
     def __init__(self, judge: str, directory: str | Path | None = None):
-        from ..caching.sqlite_cache import cache_file
-
-        self.judge, self.path = judge, cache_file(directory, CACHE_FILE, "judge cache")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        with self._lock, self._db:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, judge TEXT, value TEXT, "
-                             "created REAL)")
+        super().__init__(directory)
+        self.judge = judge
 
     def __repr__(self) -> str:
         return f"JudgeCache({self.judge!r}, {str(self.path)!r})"
@@ -70,23 +90,34 @@ class JudgeCache:
     def _key(self, key: str) -> str:
         return hashlib.sha256(f"{self.judge}\n{key}".encode("utf-8")).hexdigest()
 
+    def _lookup(self, key: str):
+        stored = self._key(key)
+        row = self.store.run(lambda db: db.execute("SELECT value FROM replies WHERE key=?", (stored,)).fetchone())
+        if row is None:
+            return None
+        try:
+            result = _decode(row[0])
+            problem = unparseable(result)
+        except (TypeError, ValueError, KeyError, AttributeError) as e:   # not the JSON _encode writes
+            problem = f"unreadable entry ({type(e).__name__}: {str(e)[:80]})"
+        if problem:
+            self.discard(stored, problem)
+            return None
+        return result
+
     def get(self, key: str):
-        with self._lock:
-            row = self._db.execute("SELECT value FROM replies WHERE key=?", (self._key(key),)).fetchone()
-        return _decode(row[0]) if row else None
+        return self._lookup(key)
 
     def has_key(self, key: str) -> bool:
-        with self._lock:
-            return self._db.execute("SELECT 1 FROM replies WHERE key=?", (self._key(key),)).fetchone() is not None
+        return self._lookup(key) is not None
 
     def set(self, key: str, value) -> None:
-        with self._lock, self._db:
-            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)",
-                             (self._key(key), self.judge, _encode(value), time.time()))
-
-    def __len__(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
+        problem = unparseable(value)
+        if problem:
+            log.info("%s: not storing a reply ragas cannot parse (%s)", self.WHAT, problem)
+            return
+        self.store.write(lambda db: db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)",
+                                               (self._key(key), self.judge, _encode(value), time.time())))
 
 
 @dataclass

@@ -21,10 +21,12 @@ marks no evidence passages, so retrieval is scored at document level only.
 Real files: CSVs may start with a byte-order mark; stories come as UTF-8, Windows-1252 or
 Latin-1 and the movie scripts as HTML pages (read as text with their line breaks); the markers
 are found with any whitespace between their words. A story or summary with no text is left
-out with its questions and listed in ``dataset.meta["documents_without_text"]``.
+out with its questions and listed in ``dataset.meta["documents_without_text"]``; so is a story whose
+download failed (``python -m rag_lab download narrativeqa --stories SPLIT`` records it in
+``tmp/stories.json``).
 
 Root folder: ``path``, else ``$RAG_LAB_DATA_NARRATIVEQA``, else ``<data cache>/narrativeqa`` (where
-``python -m rag_lab download narrativeqa`` puts the three CSV files).
+``python -m rag_lab download narrativeqa`` puts the three CSV files, and ``--stories SPLIT`` the stories).
 ``max_documents`` keeps the first stories of the split and their questions.
 """
 from __future__ import annotations
@@ -38,6 +40,7 @@ from pathlib import Path
 from ...core.types import Dataset, Document, QUESTIONS_TARGET, Question
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
+from ..stories import failed_stories, story_path
 from ..text_clean import clean_block, clean_text, html_page_text, looks_like_html, read_text_file
 
 log = logging.getLogger(__name__)
@@ -88,9 +91,10 @@ def story_text(root: Path, row: dict) -> str:
     turned into plain text first, keeping the script's line breaks."""
     file = root / "tmp" / f"{row['document_id']}.content"
     if not file.is_file():
-        raise FileNotFoundError(f"NarrativeQA story {row['document_id']} not found: expected {file}. Run "
-                                f"download_stories.sh from {REPO} inside {root}/ (it fills tmp/), or use "
-                                f"source='summaries'.")
+        raise FileNotFoundError(f"NarrativeQA story {row['document_id']} not found: expected {file}. "
+                                f"{download_hint('narrativeqa', '--stories ' + row.get('set', 'valid'))} (it fetches "
+                                f"the stories from their URLs into {root / 'tmp'}), or run download_stories.sh from "
+                                f"{REPO} inside {root}/, or use source='summaries'.")
     text, _ = read_text_file(file)
     if looks_like_html(text):
         text = html_page_text(text, keep_lines=True)
@@ -121,9 +125,13 @@ def load_narrativeqa(path: str | os.PathLike | None = None, split: str = "valid"
         summaries = {r["document_id"]: r["summary"] for r in
                      _read_csv(root / "third_party" / "wikipedia" / "summaries.csv", ("document_id", "set", "summary"),
                                root) if r["document_id"] in keep}
+    unavailable = failed_stories(root) if source == "stories" else {}
     documents, without_text = [], []
     for row in docs:
         doc_id = row["document_id"]
+        if source == "stories" and doc_id in unavailable and not story_path(root, doc_id).is_file():
+            without_text.append(doc_id)          # its download failed (recorded in tmp/stories.json)
+            continue
         text = clean_block(summaries.get(doc_id)) if source == "summaries" else story_text(root, row)
         if not text:
             without_text.append(doc_id)

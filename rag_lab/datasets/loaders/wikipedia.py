@@ -19,10 +19,10 @@ extract-to-sections step for this API.
 from __future__ import annotations
 
 import json
+import logging
 import re
-import urllib.error
 import urllib.parse
-import urllib.request
+from functools import lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -34,9 +34,10 @@ from ..text_clean import strip_invisible
 DEFAULT_API = "https://en.wikipedia.org/w/api.php"
 DEFAULT_TOPICS = ("Machine learning", "Artificial intelligence")
 ENV_VAR = "RAG_LAB_DATA_WIKIPEDIA"
-USER_AGENT = "rag_lab/0.1 (research notebook; https://github.com/) python-urllib"
+log = logging.getLogger(__name__)
 BACK_MATTER = {"see also", "references", "notes", "further reading", "external links", "sources", "bibliography",
                "citations", "footnotes", "works cited", "notes and references", "general and cited sources"}
+REQUEST_INTERVAL, BACKOFF = 1.0, 1.0   # seconds between requests; first retry's wait (doubling after)
 EXTRA_RESULTS = 5   # search results beyond articles_per_topic, to replace duplicates and empty pages
 
 _HEADING = re.compile(r"^(={2,6})\s*(.*?)\s*\1\s*$")
@@ -45,6 +46,13 @@ _DISPLAYSTYLE = re.compile(r"\{\\displaystyle(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})
 
 class WikipediaUnavailableError(FileNotFoundError):
     """A response is neither saved locally nor fetchable (offline, or the API failed)."""
+
+
+@lru_cache(maxsize=1)
+def _ask_for_contact() -> None:
+    """Said once per process: Wikimedia asks every client for contact details in its user agent."""
+    log.warning("Wikimedia asks every API client to say how to reach its operator: set RAG_LAB_CONTACT to your "
+                "e-mail address or a URL (it goes into the User-Agent of every request)")
 
 
 def slug(text: str) -> str:
@@ -148,14 +156,22 @@ def clean_extract(extract: str) -> tuple[str, list[Section]]:
 
 # -- fetching with a folder of saved responses ---------------------------------------------------
 class WikiEngine:
-    """Topics -> titles -> cleaned articles, reading saved responses first and saving what it fetches."""
+    """Topics -> titles -> cleaned articles, reading saved responses first and saving what it fetches.
+
+    Requests go through ``transport`` (retries with back-off on 429 and 5xx, ``Retry-After`` honoured,
+    a user agent naming ``$RAG_LAB_CONTACT`` as Wikimedia's policy asks), at most one per
+    ``limiter`` interval (default ``REQUEST_INTERVAL``)."""
 
     def __init__(self, folder: str | Path | None = None, api_url: str = DEFAULT_API, online: bool = True,
-                 timeout: float = 20.0):
+                 timeout: float = 20.0, transport=None, limiter=None):
+        from ..transport import RateLimiter, Transport
+
         self.folder = Path(folder) if folder is not None else default_folder()
         self.api_url = api_url
         self.online = online
         self.timeout = timeout
+        self.transport = transport or Transport(timeout=timeout, progress=False, backoff=BACKOFF)
+        self.limiter = limiter or RateLimiter(REQUEST_INTERVAL)
 
     def _get(self, params: dict[str, str], saved: Path, what: str) -> dict:
         if saved.exists():
@@ -168,14 +184,14 @@ class WikiEngine:
                 f"${ENV_VAR}).")
         if not self.online:
             raise WikipediaUnavailableError(f"no saved response for {what} at {saved} and online=False. {hint}")
-        url = f"{self.api_url}?{urllib.parse.urlencode(params)}"
-        request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+        from ..transport import DownloadError, contact
+
+        if not contact():
+            _ask_for_contact()
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as resp:
-                body = resp.read().decode("utf-8")
-        except (urllib.error.URLError, OSError) as e:
-            reason = getattr(e, "reason", e)
-            raise WikipediaUnavailableError(f"could not fetch {what} from {self.api_url} ({reason}). {hint}") from None
+            body = self.transport.get(self.api_url, params, self.limiter).decode("utf-8", errors="replace")
+        except DownloadError as e:
+            raise WikipediaUnavailableError(f"could not fetch {what} from {self.api_url} ({e}). {hint}") from None
         try:
             data = json.loads(body)
         except json.JSONDecodeError as e:
