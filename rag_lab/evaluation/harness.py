@@ -72,6 +72,7 @@ def run_queries_at(retrievers: Mapping[str, Retriever], dataset: Dataset, ks: Se
         for name, r in retrievers.items():
             for k in ks:
                 out[k][name] = {}
+            r.prepare_queries([q.question for q in dataset.questions])
             for q in dataset.questions:
                 if r.nested_ranking:
                     deepest = r.retrieve(q.question, ks[-1])
@@ -160,6 +161,7 @@ def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer
     context (``metrics.reference_chunk_ids``). Rows carry ``k = answer_k``; the reasoner's cost
     per question is a row too.
     """
+    from ..reasoning.batch import run_batch
     from .answer_metrics import AnswerSample, answer_scores
 
     retrievers = retrievers or {}
@@ -168,16 +170,18 @@ def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer
     for method, by_q in results.items():
         r = retrievers.get(method)
         samples, ids = [], []
-        quiet = not progress or len(dataset.questions) < 20
-        for q in tqdm(dataset.questions, desc=f"answering ({method})", disable=quiet):
+        contexts_of = {}
+        for q in dataset.questions:
             ret = by_q[q.id]
             if len(ret.hits) > answer_k:
                 raise ValueError(f"{method}: the retrieval for {q.id} has {len(ret.hits)} hits, more than "
                                  f"answer_k={answer_k}; answer from the method's own retrieval at answer_k")
-            contexts = r.answer_contexts(ret) if r is not None else [h.chunk.text for h in ret.hits]
-            before = reasoner.usage.copy()
-            response = reasoner.answer(q.question, contexts)
-            cost = reasoner.usage_since(before)
+            contexts_of[q.id] = r.answer_contexts(ret) if r is not None else [h.chunk.text for h in ret.hits]
+        answered = run_batch(lambda q: reasoner.answer(q.question, contexts_of[q.id]), dataset.questions,
+                             f"answering ({method})", reasoner=reasoner, with_costs=True,
+                             progress=None if progress and len(dataset.questions) >= 20 else False)
+        for q, (response, cost) in zip(dataset.questions, answered):
+            ret, contexts = by_q[q.id], contexts_of[q.id]
             rows.append((method, q.id, "answer_llm_tokens", math.nan,
                          float(cost.llm_prompt_tokens + cost.llm_completion_tokens)))
             reference_ids = (reference_chunk_ids(r.chunks, q, docs, min_overlap) if r is not None

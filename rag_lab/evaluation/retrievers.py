@@ -138,6 +138,11 @@ class Retriever:
         by default; a method whose paper hands over more (SKETCH's graph facts) overrides it."""
         return [h.chunk.text for h in retrieval.hits]
 
+    def prepare_queries(self, queries: Sequence[str]) -> None:
+        """Called by ``evaluate`` before it retrieves for a question set: a method whose queries call a
+        reasoner may ask it for all of them at once (one concurrent batch, ``rag_lab.reasoning.batch``)
+        instead of one call per retrieval. Results must not change. Default: nothing to prepare."""
+
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
         """(job, input text) for every reasoner call ``build`` would make, without making any.
 

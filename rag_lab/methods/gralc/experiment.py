@@ -14,6 +14,7 @@ from ...evaluation.harness import COLUMNS, build_costs, run_queries, run_queries
 from ...evaluation.metrics import coverage_metric
 from ...evaluation.retrievers import Retriever, get_retriever
 from ...core.types import Dataset, Retrieval
+from ...reasoning.batch import run_batch
 from . import paper
 from .gradient import CONDITIONS, condition_dataset
 from .infusion import TokenShift
@@ -99,11 +100,12 @@ def generation(run: Run, reasoner, k: int = 5, limit: int | None = None, level: 
     at_k = run.results[k] if k in run.results else run_queries(run.retrievers, run.dataset, k, progress=False)
     rows = []
     for method, by_q in at_k.items():
-        for q in questions:
+        contexts = [run.retrievers[method].answer_contexts(by_q[q.id]) for q in questions]
+        answers = run_batch(lambda i: reasoner.answer(questions[i].question, contexts[i]), range(len(questions)),
+                            f"answering ({method})", reasoner=reasoner, progress=False)
+        for q, context, answer in zip(questions, contexts, answers):
             chunks = [h.chunk for h in by_q[q.id].hits]
-            contexts = run.retrievers[method].answer_contexts(by_q[q.id])
-            answer = reasoner.answer(q.question, contexts)
-            tokens = embedder.count_tokens(contexts + [q.question])
+            tokens = embedder.count_tokens(context + [q.question])
             rows += answer_rows(method, q, answer, chunks, docs, tokens, level)
     return pd.DataFrame(rows, columns=COLUMNS)
 
