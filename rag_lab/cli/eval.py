@@ -15,6 +15,13 @@ def add_arguments(parser):
                              "the answers; without it only retrieval is scored")
     parser.add_argument("--judge", default=None, metavar="SPEC",
                         help="LLM judge for ragas' LLM metrics (faithfulness, answer relevancy, ...); needs --reasoner")
+    parser.add_argument("--judge-concurrency", type=int, default=None, metavar="N",
+                        help="scoring jobs ragas runs at once (its RunConfig.max_workers; default 16); in the sidecar")
+    parser.add_argument("--judge-timeout", type=float, default=None, metavar="SECONDS",
+                        help="seconds ragas gives one scoring job (RunConfig.timeout; default 180); in the sidecar")
+    parser.add_argument("--address", default=None, metavar="tcp://HOST:PORT",
+                        help="build each method's per-document work (chunks, vectors, reasoner jobs) on this "
+                             "Dask scheduler's workers; the index is assembled here (docs/sweeps.md)")
     parser.add_argument("--answer-k", type=int, default=5, help="the answer's contexts: the method's own top k")
     parser.add_argument("--section-level", default="section", choices=("section", "subsection", "paragraph"),
                         help="granularity of section coverage (datasets with sections)")
@@ -38,7 +45,9 @@ def run(args) -> int:
     from ..datasets import load_dataset
     from ..evaluation.harness import evaluate, nan_counts, summarize
     from ..methods import get_retriever
+    from ..evaluation.cluster import cluster_address
     from ..evaluation.provenance import caption_reasoners, save_results
+    from ..reasoning.judge import get_judge
 
     ks = parse_ints(args.k, "--k")
     if args.out and args.out.suffix.lower() == ".json":
@@ -48,11 +57,17 @@ def run(args) -> int:
         raise ValueError(f"--answer-k must be a positive integer, got {args.answer_k}")
     if args.judge and not args.reasoner:
         raise ValueError("--judge scores answers: give --reasoner SPEC too (e.g. --reasoner offline)")
+    judge_options = {k: v for k, v in (("concurrency", args.judge_concurrency), ("timeout", args.judge_timeout))
+                     if v is not None}
+    if judge_options and not args.judge:
+        raise ValueError("--judge-concurrency and --judge-timeout set the judge: give --judge SPEC too")
+    judge = get_judge(args.judge, **judge_options) if args.judge else None
     dataset = load_dataset(args.data, limit=args.limit)
     names = [m.strip() for m in args.methods.split(",") if m.strip()]
     retrievers = [get_retriever(n) for n in names]
-    df = evaluate(retrievers, dataset, ks, reasoner=args.reasoner, judge=args.judge, answer_k=args.answer_k,
-                  min_overlap=args.min_overlap, section_level=args.section_level)
+    with cluster_address(args.address):
+        df = evaluate(retrievers, dataset, ks, reasoner=args.reasoner, judge=judge, answer_k=args.answer_k,
+                      min_overlap=args.min_overlap, section_level=args.section_level)
     if args.out:
         csv, sidecar = save_results(df, args.out)
         print(f"wrote {len(df)} rows to {csv} and their provenance to {sidecar}")

@@ -231,6 +231,7 @@ def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reaso
     df["answer_reasoner"] = answered_by
     df.attrs.update({"dataset": dataset.name, "documents": len(dataset.documents), "questions": len(dataset.questions),
                      "reasoner": answered_by, "judge": judge.name if judge is not None else "none",
+                     "judge_settings": judge.settings() if hasattr(judge, "settings") else None,
                      "ks": ks, "answer_k": answer_k if reasoner is not None else None, "min_overlap": min_overlap,
                      "section_level": section_level,
                      "methods": {n: method_record(r, answered_by) for n, r in retrievers.items()}})

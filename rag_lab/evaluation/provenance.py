@@ -136,7 +136,8 @@ def provenance(df) -> dict[str, Any]:
             "dataset": {"name": attrs.get("dataset"), "documents": attrs.get("documents"),
                         "questions": attrs.get("questions")},
             "methods": attrs["methods"], "answer_reasoner": attrs.get("reasoner", NONE),
-            "judge": attrs.get("judge", NONE), "ks": attrs.get("ks"), "answer_k": attrs.get("answer_k"),
+            "judge": attrs.get("judge", NONE), "judge_settings": attrs.get("judge_settings"),
+            "ks": attrs.get("ks"), "answer_k": attrs.get("answer_k"),
             "min_overlap": attrs.get("min_overlap"), "section_level": attrs.get("section_level"),
             "rows": len(df), "git": git_revision(), "packages": package_versions(),
             "embedding_backend": embedding_backend()}

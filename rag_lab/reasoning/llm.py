@@ -99,7 +99,7 @@ class LLMReasoner(Reasoner):
             raise ValueError(f"LLMReasoner: need timeout > 0, max_retries >= 0, max_tokens > 0; got "
                              f"timeout={timeout}, max_retries={max_retries}, max_tokens={max_tokens}")
         self.concurrency = resolve_concurrency(concurrency, client_backend)
-        self.limiter = RateLimiter(_env_number(TPM_ENV, float) if tokens_per_minute is None else tokens_per_minute)
+        self.limiter = RateLimiter(env_number(TPM_ENV, float) if tokens_per_minute is None else tokens_per_minute)
         self._lock = threading.Lock()          # guards ``stats``
         self._rng = random.Random()            # back-off jitter only; never touches a result
         self.backend = client_backend
@@ -296,7 +296,7 @@ class LLMReasoner(Reasoner):
         raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _env_number(name: str, kind: type):
+def env_number(name: str, kind: type):
     """A positive number from the environment variable ``name`` (None when unset or empty)."""
     raw = os.environ.get(name, "").strip()
     if not raw:
@@ -316,7 +316,7 @@ def resolve_concurrency(concurrency: int | None, backend) -> int:
     if concurrency is not None and (not isinstance(concurrency, int) or isinstance(concurrency, bool)
                                     or concurrency < 1):
         raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
-    chosen = concurrency or _env_number(CONCURRENCY_ENV, int) or getattr(backend, "default_concurrency", 1)
+    chosen = concurrency or env_number(CONCURRENCY_ENV, int) or getattr(backend, "default_concurrency", 1)
     ceiling = getattr(backend, "max_concurrency", None)
     if ceiling is not None and chosen > ceiling:
         log.info("%r runs at most %d job(s) at once; ignoring a concurrency of %d", backend, ceiling, chosen)

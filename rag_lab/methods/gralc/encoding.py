@@ -99,6 +99,12 @@ def _disk_path(key: str, embedder) -> Path | None:
     return Path(cache.path).parent / "token_embeddings" / f"{key}.npz" if cache is not None else None
 
 
+def cache_path(text: str, embedder, overlap: int, window: int | None = None) -> Path | None:
+    """The file ``encode_document`` keeps ``text``'s token embeddings in (None: the embedder caches nothing)."""
+    size = window or embedder.max_tokens - 2
+    return _disk_path(_cache_key(getattr(embedder, "model_key", embedder.model_id), text, size, overlap), embedder)
+
+
 def clear_memory_cache() -> None:
     """Forget the in-process encodings (benchmarks time cold builds)."""
     _MEMORY.clear()

@@ -128,6 +128,13 @@ class SketchRetriever(Retriever):
         """One triples call per piece (the graph is built from the pieces)."""
         return [("triples", c.text) for c in self.make_chunks(documents)]
 
+    def document_work(self, documents: list[Document]) -> None:
+        """Per document: the pieces, their vectors and their triples (Retriever.document_work)."""
+        texts = [c.text for c in self.make_chunks(documents)]
+        if self.uses_vectors:
+            self.embedder.encode(texts)
+        run_batch(self.reasoner.triples, texts, f"{self.name}: triples", reasoner=self.reasoner)
+
     def _build(self, documents: list[Document]) -> None:
         from .knowledge_graph import KnowledgeGraph
 

@@ -90,6 +90,12 @@ class UnWeaverRetriever(Retriever):
         return [("entities", c.text) for c in self.make_chunks(documents)]
 
     # -- build -----------------------------------------------------------------------------
+    def document_work(self, documents: list[Document]) -> None:
+        """Per document: the chunks and each chunk's entities (Retriever.document_work); classes and
+        their descriptions span documents and are made where the index is built."""
+        run_batch(self.reasoner.entities, [c.text for c in self.make_chunks(documents)], f"{self.name}: entities",
+                  reasoner=self.reasoner)
+
     def _build(self, documents: list[Document]) -> None:
         from .matrices import (chunk_class_matrix, class_membership, entity_chunk_incidence,
                                         selection_matrix)
