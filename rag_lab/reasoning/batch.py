@@ -83,7 +83,8 @@ def run_batch(call: Callable[[T], R], items: Sequence[T], desc: str, *, reasoner
         for round_ in range(retries + 1):
             if round_:
                 log.warning("%s: retrying %d failed input(s) (round %d of %d)", desc, len(todo), round_, retries)
-            failures, stopped = _run_round(one, items, todo, workers, results, bar, max_failures, last=round_ == retries)
+            last = round_ == retries
+            failures, stopped = _run_round(one, items, todo, workers, results, bar, max_failures, last)
             todo = sorted(failures)
             if not todo or stopped:
                 break

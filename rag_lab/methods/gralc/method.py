@@ -90,15 +90,10 @@ class GralcRetriever(Retriever):
         pass
 
     def document_work(self, documents: list[Document]) -> list:
-        """Every document's chunks and vectors, as ``_build`` makes them (Retriever.document_work); the
-        late-chunking strategies also name their token-embedding files for the driver to copy."""
-        for _ in self.all_document_chunks(documents):
-            pass
-        return self.cache_files(documents)
-
-    def cache_files(self, documents: list[Document]) -> list:
-        """Cache files besides the vector cache that ``document_work`` used (none here)."""
-        return []
+        """Chunks and vectors as ``_build`` makes them, and the late family's token files (Retriever.document_work)."""
+        from .encoding import cache_files
+        list(self.all_document_chunks(documents))
+        return cache_files(documents, self.embedder, self.config)
 
     def _query(self, query: str) -> tuple[np.ndarray, Cost]:
         return self.embedder.encode_one(query), Cost(embedding_tokens=self.embedder.count_tokens(query))
@@ -198,15 +193,6 @@ class LateChunks(GralcRetriever):
 
     def token_embeddings(self, doc: Document, enc) -> np.ndarray:
         return enc.embeddings
-
-    def cache_files(self, documents: list[Document]) -> list:
-        """The token-embedding files ``encode`` keeps on disk for these documents."""
-        from .encoding import cache_path
-
-        if not self.config.cache_tokens:
-            return []
-        paths = (cache_path(d.text, self.embedder, self.config.window_overlap) for d in documents)
-        return [p for p in paths if p is not None]
 
     def boundaries(self, doc: Document, enc, embeddings: np.ndarray) -> list[int]:
         from .encoding import char_span_to_tokens
