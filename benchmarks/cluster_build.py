@@ -24,10 +24,12 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ["RAG_LAB_QUIET"] = "1"
-os.environ["RAG_LAB_REUSE"] = "1"
-BASE = Path(tempfile.mkdtemp(prefix="rag_lab_cluster_bench_"))
-os.environ["RAG_LAB_CACHE"] = str(BASE / "model")        # holds the ONNX export every setting shares
+BASE = Path(tempfile.gettempdir())
+if __name__ == "__main__":   # Dask's worker processes import this file again: they keep the env they were given
+    os.environ["RAG_LAB_QUIET"] = "1"
+    os.environ["RAG_LAB_REUSE"] = "1"
+    BASE = Path(tempfile.mkdtemp(prefix="rag_lab_cluster_bench_"))
+    os.environ["RAG_LAB_CACHE"] = str(BASE / "model")    # holds the ONNX export every setting shares
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
