@@ -1,34 +1,91 @@
+"""The papers' claims as three-valued verdicts on synthetic per-question scores: a case for each of
+supported, contradicted and inconclusive (and not tested), the non-inferiority margin, the
+majority rule of the SSG claim and its counting of twins once."""
+import numpy as np
 import pandas as pd
 
-from rag_lab.compare.claims import claims_table
+from rag_lab.compare.claims import CLAIMS, NON_INFERIORITY_MARGIN, claim_comparisons, claims_table, twins
+
+N = 20
+RNG = np.random.default_rng(0)
 
 
-def test_claims_on_a_hand_made_summary():
-    table = pd.DataFrame({"ctx_precision@5": [0.5, 0.4, 0.3, 0.6, 0.2, 0.1],
-                          "ctx_recall@5": [0.7, 0.6, 0.5, 0.5, 0.1, 0.3],
-                          "doc_recall@5": [1, 1, 1, 1, 1, 1],
-                          "section_coverage_source@5": [None, None, None, None, None, None]},
-                         index=["sketch", "naive", "kg", "unweaver", "ssg-basic-retrieval", "ssg-query-traversal"])
-    out = claims_table({"d": table}).set_index("paper")
-    # SKETCH beats naive and kg on both columns (raptor/semantic absent are ignored)
-    assert out.loc["SKETCH", "this run"] == "supported"
-    # UnWeaver recall 0.5 < naive 0.6 -> not supported
-    assert out.loc["UnWeaver", "this run"] == "not supported"
-    # the one traversal algorithm beats basic on recall (0.3 > 0.1) -> 1/1 -> supported
-    assert out.loc["SSG traversal", "this run"] == "supported"
-    assert out.loc["GraLC-RAG", "this run"] == "not tested"
+def tidy(scores: dict[str, dict[str, list[float]]], k: int = 5) -> pd.DataFrame:
+    """method -> metric -> per-question values (question i is q{i}) as evaluate()'s tidy table."""
+    rows = [(m, f"q{i}", metric, k, v) for m, by_metric in scores.items() for metric, values in by_metric.items()
+            for i, v in enumerate(values)]
+    return pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
 
 
-def test_the_ssg_claim_counts_a_duplicate_row_once():
-    # basic .2/.1; query beats it on recall (.3); llm-guided is query's twin on every metric, ssg-traversal
-    # is below basic on both. Counting the twin: 2/3 win -> supported; counting it once: 1/2 -> not supported.
-    table = pd.DataFrame({"ctx_precision@5": [0.2, 0.1, 0.1, 0.15], "ctx_recall@5": [0.1, 0.3, 0.3, 0.05],
-                          "doc_recall@5": [1.0, 1.0, 1.0, 1.0]},
-                         index=["ssg-basic-retrieval", "ssg-query-traversal", "ssg-llm-guided-traversal",
-                                "ssg-ssg-traversal"])
-    row = claims_table({"d": table}).set_index("paper").loc["SSG traversal"]
-    assert row["this run"] == "not supported"
-    assert "1/2 algorithms" in row["numbers"] and "ssg-llm-guided-traversal = ssg-query-traversal" in row["numbers"]
-    # one metric apart (doc_recall) -> two algorithms: 2/3 win -> supported
-    table.loc["ssg-llm-guided-traversal", "doc_recall@5"] = 0.9
-    assert claims_table({"d": table}).set_index("paper").loc["SSG traversal", "this run"] == "supported"
+def hits(share: float) -> list[float]:
+    """N per-question 0/1 scores, the first round(share * N) of them hits."""
+    n = round(share * N)
+    return [1.0] * n + [0.0] * (N - n)
+
+
+def verdicts(results, k=5) -> dict[str, str]:
+    return claims_table(results, k).set_index("paper")["this run"].to_dict()
+
+
+def test_a_case_for_each_verdict():
+    base = hits(0.3)
+    results = {"d": tidy({
+        # SKETCH finds gold on 18 of 20 where naive and KG find 6: every interval above 0 -> supported
+        "sketch": {"ctx_precision": hits(0.9), "ctx_recall": hits(0.9)},
+        "naive": {"ctx_precision": base, "ctx_recall": base, "doc_recall": hits(0.9)},
+        "kg": {"ctx_precision": base, "ctx_recall": base},
+        # UnWeaver finds none of the 6 naive finds (and 6 to 18 on doc recall): the interval lies below -margin
+        "unweaver": {"ctx_recall": [0.0] * 12 + base[12:], "doc_recall": hits(0.3)},
+        # one algorithm one question better than basic retrieval on recall: inconclusive
+        "ssg-basic-retrieval": {"ctx_precision": hits(0.5), "ctx_recall": hits(0.5)},
+        "ssg-query-traversal": {"ctx_precision": hits(0.5), "ctx_recall": hits(0.55)},
+    })}
+    assert verdicts(results) == {"SKETCH": "supported", "UnWeaver": "contradicted",
+                                 "SSG traversal": "inconclusive", "GraLC-RAG": "not tested"}
+    table = claims_table(results).set_index("paper")
+    assert "d ctx_recall@5: sketch - naive = 0.600 [" in table.loc["SKETCH", "numbers"]
+    assert "p Holm = " in table.loc["SKETCH", "numbers"] and "MDE " in table.loc["SKETCH", "numbers"]
+    assert f"margin {NON_INFERIORITY_MARGIN:g}" in table.loc["UnWeaver", "numbers"]
+    assert list(table.index) == [c.paper for c in CLAIMS]
+
+
+def test_non_inferiority_supports_a_method_that_is_no_worse():
+    # UnWeaver equal to naive on every question: difference [0, 0] lies above -0.05 -> supported,
+    # although it is not better (a superiority claim would be inconclusive).
+    same = hits(0.6)
+    results = {"d": tidy({"naive": {"ctx_recall": same, "doc_recall": same},
+                          "unweaver": {"ctx_recall": same, "doc_recall": same}})}
+    assert verdicts(results)["UnWeaver"] == "supported"
+    rows = claim_comparisons(results)
+    assert (rows["diff"] == 0).all() and (rows["threshold"] == -NON_INFERIORITY_MARGIN).all()
+
+
+def test_one_contradicted_comparison_contradicts_an_all_claim():
+    results = {"d": tidy({"sketch": {"ctx_precision": hits(0.9), "ctx_recall": hits(0.1)},
+                          "naive": {"ctx_precision": hits(0.2), "ctx_recall": hits(0.9)}})}
+    assert verdicts(results)["SKETCH"] == "contradicted"
+
+
+def test_holm_is_applied_across_the_whole_table():
+    results = {"d": tidy({"sketch": {"ctx_precision": hits(0.9), "ctx_recall": hits(0.9)},
+                          "naive": {"ctx_precision": hits(0.3), "ctx_recall": hits(0.3)},
+                          "raptor": {"ctx_precision": hits(0.3), "ctx_recall": hits(0.35)}})}
+    rows = claim_comparisons(results)
+    assert len(rows) == 4 and (rows["p_holm"] >= rows["p"]).all() and (rows["p_holm"] <= 1).all()
+
+
+def test_the_ssg_majority_counts_a_twin_once():
+    # basic 0.5; query beats it clearly on recall; llm-guided is query's twin on every score; ssg-traversal
+    # falls clearly short on both. Counted once: 1 of 2 beat it -> not a majority; the one that falls short
+    # leaves the majority out of reach -> contradicted. Counting the twin would make it 2 of 3.
+    query = {"ctx_precision": hits(0.5), "ctx_recall": hits(1.0)}
+    scores = {"ssg-basic-retrieval": {"ctx_precision": hits(0.5), "ctx_recall": hits(0.5)},
+              "ssg-query-traversal": query, "ssg-llm-guided-traversal": dict(query),
+              "ssg-ssg-traversal": {"ctx_precision": hits(0.0), "ctx_recall": hits(0.0)}}
+    results = {"d": tidy(scores)}
+    assert twins(results["d"], list(scores)) == {"ssg-llm-guided-traversal": "ssg-query-traversal"}
+    row = claims_table(results).set_index("paper").loc["SSG traversal"]
+    assert row["this run"] == "contradicted" and "1/2 algorithms beat basic_retrieval" in row["numbers"]
+    # one question apart -> no longer a twin: 2 of 3 beat it -> supported
+    scores["ssg-llm-guided-traversal"] = {"ctx_precision": hits(0.5), "ctx_recall": hits(0.95)}
+    assert verdicts({"d": tidy(scores)})["SSG traversal"] == "supported"

@@ -176,3 +176,26 @@ def test_widget_reports_what_cannot_run_instead_of_raising(explorer, embedder):
 def test_failed_view_renders():
     html = ExplorerView.failed("d", "m", 3, "", "ValueError: nope").to_html()
     assert "ValueError: nope" in html and "index reused" not in html
+
+
+def test_flipped_questions_and_the_widget_that_opens_them(embedder):
+    """naive ranks each tiny question's gold document first; a semantic index whose rankings are turned
+    upside down ranks it last, so at k = 1 both questions flip, each found by naive only."""
+    from rag_lab.core.types import Retrieval
+    from rag_lab.explore.widget import ALL_QUESTIONS, explorer_widget
+
+    explorer = Explorer(embedder=embedder, datasets=[]).keep(tiny())
+    upside_down, _, _ = explorer.retriever("semantic", "tiny")
+    ranked = upside_down.retrieve
+    upside_down.retrieve = lambda query, k: Retrieval(query, list(reversed(ranked(query, 3).hits))[:k])
+    flipped = explorer.flipped("tiny", "naive", "semantic", k=1)
+    assert [(q, winner) for q, winner, _ in flipped] == [("q1", "naive"), ("q2", "naive")]
+    assert flipped[0][2] == "Which spice colours risotto?"
+    assert explorer.flipped("tiny", "naive", "naive", k=1) == []
+    box = explorer_widget(explorer, "tiny", "naive", k=1)
+    c = box.controls
+    assert c["flipped"].value == ALL_QUESTIONS and len(c["question"].options) == 2
+    c["flipped"].value = "semantic"
+    assert [label for label, _ in c["question"].options][0].startswith("[naive finds gold] q1: Which spice")
+    c["question"].value = "q2"
+    assert "Where does pesto come from?" in c["view"].value

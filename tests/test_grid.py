@@ -82,10 +82,11 @@ def test_grid_file_errors(tmp_path):
 def test_grid_timeout_is_applied_to_every_task(tmp_path):
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    tiny_notebook(folder / "01_slow.ipynb", "import time\ntime.sleep(60 if value == 2 else 0)")
-    grid = Grid(["01_slow"], {"value": [1, 2]}, retries=0, workers=1, timeout=2)
+    # 5 s: far above a kernel's first cells under any load, far below the hour value 2 sleeps
+    tiny_notebook(folder / "01_slow.ipynb", "import time\ntime.sleep(3600 if value == 2 else 0)")
+    grid = Grid(["01_slow"], {"value": [1, 2]}, retries=0, workers=1, timeout=5)
     manifest = run_grid(grid, run_id="t", runs_dir=tmp_path / "runs", notebook_dir=folder)
     status = {t["parameters"]["value"]: t["status"] for t in manifest["tasks"].values()}
-    assert status == {1: "ok", 2: "failed"} and manifest["cell_timeout"] == 2
+    assert status == {1: "ok", 2: "failed"} and manifest["cell_timeout"] == 5
     slow = next(t for t in manifest["tasks"].values() if t["parameters"]["value"] == 2)
-    assert "timed out after 2 s" in slow["attempts"][0]["error"]
+    assert "timed out after 5 s" in slow["attempts"][0]["error"]

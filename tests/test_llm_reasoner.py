@@ -177,8 +177,9 @@ def test_choice_out_of_range_is_invalid(fake_openai, make_reasoner):
 # --- transport failures: bounded retries with back-off -----------------------------------------
 
 def test_timeout_then_success(fake_openai, make_reasoner):
-    r = make_reasoner(timeout=0.3)
-    fake_openai.queue(Reply('{"answer": "late"}', delay=1.5), {"answer": "on time"})
+    # 2 s for a reply the fake server sends at once (generous under any load), against one held back 60 s
+    r = make_reasoner(timeout=2)
+    fake_openai.queue(Reply('{"answer": "late"}', delay=60), {"answer": "on time"})
     assert r.answer("q", ["c"]) == "on time"
     assert r.stats["retries"] == 1 and r.stats["requests"] == 2
     assert r.usage.per_job["answer"].llm_calls == 1       # the timed-out request produced no completion

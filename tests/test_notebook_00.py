@@ -1,13 +1,94 @@
+"""Notebook 00 on four questions, checked by the contents of its tables: the three chunkings' sizes,
+the retrieval and answer tables against the per-question rows the notebook also writes (their means,
+computed here with a plain groupby), and the closing sentence against the table."""
+import json
+import math
+import re
+from pathlib import Path
+
+import pandas as pd
 import pytest
 
 from conftest import assert_captions_name_reasoners, run_notebook_smoke
+from rag_lab.datasets import load_dataset
+from rag_lab.methods.baselines.config import NaiveConfig
 
 pytestmark = pytest.mark.notebook
 
+HEADLINE = [f"{m}@5" for m in ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "ctx_ndcg")]
 
-def test_quickstart_runs(tmp_path):
+
+def question_means(per_question: pd.DataFrame, columns) -> pd.DataFrame:
+    """Mean over questions per method of each ``metric@k`` column, NaN values left out."""
+    rows = per_question.dropna(subset=["k", "value"])
+    rows = rows.assign(column=[f"{m}@{int(k)}" for m, k in zip(rows["metric"], rows["k"])])
+    return rows[rows["column"].isin(columns)].groupby(["method", "column"])["value"].mean().unstack()[list(columns)]
+
+
+def test_quickstart_runs(tmp_path, embedder):
     manifest = run_notebook_smoke("00_quickstart", {"limit": 4, "ks": [1, 3, 5]}, tmp_path)
-    files = {p.rsplit("/", 1)[-1] for p in manifest["notebooks"][0]["files"]}
+    paths = {Path(p).name: Path(p) for p in manifest["notebooks"][0]["files"]}
     assert {"chunk_similarity_heatmap.png", "chunk_similarity_heatmap.html", "retrieval_metrics.csv",
-            "retrieval_metrics.md"} <= files
+            "retrieval_metrics.md", "chunk_stats.csv", "answer_metrics.csv", "retrieval_per_question.csv"} <= set(paths)
     assert_captions_name_reasoners(manifest)
+
+    # chunkings: each made chunks, sizes in order, and as many fixed windows as the documents' lengths give
+    stats = pd.read_csv(paths["chunk_stats.csv"], index_col=0)
+    assert list(stats.index) == ["fixed", "recursive", "semantic"]
+    assert (stats["chunks"] > 0).all() and (stats["over_model_limit"] >= 0).all()
+    assert ((stats["min_tokens"] <= stats["mean_tokens"]) & (stats["mean_tokens"] <= stats["max_tokens"])).all()
+    # fixed windows of `size` pieces starting every size - overlap pieces: a document of n pieces gives
+    # 1 + ceil(max(0, n - size) / (size - overlap)) windows
+    config, data = NaiveConfig(), load_dataset("italian_cuisine")
+    pieces = [len(embedder.tokenize_with_offsets(d.text)[0]) for d in data.documents]
+    step = config.size - config.overlap
+    assert stats.loc["fixed", "chunks"] == sum(1 + math.ceil(max(0, n - config.size) / step) for n in pieces)
+
+    # per-question rows: both methods on the same four questions
+    per_question = pd.read_csv(paths["retrieval_per_question.csv"])
+    assert set(per_question["method"]) == {"naive", "semantic"} and per_question["question_id"].nunique() == 4
+
+    # the retrieval table is the mean of those rows (rounded to 4 places), every value a rate
+    retrieval = pd.read_csv(paths["retrieval_metrics.csv"]).pivot(index="method", columns="metric", values="mean")
+    assert sorted(retrieval.index) == ["naive", "semantic"] and set(HEADLINE) <= set(retrieval.columns)
+    means = question_means(per_question, HEADLINE).loc[retrieval.index]
+    assert retrieval[HEADLINE].to_numpy() == pytest.approx(means.to_numpy(), abs=6e-4)
+    assert ((retrieval[HEADLINE] >= 0) & (retrieval[HEADLINE] <= 1)).all().all()
+
+    # the answer table likewise, for the answer metrics at answer_k = 5
+    answers = pd.read_csv(paths["answer_metrics.csv"]).pivot(index="method", columns="metric", values="mean")
+    assert {"token_f1@5", "exact_match@5", "rouge_l@5"} <= set(answers.columns)
+    columns = [c for c in ("token_f1@5", "exact_match@5", "rouge_l@5") if c in answers.columns]
+    assert answers[columns].to_numpy() == pytest.approx(
+        question_means(per_question, columns).loc[answers.index].to_numpy(), abs=6e-4)
+
+    # the closing sentence quotes the table's context recall@5 and names the better method
+    nb = json.loads((tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
+    text = "".join("".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code"
+                   for o in c.get("outputs", []) if o.get("output_type") == "stream")
+    said = re.search(r"Context recall@5, mean \[95% interval\] over 4 questions: naive (\d\.\d{3}) \[[^]]*\], "
+                     r"semantic (\d\.\d{3})", text)
+    assert said, text[-2000:]
+    recall = retrieval["ctx_recall@5"]
+    assert float(said.group(1)) == pytest.approx(recall["naive"], abs=6e-4)
+    assert float(said.group(2)) == pytest.approx(recall["semantic"], abs=6e-4)
+    paired = re.search(r"semantic - naive on ctx_recall@5: (-?\d\.\d{3}) \[", text)
+    assert paired and float(paired.group(1)) == pytest.approx(recall["semantic"] - recall["naive"], abs=1.1e-3)
+    check_intervals(manifest, tmp_path)
+
+
+def check_intervals(manifest, tmp_path):
+    """The comparative tables carry n and a 95% interval around each mean; the findings pair the methods."""
+    import pandas as pd
+
+    folder = tmp_path / "figures" / "00_quickstart"
+    for name in ("retrieval_metrics", "answer_metrics"):
+        table = pd.read_csv(folder / f"{name}.csv")
+        assert list(table.columns) == ["method", "metric", "mean", "n", "ci_low", "ci_high"]
+        assert set(table["method"]) == {"naive", "semantic"}
+        assert (table["n"] == 4).all(), table                 # every one of the 4 questions has gold and an answer
+        ok = table.dropna(subset=["ci_low"])
+        assert ((ok["ci_low"] <= ok["mean"] + 1e-4) & (ok["mean"] <= ok["ci_high"] + 1e-4)).all()
+        assert "[" in (folder / f"{name}.md").read_text(encoding="utf-8")   # "mean [low, high]" cells
+    nb = (tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text(encoding="utf-8")
+    assert "semantic - naive on ctx_recall@5: " in nb and "(n = 4, p = " in nb

@@ -34,6 +34,15 @@ def test_ssg_traversal_notebook_runs(tmp_path):
     name = "20q theme_based (paper-reported)"
     assert (vs["recall (paper-reported)"] == paper_table(name)["recall"]).all()
     assert "recall (ours: gold_sentence_recall)" in vs.columns
+    # our intervals are shown, and never set against the paper's numbers: no column is like-for-like
+    assert (vs["recall (n)"] > 0).all()          # one question of this strategy at limit 3: no interval (blank)
+    bounded = vs["recall (ci_low)"].notna()
+    assert (vs.loc[bounded, "recall (ci_low)"] <= vs.loc[bounded, "recall (ours: gold_sentence_recall)"] + 1e-3).all()
+    assert set(vs["recall (paper in our 95% CI)"]) == {"not like-for-like"}
+    ci = pd.read_csv(paths["ssg_results_ci.csv"])
+    assert list(ci.columns) == ["method", "metric", "mean", "n", "ci_low", "ci_high"]
+    assert set(ci["method"]) == set(ALGORITHM_NAMES) and (ci["n"] == 3).all()
+    assert ((ci["ci_low"] <= ci["mean"] + 1e-4) & (ci["mean"] <= ci["ci_high"] + 1e-4)).all()
     like = pd.read_csv(paths["vs_paper_1_like_for_like.csv"], index_col=0)
     assert like.loc["precision", "ours"] == "gold_sentence_precision" and (like["like-for-like"] == "no").all()
     assert_captions_name_reasoners(manifest)

@@ -53,6 +53,26 @@ def check_findings_numbers(text: str, t1_ours: pd.DataFrame, sweep: pd.DataFrame
     assert chunks == sweep["chunks"].astype(int).tolist()
 
 
+def check_table1_intervals(folder: Path, questions: int, like_for_like: bool) -> pd.DataFrame:
+    """Table 1 carries n (the questions scored), our 95% interval around every mean, and whether the
+    paper's number is inside it — "yes"/"no" only where the setting is like-for-like; the order table
+    holds every pair of strategies, the better first."""
+    t1 = pd.read_csv(folder / "table1.csv", header=[0, 1], index_col=0)
+    for metric in dict.fromkeys(t1.columns.get_level_values(0)):
+        part = t1[metric]
+        assert (part["n"] == questions).all(), (metric, part["n"].tolist())
+        assert ((part["ci_low"] <= part["ours"] + 1e-4) & (part["ours"] <= part["ci_high"] + 1e-4)).all(), metric
+        verdicts = set(part["paper in our 95% CI"])
+        assert verdicts <= ({"yes", "no"} if like_for_like else {"not like-for-like"}), verdicts
+        expected = (part["ci_low"] <= part["paper-reported"]) & (part["paper-reported"] <= part["ci_high"])
+        if like_for_like:
+            assert (part["paper in our 95% CI"] == expected.map({True: "yes", False: "no"})).all()
+    order = pd.read_csv(folder / "table1_order.csv")
+    assert len(order) == 15 and (order["diff"] >= -1e-12).all() and (order["p_holm"] >= order["p"] - 1e-12).all()
+    assert "· ours" in (folder / "table1.md").read_text(encoding="utf-8")      # readable two-level headers
+    return t1
+
+
 def test_gralc_notebook_runs(tmp_path):
     manifest = run_notebook_smoke("04_gralc_rag", SMALL, tmp_path)
     files = {p.rsplit("/", 1)[-1] for p in manifest["notebooks"][0]["files"]}
@@ -75,7 +95,10 @@ def test_gralc_notebook_runs(tmp_path):
     assert sweep.loc[0.0, SEC5] == pytest.approx(t5.loc["Structure-Aware", f"{SEC5} full"], abs=6e-3)  # rounded to 2
 
     text = printed(manifest, tmp_path, FINDINGS_CELL)
-    t1 = pd.read_csv(folder / "table1.csv", header=[0, 1], index_col=0).xs("ours", axis=1, level=1)
+    questions = len(pd.read_csv(folder / "per_question_scores.csv").query("condition == 'abstract'")["question_id"].unique())
+    t1 = check_table1_intervals(folder, questions, like_for_like=False).xs("ours", axis=1, level=1)
     check_findings_numbers(text, t1, sweep)
+    assert "other data than the paper's PubMedQA*, so our 95% intervals are not set against its numbers" in text
+    assert re.search(r"our MRR order is .* \(n = \d+ questions\); \d+ of its 15 pairs differ beyond", text), text
     assert "λ ablation (gralc-kg, full condition, against λ = 0)" in text
     assert "paper-reported -0.0420 (GraLC-RAG (KG) minus Structure-Aware, Table 4, full)" in text

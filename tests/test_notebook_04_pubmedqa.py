@@ -1,13 +1,14 @@
 """Notebook 04 on PubMedQA (fixture in the upstream ori_pqal.json layout): Table 1 runs the six strategies on the
 whole abstracts, says so in its caption, and stands beside the paper's numbers; the λ ablation runs on the same
 abstracts, its λ = 0 row repeats Table 1's Structure-Aware row, and the findings quote the tables' numbers."""
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from conftest import run_notebook_smoke
-from test_notebook_04 import FINDINGS_CELL, check_findings_numbers, check_lambda_table, printed
+from test_notebook_04 import FINDINGS_CELL, check_findings_numbers, check_lambda_table, check_table1_intervals, printed
 from rag_lab.methods.gralc import paper
 
 pytestmark = pytest.mark.notebook
@@ -30,6 +31,7 @@ def test_table1_on_whole_pubmedqa_abstracts(tmp_path):
     reported = t1.xs("paper-reported", axis=1, level=1)
     pd.testing.assert_frame_equal(reported, paper.table1().loc[paper.ORDER], check_names=False)
     assert "No introduction, partial, full condition here" in (folder / "table4.md").read_text(encoding="utf-8")
+    check_table1_intervals(folder, questions=7, like_for_like=True)       # whole PubMedQA abstracts: the paper's setting
 
     sweep = check_lambda_table(folder)
     # only abstracts ran: the ablation is on Table 1's questions, and λ = 0 is gralc-structure's configuration
@@ -39,3 +41,4 @@ def test_table1_on_whole_pubmedqa_abstracts(tmp_path):
     check_findings_numbers(text, ours, sweep)
     assert "Tables 4–5: no introduction, partial or full condition ran" in text
     assert "paper-reported -0.0078 (GraLC-RAG (KG) minus Structure-Aware, Table 1, PubMedQA*)" in text
+    assert re.search(r"the paper-reported number lies inside our 95% interval for MRR \d/6", text), text

@@ -28,21 +28,49 @@ def test_compare_notebook_tables(tmp_path):
     assert_captions_name_reasoners(manifest)
     files = written(manifest)
 
-    board = pd.read_csv(files["leaderboard_italian_cuisine.csv"], index_col=0)
-    assert sorted(board.index) == sorted(family)
-    assert {"doc_mrr@5", "doc_recall@5", "ctx_recall@5"} <= set(board.columns)
-    rates = board[[c for c in board.columns if c.startswith(("doc_", "ctx_"))]].to_numpy(dtype=float).ravel()
-    assert all(0.0 <= v <= 1.0 for v in rates if not math.isnan(v))
-    recall = board["ctx_recall@5"].tolist()
-    assert recall == sorted(recall, reverse=True), "the leaderboard is sorted by context recall, best first"
+    board = pd.read_csv(files["leaderboard_italian_cuisine.csv"])
+    assert list(board.columns) == ["rank", "method", "metric", "mean", "n", "ci_low", "ci_high"]
+    assert sorted(board["method"].unique()) == sorted(family)
+    assert {"doc_mrr@5", "doc_recall@5", "ctx_recall@5"} <= set(board["metric"])
+    rates = board[board["metric"].str.startswith(("doc_", "ctx_"))]
+    assert rates["mean"].between(0, 1).all() and (rates["n"] == 2).all()     # n: the questions scored
+    ok = board.dropna(subset=["ci_low"])
+    assert ((ok["ci_low"] <= ok["mean"] + 1e-12) & (ok["mean"] <= ok["ci_high"] + 1e-12)).all()
+    recall = board[board["metric"] == "ctx_recall@5"].sort_values("rank")["mean"].tolist()
+    assert recall == sorted(recall, reverse=True), "the leaderboard is ranked by context recall, best first"
+    shown = files["leaderboard_italian_cuisine.md"].read_text(encoding="utf-8")
+    assert "ctx_recall@5 (n=2)" in shown and "[" in shown
 
     per_question = pd.read_csv(files["results_italian_cuisine.csv"])
     assert set(per_question["method"]) == set(family) and per_question["question_id"].nunique() == 2
 
+    diffs = pd.read_csv(files["differences_italian_cuisine.csv"])
+    assert set(diffs["baseline"]) == {"naive"} and set(diffs["method"]) == set(family) - {"naive"}
+    assert {"diff", "n", "ci_low", "ci_high", "p", "p_holm", "mde"} <= set(diffs.columns)
+    assert (diffs["n"] == 2).all() and (diffs["p_holm"] >= diffs["p"] - 1e-12).all()
+    # the difference is the difference of the two methods' means on the same questions
+    means = board.set_index(["method", "metric"])["mean"]
+    for _, row in diffs[diffs["metric"] == "ctx_recall@5"].iterrows():
+        assert abs(row["diff"] - (means[(row["method"], "ctx_recall@5")] - means[("naive", "ctx_recall@5")])) < 1e-3
+    assert "forest_italian_cuisine.png" in files
+
+    flips = pd.read_csv(files["flip_counts.csv"])
+    assert {("sketch", "naive"), ("unweaver", "naive")} <= set(zip(flips["method"], flips["baseline"]))
+    assert ((flips["wins"] + flips["losses"] + flips["ties"]) == flips["n"]).all()
+    listed = pd.read_csv(files["flips_italian_cuisine.csv"])
+    counted = flips.set_index("method")
+    for method in ("sketch", "unweaver"):
+        assert (listed["method"] == method).sum() == counted.loc[method, "wins"] + counted.loc[method, "losses"]
+
     claims = pd.read_csv(files["claims.csv"])
     assert list(claims["paper"]) == [c.paper for c in CLAIMS]
-    assert set(claims["this run"]) <= {"supported", "not supported", "not tested"}
+    assert set(claims["this run"]) <= {"supported", "contradicted", "inconclusive", "not tested"}
     assert claims["numbers"].notna().all()
+    tested = claims[claims["this run"] != "not tested"]
+    assert tested["numbers"].str.contains(r"\[.*\].*p Holm = .*MDE", regex=True).all()
+    comparisons = pd.read_csv(files["claim_comparisons.csv"])
+    assert set(comparisons["verdict"]) <= {"supported", "contradicted", "inconclusive"}
+    assert (comparisons.groupby("paper").size().reindex(tested["paper"]).fillna(0) > 0).all()
 
 
 def test_cost_and_speed_notebook_tables(tmp_path):

@@ -163,3 +163,24 @@ def test_a_widget_with_a_saved_view_is_rendered_as_that_view(tmp_path):
     nbformat.write(nb, tmp_path / "w.ipynb")
     page = render_notebook(tmp_path / "w.ipynb", tmp_path / "w.html").read_text(encoding="utf-8")
     assert 'class="rag-lab-explorer"><mark>saffron</mark></div>' in page and "model-7f3e9" not in page   # nbconvert re-quotes
+
+
+def test_what_changed_between_methods_names_the_flipped_questions(run):
+    """A per-question table (evaluate's tidy rows) gives the section its wins, losses and ties: q1 SKETCH
+    finds gold at 5 and naive does not (a win), q2 the reverse (a loss), q3 both (a tie)."""
+    from rag_lab.runs.changes import changes, per_question_table
+
+    run_dir, _ = run
+    rows = "".join(f"{m},{q},ctx_mrr,5,{v}\n" for m, q, v in (("sketch", "q1", 1.0), ("naive", "q1", 0.0),
+                                                               ("sketch", "q2", 0.0), ("naive", "q2", 0.5),
+                                                               ("sketch", "q3", 1.0), ("naive", "q3", 0.2)))
+    write_text(run_dir / "tables" / "01_demo" / "results.csv", "method,question_id,metric,k,value\n" + rows)
+    table = changes(per_question_table(run_dir / "tables" / "01_demo" / "results.csv"))
+    assert table.to_dict("records") == [{"method": "sketch", "baseline": "naive", "k": 5, "wins": 1, "losses": 1,
+                                         "ties": 1, "n": 3, "won": "q1", "lost": "q2"}]
+    assert per_question_table(run_dir / "tables" / "01_demo" / "scores.csv") is None     # not per-question rows
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    manifest["notebooks"][0]["tables"].append("tables/01_demo/results.csv")
+    page = write_report(run_dir, manifest).read_text(encoding="utf-8")
+    section = page.split("<h3>What changed between methods</h3>")[1].split("<details")[0]
+    assert "sketch" in section and "naive" in section and "<td>q1</td>" in section and "<td>q2</td>" in section

@@ -37,13 +37,21 @@ def test_ours_in_paper_columns_and_findings():
     assert math.isnan(ours.loc["sketch", "faithfulness"])                   # needs a judge
     # sketch: F1 = 2 * 0.25 * 0.75 / 1.0 = 0.375; naive: 0.5
     assert ours.loc["sketch", "f1"] == pytest.approx(0.375) and ours.loc["naive", "f1"] == pytest.approx(0.5)
-    sentences = findings(ours, paper_table(1))
-    assert sentences == [
-        "sketch vs naive: context precision 0.250 vs 0.500, behind (paper-reported 0.99 vs 0.81, ahead); "
-        "context recall 0.750 vs 0.500, ahead (paper-reported 0.72 vs 0.88, behind); "
-        "f1 0.375 vs 0.500, behind (paper-reported 0.83 vs 0.84, behind)."]
+    # per question (4 questions): precision sketch - naive = -0.25 on every one -> interval [-0.25, -0.25],
+    # behind; recall +0.25 on two, 0 on two -> mean 0.125, interval from 0 up: not told apart
+    rows = [(m, f"q{i}", metric, 5, v) for m, metric, values in (
+        ("naive", "nonllm_context_precision", [0.5] * 4), ("sketch", "nonllm_context_precision", [0.25] * 4),
+        ("naive", "nonllm_context_recall", [0.5] * 4), ("sketch", "nonllm_context_recall", [0.75, 0.75, 0.5, 0.5]))
+        for i, v in enumerate(values)]
+    results = pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
+    sentences = findings(results, ours, paper_table(1))
+    assert sentences[0].startswith(
+        "sketch minus naive (paired, n = 4): context precision -0.250 [-0.250, -0.250], behind "
+        "(paper-reported 0.99 vs 0.81, ahead); context recall 0.125 [0.000, ")
+    assert sentences[0].endswith("], not told apart (paper-reported 0.72 vs 0.88, behind).")
+    assert "f1" not in sentences[0]                                          # two means: no per-question interval
     with pytest.raises(ValueError, match="no row 'kg'"):
-        findings(ours, None, method="kg")
+        findings(results, ours, None, method="kg")
 
 
 def test_leaders():

@@ -146,6 +146,24 @@ def test_results_table_pass_counts_and_beats_basic():
     assert t.loc["query_traversal", "llm_context_precision"] == pytest.approx(0.75)
 
 
+def test_versus_basic_pairs_each_algorithm_with_basic_retrieval():
+    # four questions: query gathers 0.25 more recall on every one -> interval [0.25, 0.25], above 0;
+    # triangulation is 0.5 ahead on one question and level on three -> interval from 0: not told apart
+    rows = [("basic_retrieval", q, 0.5, 0.5, 5) for q in "abcd"]
+    rows += [("query_traversal", q, 0.5, 0.75, 9) for q in "abcd"]
+    rows += [("triangulation_average", q, 0.5, r, 6) for q, r in zip("abcd", (1.0, 0.5, 0.5, 0.5))]
+    scores = _scores(rows)
+    vs = experiment.versus_basic(scores, "gold_sentence_recall").set_index("method")
+    assert vs.loc["query_traversal", ["diff", "ci_low", "ci_high"]].tolist() == [0.25, 0.25, 0.25]
+    assert vs.loc["query_traversal", "side"] == "above" and vs.loc["triangulation_average", "side"] == "spans 0"
+    ours = experiment.results_table(scores)
+    line = experiment.finding_sentences(ours, "run", None, scores)[0]
+    assert line.startswith("run, gold_sentence_recall minus basic_retrieval's (0.50), paired by question (n = 4): "
+                           "beat it (interval above 0): query_traversal 0.250 [0.250, 0.250]; not told apart: "
+                           "triangulation_average 0.125 [0.000, ")
+    assert line.endswith("; behind: none.")
+
+
 def test_paper_tables_as_typed_from_the_paper():
     t20 = paper.paper_table("20q theme_based (paper-reported)")
     t50 = paper.paper_table("50q sequential_multi_hop (paper-reported)")

@@ -58,15 +58,19 @@ def test_estimated_llm_tokens_counts_planned_and_answer_prompts():
 
 
 def test_findings_are_built_from_the_numbers():
-    s = pd.DataFrame({"ctx_recall@5": [0.8, 0.6], "doc_mrr@5": [1.0, 0.5], "token_f1@5": [0.3, 0.35]},
-                     index=["unweaver", "naive"])
+    # four questions; UnWeaver - naive: ctx_recall [0.5, 0.5, 0, 0] -> 0.25, doc_mrr +0.5 on each -> [0.5, 0.5]
+    rows = [(m, f"q{i}", metric, 5, v) for m, metric, values in (
+        ("unweaver", "ctx_recall", [1.0, 1.0, 0.5, 0.5]), ("naive", "ctx_recall", [0.5, 0.5, 0.5, 0.5]),
+        ("unweaver", "doc_mrr", [1.0] * 4), ("naive", "doc_mrr", [0.5] * 4)) for i, v in enumerate(values)]
+    results = pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
     tokens = pd.DataFrame({("Embedder", "index"): [90, 10]},
                           index=pd.MultiIndex.from_tuples([("toy", "unweaver"), ("toy", "naive")]))
     tokens.index.names = ["dataset", "method"]
-    lines = paper.findings({"toy": s}, 5, 5, "fake", tokens)
-    assert lines[0] == ("toy (reasoner: fake) — UnWeaver vs VectorRAG (naive): doc_mrr@5 1.000 vs 0.500 (+0.500); "
-                        "ctx_recall@5 0.800 vs 0.600 (+0.200); token_f1@5 0.300 vs 0.350 (-0.050).")
-    assert lines[1] == "UnWeaver finds more gold passages (context recall@5) than VectorRAG on 1 of 1 dataset(s) in this run."
+    lines = paper.findings({"toy": results}, 5, 5, "fake", tokens)
+    assert lines[0].startswith("toy (reasoner: fake) — UnWeaver minus VectorRAG (naive), paired by question: "
+                               "doc_mrr@5 0.500 [0.500, 0.500] (n = 4, MDE 0.000); ctx_recall@5 0.250 [0.000, ")
+    # the ctx recall interval starts at 0 > -0.05: non-inferior
+    assert lines[1] == "At least as good as VectorRAG on context recall@5 (non-inferiority, margin 0.05): supported on toy."
     # paper: 2224/476 = 4.7 (COVID-QA), 105/36 = 2.9 (eManual), 2411/3026 = 0.8 (Tech-QA)
     assert lines[2] == ("toy: UnWeaver's index cost 9.0x the embedder tokens of VectorRAG's (paper-reported: "
                         "4.7x on COVID-QA, 2.9x on eManual, 0.8x on Tech-QA).")

@@ -22,11 +22,19 @@ def add_arguments(parser):
     parser.add_argument("--address", default=None, metavar="tcp://HOST:PORT",
                         help="build each method's per-document work (chunks, vectors, reasoner jobs) on this "
                              "Dask scheduler's workers; the index is assembled here (docs/sweeps.md)")
+    parser.add_argument("--judge-repeats", type=int, default=1, metavar="N",
+                        help="ask the judge N times per answer: each judged score is the mean, and "
+                             "<metric>_judge_sd its spread, reported beside the interval over questions")
     parser.add_argument("--answer-k", type=int, default=5, help="the answer's contexts: the method's own top k")
     parser.add_argument("--section-level", default="section", choices=("section", "subsection", "paragraph"),
                         help="granularity of section coverage (datasets with sections)")
+    parser.add_argument("--baseline", default=None, metavar="NAME",
+                        help="compare every other method with this one, question by question: the difference, its "
+                             "95%% interval, the permutation p (Holm-adjusted) and the minimum detectable effect")
     parser.add_argument("--out", type=Path, default=None,
-                        help="write tidy per-question rows to this CSV and their provenance beside it (.json)")
+                        help="write tidy per-question rows to this CSV and their provenance beside it (.json), the "
+                             "means with 95%% intervals to NAME.summary.csv and, with --baseline, the paired "
+                             "differences to NAME.differences.csv")
 
 
 def parse_ints(text: str, what: str) -> list[int]:
@@ -43,10 +51,12 @@ def run(args) -> int:
     import pandas as pd
 
     from ..datasets import load_dataset
-    from ..evaluation.harness import evaluate, nan_counts, summarize
-    from ..methods import get_retriever
+    from ..caching.atomic import atomic_path
     from ..evaluation.cluster import cluster_address
+    from ..evaluation.harness import evaluate, nan_counts
     from ..evaluation.provenance import caption_reasoners, save_results
+    from ..evaluation.uncertainty import formatted_summary, paired_differences, summary_with_ci
+    from ..methods import get_retriever
     from ..reasoning.judge import get_judge
 
     ks = parse_ints(args.k, "--k")
@@ -55,6 +65,10 @@ def run(args) -> int:
                          f"as {args.out.stem}.json")
     if args.answer_k <= 0:
         raise ValueError(f"--answer-k must be a positive integer, got {args.answer_k}")
+    if args.judge_repeats < 1:
+        raise ValueError(f"--judge-repeats must be a positive integer, got {args.judge_repeats}")
+    if args.judge_repeats > 1 and not args.judge:
+        raise ValueError("--judge-repeats asks the judge again: give --judge SPEC too")
     if args.judge and not args.reasoner:
         raise ValueError("--judge scores answers: give --reasoner SPEC too (e.g. --reasoner offline)")
     judge_options = {k: v for k, v in (("concurrency", args.judge_concurrency), ("timeout", args.judge_timeout))
@@ -62,19 +76,33 @@ def run(args) -> int:
     if judge_options and not args.judge:
         raise ValueError("--judge-concurrency and --judge-timeout set the judge: give --judge SPEC too")
     judge = get_judge(args.judge, **judge_options) if args.judge else None
-    dataset = load_dataset(args.data, limit=args.limit)
     names = [m.strip() for m in args.methods.split(",") if m.strip()]
+    if args.baseline is not None and args.baseline not in names:
+        raise ValueError(f"--baseline {args.baseline!r} must be one of --methods {names}")
+    dataset = load_dataset(args.data, limit=args.limit)
     retrievers = [get_retriever(n) for n in names]
     with cluster_address(args.address):
         df = evaluate(retrievers, dataset, ks, reasoner=args.reasoner, judge=judge, answer_k=args.answer_k,
-                      min_overlap=args.min_overlap, section_level=args.section_level)
+                      min_overlap=args.min_overlap, section_level=args.section_level, judge_repeats=args.judge_repeats)
+    summary = summary_with_ci(df)
+    differences = paired_differences(df, args.baseline) if args.baseline else None
     if args.out:
         csv, sidecar = save_results(df, args.out)
         print(f"wrote {len(df)} rows to {csv} and their provenance to {sidecar}")
+        for table, suffix in ((summary, "summary"), (differences, "differences")):
+            if table is not None:
+                target = csv.with_name(f"{csv.stem}.{suffix}.csv")
+                with atomic_path(target) as tmp:
+                    table.to_csv(tmp, index=False)
+                print(f"wrote {target}")
     print(f"{dataset.name}, {len(dataset.questions)} questions; {caption_reasoners(df)}")
-    with pd.option_context("display.max_columns", None, "display.width", 200,
-                           "display.float_format", "{:.4f}".format):
-        print(summarize(df).T)   # one row per metric@k, one column per method
+    print("mean [95% interval] over the questions scored (n), bootstrap over questions:")
+    with pd.option_context("display.max_columns", None, "display.width", 200, "display.max_colwidth", 40):
+        print(formatted_summary(summary))   # one row per metric@k, one column per method
+        if differences is not None:
+            print(f"each method minus {args.baseline}, question by question (p: permutation test, Holm-adjusted "
+                  "across this table; mde: the smallest difference this n detects with 80% power):")
+            print(differences.round(4).to_string(index=False))
         nans = nan_counts(df)
         if not nans.empty:
             print("NaN values (not scored, left out of the means):")

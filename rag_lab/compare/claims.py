@@ -1,9 +1,15 @@
-"""Each paper's headline claim, checked against one run's summary tables.
+"""Each paper's headline claim, checked against one run's per-question scores, with its uncertainty.
 
-A check reads ``summaries`` (dataset name -> ``evaluation.summarize`` table: methods × metric@k)
-and answers supported / not supported with the numbers it compared, or "not tested" when the
-methods or metrics it needs are absent from the run. The claims are paraphrased from the papers.
-A method whose every metric equals another's retrieved the same in practice and is counted once.
+A claim is a set of paired comparisons (a method minus a rival on the same questions, one metric@k,
+one dataset). Each comparison has a difference, its 95% bootstrap interval, a permutation p
+(Holm-adjusted across every comparison of the claims table) and the minimum detectable effect.
+Its verdict is three-valued (``statistics.verdict``): **supported** when the interval lies on the
+claimed side of the threshold, **contradicted** when it lies on the other side, **inconclusive** when
+it spans it. "Better than" has threshold 0; "at least as good as" is a non-inferiority claim with
+the threshold ``-NON_INFERIORITY_MARGIN``. A claim over several comparisons combines them as the
+claim's words say (all of them, or most of them); "not tested" when the run lacks its methods.
+A method whose every per-question score equals another's retrieved the same and is counted once.
+The claims are paraphrased from the papers.
 """
 from __future__ import annotations
 
@@ -12,106 +18,173 @@ from typing import Callable
 
 import pandas as pd
 
-Summaries = dict[str, pd.DataFrame]
+from ..evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, NON_INFERIORITY_MARGIN, SUPPORTED, format_ci, holm,
+                                    paired_difference, verdict)
+from ..evaluation.uncertainty import per_question
+
+Results = dict[str, pd.DataFrame]      # dataset -> evaluate()'s tidy per-question table
+NOT_TESTED = "not tested"
+COMPARISON_COLUMNS = ["paper", "dataset", "method", "rival", "metric", "threshold", "diff", "n", "ci_low", "ci_high",
+                      "p", "p_holm", "mde", "verdict"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    dataset: str
+    method: str
+    rival: str
+    metric: str
+    threshold: float = 0.0
 
 
 @dataclass
 class Claim:
     paper: str
     claim: str
-    check: Callable[[Summaries, int], tuple[bool | None, str]]
+    comparisons: Callable[[Results, int], list[Comparison]]
+    combine: Callable[[pd.DataFrame], tuple[str, str]]   # the claim's comparisons -> verdict, how it was reached
 
 
-def _value(table: pd.DataFrame, method: str, column: str) -> float | None:
-    if method in table.index and column in table.columns and pd.notna(table.loc[method, column]):
-        return float(table.loc[method, column])
-    return None
+def _methods(df: pd.DataFrame) -> list[str]:
+    return list(dict.fromkeys(df["method"]))
 
 
-def _beats_all(method: str, rivals: list[str], columns: list[str]):
-    def check(summaries: Summaries, k: int):
-        verdicts, notes = [], []
-        for name, table in summaries.items():
-            for col in (c.format(k=k) for c in columns):
-                ours = _value(table, method, col)
-                others = {r: _value(table, r, col) for r in rivals}
-                others = {r: v for r, v in others.items() if v is not None}
-                if ours is None or not others:
-                    continue
-                best_rival = max(others, key=others.get)
-                verdicts.append(ours >= others[best_rival])
-                notes.append(f"{name} {col}: {method} {ours:.3f} vs best rival {best_rival} {others[best_rival]:.3f}")
-        return (all(verdicts) if verdicts else None), "; ".join(notes) or "methods not in this run"
-    return check
-
-
-def _twins(table: pd.DataFrame, methods: list[str]) -> dict[str, str]:
-    """method -> the earlier method whose every metric it equals (NaN matching NaN): the same
-    retrievals in practice (e.g. llm_guided_traversal making query_traversal's choices), counted once."""
-    numeric = table.select_dtypes("number")
+def twins(df: pd.DataFrame, methods: list[str]) -> dict[str, str]:
+    """method -> the earlier method whose every per-question score it equals (NaN matching NaN):
+    the same retrievals in practice (e.g. llm_guided_traversal making query_traversal's choices)."""
+    d = df[df["method"].isin(methods)]
+    wide = d.pivot_table(index=["question_id", "metric", "k"], columns="method", values="value", aggfunc="first",
+                         dropna=False)
     kept: list[str] = []
-    twins: dict[str, str] = {}
+    out: dict[str, str] = {}
     for m in methods:
-        twin = next((k for k in kept if numeric.loc[m].equals(numeric.loc[k])), None)
+        twin = next((k for k in kept if m in wide and k in wide and wide[m].equals(wide[k])), None)
         if twin is None:
             kept.append(m)
         else:
-            twins[m] = twin
-    return twins
+            out[m] = twin
+    return out
 
 
-def _ssg_majority(summaries: Summaries, k: int):
-    verdicts, notes = [], []
-    for name, table in summaries.items():
-        base = "ssg-basic-retrieval"
-        algos = [m for m in table.index if m.startswith("ssg-") and m != base]
-        p_col, r_col = f"ctx_precision@{k}", f"ctx_recall@{k}"
-        if base not in table.index or not algos or p_col not in table.columns:
+def _pairs(method: str, rivals: list[str], metrics: list[str], threshold: float = 0.0):
+    def comparisons(results: Results, k: int) -> list[Comparison]:
+        out = []
+        for name, df in results.items():
+            present = _methods(df)
+            if method not in present:
+                continue
+            out += [Comparison(name, method, r, m.format(k=k), threshold)
+                    for m in metrics for r in rivals if r in present]
+        return out
+    return comparisons
+
+
+def _ssg_pairs(results: Results, k: int) -> list[Comparison]:
+    base = "ssg-basic-retrieval"
+    out = []
+    for name, df in results.items():
+        present = _methods(df)
+        algos = [m for m in present if m.startswith("ssg-") and m != base]
+        if base not in present or not algos:
             continue
-        twins = _twins(table, [base, *algos])
-        algos = [m for m in algos if m not in twins]
-        wins = [m for m in algos if (_value(table, m, p_col) or 0) > (_value(table, base, p_col) or 0)
-                or (_value(table, m, r_col) or 0) > (_value(table, base, r_col) or 0)]
-        verdicts.append(len(wins) > len(algos) / 2)
-        note = f"{name}: {len(wins)}/{len(algos)} algorithms beat basic_retrieval on ctx precision or recall@{k}"
-        if twins:
-            note += " (not counted, equal to another on every metric: " + ", ".join(
-                f"{m} = {t}" for m, t in twins.items()) + ")"
-        notes.append(note)
-    return (all(verdicts) if verdicts else None), "; ".join(notes) or "SSG methods not in this run"
+        same = twins(df, [base, *algos])
+        out += [Comparison(name, m, base, metric.format(k=k)) for m in algos if m not in same
+                for metric in ("ctx_precision@{k}", "ctx_recall@{k}")]
+    return out
 
 
-def _gralc_coverage(summaries: Summaries, k: int):
+def _gralc_pairs(results: Results, k: int) -> list[Comparison]:
     content = ["gralc-naive", "gralc-semantic", "gralc-late"]
     structure = ["gralc-structure", "gralc-kg", "gralc-graph"]
-    verdicts, notes = [], []
-    for name, table in summaries.items():
-        col = f"section_coverage_source@{k}"
-        c = [v for m in content if (v := _value(table, m, col)) is not None]
-        s = [v for m in structure if (v := _value(table, m, col)) is not None]
-        if not c or not s:
-            continue
-        verdicts.append(min(s) > max(c))
-        notes.append(f"{name} SecCov@{k}: content-only max {max(c):.2f}, structure-aware min {min(s):.2f}")
-    return (all(verdicts) if verdicts else None), "; ".join(notes) or "GraLC strategies or sections not in this run"
+    out = []
+    for name, df in results.items():
+        present = _methods(df)
+        out += [Comparison(name, s, c, f"section_coverage_source@{k}")
+                for s in structure if s in present for c in content if c in present]
+    return out
+
+
+def every_one(rows: pd.DataFrame) -> tuple[str, str]:
+    """A claim that must hold in every comparison: supported when each is, contradicted when any is."""
+    counts = rows["verdict"].value_counts()
+    how = ", ".join(f"{counts.get(v, 0)} {v}" for v in (SUPPORTED, INCONCLUSIVE, CONTRADICTED))
+    if counts.get(CONTRADICTED, 0):
+        return CONTRADICTED, how
+    return (SUPPORTED if counts.get(SUPPORTED, 0) == len(rows) else INCONCLUSIVE), how
+
+
+def most_methods(rows: pd.DataFrame) -> tuple[str, str]:
+    """"Most algorithms beat the baseline on one metric or another": an algorithm beats it when any of
+    its comparisons is supported, fails to when all are contradicted. Supported when more than half
+    beat it; contradicted when a majority is out of reach even if every undecided one did."""
+    outcome = {}
+    for (dataset, method), g in rows.groupby(["dataset", "method"], sort=False):
+        v = set(g["verdict"])
+        outcome[(dataset, method)] = SUPPORTED if SUPPORTED in v else CONTRADICTED if v == {CONTRADICTED} else INCONCLUSIVE
+    verdicts = []
+    notes = []
+    for dataset in dict.fromkeys(d for d, _ in outcome):
+        mine = [v for (d, _), v in outcome.items() if d == dataset]
+        n, won, lost = len(mine), mine.count(SUPPORTED), mine.count(CONTRADICTED)
+        verdicts.append(SUPPORTED if won > n / 2 else CONTRADICTED if n - lost <= n / 2 else INCONCLUSIVE)
+        notes.append(f"{dataset}: {won}/{n} algorithms beat basic_retrieval, {lost} fall short, "
+                     f"{n - won - lost} undecided")
+    final = (CONTRADICTED if CONTRADICTED in verdicts else SUPPORTED if set(verdicts) == {SUPPORTED}
+             else INCONCLUSIVE)
+    return final, "; ".join(notes)
 
 
 CLAIMS = [
     Claim("SKETCH", "SKETCH retrieves better context than Naive RAG, Semantic-only, KG-only and RAPTOR",
-          _beats_all("sketch", ["naive", "semantic", "kg", "raptor"], ["ctx_precision@{k}", "ctx_recall@{k}"])),
-    Claim("UnWeaver", "Entity-based retrieval (UnWeaver) is at least as good as plain VectorRAG",
-          _beats_all("unweaver", ["naive"], ["ctx_recall@{k}", "doc_recall@{k}"])),
-    Claim("SSG traversal", "Most traversal algorithms beat basic_retrieval on precision or recall", _ssg_majority),
+          _pairs("sketch", ["naive", "semantic", "kg", "raptor"], ["ctx_precision@{k}", "ctx_recall@{k}"]), every_one),
+    Claim("UnWeaver", f"Entity-based retrieval (UnWeaver) is at least as good as plain VectorRAG "
+                      f"(non-inferiority, margin {NON_INFERIORITY_MARGIN})",
+          _pairs("unweaver", ["naive"], ["ctx_recall@{k}", "doc_recall@{k}"], -NON_INFERIORITY_MARGIN), every_one),
+    Claim("SSG traversal", "Most traversal algorithms beat basic_retrieval on precision or recall", _ssg_pairs,
+          most_methods),
     Claim("GraLC-RAG", "Structure-aware strategies retrieve from more sections than content-only ones",
-          _gralc_coverage),
+          _gralc_pairs, every_one),
 ]
 
 
-def claims_table(summaries: Summaries, k: int = 5) -> pd.DataFrame:
+def claim_comparisons(results: Results, k: int = 5) -> pd.DataFrame:
+    """Every comparison of every claim with its difference, interval, p, Holm p (across this table),
+    MDE and verdict."""
     rows = []
-    for c in CLAIMS:
-        verdict, evidence = c.check(summaries, k)
-        rows.append({"paper": c.paper, "claim": c.claim,
-                     "this run": {True: "supported", False: "not supported", None: "not tested"}[verdict],
-                     "numbers": evidence})
+    for claim in CLAIMS:
+        for c in claim.comparisons(results, k):
+            table = per_question(results[c.dataset], c.metric)
+            if c.method not in table.columns or c.rival not in table.columns:
+                continue
+            d = paired_difference(table[c.method].to_numpy(), table[c.rival].to_numpy())
+            rows.append({"paper": claim.paper, "dataset": c.dataset, "method": c.method, "rival": c.rival,
+                         "metric": c.metric, "threshold": c.threshold, **d.as_dict(),
+                         "verdict": verdict(d.ci_low, d.ci_high, c.threshold)})
+    out = pd.DataFrame(rows, columns=[c for c in COMPARISON_COLUMNS if c != "p_holm"])
+    out.insert(out.columns.get_loc("p") + 1, "p_holm", holm(out["p"].to_numpy()) if len(out) else [])
+    return out
+
+
+def evidence(row: pd.Series) -> str:
+    """One comparison in words: ``italian_cuisine ctx_recall@5: sketch - raptor = -0.020 [-0.110, 0.070]
+    (n = 20, p Holm = 1.00, MDE 0.150): inconclusive``."""
+    margin = f", margin {-row['threshold']:g}" if row["threshold"] else ""
+    return (f"{row['dataset']} {row['metric']}: {row['method']} - {row['rival']} = "
+            f"{format_ci(row['diff'], row['ci_low'], row['ci_high'])} (n = {row['n']}, p Holm = {row['p_holm']:.2f}, "
+            f"MDE {row['mde']:.3f}{margin}): {row['verdict']}")
+
+
+def claims_table(results: Results, k: int = 5, comparisons: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per claim: its verdict in this run and the numbers behind it."""
+    comparisons = claim_comparisons(results, k) if comparisons is None else comparisons
+    rows = []
+    for claim in CLAIMS:
+        mine = comparisons[comparisons["paper"] == claim.paper]
+        if mine.empty:
+            rows.append({"paper": claim.paper, "claim": claim.claim, "this run": NOT_TESTED, "comparisons": 0,
+                         "numbers": "the methods or metrics it needs are not in this run"})
+            continue
+        final, how = claim.combine(mine)
+        rows.append({"paper": claim.paper, "claim": claim.claim, "this run": final, "comparisons": len(mine),
+                     "numbers": f"{how}. " + "; ".join(evidence(r) for _, r in mine.iterrows())})
     return pd.DataFrame(rows)

@@ -29,8 +29,9 @@ def resolve_methods(methods: str | Sequence[str]) -> list[str]:
 
 
 def compare(datasets: Sequence[str], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,
-            limit: int | None = None) -> dict[str, pd.DataFrame]:
-    """dataset -> tidy results of every method; datasets without questions are skipped (logged)."""
+            limit: int | None = None, judge_repeats: int = 1) -> dict[str, pd.DataFrame]:
+    """dataset -> tidy results of every method; datasets without questions are skipped (logged).
+    ``judge_repeats``: ask the judge that many times per answer (``evaluate``)."""
     out = {}
     for name in datasets:
         data = load_dataset(name, limit=limit)
@@ -38,7 +39,7 @@ def compare(datasets: Sequence[str], methods="all", ks=(1, 3, 5, 10), reasoner="
             log.warning("dataset %s has no questions: skipped", name)
             continue
         retrievers = [get_retriever(m) for m in resolve_methods(methods)]
-        out[name] = evaluate(retrievers, data, ks, reasoner=reasoner, judge=judge)
+        out[name] = evaluate(retrievers, data, ks, reasoner=reasoner, judge=judge, judge_repeats=judge_repeats)
     return out
 
 

@@ -85,11 +85,22 @@ def _png_bytes(fig, width: int, height: int) -> bytes:
     return result["png"]
 
 
-def save_table(df: pd.DataFrame, folder: str | Path, name: str, index: bool = True, caption: str = "") -> list[Path]:
-    """Write ``name.csv`` and ``name.md`` (a caption line first, when given)."""
+def save_table(df: pd.DataFrame, folder: str | Path, name: str, index: bool = True, caption: str = "",
+               shown: pd.DataFrame | None = None) -> list[Path]:
+    """Write ``name.csv`` (the numbers) and ``name.md`` (a caption line first, when given). ``shown``:
+    the same numbers as a reader sees them in the Markdown (e.g. ``0.61 [0.48, 0.74]`` cells); multi-level
+    column headers read ``MRR · ours`` there."""
     folder = Path(folder)
     csv = folder / f"{name}.csv"
     with atomic_path(csv) as tmp:
         df.to_csv(tmp, index=index)
-    md = (f"{caption}\n\n" if caption else "") + df.to_markdown(index=index, floatfmt=".3f") + "\n"
+    md = (f"{caption}\n\n" if caption else "") + readable_headers(df if shown is None else shown).to_markdown(
+        index=index if shown is None else True, floatfmt=".3f") + "\n"
     return [csv, write_text(folder / f"{name}.md", md)]
+
+
+def readable_headers(df: pd.DataFrame) -> pd.DataFrame:
+    """Multi-level column headers joined by `` · `` (Markdown has one header row; a tuple is unreadable)."""
+    if not isinstance(df.columns, pd.MultiIndex):
+        return df
+    return df.set_axis([" · ".join(str(part) for part in col if str(part)) for col in df.columns], axis=1)

@@ -19,14 +19,74 @@ def similarity_heatmap(vectors: np.ndarray, labels: Sequence[str], title: str):
     return fig
 
 
-def grouped_bars(summary: pd.DataFrame, columns: Sequence[str], title: str, reasoner: str | None = None):
-    """One group per metric, one bar per method (rows of ``summary`` are methods)."""
+def _error_bars(intervals: pd.DataFrame | None, method, columns: Sequence[str], means: Sequence[float]) -> dict | None:
+    """plotly ``error_y`` from a long table of intervals (method, metric, ci_low, ci_high); None without one."""
+    if intervals is None:
+        return None
+    ci = intervals.set_index(["method", "metric"])
+    low = [ci["ci_low"].get((method, c), float("nan")) for c in columns]
+    high = [ci["ci_high"].get((method, c), float("nan")) for c in columns]
+    return {"type": "data", "symmetric": False, "array": [h - m for h, m in zip(high, means)],
+            "arrayminus": [m - lo for lo, m in zip(low, means)], "thickness": 1.2}
+
+
+def grouped_bars(summary: pd.DataFrame, columns: Sequence[str], title: str, reasoner: str | None = None,
+                 intervals: pd.DataFrame | None = None):
+    """One group per metric, one bar per method (rows of ``summary`` are methods); with ``intervals``
+    (``uncertainty.summary_with_ci``'s long table) each bar carries its 95% interval."""
     import plotly.graph_objects as go
 
-    fig = go.Figure([go.Bar(name=str(method), x=list(columns), y=[summary.loc[method, c] for c in columns])
-                     for method in summary.index])
+    bars = []
+    for method in summary.index:
+        means = [summary.loc[method, c] for c in columns]
+        bars.append(go.Bar(name=str(method), x=list(columns), y=means,
+                           error_y=_error_bars(intervals, method, columns, means)))
+    fig = go.Figure(bars)
     subtitle = f" (reasoner: {reasoner})" if reasoner else ""
-    fig.update_layout(barmode="group", title=title + subtitle, yaxis={"title": "mean over questions"})
+    axis = "mean over questions" + (" (bars: 95% interval)" if intervals is not None else "")
+    fig.update_layout(barmode="group", title=title + subtitle, yaxis={"title": axis, "rangemode": "tozero"})
+    return fig
+
+
+def interval_bars(board: pd.DataFrame, metric: str, title: str):
+    """One bar per method for one metric, with its 95% interval, from a long table (method, metric, mean,
+    ci_low, ci_high, n), in the table's order; the axis starts at zero."""
+    import plotly.graph_objects as go
+
+    rows = board[board["metric"] == metric]
+    fig = go.Figure(go.Bar(x=rows["method"].tolist(), y=rows["mean"].tolist(),
+                           error_y={"type": "data", "symmetric": False, "array": (rows["ci_high"] - rows["mean"]).tolist(),
+                                    "arrayminus": (rows["mean"] - rows["ci_low"]).tolist()},
+                           text=[f"n={n}" for n in rows["n"]], textposition="inside"))
+    fig.update_layout(title=title, yaxis={"title": f"{metric}: mean over questions, 95% interval", "rangemode": "tozero"},
+                      xaxis={"tickangle": -35})
+    return fig
+
+
+def forest_plot(differences: pd.DataFrame, title: str):
+    """Each method minus the baseline with its 95% interval, one panel per metric, and the zero line: an
+    interval that crosses zero is a difference these questions cannot tell from none."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    metrics = list(dict.fromkeys(differences["metric"]))
+    fig = make_subplots(rows=1, cols=max(1, len(metrics)), shared_yaxes=True, subplot_titles=metrics)
+    for col, metric in enumerate(metrics, start=1):
+        d = differences[differences["metric"] == metric]
+        decided = [lo > 0 or hi < 0 for lo, hi in zip(d["ci_low"], d["ci_high"])]
+        fig.add_trace(go.Scatter(
+            x=d["diff"], y=d["method"], mode="markers", showlegend=False,
+            marker={"size": 9, "color": ["#1f77b4" if s else "#999999" for s in decided]},
+            error_x={"type": "data", "symmetric": False, "array": (d["ci_high"] - d["diff"]).tolist(),
+                     "arrayminus": (d["diff"] - d["ci_low"]).tolist()},
+            customdata=list(zip(d["n"], d["p_holm"], d["mde"])),
+            hovertemplate="%{y}: %{x:.3f}<br>n=%{customdata[0]}, p Holm=%{customdata[1]:.3f}, "
+                          "MDE=%{customdata[2]:.3f}<extra></extra>"), row=1, col=col)
+        fig.add_vline(x=0, line_dash="dash", line_color="black", row=1, col=col)
+    baseline = differences["baseline"].iloc[0] if len(differences) else "baseline"
+    fig.update_layout(title=f"{title}: each method minus {baseline}, 95% interval (grey: crosses zero)",
+                      height=max(350, 26 * differences["method"].nunique() + 150))
+    fig.update_yaxes(autorange="reversed")
     return fig
 
 
@@ -45,18 +105,51 @@ def question_metric_heatmap(df: pd.DataFrame, method: str, metrics: Sequence[str
     return fig
 
 
-def with_paper(ours: pd.DataFrame, paper: pd.DataFrame) -> pd.DataFrame:
+IN_CI = "paper in our 95% CI"
+NOT_LIKE_FOR_LIKE = "not like-for-like"
+
+
+def with_paper(ours: pd.DataFrame, paper: pd.DataFrame, intervals: dict[str, pd.DataFrame] | None = None,
+               like_for_like: bool | Sequence[str] = False) -> pd.DataFrame:
     """Ours beside the paper's numbers (same index and columns), plus the difference.
 
-    Columns come out as ``(metric, "ours" | "paper-reported" | "difference")``.
+    Columns come out as ``(metric, "ours" | "paper-reported" | "difference")``. With ``intervals``
+    (``uncertainty.interval_frames``: ``ci_low``, ``ci_high`` and ``n`` frames shaped like ``ours``) each
+    metric also gets ``n``, ``ci_low``, ``ci_high`` and ``paper in our 95% CI``: "yes"/"no" for the
+    like-for-like columns (``like_for_like``: True for all, or their names), "not like-for-like"
+    for the others (other data, metric or model: the interval says nothing about the paper's number).
     """
     common = [c for c in paper.columns if c in ours.columns]
+    comparable = set(common) if like_for_like is True else set(like_for_like or ())
+    index = ours.index.union(paper.index, sort=False)
     parts = {}
     for c in common:
         parts[(c, "ours")] = ours[c]
+        if intervals is not None:
+            for part in ("n", "ci_low", "ci_high"):
+                parts[(c, part)] = intervals[part][c].reindex(index) if c in intervals[part] else np.nan
         parts[(c, "paper-reported")] = paper[c]
         parts[(c, "difference")] = ours[c] - paper[c]
-    return pd.DataFrame(parts, index=ours.index.union(paper.index, sort=False))
+        if intervals is not None:
+            parts[(c, IN_CI)] = _inside(paper[c].reindex(index), parts[(c, "ci_low")], parts[(c, "ci_high")],
+                                        c in comparable)
+    return pd.DataFrame(parts, index=index)
+
+
+def _inside(reported: pd.Series, low, high, comparable: bool) -> list[str]:
+    """Per row: "yes" / "no" when the paper's number is inside / outside our interval, "" where either is
+    missing, "not like-for-like" for a column whose setting differs from the paper's."""
+    low = pd.Series(low, index=reported.index) if not isinstance(low, pd.Series) else low
+    high = pd.Series(high, index=reported.index) if not isinstance(high, pd.Series) else high
+    out = []
+    for r, lo, hi in zip(reported, low, high):
+        if not comparable:
+            out.append(NOT_LIKE_FOR_LIKE)
+        elif pd.isna(r) or pd.isna(lo) or pd.isna(hi):
+            out.append("")
+        else:
+            out.append("yes" if lo <= r <= hi else "no")
+    return out
 
 
 def method_metric_heatmap(summary: pd.DataFrame, columns: Sequence[str], title: str):

@@ -176,9 +176,41 @@ def _score_cache():
     return ScoreCache() if reuse_enabled() else None
 
 
-def answer_scores(samples: Sequence[AnswerSample], judge=None, show_progress: bool = False) -> dict[str, list]:
-    """Every answer metric per sample; None marks a sample the metric does not apply to."""
+JUDGE_SD = "_judge_sd"   # suffix of a judged metric's per-sample spread over repeats
+
+
+def judge_repeats(out: dict[str, list], samples: Sequence[AnswerSample], judge, repeats: int,
+                  show_progress: bool = False) -> dict[str, list]:
+    """``out`` (repeat 0's scores) with every LLM-judged metric asked ``repeats`` times in all: each
+    sample's value becomes the mean over repeats and ``<metric>_judge_sd`` its standard deviation
+    (the judge's own noise, beside the sampling interval over questions); a repeat that could not
+    score a sample (NaN) is left out of both."""
+    judged = [m for m in LLM_METRICS if m in out]
+    runs = [out] + [ragas_scores(samples, judge.repeat(r), show_progress) for r in range(1, repeats)]
+    for m in judged:
+        means, sds = [], []
+        for i in range(len(samples)):
+            values = [run[m][i] for run in runs if run.get(m) and run[m][i] is not None]
+            finite = [v for v in values if not np.isnan(v)]
+            if not values:
+                means.append(None)
+                sds.append(None)
+                continue
+            means.append(float(np.mean(finite)) if finite else np.nan)
+            sds.append(float(np.std(finite, ddof=1)) if len(finite) > 1 else np.nan)
+        out[m], out[m + JUDGE_SD] = means, sds
+    return out
+
+
+def answer_scores(samples: Sequence[AnswerSample], judge=None, show_progress: bool = False,
+                  repeats: int = 1) -> dict[str, list]:
+    """Every answer metric per sample; None marks a sample the metric does not apply to. With a judge
+    and ``repeats`` > 1 the judged metrics are asked that many times (``judge_repeats``)."""
+    if repeats < 1:
+        raise ValueError(f"judge repeats must be a positive integer, got {repeats}")
     out = ragas_scores(samples, judge, show_progress)
+    if judge is not None and repeats > 1:
+        out = judge_repeats(out, samples, judge, repeats, show_progress)
     if any(s.reference for s in samples):
         out["token_f1"] = [token_f1(s.response, s.reference) if s.reference else None for s in samples]
         out["exact_match"] = [exact_match(s.response, s.reference) if s.reference else None for s in samples]

@@ -151,7 +151,8 @@ def build_costs(retrievers: Mapping[str, Retriever]) -> pd.DataFrame:
 
 
 def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer_k: int = 5, progress: bool = True,
-                retrievers: Mapping[str, Retriever] | None = None, min_overlap: float = 0.5) -> pd.DataFrame:
+                retrievers: Mapping[str, Retriever] | None = None, min_overlap: float = 0.5,
+                judge_repeats: int = 1) -> pd.DataFrame:
     """Answer every question from each method's retrieval at ``answer_k`` and score the answers.
 
     ``results`` must hold each method's own retrieval for ``answer_k`` (``run_queries(..., answer_k)``):
@@ -159,7 +160,8 @@ def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer
     for ``answer_k``. With ``retrievers``, the model is handed each method's ``answer_contexts`` and
     the ID-based ragas metrics get their reference ids: the method's chunks that match a gold
     context (``metrics.reference_chunk_ids``). Rows carry ``k = answer_k``; the reasoner's cost
-    per question is a row too.
+    per question is a row too. ``judge_repeats`` > 1: each judged metric is the mean of that many
+    judge calls, and ``<metric>_judge_sd`` rows hold the judge's spread (``answer_metrics.judge_repeats``).
     """
     from ..reasoning.batch import run_batch
     from .answer_metrics import AnswerSample, answer_scores
@@ -189,21 +191,22 @@ def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer
             samples.append(AnswerSample(q.question, response, contexts, q.answer, list(q.gold_contexts),
                                         [h.chunk.id for h in ret.hits], reference_ids))
             ids.append(q.id)
-        for metric, values in answer_scores(samples, judge, show_progress=False).items():
+        for metric, values in answer_scores(samples, judge, show_progress=False, repeats=judge_repeats).items():
             rows += [(method, qid, metric, answer_k, v) for qid, v in zip(ids, values) if v is not None]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reasoner=None, judge=None,
              answer_k: int = 5, min_overlap: float = 0.5, progress: bool = True,
-             section_level: str = "section") -> pd.DataFrame:
+             section_level: str = "section", judge_repeats: int = 1) -> pd.DataFrame:
     """Retrieval metrics, and — with a reasoner — answers scored by ragas (LLM-judged metrics with a judge).
 
     ``reasoner``/``judge``: objects or spec strings (``"offline"``, ``"openai:gpt-4o-mini"`` …).
     Every row names the reasoner that built its method's index and the one that answered; ``attrs``
     hold the dataset, ks, answer_k, judge and each method's class, parameters and reasoners
     (``provenance.provenance`` turns them into the sidecar JSON). NaN values (a question the judge
-    could not score) are kept as rows so they can be counted (see ``nan_counts``).
+    could not score) are kept as rows so they can be counted (see ``nan_counts``). ``judge_repeats``:
+    ask the judge that many times per sample (its spread is reported beside the sampling interval).
     """
     from ..reasoning import get_reasoner
     from ..reasoning.judge import get_judge
@@ -213,6 +216,8 @@ def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reaso
     ks = check_ks(ks)
     if answer_k <= 0:
         raise ValueError(f"answer_k must be a positive integer, got {answer_k}")
+    if judge_repeats < 1:
+        raise ValueError(f"judge_repeats must be a positive integer, got {judge_repeats}")
     coverage_metric(section_level)                     # an unknown level fails before any work
     retrievers = as_retrievers(methods)
     build_all(retrievers, dataset)
@@ -224,7 +229,7 @@ def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reaso
     frames = [score_retrievals({k: queried[k] for k in ks}, dataset, min_overlap, section_level)]
     if reasoner is not None:
         frames.append(answer_rows(queried[answer_k], dataset, reasoner, judge, answer_k, progress, retrievers,
-                                  min_overlap))
+                                  min_overlap, judge_repeats))
     df = pd.concat(frames, ignore_index=True)
     answered_by = reasoner_name(reasoner)
     df["index_reasoner"] = df["method"].map({n: index_reasoner_name(r) for n, r in retrievers.items()})
@@ -232,6 +237,7 @@ def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reaso
     df.attrs.update({"dataset": dataset.name, "documents": len(dataset.documents), "questions": len(dataset.questions),
                      "reasoner": answered_by, "judge": judge.name if judge is not None else "none",
                      "judge_settings": judge.settings() if hasattr(judge, "settings") else None,
+                     "judge_repeats": judge_repeats if judge is not None else None,
                      "ks": ks, "answer_k": answer_k if reasoner is not None else None, "min_overlap": min_overlap,
                      "section_level": section_level,
                      "methods": {n: method_record(r, answered_by) for n, r in retrievers.items()}})

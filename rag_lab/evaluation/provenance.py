@@ -137,6 +137,7 @@ def provenance(df) -> dict[str, Any]:
                         "questions": attrs.get("questions")},
             "methods": attrs["methods"], "answer_reasoner": attrs.get("reasoner", NONE),
             "judge": attrs.get("judge", NONE), "judge_settings": attrs.get("judge_settings"),
+            "judge_repeats": attrs.get("judge_repeats"),
             "ks": attrs.get("ks"), "answer_k": attrs.get("answer_k"),
             "min_overlap": attrs.get("min_overlap"), "section_level": attrs.get("section_level"),
             "rows": len(df), "git": git_revision(), "packages": package_versions(),

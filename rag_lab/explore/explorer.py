@@ -248,6 +248,21 @@ class Explorer:
             built.config = built.config.replace(**change)
         return built, reused, self._built[key].build_cost.seconds
 
+    def flipped(self, dataset: str, a: str, b: str, k: int = 5) -> list[tuple[str, str, str]]:
+        """The questions of ``dataset`` that exactly one of ``a`` and ``b`` gets right at ``k`` (a gold
+        passage, else a gold document, in its top k): (question id, the method that gets it, question),
+        from the explorer's own builds of both (``uncertainty.flips``; notebook 10 lists the same)."""
+        from ..evaluation.harness import evaluate_retrieval
+        from ..evaluation.uncertainty import flips
+
+        if a == b:
+            return []
+        data = self.dataset(dataset)
+        ra, rb = self.retriever(a, dataset)[0], self.retriever(b, dataset)[0]
+        scores = evaluate_retrieval({a: ra, b: rb}, data, [k], progress=False)
+        table = flips(scores, a, b, k, data)
+        return list(zip(table["question_id"], table["winner"], table["question"]))
+
     def view(self, dataset: str, method: str, question: str | None = None, text: str | None = None,
              k: int = 5, knob_value: Any = None) -> ExplorerView:
         """What the widget shows: ``text`` (a typed query) wins over ``question`` (an id; default the first)."""

@@ -1,5 +1,7 @@
 """The ipywidgets face of ``rag_lab.explore.explorer``: dropdowns for dataset, method and question, a box to
-type a question, sliders for k and the method's main knob, and the view as HTML below.
+type a question, sliders for k and the method's main knob, and the view as HTML below. A "flipped vs"
+dropdown narrows the questions to those the method and another one disagree on at k (one finds gold
+in its top k, the other does not), each labelled with the method that finds it.
 
 The widget computes its default view when it is made, so a notebook run headlessly (papermill)
 records it: the box's saved output carries that view as ``text/html`` beside the widget itself,
@@ -50,6 +52,17 @@ def _question_options(explorer: Explorer, dataset: str) -> list[tuple[str, str]]
     return [(f"{q.id}: {q.question[:90]}", q.id) for q in explorer.dataset(dataset).questions]
 
 
+ALL_QUESTIONS = "all questions"
+
+
+def _flipped_options(explorer: Explorer, dataset: str, method: str, other: str, k: int) -> list[tuple[str, str]]:
+    """Question options for the "flipped vs" choice: every question, or the flipped ones, labelled."""
+    if other == ALL_QUESTIONS:
+        return _question_options(explorer, dataset)
+    return [(f"[{winner} finds gold] {qid}: {text[:80]}", qid) for qid, winner, text in
+            explorer.flipped(dataset, method, other, k)]
+
+
 def explorer_widget(explorer: Explorer, dataset: str, method: str = "naive", k: int = 5) -> ExplorerBox:
     """The explorer over ``explorer``'s datasets and methods, showing ``dataset`` / ``method`` / the first question."""
     wide = {"style": {"description_width": "initial"}, "layout": w.Layout(width="420px")}
@@ -60,12 +73,14 @@ def explorer_widget(explorer: Explorer, dataset: str, method: str = "naive", k: 
     typed = w.Text(placeholder="…or type a question and press Enter", continuous_update=False,
                    description="your question", style={"description_width": "initial"}, layout=w.Layout(width="860px"))
     pick_k = w.IntSlider(value=k, min=1, max=20, description="k", continuous_update=False, **wide)
+    flip_vs = w.Dropdown(options=[ALL_QUESTIONS] + explorer.methods, value=ALL_QUESTIONS,
+                         description="flipped vs", **wide)
     knob_box = w.HBox([_knob_slider(method)])
     status, log, shown = w.HTML(), w.Output(), w.HTML()
-    box = ExplorerBox([w.HBox([pick_data, pick_method]), pick_question, typed, w.HBox([pick_k, knob_box]),
-                       status, log, shown])
+    box = ExplorerBox([w.HBox([pick_data, pick_method]), w.HBox([flip_vs]), pick_question, typed,
+                       w.HBox([pick_k, knob_box]), status, log, shown])
     box.controls = {"dataset": pick_data, "method": pick_method, "question": pick_question, "text": typed,
-                    "k": pick_k, "knob": knob_box, "view": shown}   # for scripts and tests
+                    "k": pick_k, "knob": knob_box, "view": shown, "flipped": flip_vs}   # for scripts and tests
     state = {"quiet": False}
 
     def current_view():
@@ -91,9 +106,19 @@ def explorer_widget(explorer: Explorer, dataset: str, method: str = "naive", k: 
         status.value = ""
         shown.value = box.view_html = html
 
-    def on_dataset(change):
+    def set_questions():
+        """The question list for the dataset, narrowed to the flipped ones when "flipped vs" names a method."""
         state["quiet"] = True
-        pick_question.options = _question_options(explorer, change["new"])
+        try:
+            options = _flipped_options(explorer, pick_data.value, pick_method.value, flip_vs.value, pick_k.value)
+            status.value = "" if options else f"<i>no question flips between {pick_method.value} and {flip_vs.value}</i>"
+            pick_question.options = options or _question_options(explorer, pick_data.value)
+        finally:
+            state["quiet"] = False
+
+    def on_dataset(_):
+        set_questions()
+        state["quiet"] = True
         typed.value = ""
         state["quiet"] = False
         refresh()
@@ -101,6 +126,12 @@ def explorer_widget(explorer: Explorer, dataset: str, method: str = "naive", k: 
     def on_method(change):
         knob_box.children = [_knob_slider(change["new"])]
         knob_box.children[0].observe(refresh, names="value")
+        if flip_vs.value != ALL_QUESTIONS:
+            set_questions()
+        refresh()
+
+    def on_flip(_):
+        set_questions()
         refresh()
 
     def on_question(_):
@@ -113,6 +144,7 @@ def explorer_widget(explorer: Explorer, dataset: str, method: str = "naive", k: 
     pick_data.observe(on_dataset, names="value")
     pick_method.observe(on_method, names="value")
     pick_question.observe(on_question, names="value")
+    flip_vs.observe(on_flip, names="value")
     for control in (typed, pick_k, knob_box.children[0]):
         control.observe(refresh, names="value")
     refresh(capture=False)   # the first view, while the cell runs: no Output capture (module docstring)

@@ -21,7 +21,7 @@ import os
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +101,8 @@ class Judge:
     name: str
     llm: Any
     embeddings: Any
+    chat: Any = None                        # the LangChain chat model behind ``llm`` (for repeats)
+    cache: bool | str | Path = True         # as given to ``from_spec``
     concurrency: int = JUDGE_CONCURRENCY
     timeout: float = JUDGE_TIMEOUT
 
@@ -118,6 +120,20 @@ class Judge:
         """ragas' RunConfig with this judge's concurrency and timeout (its other settings: ragas' defaults)."""
         from ragas.run_config import RunConfig
         return RunConfig(max_workers=self.concurrency, timeout=int(self.timeout) or 1)
+
+    def repeat(self, r: int) -> "Judge":
+        """The same judge asked again for repeat ``r``: repeat 0 is this judge; a later repeat keys its
+        cache entries by ``name#repeat-r``, so its replies are new requests (and are cached in turn,
+        so a re-run replays every repeat). The spread over repeats is the judge's own noise."""
+        if r == 0:
+            return self
+        if self.chat is None:
+            raise ValueError(f"judge {self.name}: no chat model to ask again (make it with Judge.from_spec)")
+        from ragas.llms import LangchainLLMWrapper
+
+        identity = f"{self.name}#repeat-{r}"
+        replies = None if self.cache is False else JudgeCache(identity, None if self.cache is True else self.cache)
+        return replace(self, llm=LangchainLLMWrapper(self.chat, cache=replies))
 
     @classmethod
     def from_spec(cls, spec: str, embedder=None, timeout: float = 120.0,
@@ -145,7 +161,7 @@ class Judge:
                           timeout=timeout, max_retries=2)
         replies = None if cache is False else JudgeCache(parsed.name, None if cache is True else cache)
         emb = LangchainEmbeddingsWrapper(langchain_embeddings(embedder or shared_embedder()))
-        return cls(parsed.name, LangchainLLMWrapper(chat, cache=replies), emb, concurrency, job_timeout)
+        return cls(parsed.name, LangchainLLMWrapper(chat, cache=replies), emb, chat, cache, concurrency, job_timeout)
 
 
 def get_judge(spec: str | None, embedder=None, cache: bool | str | Path = True, concurrency: int = JUDGE_CONCURRENCY,

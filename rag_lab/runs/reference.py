@@ -26,8 +26,8 @@ from ..evaluation.provenance import ROOT
 
 REFERENCE_DIR = ROOT / "figures"
 # a column (or, in a long table, a row label) that measures the machine: left out of the comparison
-VOLATILE = re.compile(r"second|(^|[^a-z])(s|ms|mb|sec)([^a-z]|$)|time|latency|duration|memory|throughput"
-                      r"|per[ _]s(ec)?\b|/s\b|speed", re.IGNORECASE)
+VOLATILE = re.compile(r"second|time|latency|duration|memory|heap|throughput|speed"
+                      r"|[_(\s](ms|mb)\b|_s\b|\(s\)|per[ _]s\b|/s\b", re.IGNORECASE)
 RTOL, ATOL = 1e-6, 1e-9   # floats written by another machine may differ in their last digits
 
 
@@ -70,10 +70,10 @@ def _stable_columns(df: pd.DataFrame) -> list:
 
 def _stable_rows(df: pd.DataFrame) -> pd.Series:
     """Rows whose text labels name no machine measurement (long tables keep e.g. ``seconds`` as a row)."""
-    text = df.select_dtypes(include="object")
-    if text.empty:
+    text = [c for c in df.columns if pd.api.types.is_object_dtype(df[c]) or pd.api.types.is_string_dtype(df[c])]
+    if not text:
         return pd.Series(True, index=df.index)
-    return ~text.apply(lambda col: col.map(volatile)).any(axis=1)
+    return ~df[text].apply(lambda col: col.map(volatile)).any(axis=1)
 
 
 def _same(a, b) -> bool:

@@ -2,7 +2,9 @@
 
 For every notebook of the run the page shows its status and duration (and the failing cell),
 its parameters (the changed ones marked), reasoner and judge, thumbnails of its figures linking
-to their interactive HTML, its tables rendered (with their captions), the per-cell timings, and
+to their interactive HTML, its tables rendered (with their captions), what changed between
+methods (the questions that flip between a paper's method and its baseline, ``changes.py``),
+the per-cell timings, and
 links to the executed notebook (``.ipynb``) and to that notebook rendered as HTML by nbconvert;
 the run's git revision, Python, kernel and package versions head the page.
 
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..caching.atomic import atomic_path, write_text
+from .changes import changes, per_question_table
 
 log = logging.getLogger(__name__)
 PAGE = "index.html"
@@ -209,6 +212,22 @@ def _tables_html(entry: dict[str, Any], run_dir: Path, figure_rels: list[str]) -
     return "".join(parts) or '<p class="note">no tables</p>'
 
 
+def _changes_html(entry: dict[str, Any], run_dir: Path) -> str:
+    """"What changed between methods" (``changes.py``) for each per-question table of the notebook."""
+    parts = []
+    for rel in entry.get("tables", []):
+        df = per_question_table(run_dir / rel)
+        if df is None:
+            continue
+        table = changes(df)
+        if table.empty:
+            continue
+        body = table.to_html(index=False, escape=True, border=0, na_rep="")
+        parts.append(f'<p class="note">from <a href="{_href(rel)}">{_e(rel)}</a>: questions a paper\'s method gets '
+                     f"right at k (gold in its top k) and its baseline does not (wins), and the reverse</p>{body}")
+    return "".join(parts) or '<p class="note">no per-question table with two methods of one family in this notebook</p>'
+
+
 def _cells_html(cells: list[dict[str, Any]]) -> str:
     rows = "".join(f'<tr><td>{c["index"]}</td><td class="l"><code>{_e(c["first_line"])}</code></td>'
                    f'<td>{_seconds(c.get("seconds"), 2)}</td><td class="l">{_e(c["status"])}</td></tr>' for c in cells)
@@ -237,6 +256,7 @@ def _notebook_section(entry: dict[str, Any], run_dir: Path, rendered: str | None
             + (f'<p class="note">{_e(note)}</p>' if note else "") + failed
             + f"<h3>Figures</h3>{_figures_html(figure_rels, name)}"
             + f"<h3>Tables</h3>{_tables_html(entry, run_dir, figure_rels)}"
+            + f"<h3>What changed between methods</h3>{_changes_html(entry, run_dir)}"
             + ("<details open><summary>Parameters (changed ones marked)</summary><table>" + params + "</table></details>")
             + _cells_html(entry.get("cells", [])) + "</section>")
 

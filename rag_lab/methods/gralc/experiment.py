@@ -13,6 +13,7 @@ from ...core.configs import drop_none
 from ...evaluation.harness import COLUMNS, build_costs, run_queries, run_queries_at, score_retrievals
 from ...evaluation.metrics import coverage_metric
 from ...evaluation.retrievers import Retriever, get_retriever
+from ...evaluation.uncertainty import interval_frames, pairwise_differences
 from ...core.types import Dataset, Retrieval
 from ...reasoning.batch import run_batch
 from . import paper
@@ -131,6 +132,24 @@ def table1(df: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)) -> pd.DataFrame:
     return _relabel(pd.DataFrame(cols), ALL)
 
 
+def table1_columns(ks: Sequence[int] = (1, 3, 5, 10)) -> dict[str, str]:
+    """Table 1's column labels -> the metric@k each is the mean of."""
+    ks = sorted(ks)
+    return {"MRR": f"doc_mrr@{ks[-1]}", **{f"R@{k}": f"doc_recall@{k}" for k in ks}}
+
+
+def table1_intervals(df: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)) -> dict[str, pd.DataFrame]:
+    """``ci_low``, ``ci_high`` and ``n`` of Table 1's cells (95% bootstrap over questions)."""
+    return {part: _relabel(frame, ALL) for part, frame in interval_frames(df, table1_columns(ks)).items()}
+
+
+def table1_order(df: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)) -> pd.DataFrame:
+    """Every pair of strategies on Table 1's MRR, the better first, paired by question (Holm across
+    the pairs), with the paper's labels: which places of our order these questions can tell apart."""
+    out = pairwise_differences(df, table1_columns(ks)["MRR"], [n for n in ALL if n in set(df["method"])])
+    return out.assign(method=out["method"].map(paper.label), below=out["below"].map(paper.label))
+
+
 def table2(t1: pd.DataFrame) -> pd.DataFrame:
     """The ablation rows of Table 1, ΔMRR against the late-chunking base (as the paper computes it);
     empty when the base did not run (no ΔMRR without it)."""
@@ -233,10 +252,12 @@ def table6(gen: pd.DataFrame) -> pd.DataFrame:
     return _relabel(out, ALL)
 
 
-def beside_paper(ours: pd.DataFrame, reported: pd.DataFrame) -> pd.DataFrame:
-    """Ours | paper-reported | difference for the columns both have (rows: the union)."""
+def beside_paper(ours: pd.DataFrame, reported: pd.DataFrame, intervals: dict[str, pd.DataFrame] | None = None,
+                 like_for_like: bool = False) -> pd.DataFrame:
+    """Ours | paper-reported | difference for the columns both have (rows: the union); with ``intervals``
+    also n, our 95% interval and whether the paper's number lies inside it (``plots.with_paper``)."""
     from ...core.plots import with_paper
-    return with_paper(ours, reported)
+    return with_paper(ours, reported, intervals, like_for_like)
 
 
 MENTION_COSINE = "cos(h′, h) mention tokens"

@@ -15,6 +15,8 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from ...core.plots import IN_CI
+from ...evaluation.statistics import format_ci
 from . import paper
 from .experiment import ALL_COSINE, MENTION_COSINE, table2
 
@@ -295,6 +297,48 @@ def infusion(sweep: pd.DataFrame, cond: str, tie: float = RANK_TIE,
             verdict = "the random infusion barely touches the vectors and leaves retrieval within the thresholds."
         out.append(f"Over λ ∈ {{{', '.join(f'{x:g}' for x in lams)}}}, {verdict}")
     return out
+
+
+def table1_intervals_sentence(t1_side: pd.DataFrame, where: str, like_for_like: bool) -> str:
+    """How many of Table 1's paper-reported numbers lie inside our 95% intervals (``t1_side``:
+    ``experiment.beside_paper`` with intervals), or why the intervals say nothing about them."""
+    if not like_for_like:
+        return (f"Table 1 ({where}): other data than the paper's PubMedQA*, so our 95% intervals are not set "
+                "against its numbers (column 'paper in our 95% CI': not like-for-like).")
+    parts = []
+    for metric in dict.fromkeys(c for c, _ in t1_side.columns):
+        col = t1_side[(metric, IN_CI)]
+        decided = col[col.isin(["yes", "no"])]
+        if len(decided):
+            parts.append(f"{metric} {int((decided == 'yes').sum())}/{len(decided)}")
+    return (f"Table 1 ({where}): the paper-reported number lies inside our 95% interval for "
+            + ", ".join(parts) + " strategies.") if parts else ""
+
+
+def order_sentence(order: pd.DataFrame, where: str) -> str:
+    """Our MRR order and which of its places the questions can tell apart (``experiment.table1_order``),
+    set against the paper's order: a pair the paper ranks the other way contradicts it only when our
+    interval excludes zero."""
+    if order.empty:
+        return ""
+    ranked = list(dict.fromkeys(list(order["method"]) + list(order["below"])))
+    reported = paper.table1()["MRR"]
+    decided = order[(order["ci_low"] > 0) | (order["ci_high"] < 0)]
+    flipped = order[[reported.get(a, math.nan) < reported.get(b, math.nan) for a, b in zip(order["method"], order["below"])]]
+    flipped_decided = flipped[(flipped["ci_low"] > 0)]
+    n = int(order["n"].max())
+    text = (f"Table 1 ({where}): our MRR order is {' > '.join(ranked)} (n = {n} questions); "
+            f"{len(decided)} of its {len(order)} pairs differ beyond their 95% interval "
+            f"({int((order['p_holm'] < 0.05).sum())} with Holm-adjusted p < 0.05; MDE up to {order['mde'].max():.3f}).")
+    if len(flipped):
+        text += (f" The paper-reported order reverses {len(flipped)} of these pairs; "
+                 + (f"{len(flipped_decided)} of them are decided here ("
+                    + ", ".join(f"{a} > {b} by {format_ci(d, lo, hi)}" for a, b, d, lo, hi in
+                                zip(flipped_decided["method"], flipped_decided["below"], flipped_decided["diff"],
+                                    flipped_decided["ci_low"], flipped_decided["ci_high"]))
+                    + ")" if len(flipped_decided) else "none is decided here, so the two orders do not contradict each other")
+                 + ".")
+    return text
 
 
 def findings(t1: pd.DataFrame, t4: pd.DataFrame, t5: pd.DataFrame, t6: pd.DataFrame, sweep: pd.DataFrame, *,

@@ -25,17 +25,29 @@ def _subtitle(reasoner: str | None, note: str | None) -> str:
     return f"<br><sup>{' · '.join(parts)}</sup>" if parts else ""
 
 
-def ours_vs_paper_bars(ours: pd.Series, paper: pd.Series, title: str, yaxis: str, note: str | None = None):
-    """One bar per strategy for our run and one, hatched, for the paper-reported value."""
+def _error(values: Sequence, low: pd.Series | None, high: pd.Series | None, names: Sequence[str]) -> dict | None:
+    """plotly error bars from our 95% interval (None without one)."""
+    if low is None or high is None:
+        return None
+    return {"type": "data", "symmetric": False, "array": [high.get(n, float("nan")) - v for n, v in zip(names, values)],
+            "arrayminus": [v - low.get(n, float("nan")) for n, v in zip(names, values)]}
+
+
+def ours_vs_paper_bars(ours: pd.Series, paper: pd.Series, title: str, yaxis: str, note: str | None = None,
+                       low: pd.Series | None = None, high: pd.Series | None = None):
+    """One bar per strategy for our run (with its 95% interval when ``low``/``high`` are given) and
+    one, hatched, for the paper-reported value; the axis starts at zero."""
     import plotly.graph_objects as go
 
     names = list(dict.fromkeys([*ours.index, *paper.index]))
+    values = [ours.get(n) for n in names]
     fig = go.Figure([
-        go.Bar(name="ours", x=names, y=[ours.get(n) for n in names], text=[_fmt(ours.get(n)) for n in names]),
+        go.Bar(name="ours" + (" (95% interval)" if low is not None else ""), x=names, y=values,
+               text=[_fmt(v) for v in values], error_y=_error(values, low, high, names)),
         go.Bar(name="paper-reported", x=names, y=[paper.get(n) for n in names], marker_pattern_shape="/",
                opacity=0.6, text=[_fmt(paper.get(n)) for n in names]),
     ])
-    fig.update_layout(barmode="group", title=title + _subtitle(None, note), yaxis={"title": yaxis})
+    fig.update_layout(barmode="group", title=title + _subtitle(None, note), yaxis={"title": yaxis, "rangemode": "tozero"})
     return fig
 
 
@@ -44,14 +56,19 @@ def _fmt(v) -> str:
 
 
 def recall_curves(ours: pd.DataFrame, paper: pd.DataFrame | None, ks: Sequence[int], title: str,
-                  note: str | None = None):
-    """Recall@k against k, one line per strategy (paper-reported dashed)."""
+                  note: str | None = None, intervals: dict[str, pd.DataFrame] | None = None):
+    """Recall@k against k, one line per strategy (paper-reported dashed); with ``intervals``
+    (``experiment.table1_intervals``) our points carry their 95% interval."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
+    cols = [f"R@{k}" for k in ks]
     for name, row in ours.iterrows():
-        fig.add_trace(go.Scatter(x=list(ks), y=[row.get(f"R@{k}") for k in ks], mode="lines+markers", name=name,
-                                 line={"color": colour(name)}))
+        values = [row.get(c) for c in cols]
+        error = None if intervals is None else _error(
+            values, intervals["ci_low"].loc[name].reindex(cols), intervals["ci_high"].loc[name].reindex(cols), cols)
+        fig.add_trace(go.Scatter(x=list(ks), y=values, mode="lines+markers", name=name,
+                                 line={"color": colour(name)}, error_y=error))
     if paper is not None:
         pk = [k for k in ks if f"R@{k}" in paper.columns]
         for name, row in paper.iterrows():
@@ -59,7 +76,8 @@ def recall_curves(ours: pd.DataFrame, paper: pd.DataFrame | None, ks: Sequence[i
                                      line={**PAPER_STYLE, "color": colour(name)},
                                      name=f"{name} (paper-reported)", opacity=0.6))
     fig.update_layout(title=title + _subtitle(None, note), xaxis={"title": "k", "tickvals": list(ks)},
-                      yaxis={"title": "Recall@k (document level)"})
+                      yaxis={"title": "Recall@k (document level)" + (", 95% interval" if intervals else ""),
+                             "rangemode": "tozero"})
     return fig
 
 
@@ -74,7 +92,7 @@ def ablation_steps(ours: pd.DataFrame, paper: pd.DataFrame, title: str, note: st
         fig.add_trace(go.Scatter(x=list(frame.index), y=frame["MRR"], mode="lines+markers", name=label, line=style))
         fig.add_hline(y=float(frame["MRR"].iloc[0]), line_dash="dot", opacity=0.4,
                       annotation_text=f"{label}: late chunking base")
-    fig.update_layout(title=title + _subtitle(None, note), yaxis={"title": "MRR"})
+    fig.update_layout(title=title + _subtitle(None, note), yaxis={"title": "MRR", "rangemode": "tozero"})
     return fig
 
 
@@ -152,28 +170,25 @@ def boundary_trace(trace: pd.DataFrame, markers: pd.DataFrame, tau: float, title
 
 
 def lambda_curve(sweep: pd.DataFrame, title: str, note: str | None = None, paper_lam: float = 0.1):
-    """The λ ablation (``experiment.lambda_sweep``): left, retrieval against λ (scores and shares on the
-    left axis, SecCov in sections on the right); right, the mean cosine between infused and original
-    token vectors. A dashed line marks the paper's λ."""
+    """The λ ablation (``experiment.lambda_sweep``) in three panels, each on its own honest scale
+    from zero: retrieval scores and shares (0-1), SecCov in sections, and the mean cosine between
+    infused and original token vectors. A dashed line marks the paper's λ. (A second y-axis on
+    one panel would stretch a 0.02-section wiggle over the whole height.)"""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    fig = make_subplots(rows=1, cols=2, subplot_titles=["retrieval", "token vectors: cos(infused, original)"],
-                        specs=[[{"secondary_y": True}, {}]])
+    fig = make_subplots(rows=1, cols=3, subplot_titles=["retrieval (0-1)", "sections covered", "token vectors: cos(infused, original)"])
     x = list(sweep.index)
+    panel = {"MRR@": 1, "R@": 1, "top ": 1, "SecCov@": 2, "cos(": 3}
     for c in sweep.columns:
-        if c.startswith(("MRR@", "R@", "top ")):
-            fig.add_trace(go.Scatter(x=x, y=sweep[c], mode="lines+markers", name=c), row=1, col=1, secondary_y=False)
-        elif c.startswith("SecCov@"):
-            fig.add_trace(go.Scatter(x=x, y=sweep[c], mode="lines+markers", name=c, line={"dash": "dot"}),
-                          row=1, col=1, secondary_y=True)
-        elif c.startswith("cos("):
-            fig.add_trace(go.Scatter(x=x, y=sweep[c], mode="lines+markers", name=c), row=1, col=2)
-    for col in (1, 2):
+        col = next((v for prefix, v in panel.items() if c.startswith(prefix)), None)
+        if col is not None:
+            fig.add_trace(go.Scatter(x=x, y=sweep[c], mode="lines+markers", name=c), row=1, col=col)
+    for col in (1, 2, 3):
         fig.add_vline(x=paper_lam, line_dash="dash", annotation_text=f"paper λ = {paper_lam:g}", row=1, col=col)
         fig.update_xaxes(title_text="λ", row=1, col=col)
-    fig.update_yaxes(title_text="score / share of questions", row=1, col=1, secondary_y=False)
-    fig.update_yaxes(title_text="sections", row=1, col=1, secondary_y=True, showgrid=False)
-    fig.update_yaxes(title_text="mean cosine", row=1, col=2)
+    fig.update_yaxes(title_text="score / share of questions", range=[0, 1.05], row=1, col=1)
+    fig.update_yaxes(title_text="sections", rangemode="tozero", row=1, col=2)
+    fig.update_yaxes(title_text="mean cosine", range=[0, 1.05], row=1, col=3)
     fig.update_layout(title=title + _subtitle(None, note), legend={"orientation": "h", "y": -0.25})
     return fig

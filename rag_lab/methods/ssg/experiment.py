@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 
 from ...evaluation.metrics import context_matches, locate_contexts
+from ...evaluation.statistics import format_ci
+from ...evaluation.uncertainty import interval_frames, paired_differences
 from ...core.types import Dataset, Question, Retrieval
 from .algorithms import ALGORITHMS
 from .config import SSGConfig
@@ -130,6 +132,33 @@ def results_table(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
     return table.drop(columns=["passed", "total"]).loc[order]
 
 
+def tidy(scores: pd.DataFrame, judged: pd.DataFrame | None = None, strategy: str | None = None) -> pd.DataFrame:
+    """The per-question scores as ``evaluate``'s tidy rows (method = the algorithm, no k), for the
+    intervals and paired comparisons of ``evaluation.uncertainty``."""
+    d = scores if strategy is None else scores[scores["strategy"] == strategy]
+    if judged is not None:
+        d = d.merge(judged, on=["method", "question_id"], how="left")
+    cols = [c for c in TABLE_COLUMNS if c in d]
+    long = d.melt(id_vars=["algorithm", "question_id"], value_vars=cols, var_name="metric", value_name="value")
+    return long.rename(columns={"algorithm": "method"}).assign(k=np.nan)[["method", "question_id", "metric", "k", "value"]]
+
+
+def results_intervals(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
+                      strategy: str | None = None) -> dict[str, pd.DataFrame]:
+    """n and the 95% interval of every mean of ``results_table`` (rows: algorithms)."""
+    rows = tidy(scores, judged, strategy)
+    return interval_frames(rows, {c: c for c in dict.fromkeys(rows["metric"])})
+
+
+def versus_basic(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every algorithm minus basic_retrieval on ``column``, paired by question, with its 95% interval,
+    Holm across the algorithms, and the side the interval lies on (``above`` / ``below`` / ``spans 0``)."""
+    table = paired_differences(tidy(scores, judged), "basic_retrieval", metrics=[column])
+    table["side"] = ["above" if lo > 0 else "below" if hi < 0 else "spans 0"
+                     for lo, hi in zip(table["ci_low"], table["ci_high"])]
+    return table
+
+
 def beats_basic(table: pd.DataFrame, metric: str, tolerance: float = 1e-9) -> list[str]:
     """Algorithms whose ``metric`` is above basic_retrieval's in ``table`` by more than ``tolerance``
     (so floating-point noise in equal scores, e.g. a judge's 1.0 summed two ways, is not a win)."""
@@ -139,21 +168,33 @@ def beats_basic(table: pd.DataFrame, metric: str, tolerance: float = 1e-9) -> li
     return [a for a in table.index if a != "basic_retrieval" and table.loc[a, metric] > base + tolerance]
 
 
-def finding_sentences(ours: pd.DataFrame, label: str, judged: bool = False) -> list[str]:
+def finding_sentences(ours: pd.DataFrame, label: str, judged: pd.DataFrame | None = None,
+                      scores: pd.DataFrame | None = None) -> list[str]:
     """Plain sentences: which algorithms beat basic_retrieval on recall and on precision in this run
-    (in the column that stands in for the paper's) and in each paper table."""
+    (in the column that stands in for the paper's) and in each paper table. With the per-question
+    ``scores`` each algorithm is set against basic_retrieval question by question: it beats it when
+    the 95% interval of the paired difference lies above 0, falls behind when below, and is not told
+    apart when the interval spans 0 (the means alone would call every gap a win)."""
     def listed(names):
         return ", ".join(names) if names else "none"
 
     lines = []
     for metric in ("recall", "precision"):
-        column = our_column(metric, judged)
+        column = our_column(metric, judged is not None)
         base = ours.loc["basic_retrieval", column]
         if pd.isna(base):
             lines.append(f"{label}: {column} was not measured for basic_retrieval.")
-        else:
+        elif scores is None:
             lines.append(f"{label}: beat basic_retrieval on {column} ({base:.2f}): "
                          + listed([f"{a} ({ours.loc[a, column]:.2f})" for a in beats_basic(ours, column)]) + ".")
+        else:
+            vs = versus_basic(scores, column, judged)
+            shown = {side: [f"{m} {format_ci(d, lo, hi)}" for m, d, lo, hi in
+                            zip(g["method"], g["diff"], g["ci_low"], g["ci_high"])] for side, g in vs.groupby("side")}
+            lines.append(f"{label}, {column} minus basic_retrieval's ({base:.2f}), paired by question "
+                         f"(n = {int(vs['n'].max()) if len(vs) else 0}): beat it (interval above 0): "
+                         f"{listed(shown.get('above', []))}; not told apart: {listed(shown.get('spans 0', []))}; "
+                         f"behind: {listed(shown.get('below', []))}.")
         for name in PAPER_TABLES:
             paper = paper_table(name)
             lines.append(f"  paper, {name}, {PAPER_METRICS[metric]}: " + listed(beats_basic(paper, metric))
@@ -165,7 +206,8 @@ def paper_comparisons(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
                       threshold: float = DEFAULT_THRESHOLD) -> dict[str, pd.DataFrame]:
     """For each paper table, our run on the questions of the same grouping strategy beside it.
     A paper table whose strategy has no question in this run is left out."""
-    return {name: compare_with_paper(results_table(scores, judged, threshold, strategy), name, judged is not None)
+    return {name: compare_with_paper(results_table(scores, judged, threshold, strategy), name, judged is not None,
+                                     results_intervals(scores, judged, strategy))
             for name, strategy in PAPER_STRATEGY.items() if (scores["strategy"] == strategy).any()}
 
 

@@ -77,15 +77,21 @@ def our_column(paper_metric: str, judged: bool) -> str:
     return paper_metric
 
 
-def compare_with_paper(ours: pd.DataFrame, paper_name: str, judged: bool = False) -> pd.DataFrame:
+def compare_with_paper(ours: pd.DataFrame, paper_name: str, judged: bool = False,
+                       intervals: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
     """Ours | paper-reported | difference per paper column (``plots.with_paper``), plus both test-case
-    counts. Our columns name the metric that fills them, e.g. ``"precision (ours: gold_sentence_precision)"``."""
+    counts. Our columns name the metric that fills them, e.g. ``"precision (ours: gold_sentence_precision)"``.
+    With ``intervals`` (frames keyed by our column names) each column also gets n and our 95% interval;
+    none is like-for-like with the paper (other data, another judge or none), and the table says so."""
     from ...core.plots import with_paper
 
     paper = paper_table(paper_name)
     sources = {m: our_column(m, judged) for m in NUMERIC_COLUMNS}
     mine = pd.DataFrame({m: ours[c] if c in ours else float("nan") for m, c in sources.items()}, index=ours.index)
-    table = with_paper(mine, paper[NUMERIC_COLUMNS])
+    if intervals is not None:
+        intervals = {part: pd.DataFrame({m: frame[c] for m, c in sources.items() if c in frame}, index=frame.index)
+                     for part, frame in intervals.items()}
+    table = with_paper(mine, paper[NUMERIC_COLUMNS], intervals)
     table[("test_cases", "ours")] = ours["test_cases"]
     table[("test_cases", "paper-reported")] = paper["test_cases"]
     table.columns = [f"{metric} (ours: {sources[metric]})" if who == "ours" and metric in sources

@@ -18,6 +18,9 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from ...evaluation.statistics import NON_INFERIORITY_MARGIN, format_ci, paired_difference, verdict
+from ...evaluation.uncertainty import per_question
+
 from ...core.types import Cost, Dataset
 
 TOKEN_COLUMNS = [("LLM prompt", "index"), ("LLM prompt", "query"), ("LLM completion", "index"),
@@ -195,36 +198,39 @@ def compare_with_baselines(dataset: Dataset, unweaver, baselines: Sequence[str],
             "retrievers": retrievers, "missing": missing}
 
 
-def _fmt_pair(summary: pd.DataFrame, column: str, a: str, b: str) -> str | None:
-    if column not in summary.columns or a not in summary.index or b not in summary.index:
+def _paired(results: pd.DataFrame, column: str, a: str, b: str):
+    """``a - b`` on one metric@k, paired by question (``statistics.Difference``), or None when either is unscored."""
+    table = per_question(results, column)
+    if a not in table.columns or b not in table.columns:
         return None
-    x, y = summary.loc[a, column], summary.loc[b, column]
-    if pd.isna(x) or pd.isna(y):
-        return None
-    return f"{column} {x:.3f} vs {y:.3f} ({x - y:+.3f})"
+    d = paired_difference(table[a].to_numpy(), table[b].to_numpy())
+    return d if d.n else None
 
 
-def findings(summaries: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasoner_name: str,
+def findings(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasoner_name: str,
              tokens: pd.DataFrame | None = None) -> list[str]:
-    """Sentences comparing UnWeaver with VectorRAG (naive) from this run's mean tables (one per
-    dataset: rows methods, columns metric@k, as ``rag_lab.evaluation.harness.summarize`` makes them), then
-    what the paper claimed."""
-    out, ahead, compared = [], 0, 0
-    for name, s in summaries.items():
-        parts = [p for p in (_fmt_pair(s, f"{m}@{k}", "unweaver", "naive") for m in ("doc_mrr", "ctx_recall", "ctx_precision"))
-                 if p]
-        parts += [p for p in (_fmt_pair(s, f"{m}@{answer_k}", "unweaver", "naive")
-                              for m in ("token_f1", "rouge_l", "factual_correctness")) if p]
+    """Sentences comparing UnWeaver with VectorRAG (naive) from this run's per-question tables (one per
+    dataset, ``evaluate``'s tidy rows): each difference paired by question with its 95% interval, and
+    the paper's own claim — at least as good — read as a non-inferiority test on context recall
+    (``statistics.NON_INFERIORITY_MARGIN``, as notebook 10's claims check); then the token costs and what the paper reported."""
+    out, verdicts = [], []
+    for name, df in results.items():
+        parts = []
+        for column in [f"{m}@{k}" for m in ("doc_mrr", "ctx_recall", "ctx_precision")] + \
+                      [f"{m}@{answer_k}" for m in ("token_f1", "rouge_l", "factual_correctness")]:
+            d = _paired(df, column, "unweaver", "naive")
+            if d is not None:
+                parts.append(f"{column} {format_ci(d.diff, d.ci_low, d.ci_high)} (n = {d.n}, MDE {d.mde:.3f})")
         if not parts:
             continue
-        out.append(f"{name} (reasoner: {reasoner_name}) — UnWeaver vs VectorRAG (naive): " + "; ".join(parts) + ".")
-        col = f"ctx_recall@{k}"
-        if col in s.columns and {"unweaver", "naive"} <= set(s.index):
-            compared += 1
-            ahead += bool(s.loc["unweaver", col] > s.loc["naive", col])
-    if compared:
-        out.append(f"UnWeaver finds more gold passages (context recall@{k}) than VectorRAG on {ahead} of {compared} "
-                   f"dataset(s) in this run.")
+        out.append(f"{name} (reasoner: {reasoner_name}) — UnWeaver minus VectorRAG (naive), paired by question: "
+                   + "; ".join(parts) + ".")
+        d = _paired(df, f"ctx_recall@{k}", "unweaver", "naive")
+        if d is not None:
+            verdicts.append((name, verdict(d.ci_low, d.ci_high, -NON_INFERIORITY_MARGIN)))
+    if verdicts:
+        out.append(f"At least as good as VectorRAG on context recall@{k} (non-inferiority, margin "
+                   f"{NON_INFERIORITY_MARGIN}): " + ", ".join(f"{v} on {n}" for n, v in verdicts) + ".")
     if tokens is not None and len(tokens):
         emb_paper = paper_table1()[("Embedder", "index")].astype(float).rename(None)
         paper_emb = emb_paper.unstack("method").reindex(list(dict.fromkeys(emb_paper.index.get_level_values("dataset"))))

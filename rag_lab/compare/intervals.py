@@ -1,0 +1,74 @@
+"""Notebook 10's tables with their uncertainty: leaderboards with 95% intervals, each method minus
+a baseline (for the forest plots), and the questions that flip between a paper's method and its
+baseline. Built on ``evaluation.uncertainty`` over ``evaluate``'s per-question tables."""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from ..datasets import load_dataset
+from ..evaluation.statistics import format_ci
+from ..evaluation.uncertainty import flip_counts, flips, paired_differences, paper_pairs, summary_with_ci
+
+LEADERBOARD_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage_source")
+RANK_METRIC = "ctx_recall"
+
+
+def leaderboard_ci(results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADERBOARD_METRICS) -> pd.DataFrame:
+    """Per method and metric@k: mean, n, ci_low, ci_high; methods ordered by mean context recall at k,
+    best first (ties keep the run's order). The order is a ranking of means: the intervals say which
+    places are distinguishable."""
+    wanted = [f"{m}@{k}" for m in metrics]
+    long = summary_with_ci(results, metrics=wanted)
+    rank_col = f"{RANK_METRIC}@{k}" if f"{RANK_METRIC}@{k}" in set(long["metric"]) else long["metric"].iloc[0]
+    order = long[long["metric"] == rank_col].sort_values("mean", ascending=False, kind="stable")["method"].tolist()
+    order += [m for m in dict.fromkeys(long["method"]) if m not in order]
+    long["rank"] = long["method"].map({m: i + 1 for i, m in enumerate(order)})
+    long["metric"] = pd.Categorical(long["metric"], [c for c in wanted if c in set(long["metric"])], ordered=True)
+    out = long.sort_values(["rank", "metric"]).reset_index(drop=True)
+    out["metric"] = out["metric"].astype(str)
+    return out[["rank", "method", "metric", "mean", "n", "ci_low", "ci_high"]]
+
+
+def leaderboard_shown(board: pd.DataFrame) -> pd.DataFrame:
+    """``leaderboard_ci`` as a reader sees it: a row per method (best first), a column per metric headed
+    with its n, cells ``mean [ci_low, ci_high]``."""
+    cells = board.assign(cell=[format_ci(m, lo, hi) for m, lo, hi in zip(board["mean"], board["ci_low"], board["ci_high"])])
+    metrics = list(dict.fromkeys(board["metric"]))
+    header = {}
+    for metric in metrics:
+        ns = sorted({int(n) for n in board.loc[board["metric"] == metric, "n"]})
+        header[metric] = f"{metric} (n={ns[0]})" if len(ns) == 1 else f"{metric} (n={min(ns)}-{max(ns)})"
+    table = cells.pivot(index="method", columns="metric", values="cell")
+    table = table.reindex(index=list(dict.fromkeys(board["method"])), columns=metrics)
+    return table.rename(columns=header)
+
+
+def differences_table(results: pd.DataFrame, baseline: str, k: int,
+                      metrics: Sequence[str] = ("doc_recall", "ctx_recall", "ctx_precision")) -> pd.DataFrame:
+    """Every method minus ``baseline`` at k on each of ``metrics``, paired by question (Holm across the
+    table); empty when the baseline did not run."""
+    if baseline not in set(results["method"]):
+        return pd.DataFrame(columns=["method", "baseline", "metric", "diff", "n", "ci_low", "ci_high", "p", "p_holm", "mde"])
+    return paired_differences(results, baseline, metrics=[f"{m}@{k}" for m in metrics])
+
+
+def flip_summary(results: Mapping[str, pd.DataFrame], k: int) -> pd.DataFrame:
+    """Per dataset and paper method: questions it finds gold for and its baseline does not (wins), the
+    reverse (losses), and ties, at k."""
+    rows = []
+    for name, df in results.items():
+        for method, baseline in paper_pairs(list(dict.fromkeys(df["method"]))):
+            rows.append({"dataset": name, "method": method, "baseline": baseline, "k": k,
+                         **flip_counts(df, method, baseline, k)})
+    return pd.DataFrame(rows, columns=["dataset", "method", "baseline", "k", "wins", "losses", "ties", "n"])
+
+
+def flipped_questions(results: pd.DataFrame, dataset: str, k: int, limit: int | None = None) -> pd.DataFrame:
+    """Every flipped question of every paper method against its baseline on one dataset, with its text."""
+    data = load_dataset(dataset, limit=limit)
+    frames = [flips(results, m, b, k, data).assign(method=m, baseline=b)
+              for m, b in paper_pairs(list(dict.fromkeys(results["method"])))]
+    cols = ["method", "baseline", "question_id", "winner", "question"]
+    return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)

@@ -1,0 +1,104 @@
+"""The quality floor: retrieval quality of every shipped data set at the notebook tests' small
+parameters, pinned in ``tests/reference/quality_floor.json`` (read by tests/test_quality_floor.py).
+
+The notebook tests run these methods on these data sets but only check that values are rates;
+a change that halved every method's recall would pass them. Here each (data set, method) keeps
+its doc_recall@5, ctx_recall@5 and doc_mrr@5 (MRR over the top 5) within ``TOLERANCE`` of the
+reference, and each data set keeps its document and question counts (also at full size).
+
+Refreshing is deliberate (tests/reference/README.md): run ``python tests/quality_floor.py`` under
+the shared lock, from the repository root with it on PYTHONPATH, look at what moved (it prints
+old -> new), and commit the file with the reason in the commit message. It runs in a fresh cache
+with index reuse off, as the test does, so nothing computed by an older code version is reused.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+REFERENCE = Path(__file__).resolve().parent / "reference" / "quality_floor.json"
+METRICS = ("doc_recall@5", "ctx_recall@5", "doc_mrr@5")
+# Absolute. With 3 questions the smallest change a moved hit makes is 1/15 (MRR: one rank at 5 vs 4
+# on one question) or 1/(3 x the gold passages of a question); 0.01 is far below that and far
+# above float noise in a mean.
+TOLERANCE = 0.01
+GRALC = ("gralc-naive", "gralc-semantic", "gralc-late", "gralc-structure", "gralc-kg", "gralc-graph")
+SSG = ("ssg-basic-retrieval", "ssg-query-traversal", "ssg-ssg-traversal", "ssg-triangulation-average",
+       "ssg-triangulation-geometric-3d", "ssg-triangulation-fulldim", "ssg-llm-guided-traversal")
+# data set -> how it is loaded (the notebook tests' sizes) and method -> knobs (as those tests set them):
+# 01_sketch and 02_unweaver on italian_cuisine, 03_ssg_traversal on ml_encyclopedia, 04_gralc_rag
+# on biomed_articles (two articles).
+CASES: dict[str, dict] = {
+    "italian_cuisine": {"load": {"limit": 3},
+                        "methods": {"naive": {}, "semantic": {}, "sketch": {}, "kg": {}, "raptor": {"levels": 2},
+                                    "unweaver": {"description_cap": 60}}},
+    "ml_encyclopedia": {"load": {"limit": 3}, "methods": {m: {} for m in SSG}},
+    "biomed_articles": {"load": {"articles": 2}, "methods": {m: {} for m in GRALC}},
+}
+
+
+def measure(name: str, case: dict) -> dict:
+    """Counts and the pinned metrics of one case, through ``load_dataset`` and ``evaluate``."""
+    from rag_lab.datasets import load_dataset
+    from rag_lab.evaluation.harness import evaluate, summarize
+    from rag_lab.methods import get_retriever
+
+    data = load_dataset(name, **case["load"])
+    full = load_dataset(name)
+    retrievers = {m: get_retriever(m, **knobs) for m, knobs in case["methods"].items()}
+    table = summarize(evaluate(retrievers, data, ks=(5,), progress=False))
+    values = {m: {metric: _value(table, m, metric) for metric in METRICS} for m in case["methods"]}
+    return {"load": case["load"], "documents": len(data.documents), "questions": len(data.questions),
+            "full_documents": len(full.documents), "full_questions": len(full.questions), "methods": values}
+
+
+def _value(table, method: str, column: str) -> float | None:
+    """The mean, rounded to 4 places; None when the data set has no gold for it (e.g. no gold passages)."""
+    if column not in table.columns or math.isnan(float(table.loc[method, column])):
+        return None
+    return round(float(table.loc[method, column]), 4)
+
+
+def environment() -> dict:
+    """What the values depend on besides the code: the encoder and its backend."""
+    from rag_lab.core.embedding import shared_embedder
+
+    embedder = shared_embedder()
+    return {"model_key": embedder.model_key, "backend": embedder.backend}
+
+
+def read_reference() -> dict:
+    return json.loads(REFERENCE.read_text(encoding="utf-8"))
+
+
+def refresh() -> dict:
+    """Measure every case in a fresh cache and write the reference atomically."""
+    os.environ["RAG_LAB_CACHE"] = tempfile.mkdtemp(prefix="rag_lab_quality_floor_")
+    os.environ.pop("RAG_LAB_DATA", None)
+    os.environ["RAG_LAB_REUSE"] = "0"                  # as in the tests: every index built here
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+    from rag_lab.caching.atomic import write_text
+
+    old = read_reference() if REFERENCE.exists() else {"cases": {}}
+    cases = {name: measure(name, case) for name, case in CASES.items()}
+    ref = {"about": "tests/quality_floor.py: what this pins and how to refresh it on purpose",
+           "tolerance": TOLERANCE, "metrics": list(METRICS), "ks": [5], "environment": environment(), "cases": cases}
+    REFERENCE.parent.mkdir(parents=True, exist_ok=True)
+    write_text(REFERENCE, json.dumps(ref, indent=1, sort_keys=True) + "\n")
+    for name, case in cases.items():
+        for method, values in case["methods"].items():
+            before = old["cases"].get(name, {}).get("methods", {}).get(method, {})
+            moved = {m: f"{before.get(m)} -> {v}" for m, v in values.items() if before.get(m) != v}
+            print(f"{name} {method}: {moved or 'unchanged'}")
+    return ref
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    refresh()
+    print(f"wrote {REFERENCE}")

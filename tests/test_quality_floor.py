@@ -1,0 +1,51 @@
+"""The quality floor (tests/quality_floor.py): every shipped data set, run through ``load_dataset``
+and ``evaluate`` with the notebook tests' small parameters, keeps its document and question counts
+and each method's doc_recall@5, ctx_recall@5 and doc_mrr@5 within the stated tolerance of
+tests/reference/quality_floor.json. A value that leaves it fails here, better or worse: refresh the
+reference on purpose (``python tests/quality_floor.py``) and say why in the commit."""
+from __future__ import annotations
+
+import pytest
+
+from quality_floor import CASES, METRICS, REFERENCE, environment, measure, read_reference
+
+REFRESH = f"if the change is intended, refresh {REFERENCE.name} with `python tests/quality_floor.py` and say why in the commit"
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict:
+    return read_reference()
+
+
+def test_every_shipped_data_set_has_a_floor_for_every_method_it_runs(reference):
+    from rag_lab.datasets import shipped_datasets
+
+    assert set(shipped_datasets()) | {"biomed_articles"} <= set(CASES)     # biomed_articles: a loader over data/
+    assert set(reference["cases"]) == set(CASES), REFRESH
+    for name, case in CASES.items():
+        pinned = reference["cases"][name]
+        assert pinned["load"] == case["load"] and set(pinned["methods"]) == set(case["methods"]), (name, REFRESH)
+        for method, values in pinned["methods"].items():
+            assert set(values) == set(METRICS) and values["doc_recall@5"] is not None, (name, method)
+    assert 0 < reference["tolerance"] < 0.05 and reference["metrics"] == list(METRICS)
+
+
+def test_the_reference_was_measured_with_this_encoder(reference):
+    assert environment() == reference["environment"], (
+        f"the floor was measured with {reference['environment']}; this run encodes with {environment()} "
+        "(RAG_LAB_EMBED_BACKEND or the model changed), so its values are not comparable")
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_quality_floor(name, reference):
+    pinned, tolerance = reference["cases"][name], reference["tolerance"]
+    got = measure(name, CASES[name])
+    for count in ("documents", "questions", "full_documents", "full_questions"):
+        assert got[count] == pinned[count], f"{name}: {count} {got[count]}, reference {pinned[count]}; {REFRESH}"
+    moved = []
+    for method, values in pinned["methods"].items():
+        for metric, want in values.items():
+            have = got["methods"][method][metric]
+            if (want is None) != (have is None) or (want is not None and abs(have - want) > tolerance):
+                moved.append(f"{method} {metric}: {have} (reference {want} ± {tolerance})")
+    assert not moved, f"{name}: " + "; ".join(moved) + f"; {REFRESH}"
