@@ -172,3 +172,15 @@ def test_methods_that_cannot_take_part_are_built_here(tmp_path, monkeypatch, cap
     monkeypatch.setenv("RAG_LAB_REUSE", "0")     # the offline reasoner's results would have nowhere to go
     assert cluster_module.prepare(get_retriever("sketch"), DATA.documents, address=nowhere) is None
     assert "it has no document_work" in caplog.text and "RAG_LAB_REUSE=0 turns off" in caplog.text
+
+
+def test_an_unreachable_scheduler_is_named(tmp_path, monkeypatch):
+    import socket
+
+    with socket.socket() as s:               # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(cluster_module, "_CLIENTS", {})
+    monkeypatch.setattr(cluster_module, "CONNECT_TIMEOUT", "1s")
+    with pytest.raises(RuntimeError, match=f"could not reach the Dask scheduler at tcp://127.0.0.1:{port}"):
+        cluster_module.client_for(f"tcp://127.0.0.1:{port}")

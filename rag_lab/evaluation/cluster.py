@@ -42,6 +42,7 @@ from ..core.progress import progress_bar
 log = logging.getLogger(__name__)
 ADDRESS_ENV = "RAG_LAB_DASK_ADDRESS"
 PARTS_PER_THREAD = 2
+CONNECT_TIMEOUT = "30s"   # how long to keep trying to reach the scheduler
 _CLIENTS: dict[str, object] = {}
 _CLIENTS_LOCK = threading.Lock()
 
@@ -98,7 +99,11 @@ def client_for(address: str):
     with _CLIENTS_LOCK:
         if address not in _CLIENTS:
             from distributed import Client
-            client = Client(address, set_as_default=False, timeout="30s")
+            try:
+                client = Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
+            except OSError as e:
+                raise RuntimeError(f"could not reach the Dask scheduler at {address} ({e}); start one "
+                                   "(`dask scheduler`, `dask worker ...`) or leave out --address") from None
             _CLIENTS[address] = client
             atexit.register(client.close)
         return _CLIENTS[address]
