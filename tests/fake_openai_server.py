@@ -15,6 +15,8 @@ Usage::
         server.responder = lambda req: ...         # used when the queue is empty
         server.requests                            # JSON bodies of the chat requests received
         server.headers                             # their HTTP headers (dicts), same order
+        server.delay = 0.3                         # seconds added to every chat reply (a model's latency)
+        server.peak_in_flight                      # most chat requests it was answering at one moment
 
 Endpoints:
 - ``POST /v1/chat/completions``: the next queued reply, else ``responder(request_json)``, else a
@@ -88,6 +90,18 @@ class FakeOpenAIServer:
         self._counter = 0
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.delay = 0.0
+        self.in_flight = 0
+        self.peak_in_flight = 0
+
+    def _enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     # -- scripting --
     def queue(self, *replies) -> "FakeOpenAIServer":
@@ -220,14 +234,18 @@ class _Handler(BaseHTTPRequestHandler):
             return self._error(404, f"fake server: no route POST {self.path}")
         if request.get("stream"):
             return self._error(400, "fake server: streaming is not supported")
-        reply = self.fake._next_reply(request, dict(self.headers.items()))
-        if reply.delay:
-            time.sleep(reply.delay)
-        if reply.body is not None:
-            return self._send(reply.status, reply.body, reply.headers)
-        if reply.status != 200:
-            return self._error(reply.status, str(reply.content or f"fake error {reply.status}"), reply.headers)
-        self._send(200, self.fake._chat_body(request, reply), reply.headers)
+        self.fake._enter()
+        try:
+            reply = self.fake._next_reply(request, dict(self.headers.items()))
+            if reply.delay or self.fake.delay:
+                time.sleep(reply.delay + self.fake.delay)
+            if reply.body is not None:
+                return self._send(reply.status, reply.body, reply.headers)
+            if reply.status != 200:
+                return self._error(reply.status, str(reply.content or f"fake error {reply.status}"), reply.headers)
+            self._send(200, self.fake._chat_body(request, reply), reply.headers)
+        finally:
+            self.fake._leave()
 
 
 @pytest.fixture

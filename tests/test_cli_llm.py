@@ -185,3 +185,51 @@ def test_estimate_needs_no_api_key_and_reports_offline(planner, monkeypatch, cap
 def test_estimate_bad_input_is_named(planner, capsys, argv, message):
     assert main(["estimate", "--data", str(planner), *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+# --- estimate: wall time for a concurrency ------------------------------------------------------
+
+def test_wall_seconds_by_hand():
+    from rag_lab.reasoning.estimate import wall_seconds
+    assert wall_seconds(17, 8, 1.5) == 4.5                  # ceil(17 / 8) = 3 rounds of 1.5 s
+    assert wall_seconds(17, 1, 1.5) == 25.5
+    assert wall_seconds(0, 8, 1.5) == 0
+    # 30,000 tokens under 10,000 a minute: the first minute's 10,000 go at once, the rest take 2 minutes
+    assert wall_seconds(17, 8, 1.5, tokens=30_000, tokens_per_minute=10_000) == 120.0
+    with pytest.raises(ValueError, match="concurrency >= 1"):
+        wall_seconds(3, 0, 1.0)
+
+
+def test_estimate_prints_wall_time_for_a_stated_latency_and_concurrency(planner, tmp_path, capsys):
+    out_csv = tmp_path / "e.csv"
+    for concurrency, per_job, total in (("1", 3.0, "6 s"), ("8", 1.5, "3 s")):
+        assert main(["estimate", "--data", str(planner), "--methods", "test-planner", "--llm",
+                     "openai-compatible:m@http://127.0.0.1:9/v1", "--latency", "1.5", "--concurrency", concurrency,
+                     "--out", str(out_csv)]) == 0
+        table = pd.read_csv(out_csv).set_index("job")
+        assert table["est_wall_seconds"].tolist() == [per_job, per_job]     # two calls a job, 1.5 s each
+        out = capsys.readouterr().out
+        assert f"~{total} wall time" in out and f"wall time: {concurrency} call(s) at once" in out
+
+
+def test_estimate_measures_latency_with_real_calls(fake_openai, planner, tmp_path, capsys):
+    fake_openai.responder = lambda req: json.dumps(GOOD[job_of(req)])
+    fake_openai.delay = 0.2
+    out_csv = tmp_path / "e.csv"
+    assert main(["estimate", "--data", str(planner), "--methods", "test-planner", "--llm", spec_for(fake_openai),
+                 "--measure-latency", "1", "--out", str(out_csv)]) == 0
+    assert len(fake_openai.requests) == 2                   # one timed call per job, uncached
+    out = capsys.readouterr().out
+    assert "2 timed call(s) were made" in out and "latency measured: entities 0." in out
+    walls = pd.read_csv(out_csv)["est_wall_seconds"]
+    assert ((walls >= 0.2) & (walls < 2.0)).all()           # two calls a job fit in one round at concurrency 8
+
+
+def test_estimate_without_latency_says_how_to_get_wall_time(planner, capsys):
+    assert main(["estimate", "--data", str(planner), "--methods", "test-planner", "--llm", "offline",
+                 "--concurrency", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "runs one job at a time" in out and "give --latency SECONDS" in out and "keep 1 call(s) in flight" in out
+    assert main(["estimate", "--data", str(planner), "--methods", "test-planner", "--latency", "1",
+                 "--measure-latency", "2"]) == 2
+    assert "not both" in capsys.readouterr().err

@@ -199,7 +199,8 @@ def test_rate_limit_or_server_error_then_success(fake_openai, make_reasoner, sta
     fake_openai.queue(Reply(status=status), Reply(status=status), {"entities": ["Ada"]})
     t0 = time.perf_counter()
     assert r.query_entities("Who is Ada?") == ["Ada"]
-    assert time.perf_counter() - t0 >= 0.05 + 0.10        # back-off 0.05 * 2**0, then 0.05 * 2**1
+    # back-off 0.05 * 2**0, then 0.05 * 2**1, each scaled by a random factor in [0.5, 1] (jitter)
+    assert time.perf_counter() - t0 >= 0.5 * (0.05 + 0.10)
     assert r.stats["retries"] == 2 and len(fake_openai.requests) == 3
 
 

@@ -15,6 +15,13 @@ def add_arguments(parser):
                              "the answers; without it only retrieval is scored")
     parser.add_argument("--judge", default=None, metavar="SPEC",
                         help="LLM judge for ragas' LLM metrics (faithfulness, answer relevancy, ...); needs --reasoner")
+    parser.add_argument("--judge-concurrency", type=int, default=None, metavar="N",
+                        help="scoring jobs ragas runs at once (its RunConfig.max_workers; default 16); in the sidecar")
+    parser.add_argument("--judge-timeout", type=float, default=None, metavar="SECONDS",
+                        help="seconds ragas gives one scoring job (RunConfig.timeout; default 180); in the sidecar")
+    parser.add_argument("--address", default=None, metavar="tcp://HOST:PORT",
+                        help="build each method's per-document work (chunks, vectors, reasoner jobs) on this "
+                             "Dask scheduler's workers; the index is assembled here (docs/sweeps.md)")
     parser.add_argument("--judge-repeats", type=int, default=1, metavar="N",
                         help="ask the judge N times per answer: each judged score is the mean, and "
                              "<metric>_judge_sd its spread, reported beside the interval over questions")
@@ -45,10 +52,12 @@ def run(args) -> int:
 
     from ..datasets import load_dataset
     from ..caching.atomic import atomic_path
+    from ..evaluation.cluster import cluster_address
     from ..evaluation.harness import evaluate, nan_counts
     from ..evaluation.provenance import caption_reasoners, save_results
     from ..evaluation.uncertainty import formatted_summary, paired_differences, summary_with_ci
     from ..methods import get_retriever
+    from ..reasoning.judge import get_judge
 
     ks = parse_ints(args.k, "--k")
     if args.out and args.out.suffix.lower() == ".json":
@@ -62,13 +71,19 @@ def run(args) -> int:
         raise ValueError("--judge-repeats asks the judge again: give --judge SPEC too")
     if args.judge and not args.reasoner:
         raise ValueError("--judge scores answers: give --reasoner SPEC too (e.g. --reasoner offline)")
+    judge_options = {k: v for k, v in (("concurrency", args.judge_concurrency), ("timeout", args.judge_timeout))
+                     if v is not None}
+    if judge_options and not args.judge:
+        raise ValueError("--judge-concurrency and --judge-timeout set the judge: give --judge SPEC too")
+    judge = get_judge(args.judge, **judge_options) if args.judge else None
     names = [m.strip() for m in args.methods.split(",") if m.strip()]
     if args.baseline is not None and args.baseline not in names:
         raise ValueError(f"--baseline {args.baseline!r} must be one of --methods {names}")
     dataset = load_dataset(args.data, limit=args.limit)
     retrievers = [get_retriever(n) for n in names]
-    df = evaluate(retrievers, dataset, ks, reasoner=args.reasoner, judge=args.judge, answer_k=args.answer_k,
-                  min_overlap=args.min_overlap, section_level=args.section_level, judge_repeats=args.judge_repeats)
+    with cluster_address(args.address):
+        df = evaluate(retrievers, dataset, ks, reasoner=args.reasoner, judge=judge, answer_k=args.answer_k,
+                      min_overlap=args.min_overlap, section_level=args.section_level, judge_repeats=args.judge_repeats)
     summary = summary_with_ci(df)
     differences = paired_differences(df, args.baseline) if args.baseline else None
     if args.out:

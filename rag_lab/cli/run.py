@@ -21,7 +21,9 @@ def add_arguments(parser):
                              "parameters); -p overrides its values; with no notebook named, every notebook that has it")
     parser.add_argument("--grid", default=None, help="YAML grid of parameter sets x notebooks (see rag_lab/runs/grid.py)")
     parser.add_argument("--address", default=None,
-                        help="with --grid: a Dask scheduler address (tcp://host:8786); default a local process pool")
+                        help="a Dask scheduler address (tcp://host:8786). With --grid: the grid's runs go to it "
+                             "(default a local process pool); without: this run's indexes do their per-document "
+                             "work (chunks, vectors, reasoner jobs) on its workers (docs/sweeps.md)")
 
 
 def run(args) -> int:
@@ -42,7 +44,8 @@ def run(args) -> int:
         from ..runs.presets import apply_preset
         names, per_notebook = apply_preset(args.notebooks, args.preset, params)
     manifest = run_notebooks(names, params, run_id=args.run_id, runs_dir=args.runs_dir, per_notebook=per_notebook,
-                             figures_root=args.figures_dir, timeout=args.timeout or DEFAULT_CELL_TIMEOUT)
+                             figures_root=args.figures_dir, timeout=args.timeout or DEFAULT_CELL_TIMEOUT,
+                             address=args.address)
     run_dir = Path(args.runs_dir) / manifest["run_id"]
     for nb in manifest["notebooks"]:
         print(f"{nb['status']:7s} {nb['notebook']}  {nb['seconds']:.1f}s  -> {run_dir / nb['output']}")

@@ -82,6 +82,57 @@ def _short(n: int) -> str:
     return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.1f}k" if n >= 1e4 else str(n)
 
 
+class Bar:
+    """A started bar: ``advance()`` after each finished item (see ``progress_bar``)."""
+
+    def __init__(self, total: int | None, desc: str, reasoner: Any = None):
+        if reasoner is None and _building_reasoner.get() is not None:
+            reasoner = _building_reasoner.get()()
+        self.reasoner = reasoner
+        usage = _usage_of(reasoner)
+        self._before = usage.copy() if usage is not None else None
+        self.failed = 0
+        self._bar, self._handle = _open_bar(total, desc)
+
+    def advance(self, n: int = 1, failed: int = 0) -> None:
+        """``n`` more items done (``failed`` of them failed); the postfix shows the reasoner's calls,
+        tokens, fallbacks and cache hits since the bar opened, and the failures so far."""
+        self.failed += failed
+        postfix = llm_postfix(self.reasoner, self._before) if self._before is not None else {}
+        if self.failed:
+            postfix["failed"] = self.failed
+        if postfix:
+            self._bar.set_postfix(postfix, refresh=False)
+        self._bar.update(n)
+
+    def close(self) -> None:
+        self._bar.close()
+        if self._handle is not None:   # the notebook's saved output shows the final count, not 0%
+            self._handle.update(self._bar.container)
+
+
+class _Silent:
+    failed = 0
+
+    def advance(self, n: int = 1, failed: int = 0) -> None:
+        self.failed += failed
+
+    def close(self) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def progress_bar(total: int | None, desc: str, *, reasoner: Any = None,
+                 enabled: bool | None = None) -> Iterator[Bar | _Silent]:
+    """A bar (count, rate, ETA) for work that finishes in any order (a batch of concurrent calls):
+    call ``advance()`` from the thread that opened it. ``reasoner`` as in ``track``."""
+    bar = _Silent() if enabled is False or (enabled is None and is_quiet()) else Bar(total, desc, reasoner)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
 def track(items: Iterable[T], desc: str, *, total: int | None = None, reasoner: Any = None,
           enabled: bool | None = None) -> Iterator[T]:
     """Yield ``items``, advancing a bar (count, rate, ETA) after each one is processed.
@@ -89,26 +140,12 @@ def track(items: Iterable[T], desc: str, *, total: int | None = None, reasoner: 
     ``reasoner``: the reasoner the loop calls (default: that of the method being built, see
     ``building``); its LLM usage since the loop started is the bar's postfix. ``enabled``: None
     follows ``RAG_LAB_QUIET``."""
-    if enabled is False or (enabled is None and is_quiet()):
-        yield from items
-        return
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]
-    if reasoner is None and _building_reasoner.get() is not None:
-        reasoner = _building_reasoner.get()()
-    usage = _usage_of(reasoner)
-    before = usage.copy() if usage is not None else None
-    bar, handle = _open_bar(total, desc)
-    try:
+    with progress_bar(total, desc, reasoner=reasoner, enabled=enabled) as bar:
         for item in items:
             yield item
-            if before is not None:
-                bar.set_postfix(llm_postfix(reasoner, before), refresh=False)
-            bar.update()
-    finally:
-        bar.close()
-        if handle is not None:   # the notebook's saved output shows the final count, not 0%
-            handle.update(bar.container)
+            bar.advance()
 
 
 def _open_bar(total: int | None, desc: str):

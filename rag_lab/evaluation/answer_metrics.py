@@ -141,6 +141,8 @@ def _run_ragas(samples: Sequence[AnswerSample], metrics: dict[str, object], judg
         reference_context_ids=s.reference_context_ids or None)
         for s in samples])
     kwargs = {"llm": judge.llm, "embeddings": judge.embeddings} if judge is not None else {}
+    if judge is not None and hasattr(judge, "run_config"):
+        kwargs["run_config"] = judge.run_config()   # the judge's concurrency and per-job timeout
     result = _off_the_event_loop(evaluate, data, metrics=list(metrics.values()), raise_exceptions=False,
                                  show_progress=show_progress, allow_nest_asyncio=False, **kwargs)
     frame = result.to_pandas()

@@ -89,6 +89,7 @@ def run_queries_at(retrievers: Mapping[str, Retriever], dataset: Dataset, ks: Se
         for name, r in retrievers.items():
             for k in ks:
                 out[k][name] = {}
+            r.prepare_queries([q.question for q in dataset.questions])
             for q in dataset.questions:
                 if r.nested_ranking:
                     deepest = r.retrieve(q.question, ks[-1])
@@ -187,6 +188,7 @@ def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer
     that many judge calls, and ``<metric>_judge_sd`` rows hold the judge's spread
     (``answer_metrics.judge_repeats``).
     """
+    from ..reasoning.batch import run_batch
     from .answer_metrics import AnswerSample, answer_scores
 
     docs = {d.id: d for d in dataset.documents}
@@ -199,17 +201,19 @@ def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer
         r = retrievers.get(method)
         pool = ChunkPool(r.chunks) if r is not None else None
         samples, ids = [], []
-        quiet = not progress or len(dataset.questions) < 20
-        for q in tqdm(dataset.questions, desc=f"answering ({method})", disable=quiet):
+        contexts_of = {}
+        for q in dataset.questions:
             ret = by_q[q.id]
             if len(ret.hits) > answer_k:
                 raise ValueError(f"{method}: the retrieval for {q.id} has {len(ret.hits)} hits, more than "
                                  f"answer_k={answer_k}; answer from the method's own retrieval at answer_k")
+            contexts_of[q.id] = r.answer_contexts(ret) if r is not None else [h.chunk.text for h in ret.hits]
+        answered = run_batch(lambda q: reasoner.answer(q.question, contexts_of[q.id]), dataset.questions,
+                             f"answering ({method})", reasoner=reasoner, with_costs=True,
+                             progress=None if progress and len(dataset.questions) >= 20 else False)
+        for q, (response, cost) in zip(dataset.questions, answered):
+            ret, contexts = by_q[q.id], contexts_of[q.id]
             retrieved = [h.chunk.text for h in ret.hits]
-            contexts = r.answer_contexts(ret) if r is not None else retrieved
-            before = reasoner.usage.copy()
-            response = reasoner.answer(q.question, contexts)
-            cost = reasoner.usage_since(before)
             rows.append((method, q.id, "answer_llm_tokens", math.nan,
                          float(cost.llm_prompt_tokens + cost.llm_completion_tokens)))
             reference_ids = reference_chunk_ids(pool, q, docs, min_overlap) if pool is not None else []
@@ -263,6 +267,7 @@ def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reaso
     df["answer_reasoner"] = answered_by
     df.attrs.update({"dataset": dataset.name, "documents": len(dataset.documents), "questions": len(dataset.questions),
                      "reasoner": answered_by, "judge": judge.name if judge is not None else "none",
+                     "judge_settings": judge.settings() if hasattr(judge, "settings") else None,
                      "judge_repeats": judge_repeats if judge is not None else None,
                      "ks": ks, "answer_k": answer_k if reasoner is not None else None, "min_overlap": min_overlap,
                      "section_level": section_level,

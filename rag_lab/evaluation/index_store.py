@@ -315,10 +315,11 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
     """Give ``retriever`` its index over ``documents``: from this process's memo, else from the
     store, else built (``retriever._timed_build``) and kept in both. True when reused. Records
     ``retriever.index_reuse`` (reused or not, key, entry folder)."""
+    distribute = reuse is not False          # a timed build (reuse=False) measures this machine alone
     if reuse is None:
         reuse = reuse_enabled()
     if not reuse:
-        retriever._timed_build(documents)
+        _build_here(retriever, documents, distribute)
         retriever.index_reuse = {"reused": False, "key": None, "entry": None}
         return False
     store = store or IndexStore()
@@ -326,7 +327,7 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
         parts = key_parts(retriever, documents)
     except AttributeError as e:   # not a registered method (no config) or an embedder without a model_key
         log.info("%s: index not reusable (%s); building it", retriever.name, e)
-        retriever._timed_build(documents)
+        _build_here(retriever, documents, distribute)
         retriever.index_reuse = {"reused": False, "key": None, "entry": None}
         return False
     key = index_key(parts)
@@ -345,7 +346,7 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
             _MEMO.pop(key, None)
             if source != "memory":
                 store.discard(family(retriever), key, f"unloadable ({type(e).__name__}: {e})")
-    retriever._timed_build(documents)
+    _build_here(retriever, documents, distribute)
     retriever.index_reuse = {"reused": False, "key": key, "entry": None}
     if not parts["reasoner"] and index_reasoner_name(retriever) != NONE:
         log.warning("%s called a reasoner while indexing but does not declare reasoner_at_build: not persisted",
@@ -363,6 +364,19 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
     except OSError as e:
         log.warning("%s: could not write its index to %s (%s); kept in memory only", retriever.name, entry, e)
     return False
+
+
+def _build_here(retriever, documents: list, distribute: bool) -> None:
+    """``retriever._timed_build``, after the cluster (if one is configured, ``cluster.py``) has done the
+    documents' per-document work into this process's caches; its time counts in ``build_cost.seconds``
+    and what it did is kept as ``retriever.cluster_build``."""
+    from .cluster import configured_address, prepare
+
+    record = prepare(retriever, documents) if distribute and configured_address() else None
+    retriever._timed_build(documents)
+    if record is not None:
+        retriever.build_cost.seconds += record["seconds"]
+    retriever.cluster_build = record
 
 
 def clear_memo() -> None:

@@ -144,6 +144,24 @@ class Retriever:
         blocks (``context_blocks``), then the hits' texts."""
         return [text for _, text in self.context_blocks(retrieval)] + [h.chunk.text for h in retrieval.hits]
 
+    def document_work(self, documents: Sequence[Document]) -> list | None:
+        """The part of ``build`` that looks at one document at a time (chunking, embedding the chunks, the
+        per-chunk reasoner jobs), run for what it leaves in the embedder's and reasoner's caches. A Dask
+        worker runs it over a partition of the documents before the driver builds (cluster.py); it must
+        make the same embedder and reasoner calls ``_build`` makes for those documents, or the driver
+        simply computes what is missing. May return paths of further cache files it used (GraLC's token
+        embeddings) for the driver to copy. A method without it is always built where it runs."""
+        raise NotImplementedError(f"{self.name}: no per-document work to distribute")
+
+    def distributable(self) -> bool:
+        """True when the method has ``document_work`` (its per-document work can run on a cluster)."""
+        return type(self).document_work is not Retriever.document_work
+
+    def prepare_queries(self, queries: Sequence[str]) -> None:
+        """Called by ``evaluate`` before it retrieves for a question set: a method whose queries call a
+        reasoner may ask it for all of them at once (one concurrent batch, ``rag_lab.reasoning.batch``)
+        instead of one call per retrieval. Results must not change. Default: nothing to prepare."""
+
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
         """(job, input text) for every reasoner call ``build`` would make, without making any.
 

@@ -1,7 +1,8 @@
 """Reasoning: the LLM jobs of the papers (entities, triples, query entities, themes, answers,
 choose-or-stop, summaries) behind one interface (``base``), done offline by classical NLP
 (``offline``) or by a chat model (``llm``, ``backends``, ``prompts``), with their caches, token
-counts and cost estimates, and the ragas judge (``judge``).
+counts and cost estimates, the ragas judge (``judge``), and many calls at once within a provider's
+limits (``batch``, ``rate_limit``).
 
 May import: caching, core.
 """

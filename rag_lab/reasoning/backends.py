@@ -37,11 +37,13 @@ class LLMUnavailableError(LLMBackendError):
 
 
 class TransientBackendError(Exception):
-    """Raised by a backend for a failure worth retrying; ``retry_after`` in seconds if the server said."""
+    """Raised by a backend for a failure worth retrying; ``retry_after`` in seconds if the server said,
+    ``status`` the HTTP status when there was one (429: rate limited)."""
 
-    def __init__(self, message: str, retry_after: float | None = None):
+    def __init__(self, message: str, retry_after: float | None = None, status: int | None = None):
         super().__init__(message)
         self.retry_after = retry_after
+        self.status = status
 
 
 class InvalidReply(ValueError):
@@ -125,7 +127,10 @@ class OpenAIChatBackend:
 
     ``response_format``: "json_schema" (structured output with the job's schema, the default),
     "json_object" (JSON mode) or "none". A server that rejects the format with HTTP 400 is
-    asked again with the next weaker one, and that one is kept for later calls."""
+    asked again with the next weaker one, and that one is kept for later calls. Safe to call from
+    several threads (the openai client is); a batch sends ``default_concurrency`` requests at once."""
+
+    default_concurrency = 8   # RAG_LAB_LLM_CONCURRENCY overrides it (docs/llm.md)
 
     def __init__(self, base_url: str | None, api_key_env: str | None, default_key: str | None = None,
                  response_format: str = "json_schema", kind: str = "openai-compatible"):
@@ -181,7 +186,8 @@ class OpenAIChatBackend:
                 status = e.status_code
                 detail = self._scrub(str(e))[:500]
                 if status in (408, 429) or status >= 500:
-                    raise TransientBackendError(f"HTTP {status}: {detail}", _retry_after(e.response)) from None
+                    raise TransientBackendError(f"HTTP {status}: {detail}", _retry_after(e.response),
+                                                status) from None
                 if status == 400 and fmt is not None and re.search(r"response_format|json_schema|json_object",
                                                                    detail, re.I):
                     weaker = RESPONSE_FORMATS[RESPONSE_FORMATS.index(self.response_format) + 1]
@@ -210,9 +216,11 @@ def _retry_after(response) -> float | None:
 
 class LlamaCppBackend:
     """A GGUF model run in-process by llama-cpp-python (the optional ``local-llm`` extra), with
-    decoding constrained to each job's JSON schema so every reply parses."""
+    decoding constrained to each job's JSON schema so every reply parses. One call at a time: a llama.cpp
+    model is not safe to call from two threads, and it already uses every core it is given."""
 
     kind = "gguf"
+    default_concurrency = max_concurrency = 1
 
     def __init__(self, model_path: str | os.PathLike, n_ctx: int = 4096, n_threads: int | None = None, seed: int = 0):
         try:

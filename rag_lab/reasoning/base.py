@@ -12,12 +12,18 @@ Jobs (method -> paper that needs it):
 Two implementations: ``OfflineReasoner`` (classical NLP, deterministic, the default) and
 ``LLMReasoner`` (a chat model from a spec string). Every job's usage is counted per job in
 ``usage`` so methods can report build and query costs separately (``usage_since``).
+
+Jobs may run on several threads at once (``rag_lab.reasoning.batch``): ``Usage`` is updated under
+a lock, and ``costs_of`` gives the cost of the calls one thread made, which ``usage_since``
+cannot tell apart while other threads add to the same counters.
 """
 from __future__ import annotations
 
+import contextlib
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ..core.types import Cost
 
@@ -50,29 +56,66 @@ class Choice:
     fallback: bool = False
 
 
+_USAGE_LOCK = threading.Lock()       # one lock for every Usage: additions are tiny and rare next to a call
+_THREAD = threading.local()          # .sinks: the per-thread cost collectors of ``costs_here``
+
+
 @dataclass
 class Usage:
-    """Per-job counters, summed over calls."""
+    """Per-job counters, summed over calls; safe to add to from several threads."""
 
     per_job: dict[str, Cost] = field(default_factory=lambda: {j: Cost() for j in JOBS})
 
     def add(self, job: str, cost: Cost) -> None:
-        self.per_job[job] = self.per_job.get(job, Cost()) + cost
+        with _USAGE_LOCK:
+            self.per_job[job] = self.per_job.get(job, Cost()) + cost
+        for sink in getattr(_THREAD, "sinks", ()):
+            sink.append(cost)
 
     def total(self) -> Cost:
         out = Cost()
-        for c in self.per_job.values():
+        for c in self.copy().per_job.values():
             out = out + c
         return out
 
     def copy(self) -> "Usage":
-        return Usage(dict(self.per_job))
+        with _USAGE_LOCK:
+            return Usage(dict(self.per_job))
+
+
+@contextlib.contextmanager
+def costs_here() -> Iterator[list[Cost]]:
+    """Collect the cost of every job this thread runs inside the block (other threads' calls are not
+    counted, unlike ``usage_since``)."""
+    sinks = getattr(_THREAD, "sinks", None)
+    if sinks is None:
+        sinks = _THREAD.sinks = []
+    sink: list[Cost] = []
+    sinks.append(sink)
+    try:
+        yield sink
+    finally:
+        sinks.remove(sink)
+
+
+def costs_of(fn: Callable[..., Any], *args, **kwargs) -> tuple[Any, Cost]:
+    """``fn(*args, **kwargs)`` and the summed cost of the reasoner jobs it ran on this thread."""
+    with costs_here() as sink:
+        result = fn(*args, **kwargs)
+    total = Cost()
+    for c in sink:
+        total = total + c
+    return result, total
 
 
 class Reasoner(ABC):
     """Base class. ``name`` says which reasoner produced a result (shown in every table)."""
 
     name = "reasoner"
+    # how many jobs ``rag_lab.reasoning.batch.run_batch`` runs at once with this reasoner: 1 unless a
+    # subclass is safe to call from several threads and gains from it (a remote LLM does; local models
+    # competing for two cores do not)
+    concurrency = 1
 
     def __init__(self):
         self.usage = Usage()
@@ -96,7 +139,7 @@ class Reasoner(ABC):
     def usage_since(self, before: Usage) -> Cost:
         """Cost of the calls made since ``before = reasoner.usage.copy()``."""
         total = Cost()
-        for job, cost in self.usage.per_job.items():
+        for job, cost in self.usage.copy().per_job.items():
             prev = before.per_job.get(job, Cost())
             total = total + Cost(*(getattr(cost, f) - getattr(prev, f) for f in cost.__dataclass_fields__))
         return total

@@ -4,9 +4,17 @@
 (prompts.py), counts its prompt tokens with the cl100k_base tokenizer (other models' tokenizers
 differ by some percent) and adds each job's documented completion allowance
 (``JobPrompt.completion_allowance``), since completions cannot be known without asking.
+
+``wall_seconds`` turns calls into wall time: a batch (``batch.run_batch``) keeps ``concurrency``
+calls in flight, so n calls of equal latency take ``ceil(n / concurrency)`` latencies, and under
+a tokens-per-minute ceiling never less than the time the ceiling needs for the tokens beyond its
+first, full minute. ``measure_latency`` times a few real calls of each job (nothing cached).
 """
 from __future__ import annotations
 
+import math
+import statistics
+import time
 from collections import defaultdict
 
 SKIPPED_WHEN_EMPTY = ("entities", "triples", "query_entities", "themes")  # the reasoner makes no call
@@ -40,3 +48,33 @@ def estimate_calls(planned, price_in: float | None = None, price_out: float | No
         rows.append({"job": job, "calls": calls[job], "prompt_tokens": prompt_tokens[job],
                      "est_completion_tokens": completion, "est_cost": cost})
     return rows
+
+
+def wall_seconds(calls: int, concurrency: int, latency: float, tokens: int = 0,
+                 tokens_per_minute: float | None = None) -> float:
+    """Seconds for ``calls`` calls of ``latency`` seconds each, ``concurrency`` at a time (module docstring)."""
+    if calls < 0 or concurrency < 1 or latency < 0 or tokens < 0:
+        raise ValueError(f"wall_seconds: need calls >= 0, concurrency >= 1, latency >= 0, tokens >= 0; got "
+                         f"{calls}, {concurrency}, {latency}, {tokens}")
+    seconds = math.ceil(calls / concurrency) * latency
+    if tokens_per_minute:
+        seconds = max(seconds, max(0, tokens - tokens_per_minute) / tokens_per_minute * 60.0)
+    return seconds
+
+
+def measure_latency(reasoner, planned, per_job: int = 3) -> dict[str, float]:
+    """Median seconds of the first ``per_job`` planned calls of each job, sent through ``reasoner``
+    one at a time (give it no cache, or every call after the first run is a cache hit)."""
+    from .prompts import planned_inputs
+
+    if per_job < 1:
+        raise ValueError(f"measure_latency: per_job must be at least 1, got {per_job}")
+    samples: dict[str, list[float]] = defaultdict(list)
+    for job, text in planned:
+        if len(samples[job]) >= per_job or (job in SKIPPED_WHEN_EMPTY and not text.strip()):
+            continue
+        inputs = planned_inputs(job, text)
+        t0 = time.perf_counter()
+        getattr(reasoner, job)(**inputs)
+        samples[job].append(time.perf_counter() - t0)
+    return {job: statistics.median(times) for job, times in samples.items()}

@@ -120,13 +120,37 @@ class JudgeCache(KeyedCache):
                                                (self._key(key), self.judge, _encode(value), time.time())))
 
 
+JUDGE_CONCURRENCY = 16     # ragas' own default (RunConfig.max_workers)
+JUDGE_TIMEOUT = 180.0      # ragas' own default (RunConfig.timeout): seconds one scoring job may take
+
+
 @dataclass
 class Judge:
+    """A ragas judge: ``concurrency`` is how many scoring jobs ragas runs at once and ``timeout`` the
+    seconds it gives each (its ``RunConfig``); both are recorded in a result's sidecar."""
+
     name: str
     llm: Any
     embeddings: Any
     chat: Any = None                        # the LangChain chat model behind ``llm`` (for repeats)
     cache: bool | str | Path = True         # as given to ``from_spec``
+    concurrency: int = JUDGE_CONCURRENCY
+    timeout: float = JUDGE_TIMEOUT
+
+    def __post_init__(self):
+        if not isinstance(self.concurrency, int) or isinstance(self.concurrency, bool) or self.concurrency < 1:
+            raise ValueError(f"judge concurrency must be a positive integer, got {self.concurrency!r}")
+        if not self.timeout > 0:
+            raise ValueError(f"judge timeout must be a positive number of seconds, got {self.timeout!r}")
+
+    def settings(self) -> dict[str, Any]:
+        """What the sidecar records about how the judge ran."""
+        return {"concurrency": self.concurrency, "timeout": self.timeout}
+
+    def run_config(self):
+        """ragas' RunConfig with this judge's concurrency and timeout (its other settings: ragas' defaults)."""
+        from ragas.run_config import RunConfig
+        return RunConfig(max_workers=self.concurrency, timeout=int(self.timeout) or 1)
 
     def repeat(self, r: int) -> "Judge":
         """The same judge asked again for repeat ``r``: repeat 0 is this judge; a later repeat keys its
@@ -144,8 +168,10 @@ class Judge:
 
     @classmethod
     def from_spec(cls, spec: str, embedder=None, timeout: float = 120.0,
-                  cache: bool | str | Path = True) -> "Judge":
-        """``cache``: True (rag_lab's cache folder), a folder, or False for no cache."""
+                  cache: bool | str | Path = True, concurrency: int = JUDGE_CONCURRENCY,
+                  job_timeout: float = JUDGE_TIMEOUT) -> "Judge":
+        """``cache``: True (rag_lab's cache folder), a folder, or False for no cache. ``timeout``: seconds
+        one HTTP request may take; ``concurrency``/``job_timeout``: ragas' workers and per-job timeout."""
         from langchain_openai import ChatOpenAI
         from ragas.embeddings import LangchainEmbeddingsWrapper
         from ragas.llms import LangchainLLMWrapper
@@ -166,9 +192,10 @@ class Judge:
                           timeout=timeout, max_retries=2)
         replies = None if cache is False else JudgeCache(parsed.name, None if cache is True else cache)
         emb = LangchainEmbeddingsWrapper(langchain_embeddings(embedder or shared_embedder()))
-        return cls(parsed.name, LangchainLLMWrapper(chat, cache=replies), emb, chat, cache)
+        return cls(parsed.name, LangchainLLMWrapper(chat, cache=replies), emb, chat, cache, concurrency, job_timeout)
 
 
-def get_judge(spec: str | None, embedder=None, cache: bool | str | Path = True) -> Judge | None:
-    """None (no LLM-judged metrics) unless a spec is given."""
-    return Judge.from_spec(spec, embedder, cache=cache) if spec else None
+def get_judge(spec: str | None, embedder=None, cache: bool | str | Path = True, concurrency: int = JUDGE_CONCURRENCY,
+              timeout: float = JUDGE_TIMEOUT) -> Judge | None:
+    """None (no LLM-judged metrics) unless a spec is given; ``concurrency`` and ``timeout`` go to ragas."""
+    return Judge.from_spec(spec, embedder, cache=cache, concurrency=concurrency, job_timeout=timeout) if spec else None

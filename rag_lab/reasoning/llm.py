@@ -9,6 +9,11 @@ documented fallback, logged and counted (``usage`` ``llm_fallbacks``, ``stats["f
 A cached reply that no longer validates is discarded and asked afresh. A backend that stays
 unreachable raises ``LLMUnavailableError`` rather than silently filling a whole index with fallbacks.
 
+Many jobs may run at once (``batch.run_batch``, ``concurrency`` of them): counters are updated
+under a lock, the reply cache is shared safely, and every request first passes the reasoner's
+``RateLimiter`` (a pause for all threads after HTTP 429, an optional tokens-per-minute ceiling);
+retries wait with exponential back-off and jitter, or exactly the server's ``Retry-After``.
+
 Usage counts the tokens each job needs whether the reply came from the API or the cache, so a
 replayed run reports the same costs; ``stats`` says how many requests actually went out.
 API keys are read from the environment only and never appear in a repr, log line, exception,
@@ -19,7 +24,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import random
 import re
+import threading
 import time
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
@@ -32,9 +39,12 @@ from .backends import (DUMMY_KEY, KINDS, Completion, InvalidReply, LLMBackendErr
 from .base import Choice, Entity, Reasoner, Triple
 from .llm_cache import CachedReply, LLMCache, cache_key
 from .prompts import PROMPTS
+from .rate_limit import RateLimiter, backoff_delay
 from .tokens import count_message_tokens, count_text_tokens
 
 log = logging.getLogger(__name__)
+CONCURRENCY_ENV = "RAG_LAB_LLM_CONCURRENCY"   # jobs in flight at once (default: the backend's)
+TPM_ENV = "RAG_LAB_LLM_TPM"                   # optional tokens-per-minute ceiling
 
 # --- reply parsing ---------------------------------------------------------------------------
 
@@ -75,17 +85,23 @@ class LLMReasoner(Reasoner):
     ``client_backend``: an ``OpenAIChatBackend`` / ``LlamaCppBackend`` (anything with
     ``complete(...)`` and ``identity(model)``); ``cache``: True (rag_lab's cache folder), a folder,
     an ``LLMCache``, or False/None for none. ``max_retries`` bounds transient-error retries per
-    request; back-off is ``retry_base_delay * 2**attempt`` (or the server's Retry-After), capped at
-    ``max_retry_delay``."""
+    request; back-off is ``retry_base_delay * 2**attempt`` times a random factor in [0.5, 1] (or
+    the server's Retry-After), capped at ``max_retry_delay``. ``concurrency``: jobs a batch runs at
+    once (None: ``$RAG_LAB_LLM_CONCURRENCY``, else the backend's default: 8 over HTTP, 1 for gguf,
+    which never runs more); ``tokens_per_minute``: an optional ceiling (None: ``$RAG_LAB_LLM_TPM``)."""
 
     def __init__(self, client_backend, model: str, cache: bool | str | os.PathLike | LLMCache | None = True,
                  temperature: float = 0.0, timeout: float = 60.0, max_retries: int = 3,
                  retry_base_delay: float = 1.0, max_retry_delay: float = 30.0, max_tokens: int = 1024,
-                 name: str | None = None):
+                 name: str | None = None, concurrency: int | None = None, tokens_per_minute: float | None = None):
         super().__init__()
         if timeout <= 0 or max_retries < 0 or max_tokens <= 0:
             raise ValueError(f"LLMReasoner: need timeout > 0, max_retries >= 0, max_tokens > 0; got "
                              f"timeout={timeout}, max_retries={max_retries}, max_tokens={max_tokens}")
+        self.concurrency = resolve_concurrency(concurrency, client_backend)
+        self.limiter = RateLimiter(env_number(TPM_ENV, float) if tokens_per_minute is None else tokens_per_minute)
+        self._lock = threading.Lock()          # guards ``stats``
+        self._rng = random.Random()            # back-off jitter only; never touches a result
         self.backend = client_backend
         self.model = model
         self.name = name or f"{getattr(client_backend, 'kind', 'llm')}:{model}"
@@ -116,6 +132,10 @@ class LLMReasoner(Reasoner):
 
     def __repr__(self) -> str:
         return f"LLMReasoner(name={self.name!r}, backend={self.backend!r}, cache={self.cache!r})"
+
+    def _bump(self, counter: str) -> None:
+        with self._lock:
+            self.stats[counter] += 1
 
     # -- the jobs --
 
@@ -184,7 +204,7 @@ class LLMReasoner(Reasoner):
                 ok, value, text = self._ask(job, prompt, messages, schema, inputs, tally)
                 if ok:
                     return value
-                self.stats["invalid_replies"] += 1
+                self._bump("invalid_replies")
                 log.info("%s: invalid %s reply (attempt %d): %s", self.name, job, attempt + 1, value)
                 messages = messages + [
                     {"role": "assistant", "content": text},
@@ -192,7 +212,7 @@ class LLMReasoner(Reasoner):
                                                 "JSON object, in exactly the format asked for."}]
             log.warning("%s: %s reply still invalid after a retry (%s); using the fallback: %s", self.name, job,
                         value, prompt.fallback_doc)
-            self.stats["fallbacks"] += 1
+            self._bump("fallbacks")
             tally["fallbacks"] = 1
             return prompt.fallback(**inputs)
         finally:
@@ -212,17 +232,21 @@ class LLMReasoner(Reasoner):
         if hit is not None:
             ok, value = self._parse(prompt, hit.text, schema, inputs)
             if ok:
-                self.stats["cache_hits"] += 1
+                self._bump("cache_hits")
                 self._count(hit, tally)
                 return True, value, hit.text
             self.cache.discard(key, f"the cached {job} reply fails validation ({value})")
-        completion = self._request(job, messages, schema)
+        estimate = 0
+        if self.limiter.tokens_per_minute:   # what the ceiling charges before the reply says
+            estimate = count_message_tokens(messages) + getattr(prompt, "completion_allowance", self.max_tokens)
+        completion = self._request(job, messages, schema, estimate)
         reply = CachedReply(
             completion.text,
             completion.prompt_tokens if completion.prompt_tokens is not None else count_message_tokens(messages),
             (completion.completion_tokens if completion.completion_tokens is not None
              else count_text_tokens(completion.text)))
         self._count(reply, tally)
+        self.limiter.settle(estimate, reply.prompt_tokens + reply.completion_tokens)
         ok, value = self._parse(prompt, reply.text, schema, inputs)
         if ok and self.cache is not None:
             self.cache.put(key, identity, reply)
@@ -243,24 +267,61 @@ class LLMReasoner(Reasoner):
         tally["prompt"] += reply.prompt_tokens
         tally["completion"] += reply.completion_tokens
 
-    def _request(self, job: str, messages: list[dict], schema: dict) -> Completion:
+    def _request(self, job: str, messages: list[dict], schema: dict, estimate: int = 0) -> Completion:
+        """One completion, retried on transient errors. A 429 pauses every thread of this reasoner
+        (``RateLimiter.pause``); other transient errors make only this thread wait."""
         for attempt in range(self.max_retries + 1):
-            self.stats["requests"] += 1
+            self.limiter.acquire(estimate)
+            self._bump("requests")
             try:
                 return self.backend.complete(self.model, messages, job=job, schema=schema,
                                              temperature=self.temperature, max_tokens=self.max_tokens,
                                              timeout=self.timeout)
             except TransientBackendError as e:
+                self.limiter.settle(estimate, 0)        # a refused request used none of the ceiling
                 if attempt == self.max_retries:
                     raise LLMUnavailableError(f"{self.name}: {job} failed after {attempt + 1} attempts; "
                                               f"last error: {e}") from None
-                delay = e.retry_after if e.retry_after is not None else self.retry_base_delay * 2 ** attempt
-                delay = min(delay, self.max_retry_delay)
-                self.stats["retries"] += 1
+                if e.retry_after is not None:
+                    delay = min(e.retry_after, self.max_retry_delay)
+                else:
+                    delay = backoff_delay(attempt, self.retry_base_delay, self.max_retry_delay, self._rng)
+                self._bump("retries")
                 log.warning("%s: %s: %s; retrying in %.2f s (%d/%d)", self.name, job, e, delay, attempt + 1,
                             self.max_retries)
-                time.sleep(delay)
+                if e.status == 429:
+                    self.limiter.pause(delay)           # the next acquire() waits it out, with every other thread
+                else:
+                    time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+def env_number(name: str, kind: type):
+    """A positive number from the environment variable ``name`` (None when unset or empty)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or value <= 0:
+        raise ValueError(f"{name}={raw!r}: expected a positive {'integer' if kind is int else 'number'}")
+    return value
+
+
+def resolve_concurrency(concurrency: int | None, backend) -> int:
+    """Jobs in flight at once: ``concurrency``, else ``$RAG_LAB_LLM_CONCURRENCY``, else the backend's
+    default; never above a backend's ``max_concurrency`` (gguf: 1)."""
+    if concurrency is not None and (not isinstance(concurrency, int) or isinstance(concurrency, bool)
+                                    or concurrency < 1):
+        raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
+    chosen = concurrency or env_number(CONCURRENCY_ENV, int) or getattr(backend, "default_concurrency", 1)
+    ceiling = getattr(backend, "max_concurrency", None)
+    if ceiling is not None and chosen > ceiling:
+        log.info("%r runs at most %d job(s) at once; ignoring a concurrency of %d", backend, ceiling, chosen)
+        chosen = ceiling
+    return int(chosen)
 
 
 def _need_str(job: str, what: str, value) -> None:

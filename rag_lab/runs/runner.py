@@ -13,6 +13,10 @@ notebook; the other notebooks still run. Outputs appear whole or not at all (rag
 The parameter hash covers a notebook's *effective* parameters: the defaults in its
 ``parameters`` cell with the given values laid over them (``figures_dir`` left out), so
 ``run 04 -p lam 0.1`` and ``run 04`` hash alike when 0.1 is the default.
+
+With ``address`` (``rag_lab run --address tcp://host:8786``) the kernels build their indexes'
+per-document work on that Dask cluster (``rag_lab.evaluation.cluster``); the manifest records it as
+``cluster``. Results are the same as a local run's; the address is not a parameter and not hashed.
 """
 from __future__ import annotations
 
@@ -277,11 +281,14 @@ def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, 
 def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any] | None = None,
                   run_id: str | None = None, runs_dir: Path = RUNS_DIR, figures_root: Path = FIGURES_DIR,
                   notebook_dir: Path = NOTEBOOK_DIR, per_notebook: dict[str, dict[str, Any]] | None = None,
-                  progress: bool = True, timeout: float | None = DEFAULT_CELL_TIMEOUT) -> dict[str, Any]:
+                  progress: bool = True, timeout: float | None = DEFAULT_CELL_TIMEOUT,
+                  address: str | None = None) -> dict[str, Any]:
     """Run notebooks one after another; returns the manifest (also written to the run folder).
 
     ``timeout``: seconds any one cell may run (None: no limit). ``run_id``: the folder name; by
-    default ``<notebook or label>-<parameter hash>-<timestamp>``."""
+    default ``<notebook or label>-<parameter hash>-<timestamp>``. ``address``: a Dask scheduler the
+    kernels send per-document index work to (module docstring)."""
+    from ..evaluation.cluster import cluster_address
     if timeout is not None and timeout <= 0:
         raise ValueError(f"the cell timeout must be a positive number of seconds (or None), got {timeout}")
     notebooks = resolve_notebooks(names, notebook_dir)
@@ -302,13 +309,14 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
         "started": dt.datetime.now().isoformat(timespec="seconds"), "finished": None,
         "parameters": parameters or {}, "per_notebook": per_notebook or {}, "cell_timeout": timeout,
         "git": git_revision(), "python": platform.python_version(), "packages": package_versions(),
-        "kernel": kernel, "embedding_backend": embedding_backend(), "notebooks": [],
+        "kernel": kernel, "embedding_backend": embedding_backend(), "cluster": address, "notebooks": [],
     }
     manifest_path = run_dir / "manifest.json"
-    for nb in notebooks:
-        entry = _run_one(nb, given[nb], run_dir, figures_root / nb.stem, kernel, timeout, progress)
-        manifest["notebooks"].append(entry)
-        write_text(manifest_path, json.dumps(manifest, indent=2, default=str))
+    with cluster_address(address):   # kernels inherit the address through the environment
+        for nb in notebooks:
+            entry = _run_one(nb, given[nb], run_dir, figures_root / nb.stem, kernel, timeout, progress)
+            manifest["notebooks"].append(entry)
+            write_text(manifest_path, json.dumps(manifest, indent=2, default=str))
     manifest["finished"] = dt.datetime.now().isoformat(timespec="seconds")
     manifest["seconds"] = round(sum(e["seconds"] for e in manifest["notebooks"]), 2)
     manifest["status"] = "ok" if all(e["status"] == "ok" for e in manifest["notebooks"]) else "failed"

@@ -134,6 +134,11 @@ class RaptorRetriever(Retriever):
         self.build_cost = saved
         return calls
 
+    def document_work(self, documents: list[Document]) -> None:
+        """Per document: the leaves and their vectors (Retriever.document_work); the tree's clusters
+        and summaries span documents and are made where the index is built."""
+        self.embedder.encode([c.text for c in self.leaves(documents)])
+
     def _build(self, documents: list[Document]) -> None:
         from ...core.index import VectorIndex
         from ...reasoning.tokens import count_text_tokens

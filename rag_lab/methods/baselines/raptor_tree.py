@@ -26,8 +26,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ...core.progress import track
 from ...core.types import Chunk
+from ...reasoning.batch import run_batch
 from .config import RaptorConfig
 from .raptor_cluster import LayerClustering, cluster_layer
 
@@ -78,9 +78,10 @@ def build_tree(leaves: Sequence[Chunk], leaf_vectors: np.ndarray, embed: Embed, 
             stop = f"clustering level {level - 1} gave as many clusters as nodes ({len(layer)})"
             break
         made: list[Chunk] = []
-        for j, members in enumerate(track(clustering.clusters, f"RAPTOR level {level} summaries")):
+        texts = run_batch(lambda members: summarize([layer[i].text for i in members]), clustering.clusters,
+                          f"RAPTOR level {level} summaries")
+        for j, (members, text) in enumerate(zip(clustering.clusters, texts)):
             children = [layer[i] for i in members]
-            text = summarize([c.text for c in children])
             if not text.strip():
                 continue
             sources = sorted({s for c in children for s in (c.meta.get("source_chunk_ids") or [c.id])},

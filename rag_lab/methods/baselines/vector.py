@@ -36,6 +36,10 @@ class ChunkVectorRetriever(Retriever):
         from ...core.chunking import chunk_documents
         return chunk_documents(documents, self.chunker, self.embedder, **self.config.as_dict())
 
+    def document_work(self, documents: list[Document]) -> None:
+        """Per document: the chunks and their vectors (the cluster's share, see Retriever.document_work)."""
+        self.embedder.encode([c.text for c in self.make_chunks(documents)])
+
     def _build(self, documents: list[Document]) -> None:
         from ...core.index import VectorIndex
 

@@ -99,6 +99,21 @@ def _disk_path(key: str, embedder) -> Path | None:
     return Path(cache.path).parent / "token_embeddings" / f"{key}.npz" if cache is not None else None
 
 
+def cache_path(text: str, embedder, overlap: int, window: int | None = None) -> Path | None:
+    """The file ``encode_document`` keeps ``text``'s token embeddings in (None: the embedder caches nothing)."""
+    size = window or embedder.max_tokens - 2
+    return _disk_path(_cache_key(getattr(embedder, "model_key", embedder.model_id), text, size, overlap), embedder)
+
+
+def cache_files(documents, embedder, config) -> list[Path]:
+    """The files ``encode_document`` keeps these documents' token embeddings in, for a late-chunking config
+    that caches them (``cache_tokens``); none for other strategies or an embedder without a cache."""
+    if not getattr(config, "cache_tokens", False):
+        return []
+    paths = (cache_path(d.text, embedder, config.window_overlap) for d in documents)
+    return [p for p in paths if p is not None]
+
+
 def clear_memory_cache() -> None:
     """Forget the in-process encodings (benchmarks time cold builds)."""
     _MEMORY.clear()

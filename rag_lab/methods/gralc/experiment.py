@@ -15,6 +15,7 @@ from ...evaluation.metrics import coverage_metric
 from ...evaluation.retrievers import Retriever, get_retriever
 from ...evaluation.uncertainty import interval_frames, pairwise_differences
 from ...core.types import Dataset, Retrieval
+from ...reasoning.batch import run_batch
 from . import paper
 from .gradient import CONDITIONS, condition_dataset
 from .infusion import TokenShift
@@ -113,11 +114,12 @@ def generation(run: Run, reasoner, k: int = 5, limit: int | None = None, level: 
     at_k = run.results[k] if k in run.results else run_queries(run.retrievers, run.dataset, k, progress=False)
     rows = []
     for method, by_q in at_k.items():
-        for q in questions:
+        contexts = [run.retrievers[method].answer_contexts(by_q[q.id]) for q in questions]
+        answers = run_batch(lambda i: reasoner.answer(questions[i].question, contexts[i]), range(len(questions)),
+                            f"answering ({method})", reasoner=reasoner, progress=False)
+        for q, context, answer in zip(questions, contexts, answers):
             chunks = [h.chunk for h in by_q[q.id].hits]
-            contexts = run.retrievers[method].answer_contexts(by_q[q.id])
-            answer = reasoner.answer(q.question, contexts)
-            tokens = count_encoding_tokens(contexts + [q.question], paper.ANSWER_ENCODING)
+            tokens = count_encoding_tokens(context + [q.question], paper.ANSWER_ENCODING)
             rows += answer_rows(method, q, answer, chunks, docs, tokens, level)
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -89,6 +89,12 @@ class GralcRetriever(Retriever):
     def _after_build(self, documents: list[Document]) -> None:
         pass
 
+    def document_work(self, documents: list[Document]) -> list:
+        """Chunks and vectors as ``_build`` makes them, and the late family's token files (Retriever.document_work)."""
+        from .encoding import cache_files
+        list(self.all_document_chunks(documents))
+        return cache_files(documents, self.embedder, self.config)
+
     def _query(self, query: str) -> tuple[np.ndarray, Cost]:
         return self.embedder.encode_one(query), Cost(embedding_tokens=self.embedder.count_tokens(query))
 

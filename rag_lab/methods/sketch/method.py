@@ -35,7 +35,7 @@ import copy
 from dataclasses import asdict
 from typing import Sequence
 
-from ...core.progress import track
+from ...reasoning.batch import batch_concurrency, run_batch
 from ...evaluation.retrievers import Retriever, register
 from ...core.types import Chunk, Cost, Document, Hit, Retrieval
 from .config import SketchConfig
@@ -111,6 +111,7 @@ class SketchRetriever(Retriever):
 
     uses_vectors = True
     config_class = SketchConfig
+    index_transient = ("_prepared_queries",)   # query entities asked ahead of a question set
     nested_ranking = False  # a deeper k confirms more chunks, which the merge moves to the front
 
     def __init__(self, config: SketchConfig | None = None, *, reasoner=None, embedder=None, **overrides):
@@ -130,6 +131,13 @@ class SketchRetriever(Retriever):
         """One triples call per piece (the graph is built from the pieces)."""
         return [("triples", c.text) for c in self.make_chunks(documents)]
 
+    def document_work(self, documents: list[Document]) -> None:
+        """Per document: the pieces, their vectors and their triples (Retriever.document_work)."""
+        texts = [c.text for c in self.make_chunks(documents)]
+        if self.uses_vectors:
+            self.embedder.encode(texts)
+        run_batch(self.reasoner.triples, texts, f"{self.name}: triples", reasoner=self.reasoner)
+
     def _build(self, documents: list[Document]) -> None:
         from .knowledge_graph import KnowledgeGraph
 
@@ -143,7 +151,7 @@ class SketchRetriever(Retriever):
             self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
             self.index = VectorIndex(self.vectors.shape[1]).add(self.vectors, [c.id for c in self.chunks])
         before = self.reasoner.usage.copy()
-        triples = [self.reasoner.triples(t) for t in track(texts, f"{self.name}: triples", reasoner=self.reasoner)]
+        triples = run_batch(self.reasoner.triples, texts, f"{self.name}: triples", reasoner=self.reasoner)
         self.build_cost = self.build_cost + self.reasoner.usage_since(before)
         cfg = self.config
         store_params = {"path": cfg.graph_path} if cfg.graph_store == "kuzu" and cfg.graph_path else {}
@@ -183,9 +191,13 @@ class SketchRetriever(Retriever):
 
     def structured(self, query: str, k: int) -> tuple[list[tuple[Chunk, float]], dict, Cost]:
         """The structured retriever: top-k graph chunks, the trace of how they were found, the cost."""
-        before = self.reasoner.usage.copy()
-        entities = self.reasoner.query_entities(query)
-        cost = self.reasoner.usage_since(before)
+        prepared = getattr(self, "_prepared_queries", {}).pop(query, None)
+        if prepared is not None:
+            entities, cost = prepared
+        else:
+            before = self.reasoner.usage.copy()
+            entities = self.reasoner.query_entities(query)
+            cost = self.reasoner.usage_since(before)
         cfg = self.config
         matches, tokens = self.graph.match(entities, cfg.match_threshold, cfg.max_matches_per_entity)
         cost.embedding_tokens += tokens
@@ -207,6 +219,18 @@ class SketchRetriever(Retriever):
             "hops": cfg.hops,
         }
         return ranked, trace, cost
+
+    def prepare_queries(self, queries: Sequence[str]) -> None:
+        """With a reasoner that runs calls concurrently, ask it for every query's entities as one batch;
+        each query's next ``structured`` call uses that answer and its cost (a later call for the same
+        query asks again, as it would have). A one-at-a-time reasoner gains nothing: left to the queries."""
+        reasoner = self.reasoner
+        if batch_concurrency(reasoner) <= 1:
+            return
+        unique = list(dict.fromkeys(q for q in queries if isinstance(q, str) and q.strip()))
+        found = run_batch(reasoner.query_entities, unique, f"{self.name}: query entities", reasoner=reasoner,
+                          with_costs=True)
+        self._prepared_queries = dict(zip(unique, found))
 
     def _cosines(self, qvec, chunks: Sequence[Chunk]) -> list[float]:
         return [float(self.vectors[self._row[c.id]] @ qvec) for c in chunks]

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from ...caching.atomic import atomic_path, write_text
-from ...core.progress import track
 from ...core.types import Cost, Document
+from ...reasoning.batch import run_batch
 from .config import SSGConfig
 from .edges import sparse_neighbours, theme_bridges
 
@@ -279,6 +279,14 @@ def assemble_graph(documents: Sequence[Document], sentences: list[Sentence], win
                            sentence_vecs, theme_vecs, mean, comps, config)
 
 
+def document_themes(documents: Sequence[Document], reasoner, config: SSGConfig) -> dict[str, list[str]]:
+    """Document id -> its themes: one reasoner call per document (its first ``theme_words`` words),
+    sent as one batch (``rag_lab.reasoning.batch``)."""
+    lists = run_batch(lambda d: list(reasoner.themes(first_words(d.text, config.theme_words), n=config.n_themes)),
+                      documents, "SSG themes", reasoner=reasoner)
+    return {d.id: t for d, t in zip(documents, lists)}
+
+
 def build_graph(documents: Sequence[Document], embedder=None, reasoner=None,
                 config: SSGConfig = SSGConfig()) -> SimilarityGraph:
     """Segment, embed (windows, sentences, joined themes), ask the reasoner for themes, assemble.
@@ -294,8 +302,7 @@ def build_graph(documents: Sequence[Document], embedder=None, reasoner=None,
         reasoner = resolve_reasoner(None, embedder)
     sentences, windows = segment(documents, config.window, config.stride)
     before = reasoner.usage.copy()
-    themes = {d.id: list(reasoner.themes(first_words(d.text, config.theme_words), n=config.n_themes))
-              for d in track(documents, "SSG themes", reasoner=reasoner)}
+    themes = document_themes(documents, reasoner, config)
     theme_cost = reasoner.usage_since(before)
     texts_w, texts_s = [w.text for w in windows], [s.text for s in sentences]
     theme_texts = [", ".join(themes[d.id]) for d in documents]

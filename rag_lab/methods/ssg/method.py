@@ -84,6 +84,19 @@ class SSGRetriever(Retriever):
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
         return [("themes", first_words(d.text, self.config.theme_words)) for d in documents]
 
+    def document_work(self, documents: list[Document]) -> None:
+        """Per document: window and sentence vectors, the themes and their vector (Retriever.document_work);
+        edges span documents and are made where the graph is built."""
+        from .graph import document_themes, segment
+
+        sentences, windows = segment(documents, self.config.window, self.config.stride)
+        self.embedder.encode([w.text for w in windows])
+        self.embedder.encode([s.text for s in sentences])
+        themes = document_themes(documents, self.reasoner, self.config)
+        joined = [", ".join(themes[d.id]) for d in documents if themes[d.id]]
+        if joined:
+            self.embedder.encode(joined)
+
     def _build(self, documents: list[Document]) -> None:
         graph = build_graph(documents, self.embedder, self.reasoner, self.config)
         # tokens and calls from the graph; seconds are timed by Retriever.build around all of this

@@ -35,7 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...core.progress import track
+from ...reasoning.batch import run_batch
 from ...evaluation.retrievers import Retriever, register
 from ...core.types import Cost, Document, Hit, Retrieval
 from .alignment import (bounded_least_squares, chunk_similarity, chunk_strengths, idea_upper_bounds,
@@ -90,6 +90,12 @@ class UnWeaverRetriever(Retriever):
         return [("entities", c.text) for c in self.make_chunks(documents)]
 
     # -- build -----------------------------------------------------------------------------
+    def document_work(self, documents: list[Document]) -> None:
+        """Per document: the chunks and each chunk's entities (Retriever.document_work); classes and
+        their descriptions span documents and are made where the index is built."""
+        run_batch(self.reasoner.entities, [c.text for c in self.make_chunks(documents)], f"{self.name}: entities",
+                  reasoner=self.reasoner)
+
     def _build(self, documents: list[Document]) -> None:
         from .matrices import (chunk_class_matrix, class_membership, entity_chunk_incidence,
                                         selection_matrix)
@@ -100,7 +106,8 @@ class UnWeaverRetriever(Retriever):
         reasoner, cfg = self.reasoner, self.config
         before = reasoner.usage.copy()
         t0 = time.perf_counter()
-        per_chunk = [reasoner.entities(c.text) for c in track(self.chunks, f"{self.name}: entities", reasoner=reasoner)]
+        per_chunk = run_batch(reasoner.entities, [c.text for c in self.chunks], f"{self.name}: entities",
+                              reasoner=reasoner)
         extract_seconds = time.perf_counter() - t0
         self.mentions, self.dropped_mentions = mentions_from_entities(per_chunk)
         if not self.mentions:
@@ -113,9 +120,11 @@ class UnWeaverRetriever(Retriever):
             self.build_cost.embedding_tokens += self.embedder.count_tokens(names)
             self.classes = merge_similar_classes(self.classes, self.mentions, self._encode(names),
                                                  cfg.semantic_threshold)
-        for cls in track(self.classes, f"{self.name}: class descriptions", reasoner=reasoner):
-            cls.text, cls.summarized = class_text(cls.name, class_descriptions(cls, self.mentions),
-                                                  cfg.description_cap, reasoner, cfg.include_name)
+        described = run_batch(lambda c: class_text(c.name, class_descriptions(c, self.mentions), cfg.description_cap,
+                                                   reasoner, cfg.include_name),
+                              self.classes, f"{self.name}: class descriptions", reasoner=reasoner)
+        for cls, (text, summarized) in zip(self.classes, described):
+            cls.text, cls.summarized = text, summarized
         texts = [c.text for c in self.classes]
         self.class_vectors = self._encode(texts)
         self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)

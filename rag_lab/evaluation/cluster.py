@@ -1,0 +1,210 @@
+"""One run's index built with the help of a Dask cluster: per-document work on the workers, the index here.
+
+Why: a long preset (SKETCH on NarrativeQA, UnWeaver on RAGBench, GraLC's Tables 4-5) spends hours
+chunking, embedding and extracting, one document after another, and all of it is per document.
+A grid of runs already goes to Dask (``rag_lab.runs.grid``); this sends one run's documents.
+
+How, when an address is set (``$RAG_LAB_DASK_ADDRESS``; ``rag_lab run/eval --address``) and
+``Retriever.build`` is about to build (not reuse) an index:
+
+1. the documents are cut into contiguous partitions of about equal text (``partition``), two per
+   worker thread;
+2. each goes to a worker (``cluster_worker.run_partition``), which makes the same method with an
+   embedder and reasoner like the driver's (fingerprints checked) and runs the method's
+   ``document_work``: chunking, embedding the chunks, the per-chunk reasoner jobs. The worker's
+   caches record every value it used;
+3. the driver writes each worker's values into its own caches as they arrive (vectors, LLM
+   replies, offline results, GraLC's token-embedding files), so a later local run reuses them;
+4. the ordinary build then runs here over all documents, finds every per-document value in its
+   caches and builds the FAISS index and graphs exactly as a local build does: same code, same values.
+
+Results therefore never depend on the cluster: a partition that fails (a lost worker, a worker with
+another install) is logged and its documents are computed here. What stays on the driver: the
+cross-document stages (graphs, clustering, RAPTOR's summaries, UnWeaver's class descriptions),
+re-chunking from cached vectors, pooling. Not distributed: a method without ``document_work``, an
+embedder without a cache, a reasoner whose results cannot be stored here (no LLM cache, or
+``RAG_LAB_REUSE=0`` for the offline reasoner), and timed builds (``build(..., reuse=False)``).
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from ..caching.atomic import write_bytes
+from ..core.progress import progress_bar
+
+log = logging.getLogger(__name__)
+ADDRESS_ENV = "RAG_LAB_DASK_ADDRESS"
+PARTS_PER_THREAD = 2
+CONNECT_TIMEOUT = "30s"   # how long to keep trying to reach the scheduler
+_CLIENTS: dict[str, object] = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def configured_address() -> str | None:
+    """The Dask scheduler a build should use: ``$RAG_LAB_DASK_ADDRESS``, or None for a local build."""
+    return os.environ.get(ADDRESS_ENV, "").strip() or None
+
+
+@contextlib.contextmanager
+def cluster_address(address: str | None) -> Iterator[None]:
+    """Within the block, builds in this process (and notebook kernels it starts) use ``address``;
+    None changes nothing."""
+    if not address:
+        yield
+        return
+    if "://" not in address:
+        raise ValueError(f"--address {address!r}: expected a Dask scheduler address such as tcp://host:8786")
+    before = os.environ.get(ADDRESS_ENV)
+    os.environ[ADDRESS_ENV] = address
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ADDRESS_ENV, None)
+        else:
+            os.environ[ADDRESS_ENV] = before
+
+
+def partition(documents: Sequence, parts: int) -> list[list]:
+    """At most ``parts`` contiguous, non-empty slices of ``documents`` in order, cut where the running
+    total of text length crosses each multiple of total / parts (balanced by characters, not count)."""
+    if parts < 1:
+        raise ValueError(f"partition: parts must be at least 1, got {parts}")
+    documents = list(documents)
+    sizes = [max(1, len(getattr(d, "text", "") or "")) for d in documents]
+    total, out, current, running = sum(sizes), [], [], 0
+    target = 1
+    for doc, size in zip(documents, sizes):
+        current.append(doc)
+        running += size
+        if running >= total * target / parts and len(out) < parts - 1:
+            out.append(current)
+            current = []
+            while running >= total * target / parts:
+                target += 1
+    if current:
+        out.append(current)
+    return out
+
+
+def client_for(address: str):
+    """One ``distributed.Client`` per scheduler address for this process, closed when it exits."""
+    with _CLIENTS_LOCK:
+        if address not in _CLIENTS:
+            from distributed import Client
+            try:
+                client = Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
+            except OSError as e:
+                raise RuntimeError(f"could not reach the Dask scheduler at {address} ({e}); start one "
+                                   "(`dask scheduler`, `dask worker ...`) or leave out --address") from None
+            _CLIENTS[address] = client
+            atexit.register(client.close)
+        return _CLIENTS[address]
+
+
+def close_clients() -> None:
+    """Close this process's clients (a cluster is going away; a later build connects again)."""
+    with _CLIENTS_LOCK:
+        for client in _CLIENTS.values():
+            client.close()
+        _CLIENTS.clear()
+
+
+def _why_not(retriever, embedder_recipe, reasoner_recipe) -> str | None:
+    """Why ``retriever`` cannot take part (None: it can)."""
+    if not retriever.distributable():
+        return "it has no document_work"
+    if embedder_recipe is None or getattr(retriever.embedder, "cache", None) is None:
+        return "its embedder keeps no cache to receive the workers' vectors"
+    if getattr(retriever, "reasoner_at_build", False):
+        from ..caching.sqlite_cache import reuse_enabled
+        reasoner = retriever.reasoner
+        if reasoner_recipe is None:
+            return f"its reasoner {getattr(reasoner, 'name', reasoner)!r} cannot be made again on a worker"
+        if reasoner_recipe["kind"] == "llm" and reasoner.cache is None:
+            return "its LLM reasoner keeps no reply cache to receive the workers' replies"
+        if reasoner_recipe["kind"] == "offline" and not reuse_enabled():
+            return "RAG_LAB_REUSE=0 turns off the offline reasoner's result cache that would receive the results"
+    return None
+
+
+def _token_files(root: Path) -> frozenset:
+    folder = root / "token_embeddings"
+    return frozenset(f"token_embeddings/{p.name}" for p in folder.iterdir()) if folder.is_dir() else frozenset()
+
+
+def receive(delivery, retriever) -> None:
+    """Write a worker's values into the driver's caches (the embedder's, the reasoner's, cache files)."""
+    cache = retriever.embedder.cache
+    for model, items in delivery.vectors.items():
+        cache.put_many(model, items)
+    if delivery.replies or delivery.results:
+        reasoner = retriever.reasoner
+        if delivery.replies:
+            identity = reasoner.backend.identity(reasoner.model)
+            for key, (model, reply) in delivery.replies.items():
+                reasoner.cache.put(key, model or identity, reply)
+        for key, (job, result, tokens) in delivery.results.items():
+            reasoner.result_cache.put(key, job, result, tokens)
+    root = Path(cache.path).parent
+    for rel, data in delivery.files.items():
+        target = root / rel
+        if not target.exists():
+            write_bytes(target, data)
+
+
+def prepare(retriever, documents: Sequence, address: str | None = None, cache_dir: str | None = None) -> dict | None:
+    """Fill the driver's caches with ``documents``' per-document work done on the cluster at ``address``
+    (default: ``configured_address()``) before ``retriever`` builds (module docstring). ``cache_dir``:
+    the workers' cache folder (default: their own). Returns a record of what was done, or None when
+    nothing was sent (no address, or the method cannot take part: logged)."""
+    from .cluster_worker import PartitionJob, embedder_recipe, reasoner_recipe, run_partition
+
+    address = address or configured_address()
+    if not address or not documents:
+        return None
+    cls = type(retriever)
+    emb = embedder_recipe(retriever.embedder)
+    rsn = reasoner_recipe(retriever.reasoner) if getattr(retriever, "reasoner_at_build", False) else None
+    reason = _why_not(retriever, emb, rsn)
+    if reason:
+        log.info("%s: built here, not on %s: %s", retriever.name, address, reason)
+        return None
+    t0 = time.perf_counter()
+    client = client_for(address)
+    threads = sum(client.nthreads().values()) or 1
+    parts = partition(documents, PARTS_PER_THREAD * threads)
+    job = PartitionJob(f"{cls.__module__}:{cls.__qualname__}", retriever.name, retriever.config, emb, rsn, cache_dir,
+                       _token_files(Path(retriever.embedder.cache.path).parent))
+    from distributed import as_completed
+
+    futures = {client.submit(run_partition, job, part, pure=False, retries=1): i for i, part in enumerate(parts)}
+    record = {"address": address, "partitions": len(parts), "failed": [], "worker_seconds": 0.0,
+              "vectors": 0, "replies": 0, "results": 0, "files": 0}
+    with progress_bar(len(parts), f"{retriever.name}: partitions on the cluster") as bar:
+        for future in as_completed(list(futures), loop=client.loop):
+            i = futures[future]
+            try:
+                delivery = future.result()
+                receive(delivery, retriever)
+            except Exception as e:  # noqa: BLE001 - the local build computes what is missing
+                record["failed"].append(i)
+                log.warning("%s: partition %d of %d (%d documents) failed on the cluster (%s: %s); its documents "
+                            "are computed here", retriever.name, i + 1, len(parts), len(parts[i]), type(e).__name__, e)
+                bar.advance(failed=1)
+                continue
+            for what, n in delivery.size().items():
+                record[what] += n
+            record["worker_seconds"] += delivery.seconds
+            bar.advance()
+    record["seconds"] = time.perf_counter() - t0
+    log.info("%s: %d partitions on %s in %.1f s (%s)", retriever.name, len(parts), address, record["seconds"],
+             {k: record[k] for k in ("vectors", "replies", "results", "files")})
+    return record

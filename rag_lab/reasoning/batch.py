@@ -1,0 +1,136 @@
+"""One entry point for every job that calls a reasoner over many inputs, with bounded concurrency.
+
+Why: an index build calls the reasoner once per chunk or document (SKETCH's triples, UnWeaver's
+entities, SSG's themes, RAPTOR's summaries) and an evaluation once per question (answers, query
+entities). One call after another, a remote model spends its whole time waiting on the network:
+17,000 triple extractions at 1.5 s are seven hours. ``run_batch`` keeps ``concurrency`` calls in
+flight on a thread pool (the calls wait on I/O, so threads suffice) and:
+
+- returns the results in input order, so an index is the same at any concurrency;
+- takes ``concurrency`` from the reasoner (``Reasoner.concurrency``: 1 for the offline reasoner and
+  a local GGUF, which then run in the calling thread exactly as a plain loop; for a remote LLM
+  ``$RAG_LAB_LLM_CONCURRENCY``, default 8);
+- records an input whose call fails, goes on with the others, and retries the failed ones once
+  the rest are done (``retries`` rounds). What still fails is raised as ``BatchError`` naming
+  the inputs: an index is never half built; the calls that succeeded are in the reply cache, so a
+  rerun pays only for the rest. After ``max_failures`` failures nothing new is started (a bad
+  key should cost ten calls, not ten thousand);
+- shows one progress bar: completions, and the reasoner's calls, tokens, fallbacks, cache hits
+  and failures so far (``rag_lab.core.progress``);
+- with ``with_costs``, pairs each result with the cost of its own calls (``base.costs_of``),
+  which ``usage_since`` cannot give while other threads add to the same counters.
+
+Rate limits (a shared pause after HTTP 429, a tokens-per-minute ceiling, jittered back-off) are
+the reasoner's (``rate_limit.py``); the LLM reply cache is safe to write from many threads.
+"""
+from __future__ import annotations
+
+import logging
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, Callable, Sequence, TypeVar
+
+from ..core.progress import _building_reasoner, progress_bar
+from .base import costs_of
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
+MAX_FAILURES = 10
+
+
+class BatchError(RuntimeError):
+    """Inputs of a batch that still failed after their retries; ``failures`` maps input index -> error."""
+
+    def __init__(self, desc: str, failures: dict[int, BaseException], total: int, stopped_early: bool):
+        self.failures = failures
+        first = sorted(failures)[:3]
+        shown = "; ".join(f"input {i}: {type(failures[i]).__name__}: {failures[i]}" for i in first)
+        more = f" (and {len(failures) - len(first)} more)" if len(failures) > len(first) else ""
+        stop = " and the batch stopped early" if stopped_early else ""
+        super().__init__(f"{desc}: {len(failures)} of {total} inputs failed{stop}: {shown}{more}")
+
+
+def batch_concurrency(reasoner: Any = None, concurrency: int | None = None) -> int:
+    """``concurrency`` if given, else the reasoner's (else the building method's reasoner's), else 1."""
+    if concurrency is not None:
+        if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+            raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
+        return concurrency
+    if reasoner is None and _building_reasoner.get() is not None:
+        reasoner = _building_reasoner.get()()
+    value = getattr(reasoner, "concurrency", 1)
+    return value if isinstance(value, int) and value >= 1 else 1
+
+
+def run_batch(call: Callable[[T], R], items: Sequence[T], desc: str, *, reasoner: Any = None,
+              concurrency: int | None = None, retries: int = 1, max_failures: int = MAX_FAILURES,
+              with_costs: bool = False, progress: bool | None = None) -> list:
+    """``[call(item) for item in items]`` with at most ``concurrency`` calls at once (module docstring).
+
+    ``reasoner``: the reasoner ``call`` uses (its concurrency and usage drive the pool and the bar;
+    default: that of the method being built). ``with_costs``: ``(result, Cost)`` pairs. ``progress``:
+    None follows ``RAG_LAB_QUIET``, False hides the bar."""
+    items = list(items)
+    if retries < 0 or max_failures < 1:
+        raise ValueError(f"run_batch: need retries >= 0 and max_failures >= 1, got {retries}, {max_failures}")
+    workers = min(batch_concurrency(reasoner, concurrency), max(1, len(items)))
+    one = (lambda item: costs_of(call, item)) if with_costs else call
+    results: list = [None] * len(items)
+    failures: dict[int, BaseException] = {}
+    stopped = False
+    with progress_bar(len(items), desc, reasoner=reasoner, enabled=progress) as bar:
+        todo = list(range(len(items)))
+        for round_ in range(retries + 1):
+            if round_:
+                log.warning("%s: retrying %d failed input(s) (round %d of %d)", desc, len(todo), round_, retries)
+            last = round_ == retries
+            failures, stopped = _run_round(one, items, todo, workers, results, bar, max_failures, last)
+            todo = sorted(failures)
+            if not todo or stopped:
+                break
+    if failures:
+        raise BatchError(desc, failures, len(items), stopped)
+    return results
+
+
+def _run_round(one, items, todo, workers, results, bar, max_failures, last) -> tuple[dict, bool]:
+    """Run ``todo`` (indices); fill ``results``; return the failures and whether it stopped early."""
+    failures: dict[int, BaseException] = {}
+    if workers == 1:                                  # a plain loop in this thread, as before batches
+        for i in todo:
+            if len(failures) >= max_failures:
+                return failures, True
+            try:
+                results[i] = one(items[i])
+                bar.advance()
+            except Exception as e:  # noqa: BLE001 - recorded, retried, raised at the end
+                failures[i] = e
+                bar.advance(1 if last else 0, failed=1)
+        return failures, False
+    pending: dict[Future, int] = {}
+    queue = iter(todo)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rag_lab-batch") as pool:
+        try:
+            def top_up() -> None:
+                while len(pending) < workers and len(failures) < max_failures:
+                    i = next(queue, None)
+                    if i is None:
+                        return
+                    pending[pool.submit(one, items[i])] = i
+            top_up()
+            while pending:
+                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for future in done:
+                    i = pending.pop(future)
+                    error = future.exception()
+                    if error is None:
+                        results[i] = future.result()
+                        bar.advance()
+                    else:
+                        failures[i] = error
+                        bar.advance(1 if last else 0, failed=1)
+                top_up()
+        finally:
+            for future in pending:
+                future.cancel()
+    return failures, len(failures) >= max_failures and next(queue, None) is not None

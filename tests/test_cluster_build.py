@@ -1,0 +1,186 @@
+"""One run's index built with a Dask LocalCluster (2 worker processes on 127.0.0.1): for one method of each
+paper the chunks, vectors, graph and evaluation table equal a local build's, the driver computed none of
+the per-document work itself, what the workers returned stays in the driver's caches for a later local
+run, a failing partition is computed here instead, and timed builds never leave the machine."""
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rag_lab.core.embedding import Embedder
+from rag_lab.core.types import Document
+from rag_lab.datasets import load_dataset
+from rag_lab.evaluation import cluster as cluster_module
+from rag_lab.evaluation import cluster_worker
+from rag_lab.evaluation.cluster import ADDRESS_ENV, cluster_address, partition
+from rag_lab.evaluation.harness import evaluate
+from rag_lab.evaluation.index_store import clear_memo
+from rag_lab.methods import get_retriever
+from rag_lab.methods.gralc.encoding import clear_memory_cache
+from rag_lab.reasoning import linguistics, offline
+from rag_lab.reasoning.offline import OfflineReasoner
+
+SESSION_CACHE = Path(os.environ["RAG_LAB_CACHE"])    # the workers' own cache (conftest made it)
+DATA = load_dataset("italian_cuisine")
+
+
+def test_partition_by_hand():
+    docs = [Document(str(i), "x" * n) for i, n in enumerate([10, 10, 10, 10])]
+    assert [[d.id for d in p] for p in partition(docs, 2)] == [["0", "1"], ["2", "3"]]
+    big = [Document(str(i), "x" * n) for i, n in enumerate([100, 1, 1, 1])]   # the first passes two cut points
+    assert [[d.id for d in p] for p in partition(big, 3)] == [["0"], ["1", "2", "3"]]
+    assert [len(p) for p in partition(docs, 10)] == [1, 1, 1, 1]               # never an empty slice
+    assert partition(docs, 1) == [docs] and partition([], 3) == []
+    with pytest.raises(ValueError, match="parts must be at least 1"):
+        partition(docs, 0)
+
+
+def test_cluster_address_is_set_for_the_block_and_checked(monkeypatch):
+    monkeypatch.delenv(ADDRESS_ENV, raising=False)
+    with cluster_address("tcp://127.0.0.1:1"):
+        assert os.environ[ADDRESS_ENV] == "tcp://127.0.0.1:1"
+    assert ADDRESS_ENV not in os.environ
+    with cluster_address(None):
+        assert ADDRESS_ENV not in os.environ
+    with pytest.raises(ValueError, match="expected a Dask scheduler address"):
+        with cluster_address("localhost"):
+            pass
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None, processes=True,
+                      env={"RAG_LAB_REUSE": "1", "RAG_LAB_QUIET": "1", "RAG_LAB_CACHE": str(SESSION_CACHE)}) as c:
+        yield c.scheduler_address
+        cluster_module.close_clients()
+
+
+def fresh_cache(folder: Path, monkeypatch) -> Path:
+    """An empty rag_lab cache (sharing the session's ONNX export, which is not what is compared)."""
+    folder.mkdir()
+    if (SESSION_CACHE / "onnx").exists():
+        (folder / "onnx").symlink_to(SESSION_CACHE / "onnx")
+    monkeypatch.setenv("RAG_LAB_CACHE", str(folder))
+    monkeypatch.setenv("RAG_LAB_REUSE", "1")
+    clear_memo()                       # no in-process copy of an index, a token encoding or a parse is reused
+    clear_memory_cache()
+    linguistics.parse.cache_clear()
+    return folder
+
+
+def build(name: str, folder: Path, monkeypatch, address: str | None = None, reuse=None):
+    fresh_cache(folder, monkeypatch)
+    embedder = Embedder()
+    kwargs = {"reasoner": OfflineReasoner(embedder)} if not name.startswith(("gralc", "naive")) else {}
+    retriever = get_retriever(name, embedder=embedder, **kwargs)
+    with cluster_address(address):
+        retriever.build(DATA.documents, reuse=reuse)
+    return retriever, embedder
+
+
+def structure(r) -> dict:
+    """What the build made, beyond chunks and vectors: the method's graph or classes."""
+    if r.name == "sketch":
+        return {"nodes": sorted(map(repr, r.graph.store.nodes())), "edges": sorted(map(repr, r.graph.store.edges()))}
+    if r.name == "unweaver":
+        return {"classes": [(c.name, c.mentions, c.chunks, c.text) for c in r.classes],
+                "incidence": r.incidence.toarray().tolist(), "class_vectors": r.class_vectors.tobytes()}
+    if r.name.startswith("ssg"):
+        g = r.graph.graph
+        return {"edges": sorted((u, v, d["kind"], d["weight"]) for u, v, d in g.edges(data=True)),
+                "windows": r.graph.window_vecs.tobytes()}
+    return {}
+
+
+def table(r):
+    df = evaluate([r], DATA, ks=[1, 3, 5], progress=False)
+    return df[df.metric != "latency_seconds"].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("name", ["sketch", "unweaver", "ssg-query-traversal", "gralc-kg"])
+def test_each_paper_builds_the_same_index_on_a_local_cluster(name, scheduler, tmp_path, monkeypatch, embedder):
+    embedder.model  # noqa: B018 - the session's ONNX export exists before the caches share it
+    parses = []
+    real_parse = offline.parse
+    monkeypatch.setattr(offline, "parse", lambda text: parses.append(text) or real_parse(text))
+    here, _ = build(name, tmp_path / "local", monkeypatch)
+    parsed_locally = len(parses)
+    there, driver_embedder = build(name, tmp_path / "cluster", monkeypatch, scheduler)
+    parsed_by_driver, encoded_by_driver = len(parses) - parsed_locally, driver_embedder.stats["encoded"]
+
+    record = there.cluster_build
+    assert record["partitions"] == 3 and record["failed"] == [] and record["vectors"] + record["results"] > 0
+    assert [(c.id, c.text, c.start, c.end) for c in there.chunks] == [(c.id, c.text, c.start, c.end) for c in here.chunks]
+    if getattr(here, "vectors", None) is not None:
+        assert np.array_equal(there.vectors, here.vectors)
+    assert structure(there) == structure(here)
+    assert table(there).equals(table(here))
+    # the driver did none of the per-document work: no chunk parsed, no token window encoded
+    if name in ("sketch", "unweaver", "ssg-query-traversal"):
+        assert parsed_locally > 0 and parsed_by_driver == 0
+    if name == "gralc-kg":
+        assert record["files"] == len(DATA.documents) and encoded_by_driver == 0
+
+
+def test_what_the_workers_returned_serves_a_later_local_run(scheduler, tmp_path, monkeypatch, embedder):
+    embedder.model  # noqa: B018
+    there, _ = build("naive", tmp_path / "cache", monkeypatch, scheduler)
+    assert there.cluster_build["vectors"] == len(there.chunks)
+    monkeypatch.setenv("RAG_LAB_CACHE", str(tmp_path / "cache"))    # the same driver cache, no cluster
+    again = Embedder()
+    local = get_retriever("naive", embedder=again).build(DATA.documents, reuse=False)
+    assert again.stats["encoded"] == 0 and np.array_equal(local.vectors, there.vectors)
+
+
+def test_timed_builds_never_use_the_cluster(scheduler, tmp_path, monkeypatch):
+    timed, _ = build("naive", tmp_path / "timed", monkeypatch, scheduler, reuse=False)
+    assert timed.cluster_build is None
+
+
+def test_a_failing_partition_is_computed_here(scheduler, tmp_path, monkeypatch, embedder, caplog):
+    embedder.model  # noqa: B018
+    here, _ = build("sketch", tmp_path / "local", monkeypatch)
+    real = cluster_worker.reasoner_recipe
+
+    def wrong(reasoner):      # a worker that would make another reasoner refuses the partition
+        recipe = real(reasoner)
+        return {**recipe, "fingerprint": "0" * 16} if recipe else recipe
+    monkeypatch.setattr(cluster_worker, "reasoner_recipe", wrong)
+    there, _ = build("sketch", tmp_path / "cluster", monkeypatch, scheduler)
+    assert sorted(there.cluster_build["failed"]) == [0, 1, 2]
+    assert "differs from the driver's" in caplog.text and "are computed here" in caplog.text
+    assert structure(there) == structure(here) and np.array_equal(there.vectors, here.vectors)
+
+
+def test_methods_that_cannot_take_part_are_built_here(tmp_path, monkeypatch, caplog):
+    from rag_lab.evaluation.retrievers import Retriever
+
+    class Opaque(Retriever):          # no document_work
+        name = "opaque"
+
+    caplog.set_level(logging.INFO, logger="rag_lab.evaluation.cluster")
+    fresh_cache(tmp_path / "c", monkeypatch)
+    nowhere = "tcp://127.0.0.1:1"     # never contacted: each is refused before a client is made
+    assert get_retriever("kg").distributable() and not Opaque().distributable()
+    assert cluster_module.prepare(Opaque(), DATA.documents, address=nowhere) is None
+    monkeypatch.setenv("RAG_LAB_REUSE", "0")     # the offline reasoner's results would have nowhere to go
+    assert cluster_module.prepare(get_retriever("sketch"), DATA.documents, address=nowhere) is None
+    assert "it has no document_work" in caplog.text and "RAG_LAB_REUSE=0 turns off" in caplog.text
+
+
+def test_an_unreachable_scheduler_is_named(tmp_path, monkeypatch):
+    import socket
+
+    with socket.socket() as s:               # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setattr(cluster_module, "_CLIENTS", {})
+    monkeypatch.setattr(cluster_module, "CONNECT_TIMEOUT", "1s")
+    with pytest.raises(RuntimeError, match=f"could not reach the Dask scheduler at tcp://127.0.0.1:{port}"):
+        cluster_module.client_for(f"tcp://127.0.0.1:{port}")
