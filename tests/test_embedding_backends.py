@@ -62,7 +62,7 @@ def test_model_key_differs_by_backend():
     keys = {b: Embedder(backend=b, use_cache=False).model_key for b in BACKENDS}
     assert len(set(keys.values())) == len(BACKENDS)
     base = keys["torch"]                      # the reference backend keeps the key it had before backends
-    assert keys["onnx"] == base + "+onnx" and keys["onnx-int8"] == base + "+onnx-int8"
+    assert keys["onnx"] == base + "+onnx" and keys["onnx-int8"] == base + "+onnx-int8.r7"
 
 
 def test_pooling_is_read_from_the_model_folder(tmp_path):
@@ -130,6 +130,22 @@ def test_a_truncated_export_is_made_again(torch_embedder, tmp_path, caplog):
     assert float(vec[0] @ ref[0]) > FP32_COSINE
 
 
+def test_an_int8_export_quantised_with_other_settings_is_made_again(export_cache, caplog):
+    """An int8 file quantised before reduce_range (8-bit weights, which saturate on CPUs without VNNI) is
+    re-quantised, not reused: its record names the settings it was made with."""
+    onnx_embedder("onnx-int8", export_cache).model
+    path = next(export_cache.glob("onnx/*/model.int8.onnx"))
+    record_path = path.with_name(path.name + ".json")
+    record = json.loads(record_path.read_text())
+    assert {k: record[k] for k in onnx_encoder.QUANTISATION} == {"per_channel": True, "reduce_range": True}
+    record["reduce_range"] = False                   # what an export of the older code wrote
+    record_path.write_text(json.dumps(record))
+    with caplog.at_level(logging.WARNING, logger="rag_lab.core.onnx_encoder"):
+        onnx_embedder("onnx-int8", export_cache).model
+    assert "made with other settings" in caplog.text
+    assert json.loads(record_path.read_text())["reduce_range"] is True
+
+
 def test_manifests_and_sidecars_name_the_backend(monkeypatch):
     from rag_lab.evaluation.provenance import embedder_record
     from rag_lab.evaluation.provenance import embedding_backend
@@ -139,6 +155,6 @@ def test_manifests_and_sidecars_name_the_backend(monkeypatch):
     assert embedder_record(Method()) == {"embedder": "none", "embedding_backend": "none"}
     Method._embedder = Embedder(backend="onnx-int8", use_cache=False)
     record = embedder_record(Method())
-    assert record["embedding_backend"] == "onnx-int8" and record["embedder"].endswith("+onnx-int8")
+    assert record["embedding_backend"] == "onnx-int8" and record["embedder"].endswith("+onnx-int8.r7")
     monkeypatch.setenv("RAG_LAB_EMBED_BACKEND", "onnx")
     assert embedding_backend() == "onnx"             # what run_notebooks writes into manifest.json

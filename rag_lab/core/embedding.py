@@ -226,9 +226,12 @@ class Embedder:
     def model_key(self) -> str:
         """What cached vectors are keyed by: the model id, the fingerprint of its files and, for any
         backend but torch (the reference, whose keys predate backends), the backend:
-        ``all-MiniLM-L6-v2#<16 hex>`` or ``all-MiniLM-L6-v2#<16 hex>+onnx-int8``."""
+        ``all-MiniLM-L6-v2#<16 hex>`` or ``all-MiniLM-L6-v2#<16 hex>+onnx-int8.r7`` (``.r7``: 7-bit int8 weights,
+        see ``onnx_encoder.REDUCE_RANGE``)."""
         if self._model_key is None:
-            suffix = "" if self.backend == "torch" else f"+{self.backend}"
+            from .onnx_encoder import KEY_SUFFIX
+
+            suffix = KEY_SUFFIX.get(self.backend, "")
             self._model_key = f"{self.model_id}#{model_fingerprint(self.model_path)[:16]}{suffix}"
         return self._model_key
 
