@@ -95,9 +95,9 @@ def check_budgets(files: dict[str, Path], family: list[str], text: str) -> None:
     from rag_lab.reasoning.tokens import count_text_tokens
 
     board = pd.read_csv(files["leaderboard_italian_cuisine.csv"])
-    tokens = board[board["metric"] == "context_tokens@5"].set_index("method")["mean"]
+    tokens = board[board["metric"] == "context_budget@5"].set_index("method")["mean"]
     assert sorted(tokens.index) == sorted(family) and (tokens > 0).all()
-    assert "context_tokens@5 (n=2)" in files["leaderboard_italian_cuisine.md"].read_text(encoding="utf-8")
+    assert "context_budget@5 (n=2)" in files["leaderboard_italian_cuisine.md"].read_text(encoding="utf-8")
     data = load_dataset("italian_cuisine", limit=2)
     for method in ("naive", "semantic"):
         r = get_retriever(method).build(data.documents)

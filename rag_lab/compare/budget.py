@@ -5,7 +5,7 @@ semantic segment (often past 500 word pieces) for semantic chunking, so a metric
 different sizes against each other: more text at k finds more gold. Two remedies, both here:
 
 - ``context_token_rows``: the tokens of the texts a method returns at each k (its hits, in order), one
-  tidy row per method, question and k (metric ``context_tokens``), so a leaderboard shows its budget
+  tidy row per method, question and k (metric ``context_budget``), so a leaderboard shows its budget
   beside every row.
 - ``equal_budget_rows``: each method's ranking at the run's deepest k, cut to the same number of
   tokens (``cut_to_budget``), and scored again with the same metrics: the fair comparison for methods
@@ -32,7 +32,7 @@ from ..evaluation.metrics import (ChunkPool, coverage_metric, questions_with_gol
 from ..evaluation.uncertainty import summary_with_ci
 from ..reasoning.tokens import count_text_tokens, first_tokens
 
-TOKENS = "context_tokens"          # tidy metric: tokens of the hits' texts at k
+TOKENS = "context_budget"          # tidy metric: tokens of the hits' texts at k
 HANDED = "tokens_handed"           # tidy metric of the equal-budget table: tokens of the cut list
 BUDGET_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage_source")
 RANK_METRIC = "ctx_recall"
@@ -45,7 +45,7 @@ def hits_tokens(chunks: Sequence[Chunk]) -> int:
 
 
 def context_token_rows(by_k: ByK) -> pd.DataFrame:
-    """One ``context_tokens`` row per k, method and question: the tokens of the hits the method
+    """One ``context_budget`` row per k, method and question: the tokens of the hits the method
     returned for that k (``evaluate``'s tidy columns)."""
     rows = [(method, qid, TOKENS, k, float(hits_tokens([h.chunk for h in ret.hits])))
             for k, by_method in sorted(by_k.items()) for method, by_q in by_method.items()
@@ -85,7 +85,7 @@ def cut_to_budget(chunks: Sequence[Chunk], budget: int) -> list[Chunk]:
 
 
 def pick_budget(results: pd.DataFrame, k: int) -> tuple[int, str]:
-    """(budget, method): the smallest mean ``context_tokens`` at ``k`` over the methods that return
+    """(budget, method): the smallest mean ``context_budget`` at ``k`` over the methods that return
     anything, rounded down, and the method it is that of. Every method can fill it from a ranking as
     deep as k (on average), so at this budget each hands over the same number of tokens."""
     d = results[(results["metric"] == TOKENS) & (results["k"] == k)]

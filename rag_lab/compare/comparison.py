@@ -85,7 +85,7 @@ def leaderboard(results: pd.DataFrame, k: int) -> pd.DataFrame:
     table = summarize(results)
     cols = [f"{m}@{k}" for m in LEADERBOARD_METRICS if f"{m}@{k}" in table.columns]
     answer = [c for c in table.columns if c.endswith(f"@{k}") and c not in cols
-              and not c.startswith(("doc_", "ctx_", "section_", "context_tokens"))]
+              and not c.startswith(("doc_", "ctx_", "section_", "context_budget"))]
     board = table[cols + answer]
     sort_col = f"ctx_recall@{k}" if f"ctx_recall@{k}" in board.columns else cols[0]
     return board.sort_values(sort_col, ascending=False)

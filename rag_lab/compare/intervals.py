@@ -11,11 +11,11 @@ from ..datasets import load_dataset
 from ..evaluation.statistics import format_ci
 from ..evaluation.uncertainty import flip_counts, flips, paired_differences, paper_pairs, summary_with_ci
 
-# context_tokens: the tokens of the hits at k (``budget.context_token_rows``), the budget beside every row
+# context_budget: the tokens of the hits at k (``budget.context_token_rows``), the budget beside every row
 LEADERBOARD_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage_source",
-                       "context_tokens")
+                       "context_budget")
 RANK_METRIC = "ctx_recall"
-COUNT_METRICS = ("context_tokens", "tokens_handed")    # shown as whole tokens
+COUNT_METRICS = ("context_budget", "tokens_handed")    # shown as whole tokens
 
 
 def _digits(metric: str) -> int:
