@@ -9,8 +9,9 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from rag_lab.compare.budget import (HANDED, TOKENS, budget_metric, budget_sentence, context_token_rows, cut_to_budget,
-                                    equal_budget_board, equal_budget_rows, pick_budget, semantic_truncation_sentence)
+from rag_lab.compare.budget import (HANDED, TOKENS, EqualBudget, block_tokens, budget_metric, budget_sentence,
+                                    context_token_rows, cut_to_budget, equal_budget_board, equal_budget_rows,
+                                    pick_budget, semantic_truncation_sentence)
 from rag_lab.core.types import Chunk, Dataset, Document, Hit, Question, Retrieval
 from rag_lab.reasoning.tokens import count_text_tokens, first_tokens
 
@@ -118,15 +119,28 @@ def test_budget_sentence_names_the_spread_the_budget_and_the_leaders():
     board_b = pd.DataFrame([(1, "ssg", "ctx_recall@100tok", 0.5, 1, 0.4, 0.6), (1, "ssg", HANDED, 100.0, 1, 100, 100),
                             (2, "semantic", "ctx_recall@100tok", 0.2, 1, 0.1, 0.3),
                             (2, "semantic", HANDED, 100.0, 1, 100, 100)], columns=board_k.columns)
-    text = budget_sentence(results, 5, 100, "ssg", board_k, board_b, 10)
+    equal = EqualBudget(100, "ssg", 10, pd.DataFrame(), board_b, {})
+    text = budget_sentence(results, 5, equal, board_k)
     assert "from 100 tokens of retrieved text per question (ssg) to 2000 (semantic)" in text
     assert "20 times apart" in text and "cut to 100 tokens (the smallest method's mean budget at k=5, ssg's" in text
     assert "Highest ctx_recall@5: semantic 0.900 [0.800, 1.000]" in text
-    assert "highest ctx_recall at 100 tokens: ssg 0.500 [0.400, 0.600]" in text
-    assert "less than" not in text
+    assert "highest ctx_recall at 100 tokens: ssg 0.500 [0.400, 0.600] (semantic is 2 of 2 there)." in text
+    assert "less than" not in text and "Not counted" not in text
     board_b.loc[board_b["method"] == "ssg", "mean"] = [0.5, 60.0]
-    assert "Handing over less than 100 tokens on average (their ranking at k=10 holds less): ssg (60)." in \
-        budget_sentence(results, 5, 100, "ssg", board_k, board_b, 10)
+    equal = EqualBudget(100, "ssg", 10, pd.DataFrame(), board_b, {"sketch": 42.4})
+    text = budget_sentence(results, 5, equal, board_k)
+    assert "Handing over less than 100 tokens on average (their ranking at k=10 holds less): ssg (60)." in text
+    assert text.endswith("mean tokens at k=5: sketch 42.")
+
+
+def test_block_tokens_measure_what_is_handed_over_besides_the_hits():
+    class Facts:
+        def context_blocks(self, retrieval):
+            return [("graph facts", "one two three")] if retrieval.query == "q" else []
+
+    retrievals = {"sketch": {"q1": retrieval(C1), "q2": Retrieval("other", [])}, "naive": {"q1": retrieval(C1)}}
+    plain = SimpleNamespace(context_blocks=lambda retrieval: [])
+    assert block_tokens({"sketch": Facts(), "naive": plain}, retrievals) == {"sketch": 1.5}     # (3 + 0) / 2
 
 
 def test_semantic_truncation_sentence_counts_chunks_past_the_limit():
@@ -150,4 +164,7 @@ def test_semantic_truncation_sentence_counts_chunks_past_the_limit():
     assert "semantic: 2 of 3 chunks are longer (mean 4 word pieces, longest 7)" in text
     assert "gralc-semantic: 0 of 1 chunks are longer (mean 2 word pieces, longest 2)" in text
     assert "naive" not in text and "opening 4 word pieces" in text
+    assert text.endswith("Read the rows of semantic with that in mind: they rank truncated vectors.")
+    assert semantic_truncation_sentence({"gralc-semantic": retrievers["gralc-semantic"]}).endswith(
+        "No semantic chunk is cut off here.")
     assert semantic_truncation_sentence({"naive": retrievers["naive"]}) == "No method with semantic chunks ran."

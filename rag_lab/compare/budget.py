@@ -71,16 +71,14 @@ def cut_to_budget(chunks: Sequence[Chunk], budget: int) -> list[Chunk]:
         raise ValueError(f"the budget must be a positive number of tokens, got {budget}")
     out, left = [], budget
     for c in chunks:
-        n = count_text_tokens(c.text)
-        if n <= left:
-            out.append(c)
-            left -= n
-        else:
-            if left > 0:
-                out.append(cut_chunk(c, left))
-            break
         if left == 0:
             break
+        n = count_text_tokens(c.text)
+        if n > left:
+            out.append(cut_chunk(c, left))
+            break
+        out.append(c)
+        left -= n
     return out
 
 
@@ -177,27 +175,36 @@ def _leader(board: pd.DataFrame, metric: str) -> str:
     return f"{row['method']} {format_ci(row['mean'], row['ci_low'], row['ci_high'])}"
 
 
-def budget_sentence(results: pd.DataFrame, k: int, budget: int, budget_method: str, board_at_k: pd.DataFrame,
-                    budget_board: pd.DataFrame, deepest_k: int) -> str:
+def budget_sentence(results: pd.DataFrame, k: int, equal: "EqualBudget", board_at_k: pd.DataFrame) -> str:
     """In words, from the run: how far apart the methods' budgets at k are, the budget every method
-    is cut to and why, who leads context recall at k and at the budget, and which methods hand over
-    less than the budget (their ranking at ``deepest_k`` holds fewer tokens)."""
+    is cut to and why, who leads context recall at k and at the budget (and where the leader at k
+    lands), which methods hand over less than the budget (their ranking at the deepest k holds fewer
+    tokens) and the context blocks not counted."""
+    budget, deepest_k, board = equal.budget, equal.deepest_k, equal.board
     means = _mean_tokens(results, k)
     lo, hi = means.idxmin(), means.idxmax()
-    handed = budget_board[budget_board["metric"] == HANDED].set_index("method")["mean"]
+    handed = board[board["metric"] == HANDED].set_index("method")["mean"]
     short = [f"{m} ({v:.0f})" for m, v in handed.items() if v < 0.98 * budget]
     at_budget = budget_metric(RANK_METRIC, budget)
+    first_at_k = board_at_k[board_at_k["metric"] == f"{RANK_METRIC}@{k}"].sort_values("rank")["method"].iloc[0]
+    ranks = board[board["metric"] == at_budget].set_index("method")["rank"]
     text = (f"At k={k} the methods hand over from {means[lo]:.0f} tokens of retrieved text per question ({lo}) to "
             f"{means[hi]:.0f} ({hi}), means over the questions in cl100k_base tokens, so {RANK_METRIC}@{k} sets "
             f"lists {means[hi] / max(means[lo], 1):.0f} times apart in length against each other. The fair comparison "
             f"for methods whose hits differ in size is at one budget: every method's ranking at k={deepest_k} cut to "
-            f"{budget} tokens (the smallest method's mean budget at k={k}, {budget_method}'s, so every method can "
+            f"{budget} tokens (the smallest method's mean budget at k={k}, {equal.method}'s, so every method can "
             f"fill it; the last hit kept is cut at the budget) and scored with the same metrics. Highest "
             f"{RANK_METRIC}@{k}: {_leader(board_at_k, f'{RANK_METRIC}@{k}')}; highest {RANK_METRIC} at {budget} "
-            f"tokens: {_leader(budget_board, at_budget)}.")
+            f"tokens: {_leader(board, at_budget)}")
+    if first_at_k in ranks and ranks[first_at_k] != 1:
+        text += f" ({first_at_k} is {int(ranks[first_at_k])} of {len(ranks)} there)"
+    text += "."
     if short:
         text += (f" Handing over less than {budget} tokens on average (their ranking at k={deepest_k} holds "
                  f"less): {', '.join(short)}.")
+    if equal.blocks:
+        text += (" Not counted in either: the graph-facts block handed over besides the hits, mean tokens at "
+                 f"k={k}: " + ", ".join(f"{m} {v:.0f}" for m, v in equal.blocks.items()) + ".")
     return text
 
 
@@ -207,20 +214,25 @@ def semantic_truncation_sentence(retrievers: Mapping[str, object]) -> str:
     pieces (``core.chunking.chunk_stats``), and what that does to its ranking."""
     from ..core.chunking import chunk_stats
 
-    parts, limit, model = [], None, None
+    parts, cut, limit, model = [], [], None, None
     for name, r in retrievers.items():
         if "semantic" not in (getattr(r, "chunker", None), getattr(r, "strategy", None)) or not r.chunks:
             continue
         stats = chunk_stats(r.chunks, r.embedder)
         limit, model = r.embedder.max_tokens, r.embedder.model_id
+        if stats["over_model_limit"]:
+            cut.append(name)
         parts.append(f"{name}: {stats['over_model_limit']} of {stats['chunks']} chunks are longer (mean "
                      f"{stats['mean_tokens']:.0f} word pieces, longest {stats['max_tokens']})")
     if not parts:
         return "No method with semantic chunks ran."
-    return (f"The encoder ({model}) reads at most {limit} word pieces, its two special tokens included, and cuts "
-            f"longer texts off silently. " + "; ".join(parts) + ". A chunk past the limit is embedded from its "
-            f"opening {limit - 2} word pieces only: it is found or missed by its opening, while the metrics credit "
-            "its whole text. Read semantic chunking's rows with that in mind: they rank truncated vectors.")
+    text = (f"The encoder ({model}) reads at most {limit} word pieces, its two special tokens included, and cuts "
+            f"longer texts off silently. " + "; ".join(parts) + ".")
+    if not cut:
+        return text + " No semantic chunk is cut off here."
+    return text + (f" A chunk past the limit is embedded from its opening {limit - 2} word pieces only: it is found "
+                   "or missed by its opening, while the metrics credit its whole text. Read the rows of "
+                   f"{' and '.join(cut)} with that in mind: they rank truncated vectors.")
 
 
 @dataclass
@@ -232,6 +244,7 @@ class EqualBudget:
     deepest_k: int
     rows: pd.DataFrame
     board: pd.DataFrame
+    blocks: dict[str, float]      # method -> mean tokens at k of the context blocks it hands over besides its hits
 
 
 def equal_budget(results: pd.DataFrame, run, k: int) -> EqualBudget:
@@ -242,4 +255,5 @@ def equal_budget(results: pd.DataFrame, run, k: int) -> EqualBudget:
     pools = {name: r.chunks for name, r in run.retrievers.items()}
     rows = equal_budget_rows(run.retrievals[deepest], run.dataset, budget, pools,
                              results.attrs.get("min_overlap", 0.5), results.attrs.get("section_level", "section"))
-    return EqualBudget(budget, method, deepest, rows, equal_budget_board(rows, budget))
+    blocks = block_tokens(run.retrievers, run.retrievals[k]) if k in run.retrievals else {}
+    return EqualBudget(budget, method, deepest, rows, equal_budget_board(rows, budget), blocks)
