@@ -98,7 +98,7 @@ def test_equal_budget_scores_what_fits_in_the_budget():
     assert values[("long", "q1", HANDED)] == values[("short", "q1", HANDED)] == 3.0
     # q2 has no gold: its tokens are counted, it is not scored
     assert not rows[(rows["question_id"] == "q2") & (rows["metric"] != HANDED)].shape[0]
-    assert math.isnan(rows["k"]).all()
+    assert rows["k"].isna().all()
     # at 10 tokens the long hit is whole and finds the gold; short hands over 6 (all it has)
     at10 = equal_budget_rows(deepest, dataset(), 10).set_index(["method", "question_id", "metric"])["value"]
     assert at10[("long", "q1", budget_metric("ctx_recall", 10))] == 1.0
