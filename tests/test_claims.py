@@ -1,6 +1,8 @@
 """The papers' claims as three-valued verdicts on synthetic per-question scores: a case for each of
 supported, contradicted and inconclusive (and not tested), the non-inferiority margin, the
 majority rule of the SSG claim and its counting of twins once."""
+from types import SimpleNamespace
+
 import numpy as np
 import pandas as pd
 
@@ -11,9 +13,10 @@ RNG = np.random.default_rng(0)
 
 
 def tidy(scores: dict[str, dict[str, list[float]]], k: int = 5) -> pd.DataFrame:
-    """method -> metric -> per-question values (question i is q{i}) as evaluate()'s tidy table."""
-    rows = [(m, f"q{i}", metric, k, v) for m, by_metric in scores.items() for metric, values in by_metric.items()
-            for i, v in enumerate(values)]
+    """method -> metric -> per-question values (question i is q{i}) as evaluate()'s tidy table; the SSG
+    claim's gold-sentence metrics have no k (every sentence gathered)."""
+    rows = [(m, f"q{i}", metric, np.nan if metric.startswith("gold_sentence") else k, v)
+            for m, by_metric in scores.items() for metric, values in by_metric.items() for i, v in enumerate(values)]
     return pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
 
 
@@ -37,8 +40,8 @@ def test_a_case_for_each_verdict():
         # UnWeaver finds none of the 6 naive finds (and 6 to 18 on doc recall): the interval lies below -margin
         "unweaver": {"ctx_recall": [0.0] * 12 + base[12:], "doc_recall": hits(0.3)},
         # one algorithm one question better than basic retrieval on recall: inconclusive
-        "ssg-basic-retrieval": {"ctx_precision": hits(0.5), "ctx_recall": hits(0.5)},
-        "ssg-query-traversal": {"ctx_precision": hits(0.5), "ctx_recall": hits(0.55)},
+        "ssg-basic-retrieval": {"gold_sentence_precision": hits(0.5), "gold_sentence_recall": hits(0.5)},
+        "ssg-query-traversal": {"gold_sentence_precision": hits(0.5), "gold_sentence_recall": hits(0.55)},
     })}
     assert verdicts(results) == {"SKETCH": "supported", "UnWeaver": "contradicted",
                                  "SSG traversal": "inconclusive", "GraLC-RAG": "not tested"}
@@ -78,14 +81,76 @@ def test_the_ssg_majority_counts_a_twin_once():
     # basic 0.5; query beats it clearly on recall; llm-guided is query's twin on every score; ssg-traversal
     # falls clearly short on both. Counted once: 1 of 2 beat it -> not a majority; the one that falls short
     # leaves the majority out of reach -> contradicted. Counting the twin would make it 2 of 3.
-    query = {"ctx_precision": hits(0.5), "ctx_recall": hits(1.0)}
-    scores = {"ssg-basic-retrieval": {"ctx_precision": hits(0.5), "ctx_recall": hits(0.5)},
+    query = {"gold_sentence_precision": hits(0.5), "gold_sentence_recall": hits(1.0)}
+    scores = {"ssg-basic-retrieval": {"gold_sentence_precision": hits(0.5), "gold_sentence_recall": hits(0.5)},
               "ssg-query-traversal": query, "ssg-llm-guided-traversal": dict(query),
-              "ssg-ssg-traversal": {"ctx_precision": hits(0.0), "ctx_recall": hits(0.0)}}
+              "ssg-ssg-traversal": {"gold_sentence_precision": hits(0.0), "gold_sentence_recall": hits(0.0)}}
     results = {"d": tidy(scores)}
     assert twins(results["d"], list(scores)) == {"ssg-llm-guided-traversal": "ssg-query-traversal"}
     row = claims_table(results).set_index("paper").loc["SSG traversal"]
     assert row["this run"] == "contradicted" and "1/2 algorithms beat basic_retrieval" in row["numbers"]
     # one question apart -> no longer a twin: 2 of 3 beat it -> supported
-    scores["ssg-llm-guided-traversal"] = {"ctx_precision": hits(0.5), "ctx_recall": hits(0.95)}
+    scores["ssg-llm-guided-traversal"] = {"gold_sentence_precision": hits(0.5), "gold_sentence_recall": hits(0.95)}
     assert verdicts({"d": tidy(scores)})["SSG traversal"] == "supported"
+
+
+def test_the_ssg_claim_is_checked_on_every_sentence_gathered_not_the_first_k():
+    # ctx_recall@5 (the first five sentences) would have query-traversal clearly behind; the gold-sentence
+    # recall of the whole traversal has it clearly ahead: the claim reads the latter only
+    scores = {"ssg-basic-retrieval": {"ctx_recall": hits(0.9), "gold_sentence_recall": hits(0.3)},
+              "ssg-query-traversal": {"ctx_recall": hits(0.1), "gold_sentence_recall": hits(1.0)}}
+    rows = claim_comparisons({"d": tidy(scores)})
+    assert list(rows["metric"]) == ["gold_sentence_recall"] and list(rows["verdict"]) == ["supported"]
+    # without the gold-sentence rows (a plain evaluate() table) the claim is not tested, never read off ctx@k
+    plain = {"d": tidy({m: {"ctx_recall": s["ctx_recall"]} for m, s in scores.items()})}
+    assert verdicts(plain)["SSG traversal"] == "not tested"
+
+
+def test_ssg_gathered_rows_are_notebook_03s_scores_with_the_papers_caps():
+    # the hand-made graph of tests/ssg_handmade.py; the query sits at 0 degrees whatever its text
+    from ssg_handmade import main_graph, unit
+
+    from rag_lab.compare.claims import ssg_gathered_rows
+    from rag_lab.core.types import Dataset, Question
+    from rag_lab.methods.ssg import experiment
+    from rag_lab.methods.ssg.method import SSGRetriever
+
+    class AtZero:
+        def encode_one(self, text):
+            return unit(0.0)
+
+        def count_tokens(self, text):
+            return len(text.split())
+
+    graph, docs = main_graph()
+    gold = [s.text for s in graph.sentences if s.doc_id == "A"][:3]
+    questions = [Question("q1", "first", gold_doc_ids=["A"], gold_contexts=gold, meta={"strategy": "intra_document"}),
+                 Question("q2", "second", gold_doc_ids=["A"], gold_contexts=gold[:1],
+                          meta={"strategy": "sequential_multi_hop"}),
+                 Question("q3", "no gold", meta={"strategy": "intra_document"})]
+    data = Dataset("hand", docs, questions)
+    embedder, reasoner = AtZero(), SimpleNamespace(name="none")
+    algos = ["basic_retrieval", "query_traversal"]
+    retrievers = {f"ssg-{a.replace('_', '-')}": SSGRetriever.from_graph(graph, a, reasoner=reasoner, embedder=embedder,
+                                                                       documents=docs) for a in algos}
+    caps = {"sequential_multi_hop": 4, "default": 2}
+    rows = ssg_gathered_rows({**retrievers, "naive": object()}, data, caps)
+    ours = experiment.gathered_scores(experiment.run_algorithms(graph, data, algos, caps, reasoner, embedder), data)
+    expected = ours.melt(id_vars=["method", "question_id"], value_vars=["gold_sentence_precision",
+                                                                        "gold_sentence_recall"], var_name="metric")
+    got = rows.set_index(["method", "question_id", "metric"])["value"]
+    want = expected.set_index(["method", "question_id", "metric"])["value"]
+    pd.testing.assert_series_equal(got.sort_index(), want.sort_index())
+    assert rows["k"].isna().all() and set(rows["method"]) == set(retrievers)
+    # each question's own cap: 2 sentences, 4 for the sequential question; no gold -> NaN, not a 0
+    assert ours.set_index(["method", "question_id"])["sentences"].max() <= 4
+    assert (ours[ours["question_id"] == "q1"]["sentences"] <= 2).all()
+    assert got.loc[(slice(None), "q3", slice(None))].isna().all()
+
+
+def test_the_definition_sentence_names_the_caps():
+    from rag_lab.methods.ssg.experiment import PAPER_MAX_SENTENCES, definition_sentence
+
+    text = definition_sentence(PAPER_MAX_SENTENCES)
+    assert "(10 sentences; 15 for sequential_multi_hop questions)" in text and "never only its first k" in text
+    assert "(7 sentences)" in definition_sentence(7)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import Sequence
 
 import pandas as pd
 
 from .benchmarking import peak_memory_mb, query_latency_ms, replicate, warm_up
 from ..datasets import load_dataset
-from ..evaluation.harness import evaluate, summarize
+from ..core.types import Dataset
+from ..evaluation.harness import as_retrievers, evaluate, summarize
+from ..evaluation.retrievers import Retriever
 from ..evaluation.provenance import index_reasoner_name
 from ..methods import available_methods, get_retriever
 
@@ -28,18 +31,52 @@ def resolve_methods(methods: str | Sequence[str]) -> list[str]:
     return names
 
 
+@dataclass
+class Run:
+    """What ``compare`` ran on one dataset, kept for the tables that need more than the scores: the
+    dataset, the built retrievers and every retrieval (k -> method -> question id -> Retrieval)."""
+    dataset: Dataset
+    retrievers: dict[str, Retriever]
+    retrievals: dict
+
+
 def compare(datasets: Sequence[str], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,
-            limit: int | None = None, judge_repeats: int = 1) -> dict[str, pd.DataFrame]:
+            limit: int | None = None, judge_repeats: int = 1, keep: dict | None = None) -> dict[str, pd.DataFrame]:
     """dataset -> tidy results of every method; datasets without questions are skipped (logged).
-    ``judge_repeats``: ask the judge that many times per answer (``evaluate``)."""
+    ``judge_repeats``: ask the judge that many times per answer (``evaluate``). Besides ``evaluate``'s
+    rows: the tokens of the hits at every k (``budget.context_token_rows``) and, for the SSG traversals,
+    gold-sentence precision and recall of every sentence gathered (``claims.ssg_gathered_rows``).
+    ``keep``: a dict that receives dataset -> ``Run``."""
+    from .budget import context_token_rows
+    from .claims import ssg_gathered_rows
+
     out = {}
     for name in datasets:
         data = load_dataset(name, limit=limit)
         if not data.questions:
             log.warning("dataset %s has no questions: skipped", name)
             continue
-        retrievers = [get_retriever(m) for m in resolve_methods(methods)]
-        out[name] = evaluate(retrievers, data, ks, reasoner=reasoner, judge=judge, judge_repeats=judge_repeats)
+        retrievers = as_retrievers([get_retriever(m) for m in resolve_methods(methods)])
+        ran: dict = {}
+        df = evaluate(retrievers, data, ks, reasoner=reasoner, judge=judge, judge_repeats=judge_repeats, keep=ran)
+        scored_ks = [k for k in ran["retrievals"] if k in set(int(k) for k in ks)]
+        extra = pd.concat([context_token_rows({k: ran["retrievals"][k] for k in scored_ks}),
+                           ssg_gathered_rows(retrievers, data)], ignore_index=True)
+        out[name] = with_rows(df, extra)
+        if keep is not None:
+            keep[name] = Run(data, retrievers, ran["retrievals"])
+    return out
+
+
+def with_rows(results: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """``results`` with further tidy rows of its methods, each labelled with the method's reasoners as
+    ``evaluate`` labels its own rows; ``attrs`` (the provenance) kept."""
+    if rows.empty:
+        return results
+    labels = results.drop_duplicates("method").set_index("method")
+    rows = rows.assign(**{c: rows["method"].map(labels[c]) for c in results.columns if c not in rows.columns})
+    out = pd.concat([results, rows[results.columns]], ignore_index=True)
+    out.attrs = results.attrs
     return out
 
 
@@ -47,7 +84,8 @@ def leaderboard(results: pd.DataFrame, k: int) -> pd.DataFrame:
     """Mean metrics at ``k`` per method, best context recall first."""
     table = summarize(results)
     cols = [f"{m}@{k}" for m in LEADERBOARD_METRICS if f"{m}@{k}" in table.columns]
-    answer = [c for c in table.columns if c.endswith(f"@{k}") and c not in cols and not c.startswith(("doc_", "ctx_", "section_"))]
+    answer = [c for c in table.columns if c.endswith(f"@{k}") and c not in cols
+              and not c.startswith(("doc_", "ctx_", "section_", "context_budget"))]
     board = table[cols + answer]
     sort_col = f"ctx_recall@{k}" if f"ctx_recall@{k}" in board.columns else cols[0]
     return board.sort_values(sort_col, ascending=False)

@@ -11,8 +11,15 @@ from ..datasets import load_dataset
 from ..evaluation.statistics import format_ci
 from ..evaluation.uncertainty import flip_counts, flips, paired_differences, paper_pairs, summary_with_ci
 
-LEADERBOARD_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage_source")
+# context_budget: the tokens of the hits at k (``budget.context_token_rows``), the budget beside every row
+LEADERBOARD_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage_source",
+                       "context_budget")
 RANK_METRIC = "ctx_recall"
+COUNT_METRICS = ("context_budget", "tokens_handed")    # shown as whole tokens
+
+
+def _digits(metric: str) -> int:
+    return 0 if metric.startswith(COUNT_METRICS) else 3
 
 
 def leaderboard_ci(results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADERBOARD_METRICS) -> pd.DataFrame:
@@ -34,7 +41,8 @@ def leaderboard_ci(results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADE
 def leaderboard_shown(board: pd.DataFrame) -> pd.DataFrame:
     """``leaderboard_ci`` as a reader sees it: a row per method (best first), a column per metric headed
     with its n, cells ``mean [ci_low, ci_high]``."""
-    cells = board.assign(cell=[format_ci(m, lo, hi) for m, lo, hi in zip(board["mean"], board["ci_low"], board["ci_high"])])
+    cells = board.assign(cell=[format_ci(m, lo, hi, _digits(metric)) for metric, m, lo, hi in
+                               zip(board["metric"], board["mean"], board["ci_low"], board["ci_high"])])
     metrics = list(dict.fromkeys(board["metric"]))
     header = {}
     for metric in metrics:

@@ -227,7 +227,7 @@ def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer
 
 def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reasoner=None, judge=None,
              answer_k: int = 5, min_overlap: float = 0.5, progress: bool = True,
-             section_level: str = "section", judge_repeats: int = 1) -> pd.DataFrame:
+             section_level: str = "section", judge_repeats: int = 1, keep: dict | None = None) -> pd.DataFrame:
     """Retrieval metrics, and — with a reasoner — answers scored by ragas (LLM-judged metrics with a judge).
 
     ``reasoner``/``judge``: objects or spec strings (``"offline"``, ``"openai:gpt-4o-mini"`` …).
@@ -236,6 +236,8 @@ def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reaso
     (``provenance.provenance`` turns them into the sidecar JSON). NaN values (a question the judge
     could not score) are kept as rows so they can be counted (see ``nan_counts``). ``judge_repeats``:
     ask the judge that many times per sample (its spread is reported beside the sampling interval).
+    ``keep``: a dict that receives the built retrievers (``"retrievers"``) and every retrieval made
+    (``"retrievals"``: k -> method -> question id -> Retrieval), for tables beyond the scores.
     """
     from ..reasoning import get_reasoner
     from ..reasoning.judge import get_judge
@@ -255,6 +257,8 @@ def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reaso
     if isinstance(judge, str):
         judge = get_judge(judge)
     queried = run_queries_at(retrievers, dataset, ks + ([answer_k] if reasoner is not None else []), progress)
+    if keep is not None:
+        keep.update(retrievers=retrievers, retrievals=queried)
     pools = {n: r.chunks for n, r in retrievers.items()}
     frames = [score_retrievals({k: queried[k] for k in ks}, dataset, min_overlap, section_level, pools,
                                costs=queried[max(queried)])]

@@ -34,6 +34,17 @@ def count_text_tokens(text: str) -> int:
     return len(_encoding().encode(text, disallowed_special=()))
 
 
+def first_tokens(text: str, n: int) -> str:
+    """The opening of ``text`` that holds its first ``n`` tokens (as ``count_text_tokens`` counts them):
+    a prefix of ``text``, cut at a token boundary (a character split by that boundary is left out)."""
+    if n < 0:
+        raise ValueError(f"first_tokens: n must be >= 0, got {n}")
+    tokens = _encoding().encode(text, disallowed_special=())
+    if n >= len(tokens):
+        return text
+    return _encoding().decode_bytes(tokens[:n]).decode("utf-8", errors="ignore")
+
+
 def count_message_tokens(messages: Sequence[dict]) -> int:
     """Prompt tokens of a chat request: every message's role and content plus the fixed overheads."""
     total = REPLY_PRIMING

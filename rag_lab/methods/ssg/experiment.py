@@ -30,6 +30,9 @@ from .paper import (PAPER_METRICS, PAPER_STRATEGY, PAPER_TABLES, RunSetting, com
                     paper_table)
 
 DEFAULT_THRESHOLD = 0.5
+# the paper's max_sentences per grouping strategy: 15 for its sequential_multi_hop questions (3 hops x 5
+# sentences), 10 for the others (SSGConfig.max_sentences); notebook 03's default and notebook 10's claim check
+PAPER_MAX_SENTENCES = {"sequential_multi_hop": 15}
 
 GOLD_COLUMNS = ["gold_sentence_precision", "gold_sentence_recall"]
 # ragas' names (answer_metrics.LLM_METRICS): the analogues of the paper's four DeepEval columns
@@ -72,10 +75,25 @@ def run_algorithms(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequenc
             for a in algorithms}
 
 
+def definition_sentence(max_sentences: int | Mapping[str, int] | None = PAPER_MAX_SENTENCES) -> str:
+    """What gold-sentence precision and recall count, in words (notebooks 03 and 10 print it)."""
+    if max_sentences is None:
+        max_sentences = SSGConfig().max_sentences
+    caps = {"default": SSGConfig().max_sentences, **max_sentences} if isinstance(max_sentences, Mapping) \
+        else {"default": max_sentences}
+    others = ", ".join(f"{n} for {s} questions" for s, n in caps.items() if s != "default")
+    cap = f"{caps['default']} sentences" + (f"; {others}" if others else "")
+    return ("Gold-sentence recall = gold sentences among every sentence the traversal gathered / gold sentences; "
+            "gold-sentence precision = gathered sentences that are gold / sentences gathered (a sentence is gold "
+            "when its span overlaps a gold sentence, no LLM). Every gathered sentence counts, up to the "
+            f"traversal's cap ({cap}) or its own stopping rule, never only its first k: the paper scores the "
+            "whole retrieved context.")
+
+
 def gathered_scores(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dataset,
                     min_overlap: float = 0.5) -> pd.DataFrame:
-    """One row per (algorithm, question): gold-sentence precision and recall of the gathered sentences,
-    and what the traversal did."""
+    """One row per (algorithm, question): gold-sentence precision and recall of the gathered sentences
+    (``definition_sentence``; NaN for a question with no gold sentence), and what the traversal did."""
     docs = {d.id: d for d in dataset.documents}
     rows = []
     for method, by_q in results.items():
@@ -87,7 +105,8 @@ def gathered_scores(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dat
             rows.append({
                 "method": method, "algorithm": ret.trace.get("algorithm", method), "question_id": q.id,
                 "strategy": q.meta.get("strategy", ""),
-                "gold_sentence_precision": sum(1 for m in matches if m) / len(matches) if matches else 0.0,
+                "gold_sentence_precision": (sum(1 for m in matches if m) / len(matches) if matches else 0.0)
+                if golds else np.nan,
                 "gold_sentence_recall": len(found) / len(golds) if golds else np.nan,
                 "sentences": len(ret.hits), "hops": max(len(ret.trace.get("path", [])) - 1, 0),
                 "stop_reason": ret.trace.get("stop_reason", ""), "llm_fallbacks": ret.trace.get("llm_fallbacks", 0),

@@ -1,0 +1,259 @@
+"""The context budget: how many tokens a method hands over at k, and every method held to one budget.
+
+A "hit" is one sentence for the SSG traversals, a 100-256-token piece for the chunkers and a whole
+semantic segment (often past 500 word pieces) for semantic chunking, so a metric@k sets lists of very
+different sizes against each other: more text at k finds more gold. Two remedies, both here:
+
+- ``context_token_rows``: the tokens of the texts a method returns at each k (its hits, in order), one
+  tidy row per method, question and k (metric ``context_budget``), so a leaderboard shows its budget
+  beside every row.
+- ``equal_budget_rows``: each method's ranking at the run's deepest k, cut to the same number of
+  tokens (``cut_to_budget``), and scored again with the same metrics: the fair comparison for methods
+  whose hits differ in size. ``pick_budget`` takes the budget from the run: the smallest method's
+  mean budget at k, so that every method can fill it from its ranking.
+
+Tokens are cl100k_base tokens (``reasoning.tokens.count_text_tokens``): the count the project uses for
+what reaches an answering model (RAPTOR's context budget, the reasoners' usage). Context blocks a
+method hands over besides its hits (SKETCH's graph facts) are not counted: no retrieval metric scores
+them (``block_tokens`` measures them for a sentence beside the table).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from ..core.types import Chunk, Dataset, Retrieval
+from ..evaluation.harness import COLUMNS
+from ..evaluation.metrics import (ChunkPool, coverage_metric, questions_with_gold, retrieval_metrics,
+                                  section_coverage)
+from ..evaluation.uncertainty import summary_with_ci
+from ..reasoning.tokens import count_text_tokens, first_tokens
+
+TOKENS = "context_budget"          # tidy metric: tokens of the hits' texts at k
+HANDED = "tokens_handed"           # tidy metric of the equal-budget table: tokens of the cut list
+BUDGET_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage_source")
+RANK_METRIC = "ctx_recall"
+ByK = Mapping[int, Mapping[str, Mapping[str, Retrieval]]]     # k -> method -> question id -> Retrieval
+
+
+def hits_tokens(chunks: Sequence[Chunk]) -> int:
+    """Tokens of the chunks' texts, summed (each text counted on its own, as it is handed over)."""
+    return sum(count_text_tokens(c.text) for c in chunks)
+
+
+def context_token_rows(by_k: ByK) -> pd.DataFrame:
+    """One ``context_budget`` row per k, method and question: the tokens of the hits the method
+    returned for that k (``evaluate``'s tidy columns)."""
+    rows = [(method, qid, TOKENS, k, float(hits_tokens([h.chunk for h in ret.hits])))
+            for k, by_method in sorted(by_k.items()) for method, by_q in by_method.items()
+            for qid, ret in by_q.items()]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def cut_chunk(chunk: Chunk, tokens: int) -> Chunk:
+    """``chunk`` holding only its first ``tokens`` tokens; a span chunk's end moves with its text, so
+    the span rules of the metrics apply to what is left."""
+    text = first_tokens(chunk.text, tokens)
+    if text == chunk.text:
+        return chunk
+    end = chunk.start + len(text) if chunk.is_span else chunk.end
+    return replace(chunk, text=text, end=end, meta={**chunk.meta, "cut_to_tokens": tokens})
+
+
+def cut_to_budget(chunks: Sequence[Chunk], budget: int) -> list[Chunk]:
+    """The ranked chunks up to ``budget`` tokens: whole while they fit; the first that does not fit is
+    cut to the tokens left and ends the list (so a list of long chunks still hands over ``budget``
+    tokens, not nothing). A list shorter than the budget is returned whole."""
+    if budget <= 0:
+        raise ValueError(f"the budget must be a positive number of tokens, got {budget}")
+    out, left = [], budget
+    for c in chunks:
+        if left == 0:
+            break
+        n = count_text_tokens(c.text)
+        if n > left:
+            out.append(cut_chunk(c, left))
+            break
+        out.append(c)
+        left -= n
+    return out
+
+
+def pick_budget(results: pd.DataFrame, k: int) -> tuple[int, str]:
+    """(budget, method): the smallest mean ``context_budget`` at ``k`` over the methods that return
+    anything, rounded down, and the method it is that of. Every method can fill it from a ranking as
+    deep as k (on average), so at this budget each hands over the same number of tokens."""
+    d = results[(results["metric"] == TOKENS) & (results["k"] == k)]
+    if d.empty:
+        raise ValueError(f"no {TOKENS} rows at k={k}: add context_token_rows to the results first")
+    means = d.groupby("method", sort=False)["value"].mean()
+    means = means[means > 0]
+    if means.empty:
+        raise ValueError(f"no method returned any text at k={k}")
+    method = means.idxmin()
+    return max(int(math.floor(means[method])), 1), method
+
+
+def budget_metric(metric: str, budget: int) -> str:
+    """The label of a metric at a token budget: ``ctx_recall@130tok``."""
+    return f"{metric}@{budget}tok"
+
+
+def equal_budget_rows(deepest: Mapping[str, Mapping[str, Retrieval]], dataset: Dataset, budget: int,
+                      pools: Mapping[str, Sequence[Chunk]] | None = None, min_overlap: float = 0.5,
+                      section_level: str = "section") -> pd.DataFrame:
+    """Every method's ranking (``deepest``: method -> question id -> Retrieval) cut to ``budget``
+    tokens and scored with the retrieval metrics of ``evaluate`` (k = the hits kept; section coverage
+    where documents have sections), as tidy rows named ``metric@<budget>tok`` with no k, plus a
+    ``tokens_handed`` row per question (the tokens of the cut list). Questions without gold get only
+    the tokens row, as in ``evaluate``."""
+    docs = {d.id: d for d in dataset.documents}
+    scored = {q.id for q in questions_with_gold(dataset)[0]}
+    has_sections = any(d.sections for d in dataset.documents)
+    coverage = coverage_metric(section_level, source=True)
+    rows = []
+    for method, by_q in deepest.items():
+        pool = ChunkPool(pools[method]) if pools is not None and method in pools else None
+        for q in dataset.questions:
+            chunks = cut_to_budget([h.chunk for h in by_q[q.id].hits], budget)
+            rows.append((method, q.id, HANDED, math.nan, float(hits_tokens(chunks))))
+            depth = max(len(chunks), 1)
+            if q.id in scored:
+                rows += [(method, q.id, budget_metric(m, budget), math.nan, v)
+                         for m, _, v in retrieval_metrics(chunks, q, docs, [depth], min_overlap, pool)]
+            if has_sections and q.gold_doc_ids:
+                cov = section_coverage(chunks, depth, docs, section_level, q.gold_doc_ids)
+                rows.append((method, q.id, budget_metric(coverage, budget), math.nan, cov.value))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def equal_budget_board(rows: pd.DataFrame, budget: int, metrics: Sequence[str] = BUDGET_METRICS) -> pd.DataFrame:
+    """``equal_budget_rows`` as a leaderboard (the columns of ``intervals.leaderboard_ci``): per method
+    the mean tokens handed and each metric at the budget with n and a 95% interval, methods ordered by
+    context recall at the budget, best first."""
+    wanted = [HANDED] + [budget_metric(m, budget) for m in metrics]
+    long = summary_with_ci(rows, metrics=wanted)
+    if long.empty:
+        raise ValueError(f"no rows at a budget of {budget} tokens")
+    rank_col = budget_metric(RANK_METRIC, budget)
+    rank_col = rank_col if rank_col in set(long["metric"]) else long["metric"].iloc[0]
+    order = long[long["metric"] == rank_col].sort_values("mean", ascending=False, kind="stable")["method"].tolist()
+    order += [m for m in dict.fromkeys(long["method"]) if m not in order]
+    long["rank"] = long["method"].map({m: i + 1 for i, m in enumerate(order)})
+    long["metric"] = pd.Categorical(long["metric"], [c for c in wanted if c in set(long["metric"])], ordered=True)
+    out = long.sort_values(["rank", "metric"]).reset_index(drop=True)
+    out["metric"] = out["metric"].astype(str)
+    return out[["rank", "method", "metric", "mean", "n", "ci_low", "ci_high"]]
+
+
+def block_tokens(retrievers: Mapping[str, object], retrievals: Mapping[str, Mapping[str, Retrieval]]) -> dict[str, float]:
+    """method -> mean tokens of the context blocks it hands over besides its hits (SKETCH's graph
+    facts), for the methods that have any."""
+    out = {}
+    for method, by_q in retrievals.items():
+        r = retrievers.get(method)
+        if r is None or not by_q:
+            continue
+        counts = [sum(count_text_tokens(t) for _, t in r.context_blocks(ret)) for ret in by_q.values()]
+        if any(counts):
+            out[method] = sum(counts) / len(counts)
+    return out
+
+
+def _mean_tokens(results: pd.DataFrame, k: int) -> pd.Series:
+    d = results[(results["metric"] == TOKENS) & (results["k"] == k)]
+    return d.groupby("method", sort=False)["value"].mean()
+
+
+def _leader(board: pd.DataFrame, metric: str) -> str:
+    from ..evaluation.statistics import format_ci
+
+    row = board[board["metric"] == metric].sort_values("rank").iloc[0]
+    return f"{row['method']} {format_ci(row['mean'], row['ci_low'], row['ci_high'])}"
+
+
+def budget_sentence(results: pd.DataFrame, k: int, equal: "EqualBudget", board_at_k: pd.DataFrame) -> str:
+    """In words, from the run: how far apart the methods' budgets at k are, the budget every method
+    is cut to and why, who leads context recall at k and at the budget (and where the leader at k
+    lands), which methods hand over less than the budget (their ranking at the deepest k holds fewer
+    tokens) and the context blocks not counted."""
+    budget, deepest_k, board = equal.budget, equal.deepest_k, equal.board
+    means = _mean_tokens(results, k)
+    lo, hi = means.idxmin(), means.idxmax()
+    handed = board[board["metric"] == HANDED].set_index("method")["mean"]
+    short = [f"{m} ({v:.0f})" for m, v in handed.items() if v < 0.98 * budget]
+    at_budget = budget_metric(RANK_METRIC, budget)
+    first_at_k = board_at_k[board_at_k["metric"] == f"{RANK_METRIC}@{k}"].sort_values("rank")["method"].iloc[0]
+    ranks = board[board["metric"] == at_budget].set_index("method")["rank"]
+    text = (f"At k={k} the methods hand over from {means[lo]:.0f} tokens of retrieved text per question ({lo}) to "
+            f"{means[hi]:.0f} ({hi}), means over the questions in cl100k_base tokens, so {RANK_METRIC}@{k} sets "
+            f"lists {means[hi] / max(means[lo], 1):.0f} times apart in length against each other. The fair comparison "
+            f"for methods whose hits differ in size is at one budget: every method's ranking at k={deepest_k} cut to "
+            f"{budget} tokens (the smallest method's mean budget at k={k}, {equal.method}'s, so every method can "
+            f"fill it; the last hit kept is cut at the budget) and scored with the same metrics. Highest "
+            f"{RANK_METRIC}@{k}: {_leader(board_at_k, f'{RANK_METRIC}@{k}')}; highest {RANK_METRIC} at {budget} "
+            f"tokens: {_leader(board, at_budget)}")
+    if first_at_k in ranks and ranks[first_at_k] != 1:
+        text += f" ({first_at_k} is {int(ranks[first_at_k])} of {len(ranks)} there)"
+    text += "."
+    if short:
+        text += (f" Handing over less than {budget} tokens on average (their ranking at k={deepest_k} holds "
+                 f"less): {', '.join(short)}.")
+    if equal.blocks:
+        text += (" Not counted in either: the graph-facts block handed over besides the hits, mean tokens at "
+                 f"k={k}: " + ", ".join(f"{m} {v:.0f}" for m, v in equal.blocks.items()) + ".")
+    return text
+
+
+def semantic_truncation_sentence(retrievers: Mapping[str, object]) -> str:
+    """For every method that embeds whole semantic chunks (the ``semantic`` chunker, GraLC-RAG's semantic
+    strategy): how many of its chunks are longer than the encoder reads and their mean length in word
+    pieces (``core.chunking.chunk_stats``), and what that does to its ranking."""
+    from ..core.chunking import chunk_stats
+
+    parts, cut, limit, model = [], [], None, None
+    for name, r in retrievers.items():
+        if "semantic" not in (getattr(r, "chunker", None), getattr(r, "strategy", None)) or not r.chunks:
+            continue
+        stats = chunk_stats(r.chunks, r.embedder)
+        limit, model = r.embedder.max_tokens, r.embedder.model_id
+        if stats["over_model_limit"]:
+            cut.append(name)
+        parts.append(f"{name}: {stats['over_model_limit']} of {stats['chunks']} chunks are longer (mean "
+                     f"{stats['mean_tokens']:.0f} word pieces, longest {stats['max_tokens']})")
+    if not parts:
+        return "No method with semantic chunks ran."
+    text = (f"The encoder ({model}) reads at most {limit} word pieces, its two special tokens included, and cuts "
+            f"longer texts off silently. " + "; ".join(parts) + ".")
+    if not cut:
+        return text + " No semantic chunk is cut off here."
+    return text + (f" A chunk past the limit is embedded from its opening {limit - 2} word pieces only: it is found "
+                   "or missed by its opening, while the metrics credit its whole text. Read the rows of "
+                   f"{' and '.join(cut)} with that in mind: they rank truncated vectors.")
+
+
+@dataclass
+class EqualBudget:
+    """One dataset at one token budget: the budget, the method it was taken from, the per-question rows
+    (``equal_budget_rows``) and the leaderboard (``equal_budget_board``)."""
+    budget: int
+    method: str
+    deepest_k: int
+    rows: pd.DataFrame
+    board: pd.DataFrame
+    blocks: dict[str, float]      # method -> mean tokens at k of the context blocks it hands over besides its hits
+
+
+def equal_budget(results: pd.DataFrame, run, k: int) -> EqualBudget:
+    """The equal-budget comparison of one dataset of ``compare``: the budget from ``pick_budget`` at
+    ``k``, each method's ranking at the run's deepest k (``run``: a ``comparison.Run``) cut to it and scored."""
+    budget, method = pick_budget(results, k)
+    deepest = max(run.retrievals)
+    pools = {name: r.chunks for name, r in run.retrievers.items()}
+    rows = equal_budget_rows(run.retrievals[deepest], run.dataset, budget, pools,
+                             results.attrs.get("min_overlap", 0.5), results.attrs.get("section_level", "section"))
+    blocks = block_tokens(run.retrievers, run.retrievals[k]) if k in run.retrievals else {}
+    return EqualBudget(budget, method, deepest, rows, equal_budget_board(rows, budget), blocks)
