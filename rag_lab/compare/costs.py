@@ -224,7 +224,7 @@ def fastest_query_sentence(latencies: pd.DataFrame) -> str:
     a, b = order[0], order[1]
     d = paired_difference(latencies[b].to_numpy(), latencies[a].to_numpy())
     medians = f"{a} {latencies[a].median():.2f} ms, {b} {latencies[b].median():.2f} ms median"
-    diff = f"{b} − {a} per query: {format_ci(d.mean, d.ci_low, d.ci_high, 3)} ms, n = {d.n} queries"
+    diff = f"{b} − {a} per query: {format_ci(d.diff, d.ci_low, d.ci_high, 3)} ms, n = {d.n} queries"
     if not math.isnan(d.ci_low) and d.ci_low > 0:
         return f"Fastest queries: {a} ({medians}; {diff})."
     return f"The two fastest query times cannot be told apart ({medians}; {diff}: the interval holds zero or is undefined)."
