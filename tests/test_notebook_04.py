@@ -85,8 +85,12 @@ def check_ratio_table(folder: Path, name: str, reported: pd.DataFrame, ratios: l
         m = table[metric]
         assert list(m.columns) == ["ours", "paper-reported", "ours ÷ Naive", "paper ÷ Naive", paper.RATIO_DIFFERENCE]
         assert m.loc["Naive", "ours ÷ Naive"] == 1 and m.loc["Naive", "paper ÷ Naive"] == 1
-        ours = m["ours"] / m.loc["Naive", "ours"]
-        assert m["ours ÷ Naive"].tolist() == pytest.approx(ours.tolist(), rel=0.02, abs=0.01, nan_ok=True)
+        naive = m.loc["Naive", "ours"]
+        ours = m["ours"] / naive
+        # the table is rounded: a ratio of two values each within ±h of the truth is within h (1 + r) / naive
+        h = 0.5 * 10 ** -(2 if name == "table3" else 3)
+        slack = h * (1 + ours.abs()) / naive + h + 1e-9
+        assert ((m["ours ÷ Naive"] - ours).abs() <= slack).all(), (metric, m["ours ÷ Naive"].tolist(), ours.tolist())
         theirs = reported[metric].reindex(m.index) / reported.loc["Naive", metric]
         assert m["paper ÷ Naive"].tolist() == pytest.approx(theirs.tolist(), abs=0.006, nan_ok=True)
         diff = m["ours ÷ Naive"] - m["paper ÷ Naive"]

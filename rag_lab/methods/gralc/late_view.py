@@ -77,14 +77,17 @@ def choose_focus(rank_alone: np.ndarray, rank_late: np.ndarray) -> int:
 
 
 def late_view(doc: Document, query: str, embedder, spans: Sequence[tuple[int, int]] | None = None,
-              focus: int | None = None, k: int = 3, overlap: int | None = None) -> LateView:
-    """Alone vs late for the spans of ``doc`` (default: its sentences). ``focus`` (default
-    ``choose_focus``) is the span whose ``k`` nearest neighbours among the others are listed."""
+              focus: int | None = None, k: int = 3, overlap: int | None = None, min_words: int = 6) -> LateView:
+    """Alone vs late for the spans of ``doc`` (default: its sentences of at least ``min_words`` words, so
+    caption stubs such as "Table 2." stay out). ``focus`` (default ``choose_focus``) is the span whose
+    ``k`` nearest neighbours among the others are listed."""
     from ...core.chunking import sentence_spans
     from .config import LateChunksConfig
     from .encoding import encode_document
 
-    spans = [(int(s), int(e)) for s, e in (sentence_spans(doc.text) if spans is None else spans)]
+    if spans is None:
+        spans = [(s, e) for s, e in sentence_spans(doc.text) if len(doc.text[s:e].split()) >= min_words]
+    spans = [(int(s), int(e)) for s, e in spans]
     if len(spans) < k + 1:
         raise ValueError(f"late_view needs more than k = {k} spans, {doc.id!r} has {len(spans)}")
     texts = [doc.text[s:e] for s, e in spans]
