@@ -127,7 +127,7 @@ def check_late_view(folder: Path, text: str) -> None:
         assert focus not in set(near[f"{kind}: span"])
         assert near[f"{kind}: cosine"].is_monotonic_decreasing
         assert near[f"{kind}: cosine"].tolist() == pytest.approx(spans.loc[near[f"{kind}: span"], f"cos_focus_{kind}"].tolist(), abs=2e-3)
-    assert text.startswith("Question: ") and f"Sentence {focus} of " in text
+    assert "Question: " in text and f"Sentence {focus} of " in text   # (the first model use may also print an ONNX export warning)
     assert f"late: {near['late: span'].tolist()}" in text
 
 

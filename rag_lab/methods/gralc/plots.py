@@ -97,7 +97,8 @@ def ablation_steps(ours: pd.DataFrame, paper: pd.DataFrame, title: str, note: st
         fig.add_trace(go.Scatter(x=names, y=values, mode="lines+markers", line=style, error_y=error,
                                  name=label + (" (95% interval)" if error else "")))
         fig.add_hline(y=float(frame["MRR"].iloc[0]), line_dash="dot", opacity=0.4,
-                      annotation_text=f"{label}: late chunking base")
+                      annotation_text=f"{label}: late chunking base",
+                      annotation_position="bottom right" if label == "ours" else "top right")
     axis = "MRR (axis from 0)" + (", 95% interval over questions" if low is not None else "")
     fig.update_layout(title=title + _subtitle(None, note), yaxis={"title": axis, "rangemode": "tozero"})
     return fig
