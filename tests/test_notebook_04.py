@@ -17,6 +17,7 @@ pytestmark = pytest.mark.notebook
 SMALL = {"articles": 2, "ks": [1, 3, 5, 10, 20], "generation_questions": 4, "efficiency_articles": 1,
          "efficiency_condition": "introduction", "efficiency_repeats": 1}
 FINDINGS_CELL = "02c2fffa"     # the cell id of "What this run found"
+TABLE5_CELL, LATE_CELL = "2ecbf07c", "1a7e0c02"
 SEC5 = paper.seccov_label(5)
 
 
@@ -73,13 +74,78 @@ def check_table1_intervals(folder: Path, questions: int, like_for_like: bool) ->
     return t1
 
 
+def check_ratio_table(folder: Path, name: str, reported: pd.DataFrame, ratios: list[str], plain: list[str]) -> None:
+    """Tables 3 and 6: no difference of raw values (other corpus, machine, model); for ``ratios`` each
+    strategy relative to Naive, ours and the paper's, and the difference of the two ratios."""
+    table = pd.read_csv(folder / f"{name}.csv", header=[0, 1], index_col=0)
+    assert "difference" not in set(table.columns.get_level_values(1)), name
+    for metric in plain:
+        assert set(table[metric].columns) == {"ours", "paper-reported"}, (name, metric)
+    for metric in ratios:
+        m = table[metric]
+        assert list(m.columns) == ["ours", "paper-reported", "ours ÷ Naive", "paper ÷ Naive", paper.RATIO_DIFFERENCE]
+        assert m.loc["Naive", "ours ÷ Naive"] == 1 and m.loc["Naive", "paper ÷ Naive"] == 1
+        naive = m.loc["Naive", "ours"]
+        ours = m["ours"] / naive
+        # the table is rounded: a ratio of two values each within ±h of the truth is within h (1 + r) / naive
+        h = 0.5 * 10 ** -(2 if name == "table3" else 3)
+        slack = h * (1 + ours.abs()) / naive + h + 1e-9
+        assert ((m["ours ÷ Naive"] - ours).abs() <= slack).all(), (metric, m["ours ÷ Naive"].tolist(), ours.tolist())
+        theirs = reported[metric].reindex(m.index) / reported.loc["Naive", metric]
+        assert m["paper ÷ Naive"].tolist() == pytest.approx(theirs.tolist(), abs=0.006, nan_ok=True)
+        diff = m["ours ÷ Naive"] - m["paper ÷ Naive"]
+        assert m[paper.RATIO_DIFFERENCE].tolist() == pytest.approx(diff.tolist(), abs=0.011, nan_ok=True)
+
+
+def check_table5_whole(folder: Path, shown: dict) -> pd.DataFrame:
+    """Table 5 long: a row per metric and strategy, a column group per condition, and the notebook
+    shows it without cutting columns or rows."""
+    t5 = pd.read_csv(folder / "table5.csv", header=[0, 1], index_col=[0, 1])
+    metrics = list(dict.fromkeys(t5.index.get_level_values(0)))
+    assert metrics == [paper.seccov_label(5), paper.seccov_label(20), "CS Recall@20",
+                       paper.source_seccov_label(5), paper.source_seccov_label(20)]
+    assert (t5.groupby(level=0, sort=False).size() == 6).all()
+    assert set(t5.columns.get_level_values(0)) == {"introduction", "partial", "full"}
+    assert set(t5.columns.get_level_values(1)) == {"ours", "paper-reported", "difference"}
+    html, plain = shown.get("text/html", ""), shown.get("text/plain", "")
+    assert "…" not in html + plain and "..." not in html + plain and "rows x" not in plain, plain[-200:]
+    return t5
+
+
+def check_late_view(folder: Path, text: str) -> None:
+    """The late-chunking picture's data: ranks follow the cosines, the focus sentence's cosine to itself
+    is 1, its three neighbours are other sentences ordered by cosine; the printed sentence quotes them."""
+    spans = pd.read_csv(folder / "late_chunking_spans.csv", index_col=0)
+    for kind in ("alone", "late"):
+        assert spans[f"cos_query_{kind}"].idxmax() == spans[f"rank_{kind}"].idxmin()
+        assert sorted(spans[f"rank_{kind}"]) == list(range(1, len(spans) + 1))
+    focus = int(spans["cos_focus_late"].idxmax())
+    assert spans.loc[focus, "cos_focus_alone"] == pytest.approx(1.0, abs=1e-3)
+    near = pd.read_csv(folder / "late_chunking_neighbours.csv", index_col=0)
+    assert near.index.tolist() == [1, 2, 3]
+    for kind in ("alone", "late"):
+        assert focus not in set(near[f"{kind}: span"])
+        assert near[f"{kind}: cosine"].is_monotonic_decreasing
+        assert near[f"{kind}: cosine"].tolist() == pytest.approx(spans.loc[near[f"{kind}: span"], f"cos_focus_{kind}"].tolist(), abs=2e-3)
+    assert "Question: " in text and f"Sentence {focus} of " in text   # (the first model use may also print an ONNX export warning)
+    assert f"late: {near['late: span'].tolist()}" in text
+
+
+def cell_output(manifest: dict, tmp_path: Path, cell_id: str) -> dict:
+    """The rich output (mime type -> text) of one cell of the executed notebook."""
+    nb = json.loads((tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
+    cell = next(c for c in nb["cells"] if c.get("id") == cell_id)
+    data = next(o["data"] for o in cell["outputs"] if o.get("output_type") == "execute_result")
+    return {k: "".join(v) if isinstance(v, list) else str(v) for k, v in data.items()}
+
+
 def test_gralc_notebook_runs(tmp_path):
     manifest = run_notebook_smoke("04_gralc_rag", SMALL, tmp_path)
     files = {p.rsplit("/", 1)[-1] for p in manifest["notebooks"][0]["files"]}
     expected = {f"table{i}.{ext}" for i in range(1, 7) for ext in ("csv", "md")}
     expected |= {f"{name}.{ext}" for name in ("fig2_mrr", "fig3_recall_at_k", "fig4_ablation", "fig5_efficiency",
                                               "fig6_mrr_by_length", "fig7_seccov_by_length", "boundary_trace",
-                                              "lambda_sweep") for ext in ("png", "html")}
+                                              "lambda_sweep", "late_chunking") for ext in ("png", "html")}
     assert expected <= files
     assert_captions_name_reasoners(manifest)
 
@@ -88,11 +154,17 @@ def test_gralc_notebook_runs(tmp_path):
     assert "random GAT/MLP weights" in (folder / "lambda_sweep.md").read_text(encoding="utf-8").splitlines()[0]
     # λ = 0 is gralc-structure's configuration: its row repeats the Structure-Aware rows of the full condition
     t4 = pd.read_csv(folder / "table4.csv", header=[0, 1], index_col=[0, 1]).xs("ours", axis=1, level=1)
-    t5 = pd.read_csv(folder / "table5.csv", header=[0, 1], index_col=0).xs("ours", axis=1, level=1)
+    t5 = check_table5_whole(folder, cell_output(manifest, tmp_path, TABLE5_CELL))
     structure = t4.loc[("full", "Structure-Aware")]
     assert sweep.loc[0.0, "MRR@20"] == pytest.approx(structure["MRR"], abs=6e-4)          # table4 is rounded to 3
     assert sweep.loc[0.0, "R@5"] == pytest.approx(structure["R@5"], abs=6e-4)
-    assert sweep.loc[0.0, SEC5] == pytest.approx(t5.loc["Structure-Aware", f"{SEC5} full"], abs=6e-3)  # rounded to 2
+    assert sweep.loc[0.0, SEC5] == pytest.approx(t5.loc[(SEC5, "Structure-Aware"), ("full", "ours")], abs=6e-3)  # rounded to 2
+
+    check_ratio_table(folder, "table3", paper.table3(), ["Chunks", "Time (s)"], [])
+    check_ratio_table(folder, "table6", paper.table6(), ["Tokens"], ["Avg F1", "Sec Diversity"])
+    check_late_view(folder, printed(manifest, tmp_path, LATE_CELL))
+    ablation = (folder / "fig4_ablation.html").read_text(encoding="utf-8")
+    assert '"rangemode":"tozero"' in ablation and '"error_y"' in ablation and "axis from 0" in ablation
 
     text = printed(manifest, tmp_path, FINDINGS_CELL)
     questions = len(pd.read_csv(folder / "per_question_scores.csv").query("condition == 'abstract'")["question_id"].unique())

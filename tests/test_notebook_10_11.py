@@ -181,20 +181,3 @@ def test_the_ssg_claim_reads_gold_sentences_as_notebook_03_does(tmp_path):
             assert row["ci_low"] == pytest.approx(theirs["ci_low"], abs=1e-4)
             assert (row["verdict"] == "supported") == (theirs["side"] == "above")
 
-
-def test_cost_and_speed_notebook_tables(tmp_path):
-    manifest = run_notebook_smoke("11_cost_and_speed", {"methods": "naive,semantic", "copies": [1, 2],
-                                                        "limit_queries": 3, "scaling_methods": "naive"}, tmp_path)
-    assert_captions_name_reasoners(manifest)
-    files = written(manifest)
-
-    costs = pd.read_csv(files["method_costs.csv"], index_col=0)
-    assert sorted(costs.index) == ["naive", "semantic"] and (costs >= 0).all().all()
-    assert (costs["chunks"] > 0).all() and (costs["llm_tokens_index"] == 0).all()
-    assert (costs["query_p95_ms"] >= costs["query_median_ms"]).all()
-
-    growth = pd.read_csv(files["growth.csv"])
-    assert list(growth["copies"]) == [1, 2] and set(growth["method"]) == {"naive"}
-    # the corpus replicated twice has twice the documents and, split the same way, twice the chunks
-    assert growth["documents"].iloc[1] == 2 * growth["documents"].iloc[0]
-    assert growth["chunks"].iloc[1] == 2 * growth["chunks"].iloc[0]

@@ -2,6 +2,8 @@
 "paper-reported". Rows use the paper's strategy labels; ``PAPER_LABELS`` maps our names."""
 from __future__ import annotations
 
+from typing import Sequence
+
 import pandas as pd
 
 from .method import PAPER_LABELS
@@ -94,3 +96,60 @@ def table6() -> pd.DataFrame:
 
 def label(name: str) -> str:
     return PAPER_LABELS.get(name, name)
+
+
+BASE = "Naive"
+RATIO_DIFFERENCE = "ratio: ours − paper"
+
+
+def beside_paper_ratios(ours: pd.DataFrame, reported: pd.DataFrame, ratios: Sequence[str], base: str = BASE) -> pd.DataFrame:
+    """Ours beside the paper's numbers where the raw values are *not* comparable (another corpus size,
+    machine, chunk size or answering model): no difference of raw values. For the columns in ``ratios``
+    each strategy's value relative to ``base``, ours and the paper's, and the difference of the two
+    ratios — the comparison the two settings allow. Columns: (metric, "ours" | "paper-reported" |
+    "ours ÷ <base>" | "paper ÷ <base>" | ``RATIO_DIFFERENCE``); then our columns the paper lacks as
+    (column, "ours"). A ratio is NaN where either side has no ``base`` row."""
+    unknown = [c for c in ratios if c not in ours.columns or c not in reported.columns]
+    if unknown:
+        raise ValueError(f"ratio columns {unknown} are not in both tables ({list(ours.columns)}, {list(reported.columns)})")
+    index = ours.index.union(reported.index, sort=False)
+    parts = {}
+    for c in [c for c in reported.columns if c in ours.columns]:
+        mine, theirs = ours[c].reindex(index), reported[c].reindex(index)
+        parts[(c, "ours")], parts[(c, "paper-reported")] = mine, theirs
+        if c in ratios:
+            mine_r = mine / ours[c].get(base, float("nan"))
+            theirs_r = theirs / reported[c].get(base, float("nan"))
+            parts[(c, f"ours ÷ {base}")], parts[(c, f"paper ÷ {base}")] = mine_r, theirs_r
+            parts[(c, RATIO_DIFFERENCE)] = mine_r - theirs_r
+    for c in [c for c in ours.columns if c not in reported.columns]:
+        parts[(c, "ours")] = ours[c].reindex(index)
+    return pd.DataFrame(parts, index=index)
+
+
+def by_condition(side: pd.DataFrame, conditions: Sequence[str] = CONDITION_ORDER) -> pd.DataFrame:
+    """Table 5 beside the paper (columns ("<metric> <condition>", part)) turned readable: rows
+    (metric, strategy), columns (condition, part: ours | paper-reported | difference), so the
+    27-odd columns become three conditions of at most three parts each. Nothing is dropped."""
+    pieces = {}
+    for name, part in side.columns:
+        metric, cond = next(((name[: -len(c) - 1], c) for c in conditions if name.endswith(f" {c}")), (name, ""))
+        pieces.setdefault(metric, {})[(cond, part)] = side[(name, part)]
+    frames = []
+    for metric, cols in pieces.items():
+        frame = pd.DataFrame(cols, index=side.index)
+        frame.index = pd.MultiIndex.from_product([[metric], side.index], names=["metric", "strategy"])
+        frames.append(frame)
+    out = pd.concat(frames)
+    order = [c for c in [*conditions, ""] if c in out.columns.get_level_values(0)]
+    parts = ["ours", "paper-reported", "difference"]
+    cols = sorted(out.columns, key=lambda c: (order.index(c[0]), parts.index(c[1]) if c[1] in parts else len(parts)))
+    return out[cols].rename_axis(columns=["condition", ""])
+
+
+def ablation_intervals(intervals: dict[str, pd.DataFrame], column: str = "MRR") -> dict[str, pd.Series]:
+    """Table 1's intervals (``experiment.table1_intervals``) of one column re-indexed by the ablation's
+    row labels (``ABLATION``), for the ablation figure."""
+    rows = dict(zip(ABLATION, [label(n) for n in ABLATION_STRATEGIES]))
+    return {part: pd.Series({step: intervals[part][column].get(name, float("nan")) for step, name in rows.items()})
+            for part in ("ci_low", "ci_high")}

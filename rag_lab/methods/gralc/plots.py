@@ -81,18 +81,26 @@ def recall_curves(ours: pd.DataFrame, paper: pd.DataFrame | None, ks: Sequence[i
     return fig
 
 
-def ablation_steps(ours: pd.DataFrame, paper: pd.DataFrame, title: str, note: str | None = None):
-    """MRR after each component is added; dotted lines mark each base (late chunking)."""
+def ablation_steps(ours: pd.DataFrame, paper: pd.DataFrame, title: str, note: str | None = None,
+                   low: pd.Series | None = None, high: pd.Series | None = None):
+    """MRR after each component is added; dotted lines mark each base (late chunking). The axis starts
+    at zero, so steps of a few hundredths look as small as they are; ``low``/``high`` (indexed like
+    ``ours``) draw our 95% intervals, which show whether a step is larger than the noise."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
     for label, frame, style in (("ours", ours, {}), ("paper-reported", paper, PAPER_STYLE)):
         if frame.empty:
             continue
-        fig.add_trace(go.Scatter(x=list(frame.index), y=frame["MRR"], mode="lines+markers", name=label, line=style))
+        names, values = list(frame.index), list(frame["MRR"])
+        error = _error(values, low, high, names) if label == "ours" else None
+        fig.add_trace(go.Scatter(x=names, y=values, mode="lines+markers", line=style, error_y=error,
+                                 name=label + (" (95% interval)" if error else "")))
         fig.add_hline(y=float(frame["MRR"].iloc[0]), line_dash="dot", opacity=0.4,
-                      annotation_text=f"{label}: late chunking base")
-    fig.update_layout(title=title + _subtitle(None, note), yaxis={"title": "MRR", "rangemode": "tozero"})
+                      annotation_text=f"{label}: late chunking base",
+                      annotation_position="bottom right" if label == "ours" else "top right")
+    axis = "MRR (axis from 0)" + (", 95% interval over questions" if low is not None else "")
+    fig.update_layout(title=title + _subtitle(None, note), yaxis={"title": axis, "rangemode": "tozero"})
     return fig
 
 
@@ -191,4 +199,36 @@ def lambda_curve(sweep: pd.DataFrame, title: str, note: str | None = None, paper
     fig.update_yaxes(title_text="sections", rangemode="tozero", row=1, col=2)
     fig.update_yaxes(title_text="mean cosine", range=[0, 1.05], row=1, col=3)
     fig.update_layout(title=title + _subtitle(None, note), legend={"orientation": "h", "y": -0.25})
+    return fig
+
+
+def late_chunking_view(view, title: str):
+    """``late_view.LateView`` in two panels over the document's sentences: the cosine of each to the
+    query (left) and to the focus sentence (right), embedded alone (grey) and pooled late from the
+    whole document's token vectors (blue); the focus is marked and its top-k neighbours ringed.
+    Both axes run from 0 (or the lowest cosine, if negative) to 1."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    t = view.spans
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["cosine to the query", f"cosine to sentence {view.focus}"])
+    style = {"alone": ("embedded alone", "#7f7f7f"), "late": ("pooled late (whole-document tokens)", "#1f77b4")}
+    for col, what in ((1, "query"), (2, "focus")):
+        for kind, (name, colour_) in style.items():
+            fig.add_trace(go.Scatter(x=list(t.index), y=t[f"cos_{what}_{kind}"], mode="lines+markers", name=name,
+                                     line={"color": colour_, "width": 1}, marker={"size": 5}, showlegend=col == 1,
+                                     customdata=t["text"].str.slice(0, 90), hovertemplate="%{x}: %{y:.2f}<br>%{customdata}"),
+                          row=1, col=col)
+        fig.add_vline(x=view.focus, line_dash="dot", opacity=0.6, row=1, col=col)
+    for kind, (name, colour_) in style.items():
+        near = [int(i) for i in view.neighbours[f"{kind}: span"]]
+        fig.add_trace(go.Scatter(x=near, y=t.loc[near, f"cos_focus_{kind}"], mode="markers", showlegend=kind == "late",
+                                 name=f"top {len(near)} neighbours of sentence {view.focus}",
+                                 marker={"size": 13, "color": "rgba(0,0,0,0)", "line": {"color": colour_, "width": 2}}),
+                      row=1, col=2)
+    low = min(0.0, float(t.filter(like="cos_").min().min()))
+    for col in (1, 2):
+        fig.update_xaxes(title_text="sentence (document order)", row=1, col=col)
+        fig.update_yaxes(title_text="cosine", range=[low, 1.02], row=1, col=col)
+    fig.update_layout(title=title, legend={"orientation": "h", "y": -0.22})
     return fig

@@ -1,0 +1,55 @@
+"""Notebook 11 end to end on small parameters, checked by the contents of its tables and sentences:
+cold and warm index times each with n and a 95% interval, cold builds costing more than warm ones
+(they encode every text), the growth corpus of distinct copies, and ranking sentences that name a
+method only when the intervals separate it."""
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import assert_captions_name_reasoners, run_notebook_smoke
+
+pytestmark = pytest.mark.notebook
+SENTENCES_CELL = "9ded5034"
+
+
+def test_cost_and_speed_notebook_tables(tmp_path):
+    manifest = run_notebook_smoke("11_cost_and_speed", {"methods": "naive,semantic", "copies": [1, 2], "build_repeats": 2,
+                                                        "query_repeats": 2, "limit_queries": 3,
+                                                        "scaling_methods": "naive"}, tmp_path)
+    assert_captions_name_reasoners(manifest)
+    files = {Path(p).name: Path(p) for p in manifest["notebooks"][0]["files"]}
+
+    costs = pd.read_csv(files["method_costs.csv"], index_col=0)
+    assert sorted(costs.index) == ["naive", "semantic"]
+    assert (costs["chunks"] > 0).all() and (costs["llm_tokens_index"] == 0).all() and (costs["build_repeats"] == 2).all()
+    assert (costs["query_p95_ms"] >= costs["query_median_ms"]).all()
+    for kind in ("cold", "warm"):
+        mean, low, high = (costs[f"index_seconds_{kind}{s}"] for s in ("", "_ci_low", "_ci_high"))
+        assert (mean > 0).all() and ((low <= mean + 1e-9) & (mean <= high + 1e-9)).all()
+    # a cold build encodes every chunk, a warm one finds them all in its cache
+    assert (costs["index_seconds_cold"] > costs["index_seconds_warm"]).all()
+    caption = files["method_costs.md"].read_text(encoding="utf-8").splitlines()[0]
+    assert "cold (first build, empty caches)" in caption and "warm (rebuild" in caption and "over 2 builds" in caption
+
+    growth = pd.read_csv(files["growth.csv"])
+    assert list(growth["copies"]) == [1, 2] and set(growth["method"]) == {"naive"}
+    # distinct copies: twice the documents and, split the same way, twice the chunks
+    assert growth["documents"].iloc[1] == 2 * growth["documents"].iloc[0]
+    assert growth["chunks"].iloc[1] == 2 * growth["chunks"].iloc[0]
+    assert (growth["index_seconds_cold"] > growth["index_seconds_warm"]).all()
+    assert "distinct copies" in files["growth.md"].read_text(encoding="utf-8").splitlines()[0]
+
+    nb = json.loads((tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
+    cell = next(c for c in nb["cells"] if c.get("id") == SENTENCES_CELL)
+    text = "".join("".join(o.get("text", "")) for o in cell["outputs"] if o.get("output_type") == "stream")
+    lines = text.strip().splitlines()
+    assert len(lines) == 3, text
+    for line, kind in zip(lines[:2], ("cold", "warm")):
+        # a method is named slowest only with separated intervals; otherwise "cannot be told apart"
+        assert re.match(rf"(Slowest {kind} build: .*do not overlap|The two slowest {kind} builds, .* cannot be told apart)",
+                        line), line
+        assert "n = 2 builds each" in line and "95% interval" in line
+    assert re.match(r"(Fastest queries: .*|The two fastest query times cannot be told apart .*)n = 3 queries", lines[2])
