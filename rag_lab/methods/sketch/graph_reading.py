@@ -50,7 +50,9 @@ PREPOSITIONS = frozenset(("about", "above", "across", "after", "against", "along
                           "away", "back", "before", "behind", "below", "beside", "between", "beyond", "by", "down",
                           "during", "for", "from", "in", "inside", "into", "like", "near", "of", "off", "on", "onto",
                           "out", "outside", "over", "past", "since", "through", "throughout", "to", "toward",
-                          "towards", "under", "until", "up", "upon", "with", "within", "without"))
+                          "towards", "under", "until", "up", "upon", "with", "within", "without", "via", "per", "amid",
+                          "amongst", "despite", "than", "beneath", "unlike", "besides", "except", "alongside",
+                          "throughout", "underneath", "versus", "into", "together", "apart", "forth"))
 
 
 def triple_profile(nodes: Iterable[Node], edges: Sequence[Edge],
