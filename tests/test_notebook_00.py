@@ -74,6 +74,18 @@ def test_quickstart_runs(tmp_path, embedder):
     assert float(said.group(2)) == pytest.approx(recall["semantic"], abs=6e-4)
     paired = re.search(r"semantic - naive on ctx_recall@5: (-?\d\.\d{3}) \[", text)
     assert paired and float(paired.group(1)) == pytest.approx(recall["semantic"] - recall["naive"], abs=1.1e-3)
+    # the encoder cut is said beside that result, with the chunk table's own count and mean size, and tied
+    # to the same paired difference
+    cut = re.search(r"semantic: (\d+) of (\d+) chunks \(mean (\d+) word pieces\) are longer than the (\d+) word pieces "
+                    r"the encoder reads", text)
+    assert cut, text[-2000:]
+    assert int(cut.group(1)) == stats.loc["semantic", "over_model_limit"] and int(cut.group(2)) == stats.loc["semantic", "chunks"]
+    assert int(cut.group(3)) == round(stats.loc["semantic", "mean_tokens"]) and int(cut.group(4)) == embedder.max_tokens
+    tied = re.search(r"semantic - naive on ctx_recall@5 = (-?\d\.\d{3}) \[[^]]*\] \(n = 4\)", text)
+    assert tied and float(tied.group(1)) == pytest.approx(float(paired.group(1)), abs=1e-9)
+    # the answers' comparison names what the offline reasoner's answers are and that no judge ran
+    answers_line = next(line for line in text.splitlines() if line.startswith("Answers: semantic - naive on token_f1@5: "))
+    assert "extractive" in answers_line and "no judge ran" in answers_line
     check_intervals(manifest, tmp_path)
 
 

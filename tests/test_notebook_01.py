@@ -95,5 +95,33 @@ def test_sketch_notebook_tables(tmp_path):
                       for t in o.get("text", []))
     assert "graph store: kuzu" in printed and "MATCH (s:Entity)-[p:RELATES* SHORTEST 1.." in printed
     assert printed.count("Not like-for-like with the paper") == 2 and "Not RAPTOR's own setting" in printed
-    assert "sketch minus naive (paired, n = 3): context precision " in printed          # findings from paired intervals
+    assert "sketch minus naive (paired, n = 3): context precision " in printed          # details from paired intervals
+    check_findings(printed, pd.read_csv(paths["retrieval_metrics.csv"]), stats)
     assert_captions_name_reasoners(manifest, paper_only=tuple(f"paper_table{n}" for n in range(1, 5)))
+
+
+def check_findings(printed: str, retrieval: pd.DataFrame, stats: pd.DataFrame):
+    """The findings paragraph: n, reasoner and judge named; each baseline's ctx_recall@5 difference is the
+    retrieval table's difference of means; the string-matching caveat with this run's chunk sizes; the
+    encoder cut of semantic chunks; the graph and worked-answer sentences with the index's own counts."""
+    import re
+
+    paragraph = next(line for line in printed.splitlines() if line.startswith("Findings ("))
+    assert paragraph.startswith("Findings (3 questions, 3 scored per pair; reasoner: offline; judge: none)")
+    means = retrieval[retrieval["metric"] == "ctx_recall@5"].set_index("method")["mean"]
+    span = paragraph.split("On ctx_recall@5", 1)[1].split(". ", 1)[0]
+    said = dict(re.findall(r"(naive|semantic|kg|raptor) (-?\d\.\d{3}) \[", span))
+    assert set(said) == {"naive", "semantic", "kg", "raptor"}, span
+    for base, diff in said.items():
+        assert float(diff) == pytest.approx(means["sketch"] - means[base], abs=1.1e-3), base
+    assert "string matching of retrieved against gold passages" in paragraph and "penalises long chunks" in paragraph
+    sizes = re.search(r"mean chunk size here, word pieces: [^)]*\bsketch (\d+)", paragraph)
+    assert sizes and int(sizes.group(1)) == round(float(stats.loc["mean piece tokens"].iloc[0]))
+    assert re.search(r"semantic: \d+ of \d+ chunks \(mean \d+ word pieces\)", paragraph)
+    assert "offline reasoner (classical NLP, no LLM)" in paragraph and "faithfulness and answer relevancy" in paragraph
+    assert re.search(r"In sum, on ctx_recall@5 the 3 questions tell sketch apart from \d of 4 baselines", paragraph)
+    graph = re.search(r"What the graph half is here: \d+% of its (\d+) relations are a verb lemma.*of the (\d+) nodes",
+                      printed)
+    assert graph, printed[:3000]
+    assert int(graph.group(1)) == stats.loc["graph relations"].iloc[0] and int(graph.group(2)) == stats.loc["graph nodes"].iloc[0]
+    assert "cannot resolve pronouns" in printed and "graph facts handed over appear word for word in this answer" in printed

@@ -50,6 +50,7 @@ def test_unweaver_notebook_runs(tmp_path, monkeypatch, embedder):
     text = printed(manifest, tmp_path)
     assert "all datasets available" in text and "ragbench_covidqa: skipped" not in text
     assert "At least as good as VectorRAG on context recall@5" in text and "on ragbench_covidqa" in text
+    check_findings(text, pd.read_csv(paths["evaluation.csv"]), pd.read_csv(paths["voting_classes.csv"]))
 
     # the comparison with the baselines: n and a 95% interval around every mean
     evaluation = pd.read_csv(paths["evaluation.csv"])
@@ -91,3 +92,26 @@ def test_unweaver_notebook_runs(tmp_path, monkeypatch, embedder):
     for column in [("FC", "mean"), *TOKEN_COLUMNS]:
         for got, want in zip(reported[column], expected[column]):
             assert (pd.isna(got) and pd.isna(want)) or math.isclose(float(got), float(want)), (column, got, want)
+
+
+def check_findings(text: str, evaluation: pd.DataFrame, voters: pd.DataFrame):
+    """Why the rules agree, with the voting-class table's own counts, and the findings paragraph whose
+    differences are the evaluation table's differences of means, with its caveats."""
+    import re
+
+    assert len(voters) >= UnWeaverConfig().top_n and voters["copied from its chunk"].all()   # offline: sentences
+    why = re.search(r"Why approval, pav and cc elect the same chunks: (\d+) of the (\d+) voting classes embed "
+                    r"descriptions copied word for word from their chunk, and the \d+ voters embed only (\d+) distinct", text)
+    assert why, text[:3000]
+    assert int(why.group(1)) == int(why.group(2)) == len(voters)
+    assert int(why.group(3)) == voters["description (embedded)"].nunique()
+    assert re.search(r"Over 2 questions the rules elect the same set on [012] and the same ranked list on [012]\.", text)
+    assert "a class is in effect a sentence" in text and "An LLM reasoner writes a description" in text
+    means = evaluation[evaluation["metric"] == "ctx_recall@5"].set_index(["dataset", "method"])["mean"]
+    for name in DATASETS:
+        said = re.search(rf"On {name} \(n = (\d) questions\) UnWeaver minus VectorRAG \(naive\): ctx_recall@5 "
+                         r"(-?\d\.\d{3}) \[", text)
+        assert said and int(said.group(1)) == 2, name
+        assert float(said.group(2)) == pytest.approx(means[(name, "unweaver")] - means[(name, "naive")], abs=1.1e-3)
+    assert "factual correctness, needs a judge and was not computed" in text and "answers are extractive" in text
+    assert "approval, PAV and CC elect the same set on" in text

@@ -40,7 +40,8 @@ TABLE_DATASETS = {1: "Italian Cuisine", 2: "QuALITY", 3: "QASPER", 4: "Narrative
 _DATASET_PREFIXES = {"italian_cuisine": 1, "quality": 2, "qasper": 3, "narrativeqa": 4}
 # what each table was run on, as the paper describes it (§3.3, §4)
 PAPER_DATA = {1: "own Italian Cuisine corpus (three files, about 6,000 tokens, 9 test questions made with RAGAS)",
-              2: "QuALITY validation set", 3: "QASPER", 4: "NarrativeQA"}
+              2: "QuALITY (its §3.3 says the training set, about 2,090 entries; its §4.2 calls it the validation set)",
+              3: "QASPER validation set (281 entries)", 4: "NarrativeQA validation set (about 3,460 entries)"}
 PAPER_MODELS = ("GPT-4 named the query entities and an LLM built the graph and wrote the answers; "
                 "GPT-3.5-turbo-16k judged all four RAGAS metrics")
 

@@ -1,0 +1,130 @@
+"""The paragraph notebook 01 ends with: what this run's comparisons of SKETCH with each baseline say,
+and the caveats each one carries, computed from the run.
+
+``comparisons`` pairs SKETCH with every baseline question by question on each column (difference of
+means, its 95% bootstrap interval, ``statistics.verdict``); ``paragraph`` reads that table:
+
+- a difference is called ahead or behind only when its interval excludes zero;
+- the span-overlap ``ctx_recall@k`` (gold passages found, whatever the chunk's length) is read first;
+- ragas' non-LLM context precision and recall match retrieved against gold text by string similarity,
+  so they reward contexts about as long as the gold sentences: a lead there over a method with long
+  chunks (chunk sizes from the run) is named as such, and set beside the same pair on the span metric;
+- the reasoner (offline: dependency-rule triples, extractive answers) and a missing judge (no
+  faithfulness or answer relevancy, where the paper reports its largest leads) are said, as is n.
+"""
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from ...evaluation.statistics import format_ci, paired_difference, verdict
+from ...evaluation.uncertainty import per_question
+
+COLUMNS = ["baseline", "column", "diff", "ci_low", "ci_high", "n", "verdict"]
+SIDE = {"supported": "ahead", "contradicted": "behind", "inconclusive": "not told apart"}
+STRING_COLUMNS = ("context_precision", "context_recall")
+LONG_FACTOR = 2.0     # a method's chunks are "long" when their mean size is at least this many times SKETCH's
+
+
+def comparisons(results: pd.DataFrame, columns: Mapping[str, str], method: str = "sketch") -> pd.DataFrame:
+    """``method`` minus every other method of ``results`` (evaluate's tidy table) on each column
+    (``columns``: label -> metric@k), paired by question: ``COLUMNS``, one row per baseline and column
+    both were scored on."""
+    rows = []
+    for label, metric in columns.items():
+        table = per_question(results, metric)
+        if method not in table.columns:
+            continue
+        for base in [m for m in table.columns if m != method]:
+            d = paired_difference(table[method].to_numpy(), table[base].to_numpy())
+            if d.n:
+                rows.append({"baseline": base, "column": label, "diff": d.diff, "ci_low": d.ci_low,
+                             "ci_high": d.ci_high, "n": d.n, "verdict": verdict(d.ci_low, d.ci_high)})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _said(row) -> str:
+    return f"{row['baseline']} {format_ci(row['diff'], row['ci_low'], row['ci_high'])}"
+
+
+def _grouped(rows: pd.DataFrame) -> str:
+    """``ahead of a (d [lo, hi]); not told apart from b (...)`` over the rows of one column."""
+    parts = []
+    for v, words in (("supported", "ahead of"), ("contradicted", "behind"), ("inconclusive", "not told apart from")):
+        chosen = rows[rows["verdict"] == v]
+        if len(chosen):
+            parts.append(f"{words} " + ", ".join(_said(r) for _, r in chosen.iterrows()))
+    return "; ".join(parts)
+
+
+def _name(column: str) -> str:
+    return column.replace("_", " ")
+
+
+def long_chunk_methods(chunk_tokens: Mapping[str, float], method: str = "sketch") -> list[str]:
+    """Methods whose mean chunk size is at least ``LONG_FACTOR`` times ``method``'s."""
+    own = chunk_tokens.get(method, math.nan)
+    return [m for m, t in chunk_tokens.items() if m != method and not math.isnan(own) and t >= LONG_FACTOR * own]
+
+
+def paragraph(table: pd.DataFrame, *, span: str, n_questions: int, reasoner: str, judged: bool,
+              chunk_tokens: Mapping[str, float], method: str = "sketch",
+              string_columns: Sequence[str] = STRING_COLUMNS, extra: Sequence[str] = ()) -> str:
+    """The findings paragraph from ``comparisons``' table. ``span``: the column without a length bias
+    (ctx_recall@k); ``chunk_tokens``: each method's mean chunk size in word pieces; ``extra``:
+    sentences the notebook computed elsewhere (the encoder cut of semantic chunks) put after the
+    comparisons."""
+    if table.empty:
+        return f"Findings: {method} was compared with no baseline in this run, so there is nothing to report."
+    n = int(table["n"].max())
+    sizes = ", ".join(f"{m} {t:.0f}" for m, t in chunk_tokens.items())
+    out = [f"Findings ({n_questions} questions, {n} scored per pair; reasoner: {reasoner}; judge: "
+           f"{'yes' if judged else 'none'}): {method} minus each baseline, paired by question, with 95% intervals; "
+           "a difference counts as ahead or behind only when its interval excludes zero."]
+    span_rows = table[table["column"] == span]
+    if len(span_rows):
+        out.append(f"On {span} (gold passages found among the top hits, whatever a chunk's length) {method} is "
+                   + _grouped(span_rows) + ".")
+    long = long_chunk_methods(chunk_tokens, method)
+    lead_unmatched = []
+    for col in [c for c in string_columns if c in set(table["column"])]:
+        rows = table[table["column"] == col]
+        out.append(f"On {_name(col)} {method} is " + _grouped(rows) + ".")
+        for _, r in rows[rows["verdict"] == "supported"].iterrows():
+            s = span_rows[span_rows["baseline"] == r["baseline"]]
+            if r["baseline"] in long and (s.empty or s["verdict"].iloc[0] != "supported"):
+                lead_unmatched.append((col, r["baseline"], SIDE[s["verdict"].iloc[0]] if len(s) else "not scored"))
+    if any(c in set(table["column"]) for c in string_columns):
+        text = (f"Caveat: {' and '.join(_name(c) for c in string_columns)} are ragas' non-LLM string matching of "
+                "retrieved against gold passages, which favours contexts about as long as the gold sentences and "
+                f"penalises long chunks (mean chunk size here, word pieces: {sizes})")
+        if lead_unmatched:
+            text += ("; so " + "; ".join(f"the lead on {_name(c)} over {b}, whose chunks are long, is not a lead on "
+                                         f"{span} (there: {side})" for c, b, side in lead_unmatched)
+                     + " — it measures chunk length more than retrieval")
+        out.append(text + ".")
+    out.extend(s for s in extra if s)
+    model = ("the offline reasoner (classical NLP, no LLM) extracted the triples and query entities and wrote "
+             "extractive answers, so answer metrics measure which sentences were copied, not generation"
+             if reasoner == "offline" else f"{reasoner} extracted the triples and wrote the answers")
+    judge = ("; with no judge, faithfulness and answer relevancy — where the paper reports SKETCH's largest leads — "
+             "were not measured" if not judged else "")
+    out.append(f"Not the paper's setting: {model}{judge}.")
+    decided = span_rows[span_rows["verdict"] != "inconclusive"]
+    if len(span_rows):
+        ahead = int((span_rows["verdict"] == "supported").sum())
+        out.append(f"In sum, on {span} the {n} questions tell {method} apart from {len(decided)} of "
+                   f"{len(span_rows)} baselines ({ahead} ahead, {len(decided) - ahead} behind).")
+    return " ".join(out)
+
+
+def chunk_sizes(methods: Mapping[str, object], embedder) -> dict[str, float]:
+    """Each method's mean chunk size in word pieces (its ``chunks``: what it can hand over)."""
+    out = {}
+    for name, r in methods.items():
+        chunks = getattr(r, "chunks", None) or []
+        if chunks:
+            out[name] = sum(embedder.count_tokens(c.text) for c in chunks) / len(chunks)
+    return out

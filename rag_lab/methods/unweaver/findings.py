@@ -1,0 +1,177 @@
+"""Notebook 02 in words: why the voting rules elect the same chunks in this run, and the findings
+paragraph its comparison ends with, computed from the run.
+
+- ``voting_classes``: one question's voting classes with the text each class embeds (its
+  descriptions), whether those are sentences copied from the chunk, and how many voters share them.
+- ``answer_classes``: where the classes named in the question's reference answer rank.
+- ``rule_agreement``: on how many questions approval, PAV and CC elect the same list / the same set.
+- ``why_rules_agree``: the sentence reading those three tables, with what an LLM reasoner would change.
+- ``paragraph``: UnWeaver against VectorRAG (our naive) per data set, paired by question with 95%
+  intervals, the paper's claim (at least as good) as a non-inferiority verdict, and the caveats
+  (n, reasoner, judge, string-matching answer metrics, identical rules).
+"""
+from __future__ import annotations
+
+import re
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ...core.types import Retrieval
+from ...evaluation.statistics import NON_INFERIORITY_MARGIN, format_ci, paired_difference, verdict
+from ...evaluation.uncertainty import per_question
+from .classes import class_descriptions
+from .paper import paper_fc_gap
+
+SIDE = {"supported": "ahead of", "contradicted": "behind", "inconclusive": "not told apart from"}
+
+
+def _body(cls) -> str:
+    """The embedded text without its leading "name: "."""
+    prefix = f"{cls.name}: "
+    return cls.text[len(prefix):] if cls.text.startswith(prefix) else cls.text
+
+
+def voting_classes(retriever, retrieval: Retrieval, width: int = 160) -> pd.DataFrame:
+    """The voting classes of one query, nearest first: similarity, mentions, the chunks each approves,
+    its description (the embedded text, cut to ``width`` characters), whether every description is
+    copied word for word from its chunk, and how many of the voters embed the same descriptions."""
+    voters = [retriever.classes[c["class"]] for c in retrieval.trace["classes"]]
+    descs = [tuple(class_descriptions(v, retriever.mentions)) for v in voters]
+    copied = [all(d in retriever.chunks[retriever.mentions[i].chunk_index].text
+                  for i in v.mentions for d in [retriever.mentions[i].description] if d) for v in voters]
+    rows = []
+    for c, v, d, cp in zip(retrieval.trace["classes"], voters, descs, copied):
+        body = _body(v)
+        rows.append({"class": v.name, "similarity": round(float(c["similarity"]), 3), "mentions": v.size,
+                     "approves": ", ".join(c["chunks"]),
+                     "description (embedded)": body if len(body) <= width else body[:width - 1] + "…",
+                     "copied from its chunk": cp, "voters with the same description": descs.count(d)})
+    return pd.DataFrame(rows)
+
+
+def answer_classes(retriever, question: str, answer: str, limit: int = 5) -> pd.DataFrame:
+    """The classes whose name occurs (whole words, any case) in the reference ``answer``: their rank by
+    similarity to ``question`` among all classes, similarity, mentions and chunks; best ranked first."""
+    sims, _ = retriever.class_similarities(question)
+    order = np.argsort(-sims, kind="stable")
+    rank = {int(c): r + 1 for r, c in enumerate(order)}
+    low = answer.casefold()
+    named = [c for c in retriever.classes if len(c.key) > 2 and re.search(rf"\b{re.escape(c.name.casefold())}\b", low)]
+    rows = sorted(({"class": c.name, "rank": rank[c.index], "of": len(retriever.classes),
+                    "similarity": round(float(sims[c.index]), 3), "mentions": c.size, "chunks": len(c.chunks)}
+                   for c in named), key=lambda r: r["rank"])[:limit]
+    return pd.DataFrame(rows, columns=["class", "rank", "of", "similarity", "mentions", "chunks"])
+
+
+def elected_by_rule(retriever, questions, k: int, rules: Sequence[str]) -> dict[str, dict[str, list[str]]]:
+    """question id -> rule -> the chunk ids that rule elects on the same index."""
+    variants = {r: retriever.variant(rule=r) for r in rules}
+    return {q.id: {r: [h.chunk.id for h in v.retrieve(q.question, k).hits] for r, v in variants.items()}
+            for q in questions}
+
+
+def rule_agreement(elected: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[str, int]:
+    """Questions on which every rule elects the same ranked list, the same set, and how many there are."""
+    same_list = same_set = 0
+    for by_rule in elected.values():
+        lists = [list(v) for v in by_rule.values()]
+        same_list += all(x == lists[0] for x in lists)
+        same_set += all(set(x) == set(lists[0]) for x in lists)
+    return {"questions": len(elected), "same list": same_list, "same set": same_set}
+
+
+def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers: pd.DataFrame, k: int,
+                    rules: Sequence[str], reasoner: str, keyword: str = "") -> str:
+    """Why the rules elect the same chunks, from ``voting_classes``, ``rule_agreement`` and
+    ``answer_classes`` of the worked question."""
+    if voters.empty:
+        return "No class voted for this question, so there is no election to explain."
+    n = len(voters)
+    copied = int(voters["copied from its chunk"].sum())
+    distinct = voters["description (embedded)"].nunique()
+    approved = len({c for cell in voters["approves"] for c in cell.split(", ") if c})
+    out = [f"Why {', '.join(rules[:-1])} and {rules[-1]} elect the same chunks: {copied} of the {n} voting classes "
+           f"embed descriptions copied word for word from their chunk, and the {n} voters embed only {distinct} "
+           f"distinct texts and approve {approved} chunks between them, for k = {k} seats"]
+    if approved <= k:
+        out[0] += " — every approved chunk is elected whatever the rule, so the rules have nothing to trade off."
+    else:
+        out[0] += (f" — with so few distinct ballots, the proportional rules find few voters left unrepresented to "
+                   "favour.")
+    if agreement.get("questions"):
+        out.append(f"Over {agreement['questions']} questions the rules elect the same set on {agreement['same set']} "
+                   f"and the same ranked list on {agreement['same list']}.")
+    if answers.empty:
+        out.append(f"No class is named in the reference answer{f' (e.g. {keyword!r})' if keyword else ''}.")
+    else:
+        top = answers.iloc[0]
+        inside = top["rank"] <= n
+        out.append(f"The class the answer names that ranks best, {top['class']!r} ({top['mentions']} mentions in "
+                   f"{top['chunks']} chunks), is #{top['rank']} of {top['of']} by similarity to the question: "
+                   + ("among the voters." if inside else
+                      f"not among the {n} voters, because its text concatenates sentences from all its chunks and is "
+                      "nearer none of them than a class whose one sentence echoes the question."))
+    if reasoner == "offline":
+        example = (f"{answers.iloc[0]['class']}: what it is, in words of its own" if not answers.empty
+                   else "what the entity is, in words of its own")
+        out.append("Offline, each entity's description is the whole sentence it appears in, so a class is in effect "
+                   "a sentence and the classes of one sentence vote as one bloc. An LLM reasoner writes a description "
+                   f"of the entity itself ({example}), so classes from one sentence would "
+                   "differ, a multi-chunk class would read as one idea, and the proportional rules would have "
+                   "distinct voters to balance.")
+    return " ".join(out)
+
+
+def _diff(df: pd.DataFrame, column: str, a: str, b: str):
+    table = per_question(df, column)
+    if a not in table.columns or b not in table.columns:
+        return None
+    d = paired_difference(table[a].to_numpy(), table[b].to_numpy())
+    return d if d.n else None
+
+
+def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasoner: str, judged: bool,
+              agreement: Mapping[str, Mapping[str, int]] | None = None) -> str:
+    """The findings paragraph: per data set, UnWeaver minus naive on ctx_recall@k and doc_mrr@k (paired,
+    95% interval, ahead/behind only when it excludes zero), the non-inferiority verdict of the paper's
+    claim, then the caveats. ``agreement``: data set -> ``rule_agreement``."""
+    out, widths = [], []
+    for name, df in results.items():
+        parts, n = [], 0
+        for column in (f"ctx_recall@{k}", f"doc_mrr@{k}"):
+            d = _diff(df, column, "unweaver", "naive")
+            if d is not None:
+                n = max(n, d.n)
+                parts.append(f"{column} {format_ci(d.diff, d.ci_low, d.ci_high)} "
+                             f"({SIDE[verdict(d.ci_low, d.ci_high)]} naive)")
+        if not parts:
+            continue
+        d = _diff(df, f"ctx_recall@{k}", "unweaver", "naive")
+        claim = verdict(d.ci_low, d.ci_high, -NON_INFERIORITY_MARGIN) if d is not None else "inconclusive"
+        if d is not None and not np.isnan(d.ci_high - d.ci_low):
+            widths.append(d.ci_high - d.ci_low)
+        out.append(f"On {name} (n = {n} questions) UnWeaver minus VectorRAG (naive): " + "; ".join(parts)
+                   + f"; at least as good as VectorRAG on context recall@{k} (margin {NON_INFERIORITY_MARGIN}): {claim}.")
+    if not out:
+        return "Findings: UnWeaver and naive were not both scored on any data set, so there is nothing to compare."
+    head = ("Findings, each difference paired by question with its 95% interval; ahead or behind only when the "
+            "interval excludes zero, and a claim 'supported' only when the whole interval clears the margin.")
+    gap = float(paper_fc_gap().abs().max())
+    span = (f"the context-recall intervals here are {min(widths):.2f} to {max(widths):.2f} wide" if widths
+            else "there are too few questions for an interval")
+    seen = "could not be told from zero" if widths and min(widths) > 2 * gap else "might be told from zero"
+    caveats = [f"Caveats: {span}, so a difference the size of the paper-reported one (UnWeaver minus VectorRAG at "
+               f"most {gap:.4f} in factual correctness, another metric) {seen} with this many questions"]
+    if reasoner == "offline":
+        caveats.append("the offline reasoner's entity descriptions are sentences copied from the chunks and its "
+                       f"answers are extractive, so token F1 and ROUGE-L at {answer_k} score copied sentences by "
+                       "string overlap with the reference, not generated answers")
+    if not judged:
+        caveats.append("the paper's measure, ragas' factual correctness, needs a judge and was not computed")
+    for name, a in (agreement or {}).items():
+        if a.get("questions"):
+            caveats.append(f"on {name} approval, PAV and CC elect the same set on {a['same set']} of "
+                           f"{a['questions']} questions, so their rows differ little")
+    return " ".join([head, *out, "; ".join(caveats) + "."])

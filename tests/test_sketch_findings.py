@@ -1,0 +1,108 @@
+"""The SKETCH findings paragraph and the graph-half sentences, on hand-made tables whose sentences
+are known in advance."""
+import pandas as pd
+
+from rag_lab.methods.sketch.findings import comparisons, long_chunk_methods, paragraph
+from rag_lab.methods.sketch.graph_reading import (answer_sentence, answer_sources, example_relation, graph_sentence,
+                                                  head_word, triple_profile)
+from rag_lab.methods.sketch.graph_stores import Edge, Node
+
+
+def tidy(scores: dict[str, dict[str, list[float]]]) -> pd.DataFrame:
+    """metric@k -> method -> per-question scores, as evaluate's tidy rows."""
+    rows = []
+    for column, by_method in scores.items():
+        metric, k = column.split("@")
+        for method, values in by_method.items():
+            rows += [{"method": method, "question_id": f"q{i}", "metric": metric, "k": int(k), "value": v}
+                     for i, v in enumerate(values)]
+    return pd.DataFrame(rows)
+
+
+def test_comparisons_pair_by_question_and_read_the_interval():
+    results = tidy({"ctx_recall@5": {"sketch": [1, 1, 0.5, 0.5], "naive": [0, 0, -0.5, -0.5],
+                                     "semantic": [1, 1, 0.5, 0.5]}})
+    table = comparisons(results, {"ctx_recall@5": "ctx_recall@5"})
+    got = table.set_index("baseline")
+    # constant differences: the interval is the point itself
+    assert got.loc["naive", ["diff", "ci_low", "ci_high", "n"]].tolist() == [1.0, 1.0, 1.0, 4]
+    assert got.loc["naive", "verdict"] == "supported"
+    assert got.loc["semantic", "diff"] == 0.0 and got.loc["semantic", "verdict"] == "inconclusive"
+
+
+HAND = pd.DataFrame([
+    # baseline, column, diff, ci_low, ci_high, n, verdict
+    ("naive", "ctx_recall@5", 0.1, -0.05, 0.25, 20, "inconclusive"),
+    ("semantic", "ctx_recall@5", 0.2, 0.05, 0.35, 20, "supported"),
+    ("naive", "context_precision", 0.3, 0.1, 0.5, 20, "supported"),
+    ("semantic", "context_precision", 0.4, 0.2, 0.6, 20, "supported"),
+], columns=["baseline", "column", "diff", "ci_low", "ci_high", "n", "verdict"])
+
+
+def test_paragraph_names_each_comparison_and_its_caveats():
+    sizes = {"sketch": 80.0, "naive": 125.0, "semantic": 531.0}
+    assert long_chunk_methods(sizes) == ["semantic"]                  # 531 >= 2 x 80; 125 is not
+    text = paragraph(HAND, span="ctx_recall@5", n_questions=20, reasoner="offline", judged=False, chunk_tokens=sizes,
+                     string_columns=("context_precision", "context_recall"), extra=["semantic: 10 of 12 cut."])
+    assert text.startswith("Findings (20 questions, 20 scored per pair; reasoner: offline; judge: none): sketch minus "
+                           "each baseline, paired by question, with 95% intervals;")
+    assert ("On ctx_recall@5 (gold passages found among the top hits, whatever a chunk's length) sketch is ahead of "
+            "semantic 0.200 [0.050, 0.350]; not told apart from naive 0.100 [-0.050, 0.250].") in text
+    assert ("On context precision sketch is ahead of naive 0.300 [0.100, 0.500], semantic 0.400 [0.200, 0.600].") in text
+    assert "penalises long chunks (mean chunk size here, word pieces: sketch 80, naive 125, semantic 531)" in text
+    # the lead over semantic (long chunks) on the string metric is matched on the span metric: not flagged;
+    # the lead over naive is not matched, but naive's chunks are not long: not flagged either
+    assert "measures chunk length" not in text
+    assert "semantic: 10 of 12 cut." in text
+    assert "offline reasoner (classical NLP, no LLM)" in text and "faithfulness and answer relevancy" in text
+    assert text.endswith("In sum, on ctx_recall@5 the 20 questions tell sketch apart from 1 of 2 baselines (1 ahead, "
+                         "0 behind).")
+
+
+def test_paragraph_flags_a_string_metric_lead_over_long_chunks_the_span_metric_does_not_share():
+    table = HAND.copy()
+    table.loc[1, ["diff", "ci_low", "ci_high", "verdict"]] = [-0.1, -0.3, 0.1, "inconclusive"]
+    text = paragraph(table, span="ctx_recall@5", n_questions=20, reasoner="openai:gpt-4o-mini", judged=True,
+                     chunk_tokens={"sketch": 80.0, "naive": 125.0, "semantic": 531.0})
+    assert ("so the lead on context precision over semantic, whose chunks are long, is not a lead on ctx_recall@5 "
+            "(there: not told apart) — it measures chunk length more than retrieval.") in text
+    assert "judge: yes" in text and "openai:gpt-4o-mini extracted the triples" in text
+    assert "were not measured" not in text
+    assert paragraph(HAND.iloc[:0], span="ctx_recall@5", n_questions=3, reasoner="offline", judged=False,
+                     chunk_tokens={}).startswith("Findings: sketch was compared with no baseline")
+
+
+NODES = [Node("merchant republics", "merchant republics", "CONCEPT"), Node("fall", "fall", "CONCEPT"),
+         Node("venice", "Venice", "GPE"), Node("genoa", "Genoa", "GPE"), Node("spice trade", "spice trade", "CONCEPT")]
+EDGES = [Edge("merchant republics", "grow_after", "fall", "c1"), Edge("venice", "rival", "genoa", "c1"),
+         Edge("venice", "control", "spice trade", "c2"), Edge("genoa", "was_rival_of", "venice", "c2")]
+
+
+def test_triple_profile_on_a_hand_made_graph():
+    verbs = {"grow": True, "rival": True, "control": True, "was": False}
+    profile = triple_profile(NODES, EDGES, verb_lemma=lambda words: [verbs[w] for w in words])
+    assert head_word("not_grow_after") == "grow" and head_word("was_rival_of") == "was"
+    assert profile["relations"] == 4 and profile["nodes"] == 5 and profile["distinct relation labels"] == 4
+    assert profile["verb lemma"] == 3 / 4                 # "was_rival_of": "was" is no lemma, "rival" no preposition
+    assert profile["two named entities"] == 2 / 4          # venice-genoa twice
+    assert profile["a bare common noun at an end"] == 1 / 4    # "fall"
+    assert profile["nodes in one relation only"] == 3 / 5  # merchant republics, fall, spice trade
+    example = example_relation(EDGES, NODES)
+    assert example == "merchant republics -[grow_after]-> fall"
+    text = graph_sentence(profile, "offline", example)
+    assert text.startswith("What the graph half is here: 75% of its 4 relations are a verb lemma (with its "
+                           "preposition), 50% link two named entities, 25% have a bare common noun at an end (e.g. "
+                           "`merchant republics -[grow_after]-> fall`), and 60% of the 5 nodes are in one relation only.")
+    assert "cannot resolve pronouns" in text and "An LLM extractor" in text
+    assert graph_sentence(pd.Series({"relations": 0}), "offline").endswith("nothing to add.")
+
+
+def test_answer_sources_count_the_facts_pasted_back():
+    facts = ["a -[r]-> b", "c -[s]-> d", "a -[r]-> b"]
+    answer = "Facts: a -[r]-> b Something else."          # 10 of 33 characters are the one fact
+    sources = answer_sources(answer, facts)
+    assert sources == {"facts handed over": 2, "facts in answer": 1, "fact chars": 10, "answer chars": 33}
+    text = answer_sentence(sources, "offline")
+    assert text.startswith("1 of the 2 graph facts handed over appear word for word in this answer (30% of its "
+                           "characters): the offline reasoner answers extractively")
+    assert answer_sentence({**sources, "answer chars": 0}, "offline").endswith("close enough to extract.")

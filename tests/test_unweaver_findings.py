@@ -1,0 +1,81 @@
+"""Notebook 02's sentences on hand-made inputs: the voting classes of a tiny index, the rules'
+agreement, why they agree, and the findings paragraph."""
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+
+from rag_lab.core.types import Retrieval
+from rag_lab.methods.unweaver.classes import EntityClass, Mention
+from rag_lab.methods.unweaver.findings import (answer_classes, paragraph, rule_agreement, voting_classes,
+                                               why_rules_agree)
+from rag_lab.methods.unweaver.paper import paper_fc_gap
+
+S1 = "In Lombardy the signature dish is risotto alla milanese."
+S2 = "Saffron colours the risotto."
+S3 = "Saffron grows in Abruzzo."
+
+
+def tiny_index():
+    """Two chunks; 'Milan' and 'risotto alla milanese' share sentence S1; 'saffron' spans both chunks."""
+    chunks = [SimpleNamespace(id="c0", text=f"{S1} {S2}"), SimpleNamespace(id="c1", text=S3)]
+    mentions = [Mention(0, 0, "Lombardy", "GPE", S1, "lombardy"), Mention(1, 0, "risotto alla milanese", "CONCEPT", S1,
+                                                                          "risotto alla milanese"),
+                Mention(2, 0, "Saffron", "CONCEPT", S2, "saffron"), Mention(3, 1, "Saffron", "CONCEPT", S3, "saffron")]
+    classes = [EntityClass(0, "lombardy", "Lombardy", [0], [0], f"Lombardy: {S1}"),
+               EntityClass(1, "risotto alla milanese", "risotto alla milanese", [1], [0], f"risotto alla milanese: {S1}"),
+               EntityClass(2, "saffron", "Saffron", [2, 3], [0, 1], f"Saffron: {S2} {S3}")]
+    sims = np.array([0.9, 0.8, 0.3])
+    return SimpleNamespace(chunks=chunks, mentions=mentions, classes=classes,
+                           class_similarities=lambda q: (sims, None))
+
+
+def test_voting_classes_show_copied_sentences_shared_by_voters():
+    uw = tiny_index()
+    ret = Retrieval("q", [], {"classes": [{"class": 0, "name": "Lombardy", "similarity": 0.9, "chunks": ["c0"]},
+                                          {"class": 1, "name": "risotto alla milanese", "similarity": 0.8,
+                                           "chunks": ["c0"]}]})
+    table = voting_classes(uw, ret)
+    assert table["class"].tolist() == ["Lombardy", "risotto alla milanese"]
+    assert table["description (embedded)"].tolist() == [S1, S1]
+    assert table["copied from its chunk"].all() and table["voters with the same description"].tolist() == [2, 2]
+    answers = answer_classes(uw, "Which spice colours risotto alla milanese?", "Saffron, grown in Abruzzo.")
+    assert answers.to_dict("records") == [{"class": "Saffron", "rank": 3, "of": 3, "similarity": 0.3, "mentions": 2,
+                                           "chunks": 2}]
+    text = why_rules_agree(table, {"questions": 4, "same list": 2, "same set": 3}, answers, k=1,
+                           rules=["approval", "pav", "cc"], reasoner="offline")
+    assert text.startswith("Why approval, pav and cc elect the same chunks: 2 of the 2 voting classes embed "
+                           "descriptions copied word for word from their chunk, and the 2 voters embed only 1 distinct "
+                           "texts and approve 1 chunks between them, for k = 1 seats — every approved chunk is elected "
+                           "whatever the rule")
+    assert "Over 4 questions the rules elect the same set on 3 and the same ranked list on 2." in text
+    assert "'Saffron' (2 mentions in 2 chunks), is #3 of 3 by similarity to the question: not among the 2 voters" in text
+    assert "a class is in effect a sentence" in text and "(Saffron: what it is, in words of its own)" in text
+
+
+def test_rule_agreement_counts_lists_and_sets():
+    elected = {"q1": {"approval": ["a", "b"], "pav": ["a", "b"], "cc": ["a", "b"]},
+               "q2": {"approval": ["a", "b"], "pav": ["b", "a"], "cc": ["a", "b"]},
+               "q3": {"approval": ["a", "b"], "pav": ["a", "c"], "cc": ["a", "b"]}}
+    assert rule_agreement(elected) == {"questions": 3, "same list": 1, "same set": 2}
+
+
+def tidy(by_method):
+    return pd.DataFrame([{"method": m, "question_id": f"q{i}", "metric": metric, "k": 5, "value": v}
+                         for m, metrics in by_method.items() for metric, values in metrics.items()
+                         for i, v in enumerate(values)])
+
+
+def test_paragraph_reads_each_data_set_with_its_caveats():
+    results = {"tiny": tidy({"unweaver": {"ctx_recall": [1, 1, 1], "doc_mrr": [1, 1, 1]},
+                             "naive": {"ctx_recall": [1, 1, 1], "doc_mrr": [0.5, 0.5, 0.5]}})}
+    text = paragraph(results, 5, 5, "offline", False, {"tiny": {"questions": 3, "same list": 3, "same set": 3}})
+    assert ("On tiny (n = 3 questions) UnWeaver minus VectorRAG (naive): ctx_recall@5 0.000 [0.000, 0.000] (not told "
+            "apart from naive); doc_mrr@5 0.500 [0.500, 0.500] (ahead of naive); at least as good as VectorRAG on "
+            "context recall@5 (margin 0.05): supported.") in text
+    gap = paper_fc_gap().abs().max()
+    assert f"at most {gap:.4f} in factual correctness, another metric" in text
+    assert "the context-recall intervals here are 0.00 to 0.00 wide" in text and "might be told from zero" in text
+    assert "answers are extractive" in text and "needs a judge and was not computed" in text
+    assert "on tiny approval, PAV and CC elect the same set on 3 of 3 questions" in text
+    assert paragraph({}, 5, 5, "offline", False).startswith("Findings: UnWeaver and naive were not both scored")
