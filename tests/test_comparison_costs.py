@@ -1,10 +1,10 @@
-"""The cost table times an index build without tracemalloc and measures memory in a separate build."""
+"""The cost table (compare.costs) times index builds without tracemalloc and measures memory in a separate build."""
 import tracemalloc
 from dataclasses import dataclass
 
 import pytest
 
-from rag_lab.compare.comparison import method_costs, scaling
+from rag_lab.compare.costs import method_costs, scaling
 from rag_lab.core.configs import Config
 from rag_lab.evaluation.retrievers import REGISTRY, Retriever, register
 from rag_lab.core.types import Chunk, Hit, Retrieval
@@ -41,13 +41,14 @@ def probe():
 
 
 def test_build_time_is_never_measured_under_tracemalloc(probe):
-    costs = method_costs([probe], "italian_cuisine", limit_queries=2, k=2)
-    assert BUILDS == [False, True]             # the timed build untraced, then a traced build for memory
-    assert costs.loc[probe, "index_seconds"] > 0 and costs.loc[probe, "peak_heap_mb"] > 0
+    costs, latencies = method_costs([probe], "italian_cuisine", limit_queries=2, k=2, repeats=1, query_repeats=1)
+    assert BUILDS == [False, False, True]      # cold and warm builds untraced, then a traced build for memory
+    assert costs.loc[probe, "index_seconds_cold"] > 0 and costs.loc[probe, "peak_heap_mb"] > 0
+    assert latencies.shape == (2, 1)
     assert costs.loc[probe, "chunks"] == 3
 
 
 def test_scaling_times_and_traces_separately(probe):
     grown = scaling([probe], "italian_cuisine", copies=(1, 2))
-    assert BUILDS == [False, True, False, True]
+    assert BUILDS == [False, False, True, False, False, True]
     assert grown["documents"].tolist() == [3, 6] and grown["chunks"].tolist() == [3, 6]

@@ -1,20 +1,17 @@
-"""Every registered method on every shipped dataset, through one metric layer (notebook 10),
-and per-method cost and speed (notebook 11)."""
+"""Every registered method on every shipped dataset, through one metric layer (notebook 10).
+Cost and speed per method (notebook 11) live in ``compare.costs``."""
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from typing import Sequence
 
 import pandas as pd
 
-from .benchmarking import peak_memory_mb, query_latency_ms, replicate, warm_up
 from ..datasets import load_dataset
 from ..core.types import Dataset
 from ..evaluation.harness import as_retrievers, evaluate, summarize
 from ..evaluation.retrievers import Retriever
-from ..evaluation.provenance import index_reasoner_name
 from ..methods import available_methods, get_retriever
 
 log = logging.getLogger(__name__)
@@ -89,59 +86,3 @@ def leaderboard(results: pd.DataFrame, k: int) -> pd.DataFrame:
     board = table[cols + answer]
     sort_col = f"ctx_recall@{k}" if f"ctx_recall@{k}" in board.columns else cols[0]
     return board.sort_values(sort_col, ascending=False)
-
-
-def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, k: int = 5) -> pd.DataFrame:
-    """Index time, query latency, tokens, peak memory and chunk count for each method.
-
-    Time and memory come from separate builds: tracemalloc slows Python allocation several-fold,
-    so the timed build runs without it, and a second, untimed build of a fresh retriever is traced
-    for its peak heap (its texts are then in the embedding cache, so that peak is the method's own
-    work around encoding). The shared model and the sentence splitter are loaded first, so no
-    method's index time carries the start-up; texts already in the persistent embedding cache are
-    not re-encoded (``benchmarks/run.py`` times cold builds)."""
-    from ..core.embedding import shared_embedder
-
-    warm_up(shared_embedder())
-    data = load_dataset(dataset)
-    queries = [q.question for q in data.questions][:limit_queries] or [data.documents[0].title or "overview"]
-    rows, built_by = [], {}
-    for name in resolve_methods(methods):
-        built = get_retriever(name).build(data.documents, reuse=False)        # timed pass (build_cost.seconds)
-        built_by[name] = index_reasoner_name(built)
-        _, peak = peak_memory_mb(lambda: get_retriever(name).build(data.documents, reuse=False))   # memory pass
-        lat = query_latency_ms(built, queries, k)
-        query_cost = [built.retrieve(q, k).cost for q in queries]
-        c = built.build_cost
-        rows.append({"method": name, "index_seconds": c.seconds, "query_median_ms": lat["median_ms"],
-                     "query_p95_ms": lat["p95_ms"], "embedding_tokens_index": c.embedding_tokens,
-                     "embedding_tokens_per_query": sum(q.embedding_tokens for q in query_cost) / len(query_cost),
-                     "llm_tokens_index": c.llm_prompt_tokens + c.llm_completion_tokens,
-                     "llm_tokens_per_query": sum(q.llm_prompt_tokens + q.llm_completion_tokens for q in query_cost) / len(query_cost),
-                     "peak_heap_mb": peak, "chunks": len(built.chunks)})
-    out = pd.DataFrame(rows).set_index("method")
-    out.attrs["index_reasoners"] = built_by      # method -> the reasoner its index was built with
-    return out
-
-
-def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2, 4)) -> pd.DataFrame:
-    """Index time and peak heap as the corpus is replicated ``copies`` times (texts repeat, so the
-    embedding cache keeps encoding flat: what grows is the method's own work). As in
-    ``method_costs``, the timed build and the traced build are separate."""
-    docs = load_dataset(dataset).documents
-    rows, built_by = [], {}
-    for name in resolve_methods(methods):
-        for n in copies:
-            corpus = replicate(docs, n)
-            retriever = get_retriever(name)
-            t0 = time.perf_counter()
-            retriever.build(corpus, reuse=False)
-            seconds = time.perf_counter() - t0
-            built_by[name] = index_reasoner_name(retriever)
-            _, peak = peak_memory_mb(lambda: get_retriever(name).build(corpus, reuse=False))
-            rows.append({"method": name, "copies": n, "documents": len(docs) * n,
-                         "index_seconds": seconds, "peak_heap_mb": peak,
-                         "chunks": len(retriever.chunks)})
-    out = pd.DataFrame(rows)
-    out.attrs["index_reasoners"] = built_by
-    return out
