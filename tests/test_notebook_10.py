@@ -1,5 +1,5 @@
-"""Notebooks 10 and 11 end to end on small parameters, checked by the contents of their tables:
-every method requested is present, rates stay in [0, 1], costs are never negative, the claims
+"""Notebook 10 end to end on small parameters, checked by the contents of its tables (notebook 11:
+tests/test_notebook_11.py): every method requested is present, rates stay in [0, 1], the claims
 table holds one verdict per paper and every caption names the reasoners. Notebook 10's context
 budget equals the tokens of the hits a fresh retrieval returns, its equal-budget table holds every
 method at one budget, and its SSG claim reads the gold sentences as notebook 03 does."""
