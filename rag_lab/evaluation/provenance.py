@@ -38,10 +38,14 @@ def reasoner_name(reasoner) -> str:
 
 
 def index_reasoner_name(retriever) -> str:
-    """The reasoner that built ``retriever``'s index: a method resolves its reasoner on first use,
-    so one still unresolved (None or a spec string) after the build was never called: "none"."""
+    """The reasoner that built ``retriever``'s index: "none" for a method that calls no reasoner while
+    indexing (it does not declare ``reasoner_at_build``, e.g. naive: a reasoner handed to it answers
+    questions, it builds nothing), and for one whose reasoner is still unresolved (None or a spec
+    string: a method resolves its reasoner on first use, so it was never called)."""
     r = getattr(retriever, "_reasoner", None)
-    return NONE if r is None or isinstance(r, str) else reasoner_name(r)
+    if not getattr(retriever, "reasoner_at_build", False) or r is None or isinstance(r, str):
+        return NONE
+    return reasoner_name(r)
 
 
 def _plain(value, depth: int = 0) -> bool:
