@@ -7,6 +7,15 @@ import numpy as np
 import pandas as pd
 
 
+def wrap_title(title: str, width: int = 95) -> str:
+    """``title`` broken into lines of at most ``width`` characters (plotly's ``<br>``) at spaces, so a long
+    title (a caption with the reasoners) is not cut off at the figure's right edge."""
+    import textwrap
+
+    return "<br>".join("<br>".join(textwrap.wrap(part, width, break_long_words=False, break_on_hyphens=False)
+                                   or [""]) for part in title.split("<br>"))
+
+
 def similarity_heatmap(vectors: np.ndarray, labels: Sequence[str], title: str):
     """Cosine similarity of every pair of (normalised) vectors."""
     import plotly.graph_objects as go
