@@ -171,6 +171,7 @@ def _export(folder: Path, path: Path) -> None:
         # export is checked against its record before use; the reader of a notebook has nothing to do
         warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
         warnings.filterwarnings("ignore", message="Exporting aten::index operator", category=UserWarning)
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"torch\.onnx")   # legacy exporter: chosen
         torch.onnx.export(_hidden_states(model), tuple(sample[n] for n in INPUTS), str(tmp), input_names=list(INPUTS),
                           output_names=["last_hidden_state"], opset_version=OPSET, dynamo=False,
                           dynamic_axes={n: {0: "batch", 1: "sequence"} for n in (*INPUTS, "last_hidden_state")})

@@ -327,20 +327,25 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     return manifest
 
 
+# what a kernel whose output is saved for a reader gets in its environment: our bars off and "building"
+# lines to this terminal only (rag_lab/core/progress.py); Hugging Face's bars (loading weights) and any other
+# tqdm bar off by default at their source. Papermill's own per-notebook bar passes ``disable`` itself: it stays.
+HEADLESS = {HEADLESS_ENV: "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1"}
+
+
 @contextlib.contextmanager
 def headless_kernels():
-    """Within the block, kernels started from this process know their output is saved for a reader
-    (``RAG_LAB_HEADLESS=1``): no progress bars in it, "building" lines to this terminal only
-    (rag_lab/core/progress.py). Papermill's own per-notebook bar here is unaffected."""
-    before = os.environ.get(HEADLESS_ENV)
-    os.environ[HEADLESS_ENV] = "1"
+    """Within the block, kernels started from this process have ``HEADLESS`` in their environment."""
+    before = {key: os.environ.get(key) for key in HEADLESS}
+    os.environ.update(HEADLESS)
     try:
         yield
     finally:
-        if before is None:
-            os.environ.pop(HEADLESS_ENV, None)
-        else:
-            os.environ[HEADLESS_ENV] = before
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def read_runs(runs_dir: Path = RUNS_DIR) -> list[tuple[Path, dict[str, Any]]]:
