@@ -171,7 +171,8 @@ def _export(folder: Path, path: Path) -> None:
         # export is checked against its record before use; the reader of a notebook has nothing to do
         warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
         warnings.filterwarnings("ignore", message="Exporting aten::index operator", category=UserWarning)
-        warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"torch\.onnx")   # legacy exporter: chosen
+        warnings.filterwarnings("ignore", message="You are using the legacy TorchScript-based ONNX export",
+                                category=DeprecationWarning)   # the legacy exporter is chosen (module docstring)
         torch.onnx.export(_hidden_states(model), tuple(sample[n] for n in INPUTS), str(tmp), input_names=list(INPUTS),
                           output_names=["last_hidden_state"], opset_version=OPSET, dynamo=False,
                           dynamic_axes={n: {0: "batch", 1: "sequence"} for n in (*INPUTS, "last_hidden_state")})
