@@ -137,7 +137,7 @@ def test_cli_eval_with_a_reasoner_writes_answer_rows_and_provenance(tmp_path, cu
     assert main(["eval", "--data", "italian_cuisine", "--methods", "naive,sketch", "--reasoner", "offline",
                  "--k", "1,3,5", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "index built by: none for naive; offline for sketch, answers by: offline, judge: none" in printed
+    assert "index built by: offline for sketch; without a reasoner for naive, answers by: offline, judge: none" in printed
     assert "token_f1@5" in printed and "ctx_recall@3" in printed
     df = pd.read_csv(out)
     n = len(cuisine.questions)
@@ -257,12 +257,16 @@ def test_method_params_prefer_config_and_skip_state():
 def test_captions_name_both_reasoners():
     assert reasoners_label("offline", "openai:gpt-4o-mini") == "index built by: offline, answers by: openai:gpt-4o-mini"
     assert reasoners_label({"naive": "none", "kg": "offline", "raptor": "offline"}, None, "none") == \
-        "index built by: none for naive; offline for kg, raptor, answers by: none, judge: none"
+        "index built by: offline for kg, raptor; without a reasoner for naive, answers by: none, judge: none"
+    # "built by: none" read as "no index was built"; no judge is spelled "judge: none" whatever it was given as
+    assert reasoners_label("none", "offline", "") == "index built without a reasoner, answers by: offline, judge: none"
+    assert reasoners_label({"naive": "none"}) == reasoners_label("none") == \
+        "index built without a reasoner, answers by: none"
     a, b = Scripted({1: ["B"]}), Scripted({1: ["B"]})
     a.name, b.name = "a", "b"
     data = abc_dataset()
     both = combine([evaluate([a], data, (1,), progress=False), evaluate([b], data, (1,), progress=False)])
     assert set(both.attrs["methods"]) == {"a", "b"}
-    assert caption_reasoners(both) == "index built by: none, answers by: none, judge: none"
+    assert caption_reasoners(both) == "index built without a reasoner, answers by: none, judge: none"
     with pytest.raises(ValueError, match="no provenance"):
         caption_reasoners(pd.DataFrame())

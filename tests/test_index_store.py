@@ -70,6 +70,42 @@ def test_reasoner_of_a_reused_index_is_named(reuse_on, small, embedder):
     assert method_record(naive)["index_reasoner"] == "none"
 
 
+def test_reasoner_handed_to_a_method_that_builds_without_one(reuse_on, small, embedder, caplog):
+    """naive given a reasoner (to answer with, as notebook 02 does) builds without it: its index is credited
+    to none, persisted, and reloads from disk with no warning (it used to be refused as "built by 'none'
+    but would be credited to 'offline'" and rebuilt, then left unpersisted)."""
+    from rag_lab.reasoning.offline import OfflineReasoner
+
+    docs, _ = small
+    get_retriever("naive", embedder=embedder).build(docs)          # an entry built with no reasoner at all
+    index_store.clear_memo()
+    with caplog.at_level(logging.WARNING, logger="rag_lab.evaluation.index_store"):
+        given = get_retriever("naive", embedder=embedder, reasoner=OfflineReasoner(embedder)).build(docs)
+        index_store.clear_memo()
+        fresh = get_retriever("naive", embedder=embedder, reasoner=OfflineReasoner(embedder), size=64).build(docs)
+    assert given.index_reuse["reused"] and method_record(given)["index_reasoner"] == "none"
+    assert fresh.index_reuse["entry"] is not None and method_record(fresh)["index_reasoner"] == "none"
+    assert not [r.getMessage() for r in caplog.records]
+
+
+def test_undeclared_reasoner_call_while_indexing_is_not_persisted(reuse_on, small, embedder, caplog):
+    from rag_lab.methods.baselines.vector import NaiveRetriever
+    from rag_lab.reasoning.offline import OfflineReasoner
+
+    class Caller(NaiveRetriever):          # calls its reasoner while indexing but does not declare it
+        def _build(self, documents):
+            super()._build(documents)
+            self.reasoner.query_entities("saffron")
+
+    docs, _ = small
+    r = Caller(embedder=embedder, reasoner=OfflineReasoner(embedder))
+    r.name = "caller"
+    with caplog.at_level(logging.WARNING, logger="rag_lab.evaluation.index_store"):
+        r.build(docs)
+    assert r.index_reuse["entry"] is None
+    assert any("does not declare reasoner_at_build" in m.getMessage() for m in caplog.records)
+
+
 def test_same_index_is_built_once_per_process(reuse_on, small, embedder, monkeypatch):
     docs, _ = small
     get_retriever("naive", embedder=embedder).build(docs)

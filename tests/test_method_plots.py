@@ -11,7 +11,7 @@ from scipy import sparse
 
 from rag_lab.methods.gralc import plots as gralc_plots
 from rag_lab.methods.sketch.graph_stores import Edge, Node
-from rag_lab.methods.sketch.plots import kg_network
+from rag_lab.methods.sketch.plots import PALETTE, kg_network, non_overlapping_labels, type_colors
 from rag_lab.methods.unweaver.classes import EntityClass
 from rag_lab.methods.unweaver.plots import alignment_bars, chunk_class_heatmap, votes_bar
 
@@ -62,6 +62,28 @@ def test_kg_network_rings_the_nodes_the_query_reached(kg):
     assert list(ring.hovertext) == ["pesto: 0 hop(s) from a matched entity", "genoa: 1 hop(s) from a matched entity"]
     food, place = trace(kg, "food"), trace(kg, "place")
     assert (ring.x[1], ring.y[1]) == (place.x[0], place.y[0]) and (ring.x[0], ring.y[0]) == (food.x[0], food.y[0])
+
+
+def test_every_entity_type_gets_its_own_colour():
+    # notebook 01's offline graph has 12 spaCy types; the old 10-colour palette gave EVENT the colour of
+    # CONCEPT and QUANTITY that of DATE
+    types = ["CONCEPT", "DATE", "PERSON", "GPE", "ORG", "CARDINAL", "LOC", "FAC", "NORP", "TIME", "EVENT", "QUANTITY"]
+    nodes = [Node(f"n{i}", f"n{i}", t) for i, t in enumerate(types)]
+    fig = kg_network(nodes, [], "types")
+    drawn = {t.name: t.marker.color for t in fig.data[1:]}
+    assert set(drawn) == set(types) and len(set(drawn.values())) == len(types)
+    assert fig.layout.showlegend and fig.layout.legend.title.text == "entity type"
+    many = type_colors([f"T{i}" for i in range(len(PALETTE) + 15)])
+    assert len(set(many.values())) == len(many) and list(many.values())[:len(PALETTE)] == PALETTE
+
+
+def test_labels_that_would_overlap_are_skipped_for_the_next_best():
+    pos = {"hub": (0.0, 0.0), "twin": (0.001, 0.0), "far": (1.0, 1.0), "near_far": (1.0, 1.002)}
+    names = {k: k for k in pos}
+    # twin sits on hub and near_far on far: each would print over a label already chosen
+    assert non_overlapping_labels(pos, names, ["hub", "twin", "far", "near_far"], limit=4) == {"hub", "far"}
+    assert non_overlapping_labels(pos, names, ["hub", "twin", "far"], limit=1) == {"hub"}
+    assert non_overlapping_labels({}, {}, [], limit=3) == set()
 
 
 # -- UnWeaver: chunk-class matrix, votes, alignment ---------------------------------------------------

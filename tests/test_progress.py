@@ -4,7 +4,7 @@ saved output ends at the final count)."""
 import nbformat
 import pytest
 
-from rag_lab.core.progress import QUIET_ENV, announce, building, llm_postfix, track
+from rag_lab.core.progress import HEADLESS_ENV, QUIET_ENV, announce, bars_shown, building, llm_postfix, progress_bar, track
 from rag_lab.reasoning.base import Reasoner
 from rag_lab.core.types import Cost
 
@@ -31,6 +31,7 @@ class CountingLLM(Reasoner):
 @pytest.fixture(autouse=True)
 def not_quiet(monkeypatch):
     monkeypatch.delenv(QUIET_ENV, raising=False)
+    monkeypatch.delenv(HEADLESS_ENV, raising=False)
 
 
 def test_postfix_counts_calls_tokens_fallbacks_since_the_loop_started():
@@ -77,6 +78,33 @@ def test_quiet_flag_silences_bars_and_announcements(monkeypatch, capfd):
     monkeypatch.setenv(QUIET_ENV, "0")            # an explicit false value is not quiet
     announce("building y over 1 document")
     assert "building y" in capfd.readouterr().err
+
+
+def test_headless_kernels_draw_no_bar_at_all(monkeypatch, capfd):
+    """A kernel run by `rag_lab run` saves its output for a reader: no bar even where one is asked for,
+    and "building" lines only on the terminal's copy of fd 2 (none here: not a kernel)."""
+    monkeypatch.setenv(HEADLESS_ENV, "1")
+    assert not bars_shown(None) and not bars_shown(True)
+    assert list(track(range(3), "headless")) == [0, 1, 2]
+    with progress_bar(5, "embedding", unit="text", enabled=True) as bar:
+        bar.advance(5)
+    announce("building x over 1 document")
+    assert capfd.readouterr().err == ""
+    monkeypatch.setenv(HEADLESS_ENV, "0")
+    monkeypatch.setenv(QUIET_ENV, "1")
+    assert bars_shown(True) and not bars_shown(None)          # quiet: an explicit request still draws
+
+
+def test_the_runner_starts_kernels_headless_and_restores_the_environment(monkeypatch):
+    import os
+
+    from rag_lab.runs.runner import HEADLESS, headless_kernels
+
+    monkeypatch.setenv("TQDM_DISABLE", "0")
+    with headless_kernels():
+        assert {k: os.environ.get(k) for k in HEADLESS} == {HEADLESS_ENV: "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+                                                            "TQDM_DISABLE": "1"}
+    assert os.environ["TQDM_DISABLE"] == "0" and HEADLESS_ENV not in os.environ
 
 
 def test_retriever_build_says_which_method_is_building(capfd, embedder):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rag_lab.methods.ssg import plots
-from ssg_handmade import A, B, main_graph
+from ssg_handmade import A, B, main_graph, query_at
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +60,44 @@ def test_edges_to_documents_not_shown_are_counted_and_bad_paths_refused():
         plots.traversal_neighbourhood(graph, [], "x")
     with pytest.raises(ValueError, match=r"path windows \['B#w0'\] are not in the documents shown \['A'\]"):
         plots.traversal_neighbourhood(graph, [A(0), B(0)], "x", doc_ids=["A"])
+
+
+def test_a_long_title_wraps_instead_of_being_cut_off():
+    graph = main_graph()[0]
+    title = ("llm_guided_traversal over the visited articles' similarity matrices: ssg-q09 "
+             "(index built by: offline, answers by: none, judge: none)")
+    fig = plots.traversal_neighbourhood(graph, [A(0), B(0)], title)
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) == 2 and max(map(len, lines)) <= 95 and " ".join(lines) == title
+    assert lines[-1].endswith("judge: none)")
+
+
+def test_path_plane_is_the_plane_the_points_spread_in():
+    rng = np.random.default_rng(0)
+    flat = np.c_[rng.normal(0, 3, 20), rng.normal(0, 1, 20), np.zeros(20)]   # in z = 0, wider along x
+    tilt = np.array([[1, 0, 0], [0, np.cos(0.7), -np.sin(0.7)], [0, np.sin(0.7), np.cos(0.7)]])
+    centre, axes = plots.path_plane(flat @ tilt.T + 5.0)
+    assert np.allclose(axes @ axes.T, np.eye(2), atol=1e-9)
+    normal = np.cross(axes[0], axes[1])
+    assert abs(normal @ (tilt @ np.array([0, 0, 1.0]))) == pytest.approx(1.0)   # seen from the plane's normal
+    assert abs(axes[0] @ np.array([1.0, 0, 0])) == pytest.approx(1.0, abs=0.05)  # first axis: the wide one
+
+
+def test_the_static_paths_figure_has_a_panel_per_algorithm_and_keeps_distances():
+    graph = main_graph()[0]
+    q = query_at(graph, 0.0).coords3
+    paths = {"query_traversal": [A(0), B(0), B(1), B(2)], "basic_retrieval": [A(0), A(1)]}
+    fig = plots.traversal_paths_2d(graph, q, paths, "Paths", focus=True)
+    assert [a.text for a in fig.layout.annotations] == list(paths)            # one panel each, titled
+    drawn = [t for t in fig.data if t.mode == "lines+markers+text"]
+    assert [list(t.hovertext) for t in drawn] == list(paths.values())
+    assert list(drawn[0].text) == ["0", "1", "2", "3"]
+    # the hand-made windows are 2-D, so the projection onto their plane keeps every distance: no overlap
+    c = graph.window_coords3[[graph.window_row[w] for w in paths["query_traversal"]]]
+    xy = np.c_[drawn[0].x, drawn[0].y]
+    assert np.allclose(np.linalg.norm(xy[:, None] - xy[None], axis=-1), np.linalg.norm(c[:, None] - c[None], axis=-1),
+                       atol=1e-6)
+    lo, hi = fig.layout.xaxis.range                                           # zoomed on the paths
+    assert lo < xy[:, 0].min() and xy[:, 0].max() < hi
+    with pytest.raises(ValueError, match="no paths"):
+        plots.traversal_paths_2d(graph, q, {}, "x")

@@ -297,9 +297,10 @@ class Embedder:
         self.stats["cache_hits"] += len(keys) - sum(1 for k in keys if k not in found)
         if missing:
             by_key = dict(zip(keys, texts))
-            progress = len(missing) > PROGRESS_THRESHOLD if show_progress is None else show_progress
-            from tqdm import tqdm
-            with tqdm(total=len(missing), desc="embedding", unit="text", disable=not progress) as bar:
+            # default: a bar for long work, unless quiet or headless (rag_lab.core.progress.bars_shown)
+            progress = (None if len(missing) > PROGRESS_THRESHOLD else False) if show_progress is None else show_progress
+            from .progress import progress_bar
+            with progress_bar(len(missing), "embedding", unit="text", enabled=progress) as bar:
                 for start in range(0, len(missing), self.SLICE):
                     part = missing[start:start + self.SLICE]
                     vecs = self.model.encode([by_key[k] for k in part], batch_size=self.batch_size,
@@ -310,7 +311,7 @@ class Embedder:
                     if self.cache:
                         self.cache.put_many(self.model_key, new)
                     found.update(new)
-                    bar.update(len(part))
+                    bar.advance(len(part))
         return np.stack([found[k] for k in keys]).astype(np.float32)
 
     def encode_one(self, text: str) -> np.ndarray:

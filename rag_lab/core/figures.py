@@ -17,8 +17,10 @@ import pandas as pd
 from ..caching.atomic import atomic_path, write_text
 
 
-def save_figure(fig, folder: str | Path, name: str, width: int = 1000, height: int = 650, png: bool = True) -> list[Path]:
-    """Write ``name.html`` (self-contained) and ``name.png``; returns the paths written."""
+def save_figure(fig, folder: str | Path, name: str, width: int = 1000, height: int = 650, png: bool = True,
+                static=None) -> list[Path]:
+    """Write ``name.html`` (self-contained) and ``name.png``; returns the paths written. ``static``: another
+    figure drawn as the PNG (a 3-D figure's readable projection: a picture cannot be rotated)."""
     folder = Path(folder)
     html = folder / f"{name}.html"
     with atomic_path(html) as tmp:
@@ -27,7 +29,7 @@ def save_figure(fig, folder: str | Path, name: str, width: int = 1000, height: i
     if png:
         out = folder / f"{name}.png"
         try:
-            data = _png_bytes(fig, width, height)
+            data = _png_bytes(fig if static is None else static, width, height)
         except Exception as e:  # kaleido raises several types when no browser is found
             raise RuntimeError(f"could not export {out.name} as PNG ({type(e).__name__}: {e}). kaleido needs "
                                "Chrome/Chromium: on Debian/Ubuntu run `apt-get install chromium`, "

@@ -22,6 +22,7 @@ import contextlib
 import json
 import logging
 import os
+import warnings
 from pathlib import Path
 from typing import Sequence
 
@@ -178,7 +179,13 @@ def _export(folder: Path, path: Path) -> None:
     model = AutoModel.from_pretrained(str(folder)).eval()
     sample = AutoTokenizer.from_pretrained(str(folder))(["an export sample", "a second, longer sample text"],
                                                          padding=True, return_tensors="pt")
-    with atomic_path(path) as tmp, torch.inference_mode():
+    with atomic_path(path) as tmp, torch.inference_mode(), warnings.catch_warnings():
+        # the tracer's notes on this model are expected and harmless here: shapes are dynamic axes, and the
+        # export is checked against its record before use; the reader of a notebook has nothing to do
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+        warnings.filterwarnings("ignore", message="Exporting aten::index operator", category=UserWarning)
+        warnings.filterwarnings("ignore", message="You are using the legacy TorchScript-based ONNX export",
+                                category=DeprecationWarning)   # the legacy exporter is chosen (module docstring)
         torch.onnx.export(_hidden_states(model), tuple(sample[n] for n in INPUTS), str(tmp), input_names=list(INPUTS),
                           output_names=["last_hidden_state"], opset_version=OPSET, dynamo=False,
                           dynamic_axes={n: {0: "batch", 1: "sequence"} for n in (*INPUTS, "last_hidden_state")})

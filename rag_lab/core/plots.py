@@ -7,6 +7,15 @@ import numpy as np
 import pandas as pd
 
 
+def wrap_title(title: str, width: int = 95) -> str:
+    """``title`` broken into lines of at most ``width`` characters (plotly's ``<br>``) at spaces, so a long
+    title (a caption with the reasoners) is not cut off at the figure's right edge."""
+    import textwrap
+
+    return "<br>".join("<br>".join(textwrap.wrap(part, width, break_long_words=False, break_on_hyphens=False)
+                                   or [""]) for part in title.split("<br>"))
+
+
 def similarity_heatmap(vectors: np.ndarray, labels: Sequence[str], title: str):
     """Cosine similarity of every pair of (normalised) vectors."""
     import plotly.graph_objects as go
@@ -90,8 +99,20 @@ def forest_plot(differences: pd.DataFrame, title: str):
     return fig
 
 
-def question_metric_heatmap(df: pd.DataFrame, method: str, metrics: Sequence[str], k: int | None, title: str):
-    """Per-question × metric values of one method (the SKETCH paper's Figures 4–8 layout)."""
+def with_note(title: str, note: str = "", width: int = 95) -> tuple[str, int]:
+    """``title`` wrapped (``wrap_title``) with ``note`` below it in small type, and the top margin in pixels
+    that fits them both."""
+    import textwrap
+
+    lines = textwrap.wrap(note, int(width * 1.6)) if note else []   # small type: more per line
+    text = wrap_title(title, width) + "".join(f"<br><sup>{line}</sup>" for line in lines)
+    return text, 80 + 22 * text.count("<br>")
+
+
+def question_metric_heatmap(df: pd.DataFrame, method: str, metrics: Sequence[str], k: int | None, title: str,
+                            note: str = ""):
+    """Per-question × metric values of one method (the SKETCH paper's Figures 4–8 layout). ``note``: a
+    sentence under the title (e.g. why a column is all zero: ``evaluation.string_match.all_zero_note``)."""
     import plotly.graph_objects as go
 
     d = df[(df["method"] == method) & df["metric"].isin(metrics)]
@@ -101,7 +122,8 @@ def question_metric_heatmap(df: pd.DataFrame, method: str, metrics: Sequence[str
     table = table.reindex(columns=[m for m in metrics if m in table.columns])
     fig = go.Figure(go.Heatmap(z=table.values, x=list(table.columns), y=list(table.index), colorscale="RdYlGn",
                                zmin=0, zmax=1, text=np.round(table.values, 2), texttemplate="%{text}"))
-    fig.update_layout(title=title, yaxis={"autorange": "reversed"})
+    text, top = with_note(title, note)
+    fig.update_layout(title=text, margin={"t": top}, yaxis={"autorange": "reversed"})
     return fig
 
 

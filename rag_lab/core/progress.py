@@ -14,7 +14,11 @@ kernel ipykernel shows it in the cell and also echoes it to the kernel's origina
 for a notebook run by ``python -m rag_lab run`` is that command's terminal.
 
 Quiet by a flag, never by default: ``RAG_LAB_QUIET=1`` in the environment (or ``enabled=False``
-per call) turns both off.
+per call) turns both off, and the plain counters (encoding, retrieving, downloads: ``progress_bar``
+with ``unit``). Headless: a kernel run by ``python -m rag_lab run`` (papermill; the runner sets
+``RAG_LAB_HEADLESS=1``) saves its output for a reader, so it draws no bar at all (a saved bar is a
+stack of ``\r`` fragments or a stale widget) and its "building" lines go only to the terminal of
+the run, not into the notebook.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from typing import Any, Callable, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
 QUIET_ENV = "RAG_LAB_QUIET"
+HEADLESS_ENV = "RAG_LAB_HEADLESS"
 _FALSE = ("", "0", "false", "no", "off")
 # The reasoner of the method being built, for loops that are handed only a callable (RAPTOR's
 # summarize): a getter, read when a loop starts (None or an unresolved spec: no postfix).
@@ -38,9 +43,28 @@ def is_quiet() -> bool:
     return os.environ.get(QUIET_ENV, "").strip().lower() not in _FALSE
 
 
+def is_headless() -> bool:
+    """True in a kernel whose output is saved for a reader (``RAG_LAB_HEADLESS``, set by the runner)."""
+    return os.environ.get(HEADLESS_ENV, "").strip().lower() not in _FALSE
+
+
+def bars_shown(enabled: bool | None = None) -> bool:
+    """Whether a bar is drawn: never when ``enabled`` is False or headless; when None, unless quiet."""
+    if enabled is False or is_headless():
+        return False
+    return enabled is True or not is_quiet()
+
+
 def announce(message: str, enabled: bool | None = None) -> None:
-    """One line on the process's stderr (fd 2; see the module docstring), unless quiet."""
+    """One line on the process's stderr (fd 2; see the module docstring), unless quiet. Headless, the
+    line goes to the terminal the kernel was started from (ipykernel's copy of fd 2), not the notebook."""
     if enabled is False or (enabled is None and is_quiet()):
+        return
+    if is_headless():
+        terminal = getattr(sys.stderr, "_original_stdstream_copy", None)   # ipykernel's saved fd 2
+        if isinstance(terminal, int):
+            with contextlib.suppress(OSError):
+                os.write(terminal, (message + "\n").encode("utf-8", "replace"))
         return
     stream = sys.__stderr__ or sys.stderr
     if stream is not None:
@@ -85,14 +109,14 @@ def _short(n: int) -> str:
 class Bar:
     """A started bar: ``advance()`` after each finished item (see ``progress_bar``)."""
 
-    def __init__(self, total: int | None, desc: str, reasoner: Any = None):
-        if reasoner is None and _building_reasoner.get() is not None:
+    def __init__(self, total: int | None, desc: str, reasoner: Any = None, unit: str | None = None):
+        if reasoner is None and unit is None and _building_reasoner.get() is not None:
             reasoner = _building_reasoner.get()()
         self.reasoner = reasoner
         usage = _usage_of(reasoner)
         self._before = usage.copy() if usage is not None else None
         self.failed = 0
-        self._bar, self._handle = _open_bar(total, desc)
+        self._bar, self._handle = _open_bar(total, desc, unit or "it")
 
     def advance(self, n: int = 1, failed: int = 0) -> None:
         """``n`` more items done (``failed`` of them failed); the postfix shows the reasoner's calls,
@@ -122,11 +146,12 @@ class _Silent:
 
 
 @contextlib.contextmanager
-def progress_bar(total: int | None, desc: str, *, reasoner: Any = None,
-                 enabled: bool | None = None) -> Iterator[Bar | _Silent]:
+def progress_bar(total: int | None, desc: str, *, reasoner: Any = None, enabled: bool | None = None,
+                 unit: str | None = None) -> Iterator[Bar | _Silent]:
     """A bar (count, rate, ETA) for work that finishes in any order (a batch of concurrent calls):
-    call ``advance()`` from the thread that opened it. ``reasoner`` as in ``track``."""
-    bar = _Silent() if enabled is False or (enabled is None and is_quiet()) else Bar(total, desc, reasoner)
+    call ``advance()`` from the thread that opened it. ``reasoner`` as in ``track``; with ``unit``
+    (e.g. "text") a plain counter that never reads the building method's reasoner."""
+    bar = Bar(total, desc, reasoner, unit) if bars_shown(enabled) else _Silent()
     try:
         yield bar
     finally:
@@ -139,7 +164,7 @@ def track(items: Iterable[T], desc: str, *, total: int | None = None, reasoner: 
 
     ``reasoner``: the reasoner the loop calls (default: that of the method being built, see
     ``building``); its LLM usage since the loop started is the bar's postfix. ``enabled``: None
-    follows ``RAG_LAB_QUIET``."""
+    follows ``RAG_LAB_QUIET`` (``bars_shown``)."""
     if total is None and hasattr(items, "__len__"):
         total = len(items)  # type: ignore[arg-type]
     with progress_bar(total, desc, reasoner=reasoner, enabled=enabled) as bar:
@@ -148,15 +173,15 @@ def track(items: Iterable[T], desc: str, *, total: int | None = None, reasoner: 
             bar.advance()
 
 
-def _open_bar(total: int | None, desc: str):
+def _open_bar(total: int | None, desc: str, unit: str = "it"):
     """A ``tqdm.auto`` bar. In a notebook it is displayed with a display id and updated when it
     closes, so an executed notebook (papermill, nbconvert) keeps the final count as its text."""
     from tqdm.auto import tqdm
 
     notebook = sys.modules.get("tqdm.notebook")   # imported by tqdm.auto only inside a Jupyter kernel
     if notebook is None or not issubclass(tqdm, notebook.tqdm_notebook):
-        return tqdm(total=total, desc=desc, dynamic_ncols=True), None
+        return tqdm(total=total, desc=desc, unit=unit, dynamic_ncols=True), None
     from IPython.display import display
 
-    bar = tqdm(total=total, desc=desc, display=False)
+    bar = tqdm(total=total, desc=desc, unit=unit, display=False)
     return bar, display(bar.container, display_id=True)

@@ -31,6 +31,7 @@ from typing import Callable
 from tqdm import tqdm
 
 from ..caching.atomic import write_text
+from ..core.progress import bars_shown
 from ..core.redact import redact_url
 
 log = logging.getLogger(__name__)
@@ -299,7 +300,7 @@ class Transport:
             raise LocalWriteError(e.errno, e.strerror, str(part)) from None
         try:
             with tqdm(total=total, initial=have, unit="B", unit_scale=True, unit_divisor=1024, desc=label,
-                      disable=None if self.progress else True, leave=False) as bar:
+                      disable=None if self.progress and bars_shown() else True, leave=False) as bar:
                 while block := resp.read(CHUNK):
                     try:
                         fh.write(block)

@@ -1,7 +1,8 @@
 """Evaluation: what makes methods comparable. The Retriever contract and the method registry
 (``retrievers``) with the persisted-index store (``index_store``), the per-document work of a build
 done on a Dask cluster (``cluster``, ``cluster_worker``) and the LangChain face (``langchain``); the
-retrieval metrics (``metrics``), ragas' answer metrics (``answer_metrics``),
+retrieval metrics (``metrics``), ragas' answer metrics (``answer_metrics``; ``string_match``: when its
+non-LLM context metrics cannot exceed zero),
 the harness that runs retrievers over a question set into one tidy table (``harness``), and where a
 result came from (``provenance``: reasoners, parameters, git revision, package versions).
 

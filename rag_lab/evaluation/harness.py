@@ -19,12 +19,12 @@ import math
 from typing import Mapping, Sequence
 
 import pandas as pd
-from tqdm import tqdm
 
 from .metrics import (ChunkPool, coverage_metric, locate_contexts, questions_with_gold, reference_chunk_ids,
                       retrieval_metrics, section_coverage)
 from .provenance import index_reasoner_name, method_record, reasoner_name
 from .retrievers import Retriever, get_retriever
+from ..core.progress import progress_bar
 from ..core.types import Dataset, Retrieval
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ def run_queries_at(retrievers: Mapping[str, Retriever], dataset: Dataset, ks: Se
     ks = check_ks(ks)
     out: dict[int, dict[str, dict[str, Retrieval]]] = {k: {} for k in ks}
     total = len(retrievers) * len(dataset.questions)
-    with tqdm(total=total, desc="retrieving", disable=not progress or total < 20) as bar:
+    with progress_bar(total, "retrieving", unit="query", enabled=False if not progress or total < 20 else None) as bar:
         for name, r in retrievers.items():
             for k in ks:
                 out[k][name] = {}
@@ -98,7 +98,7 @@ def run_queries_at(retrievers: Mapping[str, Retriever], dataset: Dataset, ks: Se
                 else:
                     for k in ks:
                         out[k][name][q.id] = r.retrieve(q.question, k)
-                bar.update()
+                bar.advance()
             _log_short_index(name, r, ks[-1], len(dataset.questions))
     return out
 

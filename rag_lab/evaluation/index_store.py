@@ -29,10 +29,9 @@ Pickle runs code when it loads, so nothing is unpickled unless it is certainly w
 rag_lab wrote (``rag_lab.caching.trust``): the cache folder and the index folder must be the user's
 and not writable by other users (else the run stops, naming the folder and the fix), and the
 marker must carry an HMAC of (format, method, key, the state's sha256) under the user's secret
-key; an entry whose signature does not match is moved aside unread and rebuilt. The state stays a
-pickle because it holds whatever Python objects each method builds (graphs, FAISS indexes, dataclasses);
-the signature is what makes loading it safe. The in-process copy (``_MEMO``) keeps the most recently
-used states up to ``RAG_LAB_INDEX_MEMO_MB`` (default 512) megabytes.
+key; an entry whose signature does not match is moved aside unread and rebuilt (the state stays a
+pickle as it holds whatever each method builds; the signature makes loading it safe). The in-process
+copy (``_MEMO``) keeps the most recently used states up to ``RAG_LAB_INDEX_MEMO_MB`` (default 512) MB.
 
 A retriever whose state cannot be pickled (e.g. SKETCH on a Kùzu database kept at a given path)
 is simply built every time. Turn reuse off with ``RAG_LAB_REUSE=0`` or ``build(docs, reuse=False)``
@@ -59,6 +58,7 @@ from typing import Any, Sequence
 from ..caching.code_version import code_fingerprint
 from ..caching.sqlite_cache import default_cache_dir, reuse_enabled
 from ..caching.trust import check_private, sign, verify
+from ..core.types import Cost
 from .provenance import NONE, index_reasoner_name
 
 log = logging.getLogger(__name__)
@@ -346,9 +346,10 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
             _MEMO.pop(key, None)
             if source != "memory":
                 store.discard(family(retriever), key, f"unloadable ({type(e).__name__}: {e})")
+    before = _reasoner_usage(retriever)
     _build_here(retriever, documents, distribute)
     retriever.index_reuse = {"reused": False, "key": key, "entry": None}
-    if not parts["reasoner"] and index_reasoner_name(retriever) != NONE:
+    if not parts["reasoner"] and _called_reasoner(retriever, before):
         log.warning("%s called a reasoner while indexing but does not declare reasoner_at_build: not persisted",
                     retriever.name)
         return False
@@ -364,6 +365,21 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
     except OSError as e:
         log.warning("%s: could not write its index to %s (%s); kept in memory only", retriever.name, entry, e)
     return False
+
+
+def _reasoner_usage(retriever):
+    """Before a build: the retriever's reasoner and a copy of its usage counters (None: unresolved)."""
+    r = getattr(retriever, "_reasoner", None)
+    return None if r is None or isinstance(r, str) else (r, r.usage.copy() if hasattr(r, "usage") else None)
+
+
+def _called_reasoner(retriever, before) -> bool:
+    """Whether the build called the reasoner: resolved during it (methods resolve it on first use) or
+    its counters moved. A reasoner handed to a method that builds without one (naive) was not called."""
+    r = getattr(retriever, "_reasoner", None)
+    if r is None or isinstance(r, str):
+        return False
+    return before is None or before[0] is not r or (before[1] is not None and r.usage_since(before[1]) != Cost())
 
 
 def _build_here(retriever, documents: list, distribute: bool) -> None:

@@ -38,10 +38,14 @@ def reasoner_name(reasoner) -> str:
 
 
 def index_reasoner_name(retriever) -> str:
-    """The reasoner that built ``retriever``'s index: a method resolves its reasoner on first use,
-    so one still unresolved (None or a spec string) after the build was never called: "none"."""
+    """The reasoner that built ``retriever``'s index: "none" for a method that calls no reasoner while
+    indexing (it does not declare ``reasoner_at_build``, e.g. naive: a reasoner handed to it answers
+    questions, it builds nothing), and for one whose reasoner is still unresolved (None or a spec
+    string: a method resolves its reasoner on first use, so it was never called)."""
     r = getattr(retriever, "_reasoner", None)
-    return NONE if r is None or isinstance(r, str) else reasoner_name(r)
+    if not getattr(retriever, "reasoner_at_build", False) or r is None or isinstance(r, str):
+        return NONE
+    return reasoner_name(r)
 
 
 def _plain(value, depth: int = 0) -> bool:
@@ -92,18 +96,29 @@ def embedder_record(retriever) -> dict[str, Any]:
             "embedding_backend": getattr(embedder, "backend", NONE)}
 
 
+WITHOUT_REASONER = "index built without a reasoner"
+
+
 def reasoners_label(index: str | Mapping[str, str], answer: str | None = None, judge: str | None = None) -> str:
     """Caption text naming both reasoners: ``index`` is one name or method -> name; ``answer`` None
-    means nothing was answered. Methods built by different reasoners are listed by reasoner."""
+    means nothing was answered. Methods built by different reasoners are listed by reasoner, those built
+    without one last ("index built by: offline for sketch; without a reasoner for naive"); an index no
+    reasoner built reads "index built without a reasoner" (never "built by: none", which reads as "no
+    index"). ``judge``: its name, or "" / "none" for none ("judge: none", the one spelling)."""
     if isinstance(index, Mapping):
         groups: dict[str, list[str]] = {}
         for method, name in index.items():
-            groups.setdefault(name, []).append(method)
-        index = (next(iter(groups)) if len(groups) == 1 else
-                 "; ".join(f"{name} for {', '.join(methods)}" for name, methods in groups.items())) if groups else NONE
-    parts = [f"index built by: {index}", f"answers by: {answer or NONE}"]
+            groups.setdefault(name or NONE, []).append(method)
+        if len(groups) > 1:
+            order = sorted(groups, key=lambda name: name == NONE)
+            index = "; ".join(f"{'without a reasoner' if name == NONE else name} for {', '.join(groups[name])}"
+                              for name in order)
+        else:
+            index = next(iter(groups), NONE)
+    parts = [WITHOUT_REASONER if index in (NONE, "", None) else f"index built by: {index}",
+             f"answers by: {answer or NONE}"]
     if judge is not None:
-        parts.append(f"judge: {judge}")
+        parts.append(f"judge: {judge or NONE}")
     return ", ".join(parts)
 
 

@@ -21,6 +21,7 @@ per-document work on that Dask cluster (``rag_lab.evaluation.cluster``); the man
 from __future__ import annotations
 
 import ast
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..caching.atomic import atomic_path, write_bytes, write_text
+from ..core.progress import HEADLESS_ENV
 from ..evaluation.provenance import embedding_backend, git_revision, package_versions
 from .reference import reference_check
 from .report import write_report
@@ -312,7 +314,7 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
         "kernel": kernel, "embedding_backend": embedding_backend(), "cluster": address, "notebooks": [],
     }
     manifest_path = run_dir / "manifest.json"
-    with cluster_address(address):   # kernels inherit the address through the environment
+    with cluster_address(address), headless_kernels():   # kernels inherit both through the environment
         for nb in notebooks:
             entry = _run_one(nb, given[nb], run_dir, figures_root / nb.stem, kernel, timeout, progress)
             manifest["notebooks"].append(entry)
@@ -323,6 +325,27 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     write_text(manifest_path, json.dumps(manifest, indent=2, default=str))
     write_report(run_dir, manifest)   # index.html: the run as one page (rag_lab/runs/report.py)
     return manifest
+
+
+# what a kernel whose output is saved for a reader gets in its environment: our bars off and "building"
+# lines to this terminal only (rag_lab/core/progress.py); Hugging Face's bars (loading weights) and any other
+# tqdm bar off by default at their source. Papermill's own per-notebook bar passes ``disable`` itself: it stays.
+HEADLESS = {HEADLESS_ENV: "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1"}
+
+
+@contextlib.contextmanager
+def headless_kernels():
+    """Within the block, kernels started from this process have ``HEADLESS`` in their environment."""
+    before = {key: os.environ.get(key) for key in HEADLESS}
+    os.environ.update(HEADLESS)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def read_runs(runs_dir: Path = RUNS_DIR) -> list[tuple[Path, dict[str, Any]]]:

@@ -7,7 +7,43 @@ from typing import Sequence
 from .graph_stores import Edge, Node
 
 PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#EECA3B", "#B279A2", "#FF9DA6",
-           "#9D755D", "#BAB0AC"]
+           "#9D755D", "#BAB0AC", "#17BECF", "#222222", "#BCBD22", "#9467BD", "#1F3A93", "#8CD17D"]
+# label boxes, in pixels of a figure about this size (font size 10): for choosing labels that do not overlap
+LABEL_FONT_PX, LABEL_CHAR_PX, LABEL_LINE_PX, PLOT_PX = 10, 6.5, 16, (1000, 720)
+
+
+def type_colors(types: Sequence[str]) -> dict[str, str]:
+    """One distinct colour per entity type, in the order given: ``PALETTE`` first, then evenly spaced hues
+    (a graph with more types than the palette must not give two types one colour)."""
+    import colorsys
+
+    types = list(dict.fromkeys(types))
+    extra = max(0, len(types) - len(PALETTE))
+    hues = ["#%02x%02x%02x" % tuple(int(255 * v) for v in colorsys.hsv_to_rgb((i + 0.5) / extra, 0.55, 0.75))
+            for i in range(extra)]
+    return dict(zip(types, PALETTE + hues))
+
+
+def non_overlapping_labels(pos: dict[str, tuple[float, float]], names: dict[str, str], order: Sequence[str],
+                           limit: int, plot_px: tuple[int, int] = PLOT_PX) -> set[str]:
+    """Up to ``limit`` keys from ``order`` (best first) whose labels, drawn centred above their markers,
+    overlap no label already chosen: a key whose label would collide is skipped for the next one."""
+    if not pos or limit <= 0:
+        return set()
+    xs, ys = [p[0] for p in pos.values()], [p[1] for p in pos.values()]
+    per_px = ((max(xs) - min(xs) or 1.0) / plot_px[0], (max(ys) - min(ys) or 1.0) / plot_px[1])
+    boxes: list[tuple[float, float, float, float]] = []
+    chosen: set[str] = set()
+    for key in order:
+        if len(chosen) >= limit:
+            break
+        x, y = pos[key]
+        half = len(names[key]) * LABEL_CHAR_PX / 2 * per_px[0]
+        box = (x - half, x + half, y + 4 * per_px[1], y + (4 + LABEL_LINE_PX) * per_px[1])
+        if all(box[1] < b[0] or b[1] < box[0] or box[3] < b[2] or b[3] < box[2] for b in boxes):
+            boxes.append(box)
+            chosen.add(key)
+    return chosen
 
 
 def _layout(nodes: Sequence[Node], edges: Sequence[Edge], seed: int) -> dict[str, tuple[float, float]]:
@@ -27,8 +63,9 @@ def _snippet(node: Node, chars: int = 140) -> str:
 def kg_network(nodes: Sequence[Node], edges: Sequence[Edge], title: str, highlight: dict[str, int] | None = None,
                label_top: int = 25, label_all: bool = False, edge_labels: bool = False, seed: int = 0):
     """The graph as a network: marker size by degree, colour by entity type, hover = name, type,
-    chunks and the first node context. ``highlight`` (key -> hop distance) rings the nodes a
-    query reached; ``label_top`` names the best-connected nodes (``label_all`` names every one);
+    chunks and the first node context; one distinct colour per type (``type_colors``), named in the
+    legend. ``highlight`` (key -> hop distance) rings the nodes a query reached; ``label_top`` names up
+    to that many of the best-connected nodes whose labels do not overlap (``label_all`` names every one);
     ``edge_labels`` writes each relation at its edge's midpoint (for small graphs)."""
     import plotly.graph_objects as go
 
@@ -39,7 +76,8 @@ def kg_network(nodes: Sequence[Node], edges: Sequence[Edge], title: str, highlig
         if e.source in degree and e.target in degree:
             degree[e.source] += 1
             degree[e.target] += 1
-    labelled = set(degree) if label_all else set(sorted(degree, key=lambda k: (-degree[k], k))[:label_top])
+    best = sorted(degree, key=lambda k: (-degree[k], k))
+    labelled = set(degree) if label_all else non_overlapping_labels(pos, {n.key: n.name for n in nodes}, best, label_top)
     xs, ys, mids = [], [], []
     for e in edges:
         if e.source in pos and e.target in pos:
@@ -50,13 +88,14 @@ def kg_network(nodes: Sequence[Node], edges: Sequence[Edge], title: str, highlig
     traces = [go.Scatter(x=xs, y=ys, mode="lines", line={"width": 0.6, "color": "#999"}, hoverinfo="none",
                          showlegend=False)]
     types = sorted({n.type or "untyped" for n in nodes}, key=lambda t: (-sum((n.type or "untyped") == t for n in nodes), t))
-    for i, type_ in enumerate(types):
+    colors = type_colors(types)
+    for type_ in types:
         group = [n for n in nodes if (n.type or "untyped") == type_]
         traces.append(go.Scatter(
             x=[pos[n.key][0] for n in group], y=[pos[n.key][1] for n in group], mode="markers+text", name=type_,
             text=[n.name if n.key in labelled else "" for n in group], textposition="top center",
-            textfont={"size": 10},
-            marker={"size": [6 + 2.5 * min(degree[n.key], 12) for n in group], "color": PALETTE[i % len(PALETTE)],
+            textfont={"size": LABEL_FONT_PX},
+            marker={"size": [6 + 2.5 * min(degree[n.key], 12) for n in group], "color": colors[type_],
                     "line": {"width": 0.5, "color": "#333"}},
             hovertext=[f"<b>{n.name}</b> ({type_})<br>degree {degree[n.key]}, chunks: {', '.join(n.chunk_ids[:4])}"
                        f"{' …' if len(n.chunk_ids) > 4 else ''}<br>{_snippet(n)}" for n in group],

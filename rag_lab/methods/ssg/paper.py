@@ -147,7 +147,7 @@ def like_for_like(paper_name: str, setting: RunSetting) -> pd.DataFrame:
     for metric in NUMERIC_COLUMNS:
         models = [embeddings]
         if judged or metric in ("answer_relevancy", "faithfulness"):
-            models.append(f"judge {setting.judge or 'none'} (paper: DeepEval's, model not stated)")
+            models.append(f"judge: {setting.judge or 'none'} (paper: DeepEval's, model not stated)")
         if metric in ("answer_relevancy", "faithfulness") or (judged and metric == "pass_rate"):
             models.append(f"answers by {setting.reasoner} (paper: {paper['answers']})")
         model = "same" if same_embedder and len(models) == 1 else "differs: " + "; ".join(models)

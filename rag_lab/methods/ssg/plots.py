@@ -4,7 +4,8 @@
 - ``traversal_neighbourhood``: one traversal over the similarity matrix of the documents it visits,
   with the stored edges of every window it visited (Figure B).
 - ``multilayer_graph``: documents / windows / sentences as three stacked layers (Figure D).
-- ``traversal_3d``: windows in the graph's 3-D PCA space with one traversal path per algorithm (E/F).
+- ``traversal_3d``: windows in the graph's 3-D PCA space with one traversal path per algorithm (E/F);
+  ``traversal_paths_2d`` is its static face (one panel per algorithm, on the plane the paths spread in).
 - ``sequential_path``: per step, the document and sentence position reached (Figure C).
 """
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 from typing import Mapping, Sequence
 
 import numpy as np
+
+from ...core.plots import wrap_title
 
 LAYER_Z = {"document": 2.0, "window": 1.0, "sentence": 0.0}
 EDGE_STYLE = {"theme": ("#d62728", 4), "intra": ("#1f77b4", 2), "inter": ("#ff7f0e", 2), "child": ("#bbbbbb", 1)}
@@ -101,8 +104,8 @@ def traversal_neighbourhood(graph, path: Sequence[str], title: str, doc_ids: Seq
         fig.add_hline(y=edge - 0.5, line={"color": "black", "width": 1})
     mids = [(a + b - 1) / 2.0 for a, b in zip(starts[:-1], starts[1:])]
     span = [-0.5, len(windows) - 0.5]
-    fig.update_layout(title=title, xaxis={"title": "window (edge target)", "tickvals": mids, "ticktext": docs,
-                                          "range": span},
+    fig.update_layout(title=wrap_title(title), margin={"t": 110}, # a long title wraps, never cut off
+                      xaxis={"title": "window (edge target)", "tickvals": mids, "ticktext": docs, "range": span},
                       yaxis={"title": "window (visited)", "tickvals": mids, "ticktext": docs, "range": span[::-1]},
                       legend={"orientation": "h", "y": -0.15})
     return fig
@@ -189,6 +192,73 @@ def traversal_3d(graph, query_coords: np.ndarray, paths: Mapping[str, Sequence[s
     fig = go.Figure(traces)
     fig.update_layout(title=title, scene={"xaxis": {"title": "PC1"}, "yaxis": {"title": "PC2"},
                                           "zaxis": {"title": "PC3"}}, legend={"itemsizing": "constant"})
+    return fig
+
+
+def path_plane(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(centre, 2 x 3 axes) of the plane in which ``points`` (n x 3) spread most: their first two
+    principal directions. Seen from its normal, no two of the points that differ in that plane overlap,
+    which a fixed 3-D camera cannot promise."""
+    pts = np.asarray(points, dtype=float).reshape(-1, 3)
+    centre = pts.mean(axis=0)
+    if len(pts) < 3:
+        return centre, np.eye(3)[:2]
+    axes = np.linalg.svd(pts - centre, full_matrices=False)[2][:2]
+    return centre, axes * np.where(axes.sum(axis=1, keepdims=True) < 0, -1.0, 1.0)   # a stable sign
+
+
+def traversal_paths_2d(graph, query_coords: np.ndarray, paths: Mapping[str, Sequence[str]], title: str,
+                       focus: bool = False, columns: int = 4):
+    """The static face of ``traversal_3d`` (a PNG cannot be rotated): one panel per algorithm, the windows
+    projected from the 3-D PCA space onto the plane the paths' windows and the query spread most in
+    (``path_plane``), each path numbered from its anchor, its steps filled with their document's colour.
+    ``focus``: only the visited documents, and the panels zoomed on the paths and the query."""
+    import plotly.graph_objects as go
+    from plotly.colors import qualitative
+    from plotly.subplots import make_subplots
+
+    if not paths:
+        raise ValueError("traversal_paths_2d: no paths to draw")
+    c = graph.window_coords3
+    q = np.asarray(query_coords, dtype=float).reshape(-1)[:3]
+    visited = [graph.window_row[w] for p in paths.values() for w in p]
+    centre, axes = path_plane(np.vstack([c[visited], q]))
+    flat, fq = (c - centre) @ axes.T, (q - centre) @ axes.T
+    colors = doc_colors(graph.doc_ids)
+    shown = {graph.window(w).doc_id for p in paths.values() for w in p} if focus else set(graph.doc_ids)
+    names = list(paths)
+    rows = -(-len(names) // columns)
+    fig = make_subplots(rows=rows, cols=min(columns, len(names)), subplot_titles=names, shared_xaxes=True,
+                        shared_yaxes=True, horizontal_spacing=0.02, vertical_spacing=0.08)
+    palette = qualitative.Bold
+    for i, name in enumerate(names):
+        at = {"row": i // columns + 1, "col": i % columns + 1}
+        for d in (d for d in graph.doc_ids if d in shown):
+            r = [graph.window_row[w] for w in graph.windows_of(d)]
+            fig.add_trace(go.Scatter(x=flat[r, 0], y=flat[r, 1], mode="markers", name=d, legendgroup=d,
+                                     showlegend=i == 0, text=[graph.window_ids[j] for j in r], hoverinfo="text",
+                                     marker={"size": 4, "color": colors[d], "opacity": 0.45}), **at)
+        fig.add_trace(go.Scatter(x=[fq[0]], y=[fq[1]], mode="markers", name="query", showlegend=i == 0,
+                                 legendgroup="query", marker={"size": 13, "color": "black", "symbol": "diamond-open",
+                                                              "line": {"width": 2}}), **at)
+        p = flat[[graph.window_row[w] for w in paths[name]]]
+        color = palette[i % len(palette)]
+        fig.add_trace(go.Scatter(x=p[:, 0], y=p[:, 1], mode="lines+markers+text", showlegend=False,
+                                 text=[str(j) for j in range(len(p))], textposition="top right",
+                                 textfont={"size": 12, "color": "black"}, hovertext=list(paths[name]),
+                                 line={"width": 2.5, "color": color},
+                                 marker={"size": [13] + [9] * (len(p) - 1), "line": {"width": 1.5, "color": color},
+                                         "color": [colors[graph.window(w).doc_id] for w in paths[name]]}), **at)
+    fig.update_xaxes(showticklabels=False, zeroline=False)
+    fig.update_yaxes(showticklabels=False, zeroline=False)
+    if focus:   # the paths and the query, with a margin: where the algorithms differ
+        box = np.vstack([flat[visited], fq])
+        pad = np.maximum(0.15 * (box.max(axis=0) - box.min(axis=0)), 0.02)
+        fig.update_xaxes(range=[box[:, 0].min() - pad[0], box[:, 0].max() + pad[0]])
+        fig.update_yaxes(range=[box[:, 1].min() - pad[1], box[:, 1].max() + pad[1]])
+    fig.update_layout(title=title + "<br><sup>windows projected from the 3-D PCA space onto the plane the paths "
+                      "spread most in; step 0 (larger) is the anchor; a step's fill is its document; the HTML rotates in 3-D</sup>",
+                      margin={"t": 110}, legend={"itemsizing": "constant"}, plot_bgcolor="#f7f7f7")
     return fig
 
 

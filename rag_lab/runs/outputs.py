@@ -1,0 +1,72 @@
+"""What a reader should never meet in an executed notebook's output: a Python warning, a traceback, a
+log warning, or a progress-bar fragment.
+
+Why: an executed notebook is read, not watched. A warning a reader cannot act on reads as a bug; a
+bar saved mid-run is a stack of ``\\r`` fragments (or a stale widget). Library warnings are filtered
+where they arise, bars are off in headless kernels (rag_lab/core/progress.py), and our own warnings
+are kept for what a reader must act on. ``output_problems`` lists what slipped through, so every
+notebook test can fail on it (tests/conftest.py::run_notebook_smoke).
+
+Our own logged warnings (``WARNING:rag_lab...``) are allowed: each says something the reader must know
+or act on; a library's logged warning is not. What is read: stream outputs (stdout and stderr), error outputs, and the ``text/plain`` of display
+data and results (a saved bar widget keeps its bar as text there). HTML and images are not read.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+# (kind, pattern): the first match per output line is reported
+PATTERNS = (
+    ("warning", re.compile(r"\b[A-Z]\w*Warning\b: |\bwarnings\.warn\(")),                 # UserWarning: ...
+    # a library's logged warning (logging's default format); rag_lab's own are kept for what a reader must
+    # know or act on (e.g. k above an index's size: the metrics count the empty ranks as misses)
+    ("log warning", re.compile(r"^(?:WARNING|ERROR|CRITICAL):(?!rag_lab\.)", re.MULTILINE)),
+    ("traceback", re.compile(r"Traceback \(most recent call last\)")),
+    ("progress bar", re.compile(r"\r|\d%\||\w/s\]|\ds/\w+\]")),   # tqdm: \r, 40%|, 3.1it/s], 2.5s/it]
+)
+SHOWN_CHARS = 160
+
+
+def _text(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value or "")
+
+
+def _outputs(nb: Mapping[str, Any]) -> Iterator[tuple[int, str, str]]:
+    """(cell index, where, text) for every readable output of every code cell."""
+    for i, cell in enumerate(nb.get("cells", [])):
+        if cell.get("cell_type") != "code":
+            continue
+        for out in cell.get("outputs", []):
+            kind = out.get("output_type")
+            if kind == "stream":
+                yield i, out.get("name", "stream"), _text(out.get("text"))
+            elif kind == "error":
+                yield i, "error", f"{out.get('ename')}: {out.get('evalue')}\nTraceback (most recent call last)"
+            elif kind in ("display_data", "execute_result"):
+                yield i, kind, _text(out.get("data", {}).get("text/plain"))
+
+
+def output_problems(notebook: str | Path | Mapping[str, Any]) -> list[str]:
+    """Every output of ``notebook`` (a path to an ``.ipynb`` or its parsed JSON) holding a warning, a log
+    warning, a traceback or a progress-bar fragment, as ``"cell 7 (stderr): progress bar: '…'"``;
+    empty when the notebook reads clean."""
+    if isinstance(notebook, (str, Path)):
+        path = Path(notebook)
+        if not path.is_file():
+            raise FileNotFoundError(f"no executed notebook at {path}")
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(notebook, Mapping) or not isinstance(notebook.get("cells"), list):
+        raise ValueError("output_problems expects a notebook: a .ipynb path or its JSON with a 'cells' list")
+    problems = []
+    for cell, where, text in _outputs(notebook):
+        for kind, pattern in PATTERNS:
+            match = pattern.search(text)
+            if match:
+                start = max(0, text.rfind("\n", 0, match.start()) + 1)
+                line = text[start:start + SHOWN_CHARS]
+                problems.append(f"cell {cell} ({where}): {kind}: {line!r}")
+                break
+    return problems

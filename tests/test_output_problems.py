@@ -1,0 +1,59 @@
+"""rag_lab.runs.outputs.output_problems on hand-made executed notebooks: what a reader should never meet
+(a Python warning, a log warning, a traceback, a progress-bar fragment) is found in stream, error and
+display outputs; clean output, prose about warnings and markdown cells are not reported."""
+import nbformat
+import pytest
+
+from rag_lab.runs.outputs import output_problems
+
+
+def notebook(*outputs, markdown=""):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(markdown or "A `UserWarning: ` in prose is fine."),
+                nbformat.v4.new_code_cell("x = 1", outputs=list(outputs))]
+    return nb
+
+
+def stream(text, name="stdout"):
+    return nbformat.v4.new_output("stream", name=name, text=text)
+
+
+def display(text):
+    return nbformat.v4.new_output("display_data", data={"text/plain": text})
+
+
+CLEAN = [stream("naive: 12 chunks, MRR 0.61 [0.48, 0.74] (n = 20)\n"),
+         stream("WARNING:rag_lab.evaluation.harness:naive: 2 of 2 queries asked for k=5 but it holds 3 chunks\n",
+                "stderr"),                                     # ours: something the reader must know
+         display("   method  recall@5\n0   naive      0.61"),
+         nbformat.v4.new_output("execute_result", data={"text/plain": "'50 % of the questions'"}, execution_count=1)]
+
+
+def test_clean_outputs_have_no_problems():
+    assert output_problems(notebook(*CLEAN)) == []
+
+
+@pytest.mark.parametrize("output, kind", [
+    (stream("/x/torch/onnx/utils.py:12: TracerWarning: Converting a tensor to a Python boolean\n", "stderr"), "warning"),
+    (stream("  warnings.warn(msg)\n", "stderr"), "warning"),
+    (stream("WARNING:root:Please consider to run pre-processing before quantization.\n", "stderr"), "log warning"),
+    (stream("Traceback (most recent call last):\n  File ...\n", "stderr"), "traceback"),
+    (nbformat.v4.new_output("error", ename="ValueError", evalue="bad k", traceback=["..."]), "traceback"),
+    (stream("\rretrieving:   0%|          | 0/40 [00:00<?, ?it/s]", "stderr"), "progress bar"),
+    (stream("embedding: 100%|##########| 560/560 [00:01<00:00, 538.60text/s]\n", "stderr"), "progress bar"),
+    (display("sketch: triples: 100%|##########| 90/90 [00:05<00:00, 26.82it/s]"), "progress bar"),
+    (display(["SSG themes: 10/10 [00:07<00:00,  2.50s/it]"]), "progress bar"),
+])
+def test_each_kind_is_found_with_its_cell_and_output(output, kind):
+    problems = output_problems(notebook(*CLEAN, output))
+    assert len(problems) == 1 and problems[0].startswith("cell 1 (") and f"): {kind}: " in problems[0]
+
+
+def test_reads_a_file_and_refuses_what_is_not_a_notebook(tmp_path):
+    path = tmp_path / "run.ipynb"
+    nbformat.write(notebook(stream("\rbar 1/2"), stream("UserWarning: x\n", "stderr")), path)
+    assert [p.split(": ")[1] for p in output_problems(path)] == ["progress bar", "warning"]
+    with pytest.raises(FileNotFoundError, match="no executed notebook"):
+        output_problems(tmp_path / "missing.ipynb")
+    with pytest.raises(ValueError, match="'cells' list"):
+        output_problems({"metadata": {}})
