@@ -116,3 +116,20 @@ def test_table6_tokens_are_counted_in_gpt_4o_minis_tokenizer(embedder):
     assert tokens == count_encoding_tokens(contexts + [data.questions[0].question])
     assert tokens != embedder.count_tokens(contexts + [data.questions[0].question])
     assert ex.table6(gen).loc["Naive", "Tokens"] == tokens and "o200k_base" in ex.TOKENS_SCOPE
+
+
+def test_table5_by_condition_by_hand_and_when_no_condition_ran():
+    from rag_lab.methods.gralc.paper import by_condition
+
+    cols = pd.MultiIndex.from_tuples([("SecCov@5 full", "ours"), ("SecCov@5 full", "paper-reported"),
+                                      ("SecCov@5 partial", "ours"), ("CS Recall@20 full", "ours")])
+    side = pd.DataFrame([[1.0, 2.0, 3.0, 0.5], [4.0, 5.0, 6.0, 0.25]], index=["Naive", "Late"], columns=cols)
+    out = by_condition(side)
+    assert list(out.index) == [("SecCov@5", "Naive"), ("SecCov@5", "Late"), ("CS Recall@20", "Naive"),
+                               ("CS Recall@20", "Late")]
+    assert list(out.columns) == [("partial", "ours"), ("full", "ours"), ("full", "paper-reported")]
+    assert out.loc[("SecCov@5", "Late"), ("full", "paper-reported")] == 5.0
+    assert out.loc[("CS Recall@20", "Naive"), ("full", "ours")] == 0.5
+    assert pd.isna(out.loc[("CS Recall@20", "Naive"), ("partial", "ours")])
+    empty = by_condition(pd.DataFrame(index=["Naive"], columns=pd.MultiIndex.from_arrays([[], []])))
+    assert empty.empty and empty.index.names == ["metric", "strategy"]

@@ -140,6 +140,9 @@ def by_condition(side: pd.DataFrame, conditions: Sequence[str] = CONDITION_ORDER
         frame = pd.DataFrame(cols, index=side.index)
         frame.index = pd.MultiIndex.from_product([[metric], side.index], names=["metric", "strategy"])
         frames.append(frame)
+    if not frames:   # no condition ran (PubMedQA's abstracts): nothing of ours or the paper's to set side by side
+        index = pd.MultiIndex.from_arrays([[], []], names=["metric", "strategy"])
+        return pd.DataFrame(index=index, columns=pd.MultiIndex.from_arrays([[], []], names=["condition", ""]))
     out = pd.concat(frames)
     order = [c for c in [*conditions, ""] if c in out.columns.get_level_values(0)]
     parts = ["ours", "paper-reported", "difference"]
