@@ -250,7 +250,7 @@ def test_like_for_like_marks_each_paper_column():
     judged = paper.like_for_like(name, paper.RunSetting("ml_encyclopedia", 4, "all-MiniLM-L6-v2", "offline", "j"))
     assert judged.loc["recall", "ours"] == "llm_context_recall"
     assert judged.loc["recall", "metric"] == "analogue: ragas LLM context recall (DeepEval is not installed)"
-    assert "judge j" in judged.loc["precision", "model"] and "answers by offline" in judged.loc["pass_rate", "model"]
+    assert "judge: j" in judged.loc["precision", "model"] and "answers by offline" in judged.loc["pass_rate", "model"]
     sentence = paper.setting_sentence(name, paper.RunSetting("ml_encyclopedia", 4, "all-MiniLM-L6-v2", "offline", None))
     assert sentence.startswith(f"Beside {name}: 4 sequential_multi_hop questions on ml_encyclopedia (paper: 50)")
     assert sentence.endswith("0 of 5 columns like-for-like.")
