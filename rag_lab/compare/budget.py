@@ -30,6 +30,7 @@ from ..evaluation.harness import COLUMNS
 from ..evaluation.metrics import (ChunkPool, coverage_metric, questions_with_gold, retrieval_metrics,
                                   section_coverage)
 from ..evaluation.uncertainty import summary_with_ci
+from .intervals import ranked
 from ..reasoning.tokens import count_text_tokens, first_tokens
 
 TOKENS = "context_budget"          # tidy metric: tokens of the hits' texts at k
@@ -138,15 +139,7 @@ def equal_budget_board(rows: pd.DataFrame, budget: int, metrics: Sequence[str] =
     long = summary_with_ci(rows, metrics=wanted)
     if long.empty:
         raise ValueError(f"no rows at a budget of {budget} tokens")
-    rank_col = budget_metric(RANK_METRIC, budget)
-    rank_col = rank_col if rank_col in set(long["metric"]) else long["metric"].iloc[0]
-    order = long[long["metric"] == rank_col].sort_values("mean", ascending=False, kind="stable")["method"].tolist()
-    order += [m for m in dict.fromkeys(long["method"]) if m not in order]
-    long["rank"] = long["method"].map({m: i + 1 for i, m in enumerate(order)})
-    long["metric"] = pd.Categorical(long["metric"], [c for c in wanted if c in set(long["metric"])], ordered=True)
-    out = long.sort_values(["rank", "metric"]).reset_index(drop=True)
-    out["metric"] = out["metric"].astype(str)
-    return out[["rank", "method", "metric", "mean", "n", "ci_low", "ci_high"]]
+    return ranked(long, wanted, budget_metric(RANK_METRIC, budget))
 
 
 def block_tokens(retrievers: Mapping[str, object], retrievals: Mapping[str, Mapping[str, Retrieval]]) -> dict[str, float]:

@@ -27,8 +27,13 @@ def leaderboard_ci(results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADE
     best first (ties keep the run's order). The order is a ranking of means: the intervals say which
     places are distinguishable."""
     wanted = [f"{m}@{k}" for m in metrics]
-    long = summary_with_ci(results, metrics=wanted)
-    rank_col = f"{RANK_METRIC}@{k}" if f"{RANK_METRIC}@{k}" in set(long["metric"]) else long["metric"].iloc[0]
+    return ranked(summary_with_ci(results, metrics=wanted), wanted, f"{RANK_METRIC}@{k}")
+
+
+def ranked(long: pd.DataFrame, wanted: Sequence[str], rank_col: str) -> pd.DataFrame:
+    """``summary_with_ci`` rows ranked: methods by mean ``rank_col`` (else the first metric present), best
+    first, ties in the run's order; metrics in ``wanted``'s order within a method."""
+    rank_col = rank_col if rank_col in set(long["metric"]) else long["metric"].iloc[0]
     order = long[long["metric"] == rank_col].sort_values("mean", ascending=False, kind="stable")["method"].tolist()
     order += [m for m in dict.fromkeys(long["method"]) if m not in order]
     long["rank"] = long["method"].map({m: i + 1 for i, m in enumerate(order)})
