@@ -19,10 +19,9 @@ import numpy as np
 import pandas as pd
 
 from ...core.types import Retrieval
-from ...evaluation.statistics import NON_INFERIORITY_MARGIN, format_ci, paired_difference, verdict
-from ...evaluation.uncertainty import per_question
+from ...evaluation.statistics import NON_INFERIORITY_MARGIN, format_ci, verdict
 from .classes import class_descriptions
-from .paper import paper_fc_gap
+from .paper import paired_on, paper_fc_gap
 
 SIDE = {"supported": "ahead of", "contradicted": "behind", "inconclusive": "not told apart from"}
 
@@ -124,14 +123,6 @@ def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers:
     return " ".join(out)
 
 
-def _diff(df: pd.DataFrame, column: str, a: str, b: str):
-    table = per_question(df, column)
-    if a not in table.columns or b not in table.columns:
-        return None
-    d = paired_difference(table[a].to_numpy(), table[b].to_numpy())
-    return d if d.n else None
-
-
 def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasoner: str, judged: bool,
               agreement: Mapping[str, Mapping[str, int]] | None = None) -> str:
     """The findings paragraph: per data set, UnWeaver minus naive on ctx_recall@k and doc_mrr@k (paired,
@@ -141,14 +132,14 @@ def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reason
     for name, df in results.items():
         parts, n = [], 0
         for column in (f"ctx_recall@{k}", f"doc_mrr@{k}"):
-            d = _diff(df, column, "unweaver", "naive")
+            d = paired_on(df, column, "unweaver", "naive")
             if d is not None:
                 n = max(n, d.n)
                 parts.append(f"{column} {format_ci(d.diff, d.ci_low, d.ci_high)} "
                              f"({SIDE[verdict(d.ci_low, d.ci_high)]} naive)")
         if not parts:
             continue
-        d = _diff(df, f"ctx_recall@{k}", "unweaver", "naive")
+        d = paired_on(df, f"ctx_recall@{k}", "unweaver", "naive")
         claim = verdict(d.ci_low, d.ci_high, -NON_INFERIORITY_MARGIN) if d is not None else "inconclusive"
         if d is not None and not np.isnan(d.ci_high - d.ci_low):
             widths.append(d.ci_high - d.ci_low)

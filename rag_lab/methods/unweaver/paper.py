@@ -201,7 +201,7 @@ def compare_with_baselines(dataset: Dataset, unweaver, baselines: Sequence[str],
             "retrievers": retrievers, "missing": missing}
 
 
-def _paired(results: pd.DataFrame, column: str, a: str, b: str):
+def paired_on(results: pd.DataFrame, column: str, a: str, b: str):
     """``a - b`` on one metric@k, paired by question (``statistics.Difference``), or None when either is unscored."""
     table = per_question(results, column)
     if a not in table.columns or b not in table.columns:
@@ -221,14 +221,14 @@ def findings(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasone
         parts = []
         for column in [f"{m}@{k}" for m in ("doc_mrr", "ctx_recall", "ctx_precision")] + \
                       [f"{m}@{answer_k}" for m in ("token_f1", "rouge_l", "factual_correctness")]:
-            d = _paired(df, column, "unweaver", "naive")
+            d = paired_on(df, column, "unweaver", "naive")
             if d is not None:
                 parts.append(f"{column} {format_ci(d.diff, d.ci_low, d.ci_high)} (n = {d.n}, MDE {d.mde:.3f})")
         if not parts:
             continue
         out.append(f"{name} (reasoner: {reasoner_name}) — UnWeaver minus VectorRAG (naive), paired by question: "
                    + "; ".join(parts) + ".")
-        d = _paired(df, f"ctx_recall@{k}", "unweaver", "naive")
+        d = paired_on(df, f"ctx_recall@{k}", "unweaver", "naive")
         if d is not None:
             verdicts.append((name, verdict(d.ci_low, d.ci_high, -NON_INFERIORITY_MARGIN)))
     if verdicts:
