@@ -37,6 +37,7 @@ NEAR_TIES_ENV = "RAG_LAB_NEAR_TIES"
 _MAX_KEPT = 10_000
 
 _LABELS: contextvars.ContextVar[tuple] = contextvars.ContextVar("rag_lab_decision_labels", default=())
+_COLLECTORS: contextvars.ContextVar[tuple] = contextvars.ContextVar("rag_lab_near_tie_collectors", default=())
 _LOCK = threading.Lock()
 _KEPT: list["NearTie"] = []
 
@@ -73,9 +74,31 @@ def current_labels() -> dict:
     return dict(_LABELS.get())
 
 
+@contextmanager
+def collecting() -> Iterator[list[NearTie]]:
+    """The near-ties noted inside the block (in this thread or context), as a list filled as they come:
+    a built index keeps its build's near-ties, so reusing it names them again (``replay``)."""
+    found: list[NearTie] = []
+    token = _COLLECTORS.set(_COLLECTORS.get() + (found,))
+    try:
+        yield found
+    finally:
+        _COLLECTORS.reset(token)
+
+
+def replay(found: Sequence[NearTie]) -> None:
+    """Note again near-ties kept from an earlier computation (a reused index's build), each under
+    its own labels plus the current ones."""
+    for tie in found:
+        with deciding(**tie.labels):
+            note(tie.what, tie.first, tie.second, tie.gap)
+
+
 def note(what: str, first, second, gap: float) -> NearTie:
     """Record a near-tie (module docstring): in memory, and in ``$RAG_LAB_NEAR_TIES`` if set."""
     tie = NearTie(what, str(first), str(second), float(gap), current_labels())
+    for found in _COLLECTORS.get():
+        found.append(tie)
     path = os.environ.get(NEAR_TIES_ENV)
     with _LOCK:
         if len(_KEPT) < _MAX_KEPT:
