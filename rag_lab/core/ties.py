@@ -201,3 +201,36 @@ def above(value: float, threshold: float, *, what: str = "threshold", name="valu
         note(what, name, f"threshold {threshold:g}", value - threshold)
     return value > threshold
 
+
+
+def at_least(value: float, threshold: float, *, what: str = "threshold", name="value") -> bool:
+    """``value >= threshold``, noting a value within ``NOISE`` of the threshold."""
+    value = float(value)
+    if abs(value - threshold) <= NOISE:
+        note(what, name, f"threshold {threshold:g}", value - threshold)
+    return value >= threshold
+
+
+def top_k_rows(matrix, k: int, *, what: str = "") -> "np.ndarray":
+    """Per row of ``matrix``, the column positions of its ``k`` best values by ``order`` (ties by
+    column), -1 where a row has fewer finite values. Vectorised pre-selection, exact result: a row
+    whose first k + 8 values may hide a tie past them is ordered over all its columns."""
+    import numpy as np
+
+    matrix = np.asarray(matrix, dtype=np.float64)
+    rows, cols = matrix.shape
+    k = min(k, cols)
+    out = np.full((rows, k), -1, dtype=np.int64)
+    if k <= 0:
+        return out
+    depth = min(cols, k + 8)
+    first = np.argsort(-matrix, axis=1, kind="stable")[:, :depth]
+    for r in range(rows):
+        row = matrix[r]
+        cand = first[r]
+        if depth < cols and not row[cand[-1]] < row[cand[k - 1]] - TIE_TOL - NOISE:
+            cand = np.arange(cols)
+        cand = cand[np.isfinite(row[cand])]
+        picked = order(row[cand], keys=cand.tolist(), k=k, what=what)
+        out[r, :len(picked)] = cand[picked]
+    return out
