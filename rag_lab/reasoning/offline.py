@@ -90,7 +90,8 @@ def select_within_budget(sentences: Sequence[str], scores: np.ndarray, max_words
     """The best-scoring sentences whose words fit ``max_words``, joined in their original order.
 
     Greedy by score (ties at ``core.ties``' precision go to the earlier sentence: two sentences are
-    exactly as close to their own centroid, and noise must not choose); a sentence that would overflow the budget is skipped, the next one tried.
+    exactly as close to their own centroid, and noise must not choose); a sentence that would
+    overflow the budget is skipped, the next one tried.
     The best sentence is always kept, even when it alone is longer than the budget, so a
     non-empty input never gives an empty answer.
     """
