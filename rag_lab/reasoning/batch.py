@@ -25,8 +25,8 @@ the reasoner's (``rate_limit.py``); the LLM reply cache is safe to write from ma
 """
 from __future__ import annotations
 
-import logging
 import contextvars
+import logging
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Sequence, TypeVar
 
