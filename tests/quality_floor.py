@@ -66,6 +66,22 @@ def measure(name: str, case: dict, per_question: dict | None = None, near_ties: 
             "full_documents": len(full.documents), "full_questions": len(full.questions), "methods": values}
 
 
+_MEASURED: dict = {}
+
+
+def measured(name: str) -> tuple[dict, dict, list]:
+    """``measure`` of case ``name`` (values, per-question scores, near-ties), once per process and
+    vector perturbation (``$RAG_LAB_PERTURB_VECTORS``): the quality floor and the reproducibility
+    test read the same unperturbed run when they share a worker (their ``xdist_group``)."""
+    from rag_lab.core.embedding import perturbation_sigma
+
+    key = (name, perturbation_sigma())
+    if key not in _MEASURED:
+        per_question, near = {}, []
+        _MEASURED[key] = (measure(name, CASES[name], per_question, near), per_question, near)
+    return _MEASURED[key]
+
+
 def near_tie_allowance(near_ties, method: str, questions: int) -> tuple[float, list[str]]:
     """How far machine noise may move a mean over ``questions`` questions of ``method``: 1/n for each
     question with a near-tie noted in its retrieval (a mean of [0, 1] scores moves at most that much

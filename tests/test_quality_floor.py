@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from quality_floor import CASES, METRICS, REFERENCE, environment, measure, read_reference
+from quality_floor import CASES, METRICS, REFERENCE, environment, measured, near_tie_allowance, read_reference
+
+pytestmark = pytest.mark.xdist_group("quality_floor")     # shares its runs with test_reproducibility.py
 
 REFRESH = f"if the change is intended, refresh {REFERENCE.name} with `python tests/quality_floor.py` and say why in the commit"
 
@@ -41,8 +43,7 @@ def test_quality_floor(name, reference):
     """Beyond the tolerance, a value may move only by what the near-ties this run noted can move
     (``near_tie_allowance``: another machine's rounding can flip exactly those decisions)."""
     pinned, tolerance = reference["cases"][name], reference["tolerance"]
-    near = []
-    got = measure(name, CASES[name], near_ties=near)
+    got, _, near = measured(name)
     for count in ("documents", "questions", "full_documents", "full_questions"):
         assert got[count] == pinned[count], f"{name}: {count} {got[count]}, reference {pinned[count]}; {REFRESH}"
     moved = []
@@ -58,7 +59,6 @@ def test_quality_floor(name, reference):
 
 def test_the_near_tie_allowance_covers_only_the_questions_named():
     from rag_lab.core.ties import NearTie
-    from quality_floor import near_tie_allowance
 
     q = lambda m, qid: NearTie("vector search", "a", "b", 1e-5, {"method": m, "question": qid})  # noqa: E731
     assert near_tie_allowance([], "naive", 20) == (0.0, [])

@@ -10,8 +10,11 @@ import math
 import numpy as np
 import pytest
 
-from quality_floor import CASES, measure
+from quality_floor import CASES, measured
 from rag_lab.core.embedding import PERTURB_ENV, perturb, perturbation_sigma, text_key
+
+
+pytestmark = pytest.mark.xdist_group("quality_floor")     # reuses the quality floor's unperturbed runs
 
 
 def _explained(method: str, question: str, near) -> bool:
@@ -24,12 +27,11 @@ def _explained(method: str, question: str, near) -> bool:
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("name", list(CASES))
 def test_last_bit_noise_moves_no_score_but_named_near_ties(name, monkeypatch):
-    true_scores, true_ties = {}, []
-    measure(name, CASES[name], true_scores, true_ties)
+    _, true_scores, true_ties = measured(name)
     monkeypatch.setenv(PERTURB_ENV, "1e-6")
-    moved_scores, moved_ties = {}, []
-    measure(name, CASES[name], moved_scores, moved_ties)
-    assert set(moved_scores) == set(true_scores)
+    _, moved_scores, moved_ties = measured(name)
+    methods = {m for m, _, _ in true_scores}
+    assert methods == set(CASES[name]["methods"]) and set(moved_scores) == set(true_scores)
     changed = sorted(key for key, value in true_scores.items()
                      if not (value == moved_scores[key] or (math.isnan(value) and math.isnan(moved_scores[key]))))
     unexplained = [f"{m} {q} {metric}: {true_scores[(m, q, metric)]} -> {moved_scores[(m, q, metric)]}"
