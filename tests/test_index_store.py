@@ -196,6 +196,19 @@ def test_ssg_algorithms_share_one_graph(reuse_on, small, embedder):
     assert answers(other, queries) == answers(fresh, queries)
 
 
+def test_share_index_gives_a_copy_only_between_methods_building_the_same_index(small, embedder):
+    docs, queries = small
+    built = get_retriever("ssg-basic-retrieval", embedder=embedder).build(docs, reuse=False)
+    other = get_retriever("ssg-query-traversal", embedder=embedder)
+    assert index_store.index_identity(other, docs) == index_store.index_identity(built, docs)
+    index_store.share_index(built, other, docs)
+    assert other.index_reuse["reused"] and other.graph is not built.graph
+    fresh = get_retriever("ssg-query-traversal", embedder=embedder).build(docs, reuse=False)
+    assert answers(other, queries) == answers(fresh, queries)
+    with pytest.raises(ValueError, match="cannot share the index of ssg-basic-retrieval"):
+        index_store.share_index(built, get_retriever("naive", embedder=embedder), docs)
+
+
 def test_config_id_of_a_whole_config(reuse_on, small, embedder):
     naive = get_retriever("naive", embedder=embedder)
     assert index_store.key_parts(naive, small[0])["config_id"] == naive.config.config_id
