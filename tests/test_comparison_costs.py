@@ -86,6 +86,12 @@ def test_methods_sharing_an_index_are_measured_once(probe, sharing):
     assert costs["index"].to_dict() == {probe: probe, "sharing-a": "sharing-a", "sharing-b": "sharing-a"}
     assert costs.loc["sharing-b", "index_seconds_cold"] == costs.loc["sharing-a", "index_seconds_cold"]
     assert costs.loc["sharing-b", "chunks"] == 3 and list(latencies.columns) == [probe, *sharing]
+    # growth: the corpus itself is the cost table's measurement (no build), twice the corpus is built
+    BUILDS.clear()
+    grown = scaling(["sharing-a"], "italian_cuisine", copies=(1, 2), measured=costs)
+    assert BUILDS == [False, False, True]
+    assert grown["builds"].tolist() == [1, 1] and grown["chunks"].tolist() == [3, 6]
+    assert grown.loc[0, "index_seconds_cold"] == costs.loc["sharing-a", "index_seconds_cold"]
 
 
 def test_scaling_times_and_traces_separately(probe):

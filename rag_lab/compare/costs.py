@@ -244,10 +244,13 @@ def growth_methods(choice: str, costs: pd.DataFrame) -> list[str]:
     return [m.strip() for m in choice.split(",") if m.strip()]
 
 
-def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2, 4), repeats: int = 1) -> pd.DataFrame:
+def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2, 4), repeats: int = 1,
+            measured: pd.DataFrame | None = None) -> pd.DataFrame:
     """Index time (cold and warm, ``timed_builds``) and peak heap at ``copies`` times the corpus's
     article count, the copies made textually distinct (``benchmarking.distinct_copies``: same tokens,
-    new texts) so no cache carries one size's encoding into the next."""
+    new texts) so no cache carries one size's encoding into the next. One copy is the corpus itself:
+    a method ``measured`` (``method_costs``' table) already timed there is taken from it, not built
+    again (``builds`` says how many timings each row holds)."""
     from ..core.embedding import shared_embedder
     from .comparison import resolve_methods
 
@@ -258,6 +261,13 @@ def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2,
     for name in resolve_methods(methods):
         for n in copies:
             corpus = distinct_copies(docs, len(docs) * n)
+            if n == 1 and measured is not None and name in measured.index:
+                row = measured.loc[name]
+                built_by[name] = measured.attrs["index_reasoners"][name]
+                rows.append({"method": name, "copies": n, "documents": len(corpus), "builds": int(row["build_repeats"]),
+                             **{c: row[c] for c in _seconds_columns({COLD: [1.0], WARM: [1.0]})},
+                             "peak_heap_mb": row["peak_heap_mb"], "chunks": int(row["chunks"])})
+                continue
 
             def measure(built, embedder):
                 _, peak = peak_memory_mb(lambda: get_retriever(name, embedder=embedder).build(corpus, reuse=False))
@@ -265,8 +275,8 @@ def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2,
 
             timed = timed_builds(lambda e: get_retriever(name, embedder=e), corpus, model, repeats, measure)
             built_by[name] = index_reasoner_name(timed["retriever"])
-            rows.append({"method": name, "copies": n, "documents": len(corpus), **_seconds_columns(timed),
-                         "peak_heap_mb": timed["peak"], "chunks": len(timed["retriever"].chunks)})
+            rows.append({"method": name, "copies": n, "documents": len(corpus), "builds": repeats,
+                         **_seconds_columns(timed), "peak_heap_mb": timed["peak"], "chunks": len(timed["retriever"].chunks)})
     out = pd.DataFrame(rows)
     out.attrs["index_reasoners"] = built_by
     return out
