@@ -196,6 +196,19 @@ def test_ssg_algorithms_share_one_graph(reuse_on, small, embedder):
     assert answers(other, queries) == answers(fresh, queries)
 
 
+def test_a_notebook_drawing_the_ssg_graph_stores_it_for_the_retrievers(reuse_on, small, embedder):
+    from rag_lab.methods.ssg.config import SSGConfig
+    from rag_lab.methods.ssg.graph import build_graph
+    from rag_lab.methods.ssg.method import stored_graph
+
+    docs, _ = small
+    reasoner = get_retriever("ssg-basic-retrieval", embedder=embedder).reasoner
+    graph = stored_graph(docs, embedder, reasoner, SSGConfig())
+    assert sorted(graph.graph.edges(data=True)) == sorted(build_graph(docs, embedder, reasoner, SSGConfig()).graph.edges(data=True))
+    later = get_retriever("ssg-query-traversal", embedder=embedder).build(docs)     # notebook 10's retriever
+    assert later.index_reuse["reused"] and sorted(later.graph.graph.edges(data=True)) == sorted(graph.graph.edges(data=True))
+
+
 def test_share_index_gives_a_copy_only_between_methods_building_the_same_index(small, embedder):
     docs, queries = small
     built = get_retriever("ssg-basic-retrieval", embedder=embedder).build(docs, reuse=False)
