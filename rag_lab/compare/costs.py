@@ -4,7 +4,7 @@ distinct texts; and the sentences that name a fastest or slowest method only whe
 intervals separate it from the next one.
 
 Each distinct index is built and timed once: methods whose index has the same identity in the
-index store (``index_store.index_identity``: SSG's seven algorithms share one graph) are measured
+index store (``shared_index.index_identity``: SSG's seven algorithms share one graph) are measured
 through the first of them and get a copy of its built index for their queries; the table names,
 per method, the method its index was measured as. Build times are summarised on the log scale
 (geometric mean and a t-interval on log seconds, shown back-transformed), so an interval never
@@ -137,8 +137,8 @@ def query_times_ms(retriever, queries: Sequence[str], k: int, repeats: int = 3) 
 
 def index_groups(names: Sequence[str], documents, embedder) -> dict[str, list[str]]:
     """The first method of each distinct index -> every method building that same index (itself first),
-    by the methods' identity in the index store (``index_store.index_identity``), in ``names``' order."""
-    from ..evaluation.index_store import index_identity
+    by the methods' identity in the index store (``shared_index.index_identity``), in ``names``' order."""
+    from ..evaluation.shared_index import index_identity
 
     groups: dict[str, list[str]] = {}
     for name in names:
@@ -155,7 +155,7 @@ def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, 
     copy for its queries and the measured method's build columns, its name in ``index``. Also the
     per-query latencies (query x method, ms) the ranking sentence compares, paired by query."""
     from ..core.embedding import shared_embedder
-    from ..evaluation.index_store import share_index
+    from ..evaluation.shared_index import share_index
     from .comparison import resolve_methods
 
     model = shared_embedder()

@@ -151,12 +151,6 @@ def index_key(parts: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
-def index_identity(retriever, documents: Sequence[Any]) -> str:
-    """``<family>/<key>``: the entry ``retriever``'s index over ``documents`` is filed under. Two
-    retrievers with the same identity build the same index (SSG's seven algorithms share one graph)."""
-    return f"{family(retriever)}/{index_key(key_parts(retriever, documents))}"
-
-
 # -- the state ----------------------------------------------------------------------------------
 class _Pickler(pickle.Pickler):
     """Pickles a retriever's attributes with its embedder and reasoner replaced by placeholders."""
@@ -399,17 +393,6 @@ def _build_here(retriever, documents: list, distribute: bool) -> None:
     if record is not None:
         retriever.build_cost.seconds += record["seconds"]
     retriever.cluster_build = record
-
-
-def share_index(built, other, documents: Sequence[Any]) -> None:
-    """Give ``other`` the index ``built`` holds (the state the store would persist, copied), as a reuse
-    from the store would; both must have the same ``index_identity`` over ``documents``."""
-    mine, theirs = index_identity(built, documents), index_identity(other, documents)
-    if mine != theirs:
-        raise ValueError(f"{other.name} cannot share the index of {built.name}: they build different indexes "
-                         f"({theirs} vs {mine})")
-    restore_state(other, dump_state(built))
-    other.index_reuse = {"reused": True, "key": mine.rsplit("/", 1)[1], "entry": f"shared from {built.name}"}
 
 
 def clear_memo() -> None:
