@@ -34,11 +34,19 @@ def test_cost_and_speed_notebook_tables(tmp_path):
     caption = files["method_costs.md"].read_text(encoding="utf-8").splitlines()[0]
     assert "cold (first build, empty caches)" in caption and "warm (rebuild" in caption and "over 2 builds" in caption
 
+    # every distinct index measured once: naive and semantic build different ones
+    shared = pd.read_csv(files["shared_indexes.csv"])
+    assert shared.to_dict("list") == {"index": ["naive", "semantic"], "methods": ["naive", "semantic"], "count": [1, 1]}
+    assert (costs["index"] == costs.index).all() and "geometric mean and 95% t-interval on log seconds" in caption
+    assert ((costs["index_seconds_cold_ci_low"] > 0) & (costs["index_seconds_warm_ci_low"] > 0)).all()
+
     growth = pd.read_csv(files["growth.csv"])
     assert list(growth["copies"]) == [1, 2] and set(growth["method"]) == {"naive"}
     # distinct copies: twice the documents and, split the same way, twice the chunks
     assert growth["documents"].iloc[1] == 2 * growth["documents"].iloc[0]
     assert growth["chunks"].iloc[1] == 2 * growth["chunks"].iloc[0]
+    # the corpus itself is the cost table's measurement (2 builds); twice the corpus is built once
+    assert list(growth["builds"]) == [2, 1] and growth["index_seconds_cold"].iloc[0] == costs.loc["naive", "index_seconds_cold"]
     assert (growth["index_seconds_cold"] > growth["index_seconds_warm"]).all()
     assert "distinct copies" in files["growth.md"].read_text(encoding="utf-8").splitlines()[0]
 
