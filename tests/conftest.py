@@ -13,12 +13,12 @@ work is shared out (``pytest_collection_modifyitems`` below):
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -141,37 +141,49 @@ class NotebookRun:
         return {Path(p).name: Path(p) for p in self.manifest["notebooks"][0]["files"]}
 
 
+def made_once(folder: Path, make: Callable[[Path], object]):
+    """What ``make(folder)`` returned (JSON), made by the first caller of the session on any worker and read
+    back by every later one: a file lock on ``folder`` lets one make it while the others wait, and
+    ``folder/done.json`` keeps the value, or the failure, which then fails every later caller too. (With
+    pytest-xdist a session fixture is made once per worker, so sharing has to go through the disk.)"""
+    from rag_lab.caching.atomic import write_text
+    from rag_lab.caching.locked_json import locked
+
+    done = folder / "done.json"
+    with locked(folder):
+        if not done.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                record = {"value": make(folder)}
+            except (Exception, pytest.fail.Exception) as e:      # pytest.fail (and a timeout) raise BaseException
+                write_text(done, json.dumps({"failure": f"{type(e).__name__}: {e}"}))
+                raise
+            write_text(done, json.dumps(record, default=str))
+        record = json.loads(done.read_text(encoding="utf-8"))
+    if "failure" in record:
+        pytest.fail(f"{folder.name} failed when an earlier test made it:\n{record['failure']}")
+    return record["value"]
+
+
 @pytest.fixture(scope="session")
 def notebook_run(tmp_path_factory, embedder):
     """``notebook_run(name, parameters)`` -> NotebookRun: the notebook executed with ``parameters`` (and
     checked as ``run_notebook_smoke`` checks it) once per session, in an empty cache of its own (sharing
-    the ONNX export), whichever test or worker asks first; a run that failed fails every test that asks."""
+    the ONNX export), whichever test or worker asks first (``made_once``); a run that failed fails every
+    test that asks."""
     runs = shared_folder(tmp_path_factory) / "notebook-runs"
 
     def run(name: str, parameters: dict) -> NotebookRun:
-        from rag_lab.caching.atomic import write_text
-        from rag_lab.caching.locked_json import locked
         from rag_lab.runs.runner import parameter_hash
 
+        def execute(folder: Path) -> dict:
+            embedder.model   # noqa: B018 - the ONNX export the run's cache shares
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv("RAG_LAB_CACHE", str(empty_cache(folder / "cache")))
+                return run_notebook_smoke(name, parameters, folder)
+
         folder = runs / f"{name}-{parameter_hash(parameters)}"
-        done = folder / "done.json"
-        with locked(folder):
-            if not done.exists():
-                embedder.model   # noqa: B018 - the ONNX export the run's cache shares
-                record: dict = {"notebook": name, "parameters": parameters}
-                try:
-                    with pytest.MonkeyPatch.context() as mp:
-                        mp.setenv("RAG_LAB_CACHE", str(empty_cache(folder / "cache")))
-                        record["manifest"] = run_notebook_smoke(name, parameters, folder)
-                except (Exception, pytest.fail.Exception) as e:
-                    record["failure"] = f"{type(e).__name__}: {e}"
-                    raise
-                finally:
-                    write_text(done, json.dumps(record, default=str))
-            record = json.loads(done.read_text(encoding="utf-8"))
-        if "failure" in record:
-            pytest.fail(f"{name} with {parameters} failed when an earlier test ran it:\n{record['failure']}")
-        return NotebookRun(record["manifest"], folder)
+        return NotebookRun(made_once(folder, execute), folder)
 
     return run
 

@@ -56,6 +56,9 @@ def vectors_only(source, folder):
     return folder
 
 
+# three `eval` processes over every method (two of them building every index): minutes each with the other
+# core busy, more than the suite's 300 s default
+@pytest.mark.timeout(900)
 def test_eval_three_times_gives_identical_tables(tmp_path, embedder):
     embedder.model  # noqa: B018 - the session's ONNX export, which the caches share
     cache = empty_cache(tmp_path / "cache")
