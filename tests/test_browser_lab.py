@@ -40,8 +40,9 @@ def lab(tmp_path_factory):
     (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     token = secrets.token_hex(16)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(root / ".runtime")}
-    # port 0: the server binds a port the OS gives it and writes it to its jpserver-<pid>.json (no port is
-    # picked here and handed over later, when another process may have taken it)
+    # port 0: the server asks the OS for a free port as it starts and writes it to its jpserver-<pid>.json (no
+    # port is picked here and handed over seconds later). jupyter_server still binds it, closes it and binds it
+    # again moments later: if another process took it in between, the server exits saying so and starts again.
     cmd = lab_command(0, token, open_browser=False, root=root,
                       extra=("--ServerApp.port_retries=0", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                              "--LabApp.news_url=None"))
