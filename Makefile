@@ -28,8 +28,9 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 	touch $(STAMP)
 
 # The suite on one process per core, at most PYTEST_WORKERS (pytest-xdist): a test file, or an xdist_group, is
-# one unit of work, the long ones handed out first in the order tests/conftest.py sorts them (hence
-# --no-loadscope-reorder). PYTEST_ARGS adds options or picks tests.
+# one unit of work (tests/conftest.py's scheduler: xdist 3.8's own loadgroup no longer groups under pytest 9.2),
+# the long ones handed out first in the order tests/conftest.py sorts them (hence --no-loadscope-reorder).
+# PYTEST_ARGS adds options or picks tests.
 test: setup
 	$(PY) -m pytest -n auto --maxprocesses $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS)
 

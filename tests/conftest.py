@@ -7,6 +7,10 @@ work is shared out (``pytest_collection_modifyitems`` below):
   (reference builds) are made once, on one worker; a new plain test file needs no mark;
 - tests that use ``dask_cluster`` go to the group ``dask``, so one worker starts the session's cluster;
 - files marked ``notebook`` or ``heavy`` are handed out first, so no long file starts last;
+- the groups reach the scheduler through a file (``GROUPS``, written by the workers as they collect, read
+  by ``GroupScheduling`` in the controller): pytest-xdist 3.8's own ``loadgroup`` appends the group to
+  the test id, which pytest 9.2 no longer lets it change, so its groups are silently ignored
+  (pytest-dev/pytest-xdist#1386) and a file's tests would be spread over both workers;
 - a notebook run (``notebook_run``) is made once per (notebook, parameters) in a folder both workers see,
   under a file lock: the second worker to ask waits for it and reads it. Every execution of a project
   notebook is logged there and summed up at the end of the session (``pytest_terminal_summary``).
@@ -42,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SESSION_CACHE = Path(os.environ["RAG_LAB_CACHE"])
 NOTEBOOKS = ROOT / "notebooks"
 EXECUTIONS = "notebook_executions.jsonl"
+GROUPS = "xdist_groups.json"          # test id -> its group, for the scheduler (see above)
 # a file (or xdist group) marked so is handed out before the others: it runs for a minute or more
 FIRST = ("notebook", "heavy")
 # Executing a notebook (kernel start, model load, the notebook's own builds) takes minutes on two busy
@@ -55,7 +60,7 @@ def pytest_configure(config):
 
 
 # -- sharing the work out ---------------------------------------------------------------------------
-@pytest.hookimpl(tryfirst=True)          # before xdist reads the groups into the test ids
+@pytest.hookimpl(tryfirst=True)          # before xdist's own (which no longer takes effect, see above)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         groups = {_group_name(m) for m in item.iter_markers("xdist_group")}
@@ -73,6 +78,29 @@ def pytest_collection_modifyitems(config, items):
         # every worker sorts the same way (the scheduler checks the workers collected the same order)
         first = {_group_of(i) for i in items if any(i.get_closest_marker(m) for m in FIRST)}
         items.sort(key=lambda i: _group_of(i) not in first)
+        from rag_lab.caching.atomic import write_text
+        write_text(shared_folder(config._tmp_path_factory) / GROUPS,
+                   json.dumps({item.nodeid: _group_of(item) for item in items}))
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup``: xdist's scheduler by scope, each scope a group as the workers wrote them."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    groups_file = shared_folder(config._tmp_path_factory) / GROUPS
+
+    class GroupScheduling(LoadScopeScheduling):
+        groups: dict | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:      # first asked once every worker has collected (and written the file)
+                self.groups = json.loads(groups_file.read_text(encoding="utf-8"))
+            return self.groups.get(nodeid) or nodeid.rsplit("@", 1)[-1]
+
+    return GroupScheduling(config, log)
 
 
 def _group_name(mark) -> str:
