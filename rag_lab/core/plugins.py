@@ -15,11 +15,13 @@ A group is loaded once per process, on the first lookup of its registry (``avail
 ``get_retriever``, ``available_datasets`` ...), never at import. A plugin whose import or registration
 fails, that registers nothing, or that takes a name already taken is kept as *broken* with its error
 and has registered nothing (its partial registrations are rolled back): listings show it, and runs
-that do not name its methods go on.
+that do not name its methods go on. ``RAG_LAB_PLUGINS=0`` loads none (a run that must match the
+committed reference, which holds the lab's methods only).
 """
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from dataclasses import dataclass
 from importlib import metadata
@@ -27,6 +29,7 @@ from typing import Iterable, MutableMapping
 
 log = logging.getLogger(__name__)
 METHODS, DATASETS = "rag_lab.methods", "rag_lab.datasets"
+SWITCH = "RAG_LAB_PLUGINS"   # 0 / false / no / off: load no plugin
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,8 @@ def load_plugins(group: str, registry: MutableMapping, reserved: Iterable[str] =
         if group in _LOADED:
             return list(_LOADED[group])
         loaded = _LOADED[group] = []
+        if os.environ.get(SWITCH, "1").strip().lower() in ("0", "false", "no", "off"):
+            return []
         points = sorted(metadata.entry_points(group=group), key=lambda ep: (ep.name, ep.value))
         for entry_point in points:
             loaded.append(_call(entry_point, registry, set(reserved)))
