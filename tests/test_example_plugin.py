@@ -6,12 +6,17 @@ import sys
 from pathlib import Path
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "mmr_plugin"
-if str(EXAMPLE / "src") not in sys.path:
-    sys.path.insert(0, str(EXAMPLE / "src"))   # importable, not installed: no entry point, nothing registered
 
-_spec = importlib.util.spec_from_file_location("mmr_plugin_tests", EXAMPLE / "tests" / "test_mmr.py")
-_tests = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_tests)
+# importable while its tests load (they import every module of the package), then off the path again:
+# a `pip install -e` leaves the package's metadata in src/, which would otherwise make it an installed
+# plugin for the rest of the session
+sys.path.insert(0, str(EXAMPLE / "src"))
+try:
+    _spec = importlib.util.spec_from_file_location("mmr_plugin_tests", EXAMPLE / "tests" / "test_mmr.py")
+    _tests = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_tests)
+finally:
+    sys.path.remove(str(EXAMPLE / "src"))
 globals().update({name: value for name, value in vars(_tests).items() if name.startswith("test_")})
 
 
