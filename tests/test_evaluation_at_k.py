@@ -53,7 +53,7 @@ def test_reported_metric_at_k_is_the_metric_of_retrieve_q_k(built):
 def test_declared_nested_rankings_are_prefixes_on_shipped_data(built):
     data, retrievers = built
     nested = {n: r for n, r in retrievers.items() if r.nested_ranking}
-    assert {"naive", "semantic", "kg", "raptor", "gralc-naive", "ssg-query-traversal"} <= set(nested)
+    assert {"naive", "semantic", "bm25", "hybrid", "kg", "raptor", "gralc-naive", "ssg-query-traversal"} <= set(nested)
     for name, r in nested.items():
         for q in data.questions:
             deepest = r.retrieve(q.question, DEEPEST).hits

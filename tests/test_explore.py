@@ -127,6 +127,16 @@ def test_gralc_lines_place_hits_among_their_documents_chunks():
     assert lines["query concepts"] == "C1"
 
 
+
+def test_hybrid_hits_say_their_rank_in_each_fused_list_and_a_plugins_ranking_is_named():
+    retriever = SimpleNamespace(chunks=[Chunk(f"d#{i}", "d", "x", i, i + 1) for i in range(3)])
+    hits = [SimpleNamespace(chunk_id="d#0", note=""), SimpleNamespace(chunk_id="d#2", note="")]
+    lines = dict(trace_lines("hybrid", retriever, {"vector_ranks": [1, None], "bm25_ranks": [2, 1]}, hits))
+    assert [h.note for h in hits] == ["rank 1 by cosine, 2 by BM25", "rank - by cosine, 1 by BM25"]
+    assert lines["ranking"] == "reciprocal rank fusion (cosine and BM25) over each of 3 chunks"
+    assert dict(trace_lines("bm25", retriever, {}, []))["ranking"] == "BM25 of the query's words in each of 3 chunks"
+    assert dict(trace_lines("mmr", retriever, {"pool": 3}, []))["ranking"] == "mmr's score of each of 3 chunks"
+
 # -- the widget's logic (no browser: observers run in Python) -------------------------------------
 
 def test_widget_shows_its_default_view_and_follows_its_controls(explorer):

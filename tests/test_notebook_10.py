@@ -32,7 +32,7 @@ def test_compare_notebook_tables(tmp_path):
     # one method per family keeps CI short; every method also runs in its own paper notebook's test
     from rag_lab.methods import available_methods
 
-    family = [m for m in ("naive", "semantic", "sketch", "unweaver", "ssg-query-traversal", "gralc-graph")
+    family = [m for m in ("naive", "semantic", "bm25", "hybrid", "sketch", "unweaver", "ssg-query-traversal", "gralc-graph")
               if m in available_methods()]
     manifest = run_notebook_smoke("10_compare_retrieval", {"datasets": ["italian_cuisine"], "limit": 2, "ks": [1, 5],
                                                            "methods": ",".join(family)}, tmp_path)

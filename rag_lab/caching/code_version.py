@@ -9,6 +9,7 @@ Hashing a few hundred small files takes milliseconds and is done once per proces
 from __future__ import annotations
 
 import hashlib
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
@@ -53,3 +54,21 @@ def code_fingerprint(*relative: str) -> str:
     if not paths:
         raise ValueError(f"code_fingerprint: no files found for {targets}")
     return digest_files(paths)[:16]
+
+
+def class_code_fingerprint(cls: type) -> str:
+    """The code a class's cached results depend on: ``code_fingerprint()`` for rag_lab's own classes; for
+    a class from outside rag_lab (a plugin's method) that and, after a "+", 16 hex digits over its top-level
+    package's source, so an edit to the plugin makes its cached indexes unreachable too. A class with no
+    source file (a class made in a notebook, whose ``__main__`` has none) adds nothing."""
+    top = cls.__module__.split(".")[0]
+    return code_fingerprint() + ("" if top == "rag_lab" else _package_digest(top))
+
+
+@lru_cache(maxsize=None)
+def _package_digest(top: str) -> str:
+    package = sys.modules.get(top)
+    folders = list(getattr(package, "__path__", None) or [])
+    paths = [p for folder in folders for p in files_under(Path(folder))] if folders else \
+        [Path(f) for f in [getattr(package, "__file__", None)] if f and Path(f).is_file()]
+    return "+" + digest_files(paths)[:16] if paths else ""

@@ -4,7 +4,9 @@
 reads any folder in the generic form; a registered loader name (``qasper`` …)
 calls that loader, which reads a local copy — by default from the data cache that
 ``python -m rag_lab download NAME`` fills (``$RAG_LAB_DATA``, see ``cache.py``) —
-and says how to get one if absent. An explicit ``path=`` always wins.
+and says how to get one if absent. An explicit ``path=`` always wins. Installed packages add
+loaders through the entry-point group ``rag_lab.datasets`` (``rag_lab.core.plugins``): a function
+that calls ``register_loader``, loaded on the first lookup.
 
 May import: caching, core, reasoning, evaluation.
 """
@@ -14,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
+from ..core import plugins
 from ..core.io import read_dataset
 from ..core.types import Dataset
 from .cache import SHIPPED_DIR, data_root, dataset_dir  # noqa: F401  (re-exported for loaders and users)
@@ -53,6 +56,14 @@ def available_datasets() -> dict[str, str]:
 
 def _import_loaders() -> None:
     from . import loaders  # noqa: F401  (registers the public-dataset loaders)
+    dataset_plugins()
+
+
+def dataset_plugins() -> list[plugins.Plugin]:
+    """The installed data-set plugins (loaded on first call), broken ones with their error; a plugin
+    may not take the name of a shipped data set or of the lab's loaders."""
+    from . import loaders  # noqa: F401  (the lab's own loaders first: their names are taken)
+    return plugins.load_plugins(plugins.DATASETS, LOADERS, reserved=shipped_datasets())
 
 
 def load_dataset(name_or_path: str | os.PathLike, limit: int | None = None, **kwargs) -> Dataset:

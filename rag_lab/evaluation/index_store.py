@@ -14,7 +14,7 @@ Key of an entry (sha256 over a canonical JSON of):
 - for a method that calls a reasoner while indexing (``Retriever.reasoner_at_build``), the
   reasoner's ``fingerprint()`` (class, knobs, models),
 - the format version, Python, the recorded package versions and a fingerprint of rag_lab's code
-  and shipped data (``code_version``): a code change makes old entries unreachable.
+  and shipped data (``code_version``; a plugin's package's too): a code change makes old entries unreachable.
 
 Layout: ``$RAG_LAB_CACHE/indexes/<method>/<key>/`` holding ``state.pkl`` (the retriever's
 attributes, pickled; its embedder and reasoner are left out and re-attached on load, and so are
@@ -55,7 +55,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..caching.code_version import code_fingerprint
+from ..caching.code_version import class_code_fingerprint, code_fingerprint
 from ..caching.sqlite_cache import default_cache_dir, reuse_enabled
 from ..caching.trust import check_private, sign, verify
 from ..core.types import Cost
@@ -138,7 +138,7 @@ def key_parts(retriever, documents: Sequence[Any]) -> dict[str, Any]:
     return {"format": FORMAT, "method": family(retriever), "class": f"{cls.__module__}:{cls.__qualname__}",
             "config_id": config_id, "config": knobs, "dataset": dataset_fingerprint(documents),
             "documents": len(documents), "embedder": retriever.embedder.model_key, "reasoner": reasoner,
-            "code": code_fingerprint(), "python": "%d.%d" % sys.version_info[:2], "packages": _packages()}
+            "code": class_code_fingerprint(cls), "python": "%d.%d" % sys.version_info[:2], "packages": _packages()}
 
 
 def family(retriever) -> str:
@@ -304,9 +304,9 @@ class IndexStore:
 
 
 def is_current(meta: dict[str, Any]) -> bool:
-    """True when an entry's ``meta.json`` could still be looked up: same format, code, Python and
-    package versions as now (the other key parts name data and configs, which any run may ask for)."""
-    return (meta.get("format") == FORMAT and meta.get("code") == code_fingerprint()
+    """True when an entry's ``meta.json`` could still be looked up: same format, code (rag_lab's; a plugin's
+    own part is not checked), Python and package versions as now (the rest name data and configs)."""
+    return (meta.get("format") == FORMAT and str(meta.get("code")).split("+")[0] == code_fingerprint()
             and meta.get("python") == "%d.%d" % sys.version_info[:2] and meta.get("packages") == _packages())
 
 

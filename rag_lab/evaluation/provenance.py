@@ -13,6 +13,7 @@ import dataclasses
 import datetime as dt
 import json
 import subprocess
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -81,9 +82,24 @@ def method_params(retriever) -> dict[str, Any]:
 def method_record(retriever, answer_reasoner: str = NONE) -> dict[str, Any]:
     """Provenance of one evaluated method (stored per method in a result's ``attrs["methods"]``)."""
     cls = type(retriever)
-    return {"class": f"{cls.__module__}:{cls.__qualname__}", "params": method_params(retriever),
+    return {"class": f"{cls.__module__}:{cls.__qualname__}", "package": package_of(cls.__module__),
+            "params": method_params(retriever),
             "index_reasoner": index_reasoner_name(retriever), "answer_reasoner": answer_reasoner,
             "nested_ranking": bool(getattr(retriever, "nested_ranking", False)), **embedder_record(retriever)}
+
+
+@lru_cache(maxsize=None)
+def package_of(module: str) -> str:
+    """"name version" of the installed distribution providing ``module``, so a plugin's method is credited
+    to its package; a module no distribution claims (a class made in a notebook) is named as it is."""
+    top = module.split(".")[0]
+    names = ["rag_lab"] if top == "rag_lab" else metadata.packages_distributions().get(top, [])
+    if not names:
+        return top
+    try:
+        return f"{names[0]} {metadata.version(names[0])}"
+    except metadata.PackageNotFoundError:
+        return names[0]
 
 
 def embedder_record(retriever) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 A retriever is built once over documents and answers ``retrieve(query, k)`` with a
 ``Retrieval``. The registry maps a name to ``"module:Class"`` and the method's config (a
 frozen ``rag_lab.core.configs.Config`` holding every knob), so listing methods imports nothing
-heavy; a method's class is imported only when one is made.
+heavy; a method's class is imported only when one is made. The lab's own methods register when
+``rag_lab.methods`` is imported; installed packages register theirs through the entry-point group
+``rag_lab.methods`` (``rag_lab.core.plugins``), loaded on the first lookup below.
 """
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import importlib
 import time
 from typing import Sequence
 
-from ..core import ties
+from ..core import plugins, ties
 from ..core.configs import Config
 from ..core.progress import building
 from ..core.types import Chunk, Cost, Document, Retrieval
@@ -29,14 +31,29 @@ def register(name: str, target: str, description: str, config: Config) -> None:
     REGISTRY[name] = (target, config, description)
 
 
+def method_plugins() -> list[plugins.Plugin]:
+    """The installed method plugins (loaded on first call), broken ones with their error."""
+    return plugins.load_plugins(plugins.METHODS, REGISTRY)
+
+
+def method_source(name: str) -> str:
+    """The package ``name`` comes from: a plugin's distribution ("name version"), else "rag_lab"."""
+    method_plugins()
+    return plugins.source_of(plugins.METHODS, name) or "rag_lab"
+
+
 def available_methods() -> dict[str, str]:
+    """Every registered method and its description: the lab's own, then the plugins'."""
+    method_plugins()
     return {name: desc for name, (_, _, desc) in REGISTRY.items()}
 
 
 def registered_config(name: str) -> Config:
     """The config ``name`` was registered with (its knobs and their defaults)."""
+    broken = [p for p in method_plugins() if p.broken]
     if name not in REGISTRY:
-        raise ValueError(f"unknown method {name!r}; registered: {', '.join(REGISTRY)}")
+        hint = "".join(f"; broken plugin {p.describe()}" for p in broken)
+        raise ValueError(f"unknown method {name!r}; registered: {', '.join(REGISTRY)}{hint}")
     return REGISTRY[name][1]
 
 

@@ -43,6 +43,8 @@ class Knob:
 _SSG_KNOB = Knob("max_sentences", "sentences gathered", 3, 30, 1, True)
 MAIN_KNOBS: dict[str, Knob] = {
     "naive": Knob("size", "window (tokens)", 32, 512, 16, False),
+    "bm25": Knob("k1", "BM25 k1 (term saturation)", 0.0, 3.0, 0.1, False),
+    "hybrid": Knob("rrf_k", "fusion k", 0, 200, 5, True),
     "semantic": Knob("threshold", "breakpoint percentile", 50, 99, 1, False),
     "sketch": Knob("hops", "graph hops", 1, 3, 1, True),
     "kg": Knob("hops", "graph hops", 1, 3, 1, True),
@@ -172,7 +174,13 @@ def trace_lines(method: str, retriever: Retriever, trace: dict[str, Any], hits: 
         for h, level in zip(hits, trace.get("levels", [])):
             h.note = f"summary, level {level}" if level else "leaf"
         return [("tree (nodes per level, leaves first)", _short(trace.get("tree_levels", [])))]
-    return [("ranking", f"cosine of the query to each of {len(retriever.chunks)} chunks")] + \
+    if method == "hybrid":
+        for h, v, b in zip(hits, trace.get("vector_ranks", []), trace.get("bm25_ranks", [])):
+            h.note = f"rank {v or '-'} by cosine, {b or '-'} by BM25"
+    ranking = {"naive": "cosine of the query to each", "semantic": "cosine of the query to each",
+               "bm25": "BM25 of the query's words in each",
+               "hybrid": "reciprocal rank fusion (cosine and BM25) over each"}.get(method, f"{method}'s score of each")
+    return [("ranking", f"{ranking} of {len(retriever.chunks)} chunks")] + \
         [(str(key), _short(value if isinstance(value, list) else [value])) for key, value in trace.items()]
 
 

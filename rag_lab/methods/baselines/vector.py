@@ -13,6 +13,12 @@ from ...core.types import Chunk, Cost, Document, Hit, Retrieval
 from .config import NaiveConfig, SemanticConfig
 
 
+def config_chunks(config: NaiveConfig | SemanticConfig, documents: list[Document], embedder) -> list[Chunk]:
+    """The chunks of ``documents`` by the config's chunker, given the knobs it reads (``chunk_knobs``)."""
+    from ...core.chunking import chunk_documents
+    return chunk_documents(documents, config.chunker, embedder, **{k: getattr(config, k) for k in config.chunk_knobs})
+
+
 class ChunkVectorRetriever(Retriever):
     """Chunk every document, embed the chunks, search them by cosine (the plain vector RAG).
     Subclasses name the config class; its ``chunker`` says which chunker its knobs are for."""
@@ -33,8 +39,7 @@ class ChunkVectorRetriever(Retriever):
         return self.config.chunker
 
     def make_chunks(self, documents: list[Document]) -> list[Chunk]:
-        from ...core.chunking import chunk_documents
-        return chunk_documents(documents, self.chunker, self.embedder, **self.config.as_dict())
+        return config_chunks(self.config, documents, self.embedder)
 
     def document_work(self, documents: list[Document]) -> None:
         """Per document: the chunks and their vectors (the cluster's share, see Retriever.document_work)."""
