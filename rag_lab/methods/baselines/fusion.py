@@ -9,12 +9,16 @@ from typing import Hashable, Sequence
 
 import numpy as np
 
+from ...core import ties
+
 
 def by_score_then_id(scores: np.ndarray, ids: Sequence[str], rows: Sequence[int] | None = None) -> list[int]:
-    """``rows`` (default: all) ordered by score, highest first, equal scores by id: one total order, so a
-    method's top k is the prefix of its top K whatever the ties."""
-    rows = range(len(ids)) if rows is None else rows
-    return sorted(rows, key=lambda r: (-float(scores[r]), ids[r]))
+    """``rows`` (default: all) ordered by score, highest first, equal scores (at ``core.ties``' stated
+    precision) by id: one total order, so a method's top k is the prefix of its top K whatever the ties,
+    on every machine."""
+    rows = list(range(len(ids)) if rows is None else rows)
+    return [rows[i] for i in ties.order([float(scores[r]) for r in rows], keys=[ids[r] for r in rows],
+                                        what="BM25 score", names=lambda i: ids[rows[i]])]
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], k: int = 60) -> list[tuple[Hashable, float]]:
