@@ -28,18 +28,14 @@ cache row or usage record.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
-import re
 import threading
 import time
 from concurrent.futures import Future
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
-
-import jsonschema  # imported here, not per call: its first import takes ~1.5 s (would skew doctor's latency)
 
 from ..core.types import Cost
 from .backends import (DUMMY_KEY, KINDS, Completion, InvalidReply, LLMBackendError, LLMSpec,  # noqa: F401
@@ -47,46 +43,16 @@ from .backends import (DUMMY_KEY, KINDS, Completion, InvalidReply, LLMBackendErr
 from .base import Choice, Entity, Reasoner, Triple
 from .llm_cache import CachedReply, LLMCache, cache_key
 from .prompts import PROMPTS
-from .rate_limit import CallCancelled, backoff_delay, shared_limiter
+from .replies import extract_json, validate  # noqa: F401  (re-exported)
+from .rate_limit import (CONCURRENCY_ENV, CallCancelled, backoff_delay, env_number,  # noqa: F401
+                         resolve_concurrency, shared_limiter)
 from .tokens import count_message_tokens, count_text_tokens
 
 log = logging.getLogger(__name__)
-CONCURRENCY_ENV = "RAG_LAB_LLM_CONCURRENCY"   # jobs in flight at once (default: the backend's)
 TPM_ENV = "RAG_LAB_LLM_TPM"                   # optional tokens-per-minute ceiling
 MAX_RETRY_AFTER_ENV = "RAG_LAB_LLM_MAX_RETRY_AFTER"   # longest Retry-After honoured (seconds)
 MAX_RETRY_AFTER = 300.0
 MAX_ADJUSTMENTS = 4        # request options a server may refuse in one call (three formats, the token limit)
-
-# --- reply parsing ---------------------------------------------------------------------------
-
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
-
-
-def extract_json(text: str) -> Any:
-    """The JSON value in a reply: the whole text, a ```json fenced block, or the first object/list in it."""
-    text = (text or "").strip()
-    candidates = [text] + [m.group(1).strip() for m in _FENCE.finditer(text)]
-    for c in candidates:
-        try:
-            return json.loads(c)
-        except json.JSONDecodeError:
-            pass
-    decoder = json.JSONDecoder()
-    for i, ch in enumerate(text):
-        if ch in "{[":
-            try:
-                return decoder.raw_decode(text, i)[0]
-            except json.JSONDecodeError:
-                continue
-    raise InvalidReply("the reply is not JSON")
-
-
-def validate(data: Any, schema: dict) -> None:
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "the top level"
-        raise InvalidReply(f"at {where}: {error.message}")
-
 
 # --- the reasoner ----------------------------------------------------------------------------
 
@@ -389,34 +355,6 @@ class LLMReasoner(Reasoner):
                 f"(Retry-After), longer than max_retry_after={self.max_retry_after:g} s; try later, or allow the "
                 f"wait with LLMReasoner(max_retry_after=...) or ${MAX_RETRY_AFTER_ENV}") from None
         return error.retry_after
-
-
-def env_number(name: str, kind: type):
-    """A positive number from the environment variable ``name`` (None when unset or empty)."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return None
-    try:
-        value = kind(raw)
-    except ValueError:
-        value = None
-    if value is None or value <= 0:
-        raise ValueError(f"{name}={raw!r}: expected a positive {'integer' if kind is int else 'number'}")
-    return value
-
-
-def resolve_concurrency(concurrency: int | None, backend) -> int:
-    """Jobs in flight at once: ``concurrency``, else ``$RAG_LAB_LLM_CONCURRENCY``, else the backend's
-    default; never above a backend's ``max_concurrency`` (gguf: 1)."""
-    if concurrency is not None and (not isinstance(concurrency, int) or isinstance(concurrency, bool)
-                                    or concurrency < 1):
-        raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
-    chosen = concurrency or env_number(CONCURRENCY_ENV, int) or getattr(backend, "default_concurrency", 1)
-    ceiling = getattr(backend, "max_concurrency", None)
-    if ceiling is not None and chosen > ceiling:
-        log.info("%r runs at most %d job(s) at once; ignoring a concurrency of %d", backend, ceiling, chosen)
-        chosen = ceiling
-    return int(chosen)
 
 
 def _need_str(job: str, what: str, value) -> None:

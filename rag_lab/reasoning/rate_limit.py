@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import random
 import threading
 import time
 from typing import Callable, Iterator
 
 log = logging.getLogger(__name__)
+CONCURRENCY_ENV = "RAG_LAB_LLM_CONCURRENCY"   # calls in flight at once (default: the backend's)
 RESUME_SPREAD = 0.2   # threads resume over this fraction of a pause after it ends
 
 
@@ -56,10 +58,11 @@ def _positive_or_none(name: str, value, kind=float):
 
 class RateLimiter:
     """Requests in flight, a shared pause after a 429 and an optional tokens-per-minute ceiling
-    (module docstring). ``clock``/``sleep``/``rng`` are injectable for tests."""
+    (module docstring). ``clock``/``sleep``/``rng`` are injectable for tests (``use_clock`` for a limiter
+    already shared); without an injected ``sleep`` a wait is cut short by its ``abort`` event."""
 
     def __init__(self, tokens_per_minute: float | None = None, concurrency: int | None = None,
-                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] | None = None,
                  rng: random.Random | None = None):
         self.tokens_per_minute = _positive_or_none("tokens_per_minute", tokens_per_minute)
         self.concurrency = _positive_or_none("concurrency", concurrency, int)
@@ -101,10 +104,19 @@ class RateLimiter:
             self._available = min(self.tokens_per_minute, self._available + (now - self._stamp) * rate)
         self._stamp = now
 
+    def use_clock(self, clock: Callable[[], float], sleep: Callable[[float], None] | None) -> None:
+        """Read time from ``clock`` and wait with ``sleep`` from now on (a test's fake clock)."""
+        with self._lock:
+            self._clock, self._sleep, self._stamp = clock, sleep, clock()
+
     def _wait(self, seconds: float, abort: threading.Event | None) -> None:
-        if abort is None:
+        if self._sleep is not None:
             self._sleep(seconds)
+        elif abort is None:
+            time.sleep(seconds)
         elif abort.wait(seconds):
+            raise CallCancelled("cancelled while waiting for the rate limit")
+        if abort is not None and abort.is_set():
             raise CallCancelled("cancelled while waiting for the rate limit")
 
     def acquire(self, tokens: int = 0, abort: threading.Event | None = None) -> float:
@@ -188,3 +200,31 @@ def shared_limiter(identity: str, tokens_per_minute: float | None = None,
                      limiter.tokens_per_minute or "no ceiling on")
             limiter.configure(tokens_per_minute, concurrency)
         return limiter
+
+
+def env_number(name: str, kind: type):
+    """A positive number from the environment variable ``name`` (None when unset or empty)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = None
+    if value is None or value <= 0:
+        raise ValueError(f"{name}={raw!r}: expected a positive {'integer' if kind is int else 'number'}")
+    return value
+
+
+def resolve_concurrency(concurrency: int | None, backend) -> int:
+    """Jobs in flight at once: ``concurrency``, else ``$RAG_LAB_LLM_CONCURRENCY``, else the backend's
+    default; never above a backend's ``max_concurrency`` (gguf: 1)."""
+    if concurrency is not None and (not isinstance(concurrency, int) or isinstance(concurrency, bool)
+                                    or concurrency < 1):
+        raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
+    chosen = concurrency or env_number(CONCURRENCY_ENV, int) or getattr(backend, "default_concurrency", 1)
+    ceiling = getattr(backend, "max_concurrency", None)
+    if ceiling is not None and chosen > ceiling:
+        log.info("%r runs at most %d job(s) at once; ignoring a concurrency of %d", backend, ceiling, chosen)
+        chosen = ceiling
+    return int(chosen)
