@@ -70,7 +70,7 @@ def test_a_cluster_with_no_worker_is_given_up_and_built_here(tmp_path, monkeypat
     from distributed import LocalCluster
 
     monkeypatch.setenv(NO_WORKER_ENV, "1")
-    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None, processes=False) as c:
+    with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None, processes=False, protocol="tcp://") as c:
         fresh_cache(tmp_path / "c", monkeypatch)
         retriever = get_retriever("sketch", reasoner=OfflineReasoner(Embedder()), embedder=Embedder())
         try:
@@ -99,7 +99,7 @@ def test_a_stalled_cluster_is_given_up_and_its_partitions_built_here(tmp_path, m
     RELEASE.clear()
     try:
         with LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
-                          processes=False) as c:
+                          processes=False, protocol="tcp://") as c:
             fresh_cache(tmp_path / "c", monkeypatch)
             retriever = get_retriever("sketch", reasoner=OfflineReasoner(Embedder()), embedder=Embedder())
             try:
