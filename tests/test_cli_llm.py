@@ -212,17 +212,20 @@ def test_estimate_prints_wall_time_for_a_stated_latency_and_concurrency(planner,
         assert f"~{total} wall time" in out and f"wall time: {concurrency} call(s) at once" in out
 
 
-def test_estimate_measures_latency_with_real_calls(fake_openai, planner, tmp_path, capsys):
+def test_estimate_measures_latency_with_real_calls(fake_openai, planner, tmp_path, capsys, monkeypatch):
+    from rag_lab.reasoning import estimate
+
     fake_openai.responder = lambda req: json.dumps(GOOD[job_of(req)])
-    fake_openai.delay = 0.2
+    ticks = iter(range(100))                                # a fake clock: every reading is 0.25 s after the last
+    monkeypatch.setattr(estimate, "clock", lambda: 0.25 * next(ticks))
     out_csv = tmp_path / "e.csv"
     assert main(["estimate", "--data", str(planner), "--methods", "test-planner", "--llm", spec_for(fake_openai),
                  "--measure-latency", "1", "--out", str(out_csv)]) == 0
     assert len(fake_openai.requests) == 2                   # one timed call per job, uncached
     out = capsys.readouterr().out
-    assert "2 timed call(s) were made" in out and "latency measured: entities 0." in out
-    walls = pd.read_csv(out_csv)["est_wall_seconds"]
-    assert ((walls >= 0.2) & (walls < 2.0)).all()           # two calls a job fit in one round at concurrency 8
+    assert "2 timed call(s) were made" in out and "latency measured: entities 0.25" in out
+    # each job's call read the clock twice (0.25 s apart); two calls a job fit in one round at concurrency 8
+    assert pd.read_csv(out_csv)["est_wall_seconds"].tolist() == [0.25, 0.25]
 
 
 def test_estimate_without_latency_says_how_to_get_wall_time(planner, capsys):

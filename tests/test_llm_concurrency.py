@@ -145,14 +145,40 @@ def test_tokens_per_minute_bucket():
     assert limiter.acquire(100) == pytest.approx(50)  # (100 + 400) / 10
 
 
+class Draws:
+    """A random source that returns ``a + u * (b - a)`` for its scripted fractions ``u``, and records (a, b)."""
+
+    def __init__(self, *fractions):
+        self.fractions, self.asked = list(fractions), []
+
+    def uniform(self, a, b):
+        self.asked.append((a, b))
+        return a + self.fractions.pop(0) * (b - a)
+
+
 def test_a_pause_holds_every_request_until_it_ends():
     clock = FakeClock()
-    limiter = RateLimiter(None, clock=clock, sleep=clock.sleep)
+    limiter = RateLimiter(None, clock=clock, sleep=clock.sleep, rng=Draws(0.0))
     limiter.pause(5)
     limiter.pause(2)                                  # an earlier end never shortens the pause
     assert limiter.acquire() == pytest.approx(5) and limiter.acquire() == 0
     with pytest.raises(ValueError, match="tokens_per_minute must be a positive number"):
         RateLimiter(0)
+
+
+def test_threads_resume_spread_over_a_fifth_of_the_pause():
+    """Each waiter draws its own end in [pause end, pause end + 0.2 * pause] (worked by hand: a 10 s pause
+    spreads the resumes over 2 s)."""
+    clock = FakeClock()
+    draws = Draws(0.5, 0.0, 1.0)
+    limiter = RateLimiter(None, clock=clock, sleep=clock.sleep, rng=draws)
+    limiter.pause(10)
+    assert limiter.acquire() == pytest.approx(11)     # 10 + 0.5 * 2
+    limiter.pause(10)                                 # now = 11: a new pause to 21
+    assert limiter.acquire() == pytest.approx(10)     # its own draw: 0
+    limiter.pause(10)
+    assert limiter.acquire() == pytest.approx(12)     # 10 + 1.0 * 2
+    assert draws.asked == [(0.0, 2.0)] * 3
 
 
 def test_backoff_doubles_and_is_jittered_within_half_and_full():
@@ -243,24 +269,28 @@ def test_answers_and_query_entities_keep_their_questions(fake_openai, tmp_path, 
 
 
 def test_a_429_pauses_every_thread_for_its_retry_after(fake_openai, tmp_path):
-    arrivals, lock = [], threading.Lock()
-    first = {"done": False}
+    """On a fake clock (the limiter's and the server's): after the 429 (Retry-After 0.4) no request leaves
+    before the pause ends, whichever thread sends it; only the four already let through go earlier."""
+    clock, lock = FakeClock(), threading.Lock()
+    arrivals, first = [], {"done": False}
 
     def scripted(request):
         with lock:
-            arrivals.append(time.monotonic())
+            arrivals.append(clock.now)
             if not first["done"]:
                 first["done"] = True
                 return Reply(status=429, headers={"Retry-After": "0.4"})
-        return Reply(responder(request), delay=0.05)
+            slow = len(arrivals) <= 4      # the first replies come back well after the 429 has
+        return Reply(responder(request), delay=0.3 if slow else 0.01)
 
     fake_openai.responder = scripted
     r = llm(fake_openai, tmp_path, 4, cache=None)
+    r.limiter.use_clock(clock, lambda seconds: setattr(clock, "now", clock.now + seconds))
     names = [(f"Alpha{x}", f"Beta{x}") for x in "abcdefghijkl"]
     out = run_batch(r.entities, [f"{a} meets {b}." for a, b in names], "entities", reasoner=r, progress=False)
     assert [tuple(e.name for e in ents) for ents in out] == names
-    # the first four requests left together, before the 429 came back; every later one (a thread whose call
-    # finished after 0.05 s, or the retry) waited for the pause the 429's Retry-After started
-    t429 = arrivals[0]
-    assert len(arrivals) == 13 and min(t - t429 for t in arrivals[4:]) >= 0.4 - 0.02
+    assert len(arrivals) == 13 and arrivals[0] == 0.0
+    early = [t for t in arrivals if t < 0.4]
+    assert len(early) <= 4 and all(t == 0.0 for t in early)   # let through before the 429 came back
+    assert len(arrivals) - len(early) >= 9                      # the retry and the eight not yet started
     assert r.stats["retries"] == 1 and r.stats["requests"] == 13

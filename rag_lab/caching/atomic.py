@@ -1,12 +1,13 @@
 """Write files so a reader never sees half of one: write a temp file beside it, then rename;
-and hash a file's bytes (to check a file written before is still whole)."""
+hash a file's bytes (to check a file written before is still whole); and keep a path someone else
+named (a Dask worker's result) inside the folder it is meant for (``inside``)."""
 from __future__ import annotations
 
 import contextlib
 import hashlib
 import os
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 
 @contextlib.contextmanager
@@ -54,3 +55,20 @@ def sha256_file(path: str | os.PathLike) -> str:
         while block := fh.read(1 << 20):
             digest.update(block)
     return digest.hexdigest()
+
+
+def inside(root: str | os.PathLike, rel: str) -> Path | None:
+    """``root / rel`` when ``rel`` is a relative path that stays inside ``root`` (no ``..``, not absolute,
+    no symlink out of it), else None."""
+    root = Path(root)
+    if not isinstance(rel, str) or not rel or "\\" in rel or "\0" in rel:
+        return None
+    path = PurePosixPath(rel)
+    if path.is_absolute() or ".." in path.parts:
+        return None
+    target = root / path
+    try:
+        target.resolve().relative_to(root.resolve())
+    except ValueError:
+        return None
+    return target

@@ -10,7 +10,13 @@ A cache only saves work, so a damaged one must never stop a run or feed it a wro
 
 Many processes may read and write at once (a Dask sweep with two workers): the journal is WAL,
 each write is one transaction and a busy file is waited for (``timeout``, also while two processes
-create the file at the same moment), never mistaken for a damaged one. The standard library's
+create the file at the same moment), never mistaken for a damaged one. WAL needs shared memory
+between the processes: keep the cache on a local disk, not a network file system (docs/sweeps.md).
+
+Who may have written it: every cache is held to the index store's rule (``rag_lab.caching.trust``):
+its folder and file (and the ``-wal``/``-shm`` files) must be the user's and not writable by others,
+else ``UnsafeCacheError`` names them and the fix; a missing folder is made 0700 and the file 0600
+(SQLite gives its journal files the file's mode), so what a cache holds is nobody else's to read. The standard library's
 ``sqlite3`` does the storage; this module only adds the recovery, which no installed library
 offers for a plain SQLite file.
 """
@@ -24,6 +30,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
+
+from .trust import PLANTS, check_private, private_file, private_folder
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -104,9 +112,9 @@ class SQLiteCache:
 
     def __init__(self, path: str | Path, schema: Sequence[str], what: str = "cache", timeout: float = 60.0):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.schema = (*schema, REJECTED_TABLE)
         self.what = what
+        self._make_private()
+        self.schema = (*schema, REJECTED_TABLE)
         self.timeout = timeout
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
@@ -115,7 +123,14 @@ class SQLiteCache:
             self._call(lambda db: None)
 
     # -- the connection -------------------------------------------------------------------------
+    def _make_private(self) -> None:
+        """The folder and file only this user can change and read (module docstring)."""
+        private_folder(self.path.parent, f"{self.what} folder")
+        private_file(self.path, self.what)
+        check_private([self.path.with_name(self.path.name + s) for s in ("-wal", "-shm")], self.what, risk=PLANTS)
+
     def _connect(self) -> sqlite3.Connection:
+        self._make_private()
         db = sqlite3.connect(self.path, timeout=self.timeout, check_same_thread=False)
         try:
             self._while_busy(lambda: self._set_up(db))

@@ -37,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
         module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    # httpx logs every request's URL at INFO; an endpoint's address is nobody's business in a log
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         return modules[args.command].run(args)
     except (*CLEAR, OSError, sqlite3.Error) as e:

@@ -130,11 +130,8 @@ def check(reasoner) -> list[JobReport]:
 
 
 def run(args) -> int:
-    import logging
-
     from ..reasoning import OFFLINE, get_reasoner
 
-    logging.getLogger("httpx").setLevel(logging.WARNING)   # one line per request would bury the verdicts
     spec = args.llm or os.environ.get("RAG_LAB_LLM") or OFFLINE
     if spec == OFFLINE:
         reasoner = get_reasoner(OFFLINE)

@@ -14,8 +14,8 @@ kernel ipykernel shows it in the cell and also echoes it to the kernel's origina
 for a notebook run by ``python -m rag_lab run`` is that command's terminal.
 
 Quiet by a flag, never by default: ``RAG_LAB_QUIET=1`` in the environment (or ``enabled=False``
-per call) turns both off, and the plain counters (encoding, retrieving, downloads: ``progress_bar``
-with ``unit``). Headless: a kernel run by ``python -m rag_lab run`` (papermill; the runner sets
+per call, or ``with quiet():`` for the current thread's work, as a Dask task does) turns both off,
+and the plain counters (encoding, retrieving, downloads: ``progress_bar`` with ``unit``). Headless: a kernel run by ``python -m rag_lab run`` (papermill; the runner sets
 ``RAG_LAB_HEADLESS=1``) saves its output for a reader, so it draws no bar at all (a saved bar is a
 stack of ``\r`` fragments or a stale widget) and its "building" lines go only to the terminal of
 the run, not into the notebook.
@@ -38,9 +38,22 @@ _building_reasoner: contextvars.ContextVar[Callable[[], Any] | None] = contextva
     "rag_lab_building_reasoner", default=None)
 
 
+_quiet: contextvars.ContextVar[bool] = contextvars.ContextVar("rag_lab_quiet", default=False)
+
+
 def is_quiet() -> bool:
-    """True when ``RAG_LAB_QUIET`` is set to anything but an empty/false value."""
-    return os.environ.get(QUIET_ENV, "").strip().lower() not in _FALSE
+    """True inside ``quiet()``, or when ``RAG_LAB_QUIET`` is set to anything but an empty/false value."""
+    return _quiet.get() or os.environ.get(QUIET_ENV, "").strip().lower() not in _FALSE
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """No bar or "building" line from this thread's work inside the block (others keep theirs)."""
+    token = _quiet.set(True)
+    try:
+        yield
+    finally:
+        _quiet.reset(token)
 
 
 def is_headless() -> bool:

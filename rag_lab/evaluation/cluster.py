@@ -19,7 +19,14 @@ How, when an address is set (``$RAG_LAB_DASK_ADDRESS``; ``rag_lab run/eval --add
    caches and builds the FAISS index and graphs exactly as a local build does: same code, same values.
 
 Results therefore never depend on the cluster: a partition that fails (a lost worker, a worker with
-another install) is logged and its documents are computed here. What stays on the driver: the
+another install) is logged and its documents are computed here, and so are a cluster's when it has no
+worker (``$RAG_LAB_DASK_NO_WORKER_TIMEOUT`` seconds, default 60, at the start or during the build) or
+no partition finishes for ``$RAG_LAB_DASK_STALL_TIMEOUT`` seconds (default 1800): a warning says so and
+the build goes on here instead of hanging. An LLM reasoner's limits hold for the whole cluster: the
+partitions go to at most ``concurrency`` worker processes, each of which keeps its share of the calls
+in flight and of the tokens per minute (one limiter per process, ``rag_lab.reasoning.rate_limit``).
+A file a worker sends back is written only inside the driver's cache folder (a path that would leave
+it is refused with a warning). What stays on the driver: the
 cross-document stages (graphs, clustering, RAPTOR's summaries, UnWeaver's class descriptions),
 re-chunking from cached vectors, pooling. Not distributed: a method without ``document_work``, an
 embedder without a cache, a reasoner whose results cannot be stored here (no LLM cache, or
@@ -36,13 +43,16 @@ import time
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from ..caching.atomic import write_bytes
+from ..caching.atomic import inside, write_bytes
 from ..core.progress import progress_bar
 
 log = logging.getLogger(__name__)
 ADDRESS_ENV = "RAG_LAB_DASK_ADDRESS"
 PARTS_PER_THREAD = 2
 CONNECT_TIMEOUT = "30s"   # how long to keep trying to reach the scheduler
+NO_WORKER_ENV, NO_WORKER_TIMEOUT = "RAG_LAB_DASK_NO_WORKER_TIMEOUT", 60.0   # seconds without a worker
+STALL_ENV, STALL_TIMEOUT = "RAG_LAB_DASK_STALL_TIMEOUT", 1800.0           # seconds with no partition done
+POLL = 2.0                # seconds between looks at the cluster while partitions run
 _CLIENTS: dict[str, object] = {}
 _CLIENTS_LOCK = threading.Lock()
 
@@ -140,6 +150,20 @@ def _token_files(root: Path) -> frozenset:
     return frozenset(f"token_embeddings/{p.name}" for p in folder.iterdir()) if folder.is_dir() else frozenset()
 
 
+def timeout_setting(name: str, default: float) -> float:
+    """Seconds from the environment variable ``name`` (a positive number), else ``default``."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ValueError(f"{name}={raw!r}: expected a positive number of seconds")
+    return value
+
+
 def receive(delivery, retriever) -> None:
     """Write a worker's values into the driver's caches (the embedder's, the reasoner's, cache files)."""
     cache = retriever.embedder.cache
@@ -155,7 +179,11 @@ def receive(delivery, retriever) -> None:
             reasoner.result_cache.put(key, job, result, tokens)
     root = Path(cache.path).parent
     for rel, data in delivery.files.items():
-        target = root / rel
+        target = inside(root, rel)
+        if target is None:
+            log.warning("%s: a worker (%s) sent a file named %r, which would be written outside the cache folder "
+                        "%s; ignored", retriever.name, delivery.worker, rel, root)
+            continue
         if not target.exists():
             write_bytes(target, data)
 
@@ -164,7 +192,7 @@ def prepare(retriever, documents: Sequence, address: str | None = None, cache_di
     """Fill the driver's caches with ``documents``' per-document work done on the cluster at ``address``
     (default: ``configured_address()``) before ``retriever`` builds (module docstring). ``cache_dir``:
     the workers' cache folder (default: their own). Returns a record of what was done, or None when
-    nothing was sent (no address, or the method cannot take part: logged)."""
+    nothing was sent (no address, a cluster with no worker, or the method cannot take part: logged)."""
     from .cluster_worker import PartitionJob, embedder_recipe, reasoner_recipe, run_partition
 
     address = address or configured_address()
@@ -179,19 +207,26 @@ def prepare(retriever, documents: Sequence, address: str | None = None, cache_di
         return None
     t0 = time.perf_counter()
     client = client_for(address)
-    threads = sum(client.nthreads().values()) or 1
+    workers = _live_workers(client, timeout_setting(NO_WORKER_ENV, NO_WORKER_TIMEOUT))
+    if not workers:
+        log.warning("%s: the Dask cluster at %s has no worker; building here instead", retriever.name, address)
+        return None
+    chosen, rsn = llm_share(rsn, workers)
+    threads = sum(workers[w] for w in chosen) or 1
     parts = partition(documents, PARTS_PER_THREAD * threads)
     job = PartitionJob(f"{cls.__module__}:{cls.__qualname__}", retriever.name, retriever.config, emb, rsn, cache_dir,
                        _token_files(Path(retriever.embedder.cache.path).parent))
-    from distributed import as_completed
-
-    futures = {client.submit(run_partition, job, part, pure=False, retries=1): i for i, part in enumerate(parts)}
+    where = {} if len(chosen) == len(workers) else {"workers": chosen, "allow_other_workers": False}
+    futures = {client.submit(run_partition, job, part, pure=False, retries=1, **where): i
+               for i, part in enumerate(parts)}
     record = {"address": address, "partitions": len(parts), "failed": [], "worker_seconds": 0.0,
-              "vectors": 0, "replies": 0, "results": 0, "files": 0}
+              "vectors": 0, "replies": 0, "results": 0, "files": 0, "workers": len(chosen)}
     with progress_bar(len(parts), f"{retriever.name}: partitions on the cluster") as bar:
-        for future in as_completed(list(futures), loop=client.loop):
+        for future, error in _finished(client, list(futures), retriever.name):
             i = futures[future]
             try:
+                if error is not None:
+                    raise error
                 delivery = future.result()
                 receive(delivery, retriever)
             except Exception as e:  # noqa: BLE001 - the local build computes what is missing
@@ -208,3 +243,66 @@ def prepare(retriever, documents: Sequence, address: str | None = None, cache_di
     log.info("%s: %d partitions on %s in %.1f s (%s)", retriever.name, len(parts), address, record["seconds"],
              {k: record[k] for k in ("vectors", "replies", "results", "files")})
     return record
+
+
+class ClusterGaveUp(RuntimeError):
+    """A partition that never finished: the cluster lost its workers or stalled."""
+
+
+def _live_workers(client, timeout: float) -> dict[str, int]:
+    """Worker address -> threads, waiting up to ``timeout`` seconds for at least one worker."""
+    workers = dict(client.nthreads())
+    if not workers:
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except (TimeoutError, OSError):
+            return {}
+        workers = dict(client.nthreads())
+    return workers
+
+
+def llm_share(recipe: dict | None, workers: dict[str, int]) -> tuple[list[str], dict | None]:
+    """The workers to use and the reasoner recipe each gets: for an LLM reasoner at most ``concurrency``
+    worker processes, each with an equal share of the calls in flight and of the tokens per minute, so
+    the cluster together never exceeds the setting; else every worker and the recipe unchanged."""
+    names = sorted(workers)
+    if recipe is None or recipe.get("kind") != "llm":
+        return names, recipe
+    options = dict(recipe["options"])
+    chosen = names[:max(1, min(len(names), options["concurrency"]))]
+    options["concurrency"] = max(1, options["concurrency"] // len(chosen))
+    if options.get("tokens_per_minute"):
+        options["tokens_per_minute"] = options["tokens_per_minute"] / len(chosen)
+    return chosen, {**recipe, "options": options}
+
+
+def _finished(client, futures: list, name: str):
+    """Yield ``(future, None)`` as each finishes, then ``(future, ClusterGaveUp)`` for each left when the
+    cluster has had no worker for the no-worker timeout or no partition finished for the stall timeout."""
+    from distributed import wait as dask_wait
+
+    no_worker, stall = timeout_setting(NO_WORKER_ENV, NO_WORKER_TIMEOUT), timeout_setting(STALL_ENV, STALL_TIMEOUT)
+    left, last_done, empty_since = set(futures), time.monotonic(), None
+    while left:
+        try:
+            done = dask_wait(list(left), timeout=min(POLL, stall, no_worker), return_when="FIRST_COMPLETED").done
+        except TimeoutError:
+            done = set()
+        now = time.monotonic()
+        for future in done:
+            left.discard(future)
+            last_done = now
+            yield future, None
+        if not left or done:
+            continue
+        empty_since = (empty_since or now) if not client.nthreads() else None
+        reason = (f"the cluster has had no worker for {no_worker:g} s" if empty_since and now - empty_since >= no_worker
+                  else f"no partition finished in {stall:g} s" if now - last_done >= stall else None)
+        if reason:
+            log.warning("%s: %s (%s=%s, %s=%s); the %d partition(s) left are computed here", name, reason,
+                        NO_WORKER_ENV, no_worker, STALL_ENV, stall, len(left))
+            client.cancel(list(left))
+            for future in futures:
+                if future in left:
+                    yield future, ClusterGaveUp(reason)
+            return

@@ -13,7 +13,8 @@ names (GraLC's token embeddings) that the driver lacks.
 The worker's caches are its own (``$RAG_LAB_CACHE`` on that machine, or the job's ``cache_dir``),
 so a worker that computed a value before serves it again; a worker process keeps one loaded model
 per embedder recipe and each task gets a copy of that embedder with a recording cache of its own.
-Progress bars are off in worker processes (``RAG_LAB_QUIET``): nobody would see them.
+Progress bars are off while a task runs (``core.progress.quiet``, for that task's thread only, so a
+driver sharing the process keeps its bars): nobody would see them.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..core.embedding import Embedder, EmbeddingCache
+from ..core.progress import quiet
 from ..reasoning.llm_cache import CachedReply, LLMCache
 from ..reasoning.offline_cache import OfflineResultCache
 
@@ -73,9 +75,10 @@ class RecordingLLMCache(LLMCache):
         return hit
 
     def put(self, key, model, reply):
-        super().put(key, model, reply)
+        stored = super().put(key, model, reply)     # the first reply stored for the key is the one kept
         with self._record_lock:
-            self.recorded[key] = (model, reply)
+            self.recorded[key] = (model, stored)
+        return stored
 
     def discard(self, key, reason):
         super().discard(key, reason)
@@ -155,10 +158,10 @@ def reasoner_recipe(reasoner) -> dict | None:
         options = {"temperature": reasoner.temperature, "timeout": reasoner.timeout,
                    "max_retries": reasoner.max_retries, "retry_base_delay": reasoner.retry_base_delay,
                    "max_retry_delay": reasoner.max_retry_delay, "max_tokens": reasoner.max_tokens,
-                   "concurrency": reasoner.concurrency,
-                   "tokens_per_minute": reasoner.limiter.tokens_per_minute}
-        if hasattr(reasoner.backend, "response_format"):
-            options["response_format"] = reasoner.backend.response_format
+                   "concurrency": reasoner.concurrency, "tokens_per_minute": reasoner.tokens_per_minute,
+                   "max_retry_after": reasoner.max_retry_after}
+        if hasattr(reasoner.backend, "requested_format"):
+            options["response_format"] = reasoner.backend.requested_format
         return {"kind": "llm", "spec": reasoner.name, "fingerprint": reasoner.fingerprint(), "options": options,
                 "identity": reasoner.backend.identity(reasoner.model)}
     return None
@@ -216,7 +219,11 @@ def _reasoner(recipe: dict | None, embedder: Embedder, cache_dir: str | None):
 
 def run_partition(job: PartitionJob, documents: list) -> Delivery:
     """Do ``documents``' per-document work for ``job``'s method; return what the caches recorded."""
-    os.environ["RAG_LAB_QUIET"] = "1"
+    with quiet():
+        return _run_partition(job, documents)
+
+
+def _run_partition(job: PartitionJob, documents: list) -> Delivery:
     t0 = time.perf_counter()
     embedder = _embedder(job.embedder, job.cache_dir)
     reasoner, recording = _reasoner(job.reasoner, embedder, job.cache_dir)

@@ -2,7 +2,7 @@
 choose-or-stop, summaries) behind one interface (``base``), done offline by classical NLP
 (``offline``) or by a chat model (``llm``, ``backends``, ``prompts``), with their caches, token
 counts and cost estimates, the ragas judge (``judge``), and many calls at once within a provider's
-limits (``batch``, ``rate_limit``).
+limits (``batch``, ``rate_limit``); ``replies`` reads a model's JSON reply.
 
 May import: caching, core.
 """

@@ -8,14 +8,24 @@ Specs (see docs/llm.md):
 
 A backend sends one chat completion and reports transient failures (429, 5xx, timeouts,
 dropped connections) as ``TransientBackendError`` so the reasoner applies one retry policy; the
-openai client's own retries are off. API keys are read from the environment only and never
-appear in a repr, log line or exception.
+openai client's own retries are off. A request option the server refuses (the response format,
+``max_tokens``) is changed for every later call and reported as ``RequestAdjusted``: the reasoner
+sends again, through its rate limiter, and counts it. API keys are read from the environment
+only and never appear in a repr, log line or exception; a URL that could carry one (user info, a
+query or a fragment: in a spec, ``OPENAI_BASE_URL`` or ``OLLAMA_HOST``) is refused, and a spec is
+shown and recorded by ``spec_name``. ``cancel()`` shuts the sockets of the calls in flight, so an
+interrupted batch does not wait for the server (``batch.py``).
 """
 from __future__ import annotations
 
+import datetime as dt
+import email.utils
 import logging
 import os
 import re
+import socket
+import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +43,8 @@ class LLMBackendError(RuntimeError):
 
 
 class LLMUnavailableError(LLMBackendError):
-    """The backend kept failing with transient errors (timeouts, 429, 5xx) after every retry."""
+    """The backend kept failing with transient errors (timeouts, 429, 5xx) after every retry, or asked
+    to wait longer than the reasoner may."""
 
 
 class TransientBackendError(Exception):
@@ -44,6 +55,10 @@ class TransientBackendError(Exception):
         super().__init__(message)
         self.retry_after = retry_after
         self.status = status
+
+
+class RequestAdjusted(Exception):
+    """The server refused a request option and the backend changed it for every later call: send again."""
 
 
 class InvalidReply(ValueError):
@@ -77,18 +92,49 @@ def safe_url(url: str | None) -> str:
     """``url`` without user info, query or fragment (where credentials could hide)."""
     if not url:
         return ""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if parts.port:
+            host = f"{host}:{parts.port}"
+    except ValueError:              # a malformed port or address: show nothing of it
+        return "<unreadable URL>"
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+
+
+def spec_name(spec: Any) -> Any:
+    """A spec as it may be shown or recorded (manifests, report pages, ``rag_lab runs``): every URL in it
+    without user info, query or fragment. Anything but a string is returned as it is."""
+    if not isinstance(spec, str):
+        return spec
+    return _URL_IN_TEXT.sub(lambda m: safe_url(m.group(0)), spec)
+
+
+def checked_url(url: str, where: str, key_hint: str) -> str:
+    """``url`` (trailing slash dropped) if it carries no user info, query or fragment, else a ValueError
+    naming ``where`` and the URL without them: credentials hide there and would reach every record."""
+    try:
+        parts = urlsplit(url)
+        parts.port                                  # noqa: B018 - raises on a malformed port
+    except ValueError:
+        raise ValueError(f"{where}: {safe_url(url)} is not a valid URL; expected http(s)://host:port/path") from None
+    found = [what for what, present in (("user info", parts.username is not None or parts.password is not None),
+                                        ("a query", bool(parts.query)), ("a fragment", bool(parts.fragment)))
+             if present]
+    if found:
+        raise ValueError(f"{where}: the URL {safe_url(url)} carries {' and '.join(found)}; a URL must not hold "
+                         f"credentials (they would reach logs and run records): {key_hint}")
+    return url.rstrip("/")
 
 
 def _ollama_base_url() -> str:
     host = os.environ.get("OLLAMA_HOST", "").strip() or OLLAMA_DEFAULT
     if "://" not in host:
         host = "http://" + host
-    host = host.rstrip("/")
+    host = checked_url(host, "OLLAMA_HOST", "Ollama needs no key; give host:port or http(s)://host:port")
     return host if host.endswith("/v1") else host + "/v1"
 
 
@@ -96,39 +142,75 @@ _COMPATIBLE = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
 
 
 def parse_spec(spec: str) -> LLMSpec:
-    """Split a spec string into kind, model and base URL (reads OPENAI_BASE_URL / OLLAMA_HOST)."""
+    """Split a spec string into kind, model and base URL (reads OPENAI_BASE_URL / OLLAMA_HOST); a URL
+    with user info, a query or a fragment is refused (``checked_url``)."""
     expected = ("expected openai:MODEL, ollama:MODEL, openai-compatible:MODEL@http://host:port/v1 "
                 "or gguf:/path/model.gguf")
     if not isinstance(spec, str) or ":" not in spec:
-        raise ValueError(f"LLM spec {spec!r}: {expected}")
+        raise ValueError(f"LLM spec {spec_name(spec)!r}: {expected}")
     kind, rest = spec.split(":", 1)
     kind, rest = kind.strip().lower(), rest.strip()
     if kind not in KINDS or not rest:
-        raise ValueError(f"LLM spec {spec!r}: {expected}")
+        raise ValueError(f"LLM spec {spec_name(spec)!r}: {expected}")
     if kind == "openai":
-        return LLMSpec(kind, rest, os.environ.get("OPENAI_BASE_URL") or None)
+        base = os.environ.get("OPENAI_BASE_URL") or None
+        if base is not None:
+            base = checked_url(base, "OPENAI_BASE_URL", "set the key in OPENAI_API_KEY instead")
+        return LLMSpec(kind, rest, base)
     if kind == "ollama":
         return LLMSpec(kind, rest, _ollama_base_url())
     if kind == "openai-compatible":
         m = _COMPATIBLE.match(rest)
         if not m:
-            raise ValueError(f"LLM spec {spec!r}: openai-compatible needs MODEL@URL with an http(s) URL, "
+            raise ValueError(f"LLM spec {spec_name(spec)!r}: openai-compatible needs MODEL@URL with an http(s) URL, "
                              "e.g. openai-compatible:qwen2.5@http://localhost:8000/v1")
-        if urlsplit(m["url"]).username or urlsplit(m["url"]).password:
-            raise ValueError("LLM spec: do not put credentials in the URL; set RAG_LAB_LLM_API_KEY instead")
-        return LLMSpec(kind, m["model"], m["url"].rstrip("/"))
+        url = checked_url(m["url"], f"LLM spec {spec_name(spec)!r}", "set RAG_LAB_LLM_API_KEY instead")
+        return LLMSpec(kind, m["model"], url)
     return LLMSpec(kind, rest)
 
 
 # --- backends --------------------------------------------------------------------------------
 
+class _OpenSockets:
+    """The sockets an HTTP client opened, found through httpx's request hook and httpcore's ``trace``
+    extension (both public), so ``shutdown`` can end the calls in flight: closing an httpx client does
+    not wake a thread blocked reading a reply, shutting its socket down does."""
+
+    def __init__(self):
+        self._sockets: weakref.WeakSet = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def _trace(self, event: str, info: dict) -> None:
+        if event == "connection.connect_tcp.complete":
+            sock = info["return_value"].get_extra_info("socket")
+            if sock is not None:
+                with self._lock:
+                    self._sockets.add(sock)
+
+    def on_request(self, request) -> None:
+        request.extensions["trace"] = self._trace
+
+    def shutdown(self) -> int:
+        with self._lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:         # already closed
+                pass
+        return len(sockets)
+
+
 class OpenAIChatBackend:
     """Any OpenAI-compatible chat-completions endpoint through the ``openai`` client.
 
     ``response_format``: "json_schema" (structured output with the job's schema, the default),
-    "json_object" (JSON mode) or "none". A server that rejects the format with HTTP 400 is
-    asked again with the next weaker one, and that one is kept for later calls. Safe to call from
-    several threads (the openai client is); a batch sends ``default_concurrency`` requests at once."""
+    "json_object" (JSON mode) or "none". A server that rejects the format with HTTP 400 gets the next
+    weaker one from then on: the thread whose request was refused steps down from the format *it sent*,
+    under a lock, and only if no other thread stepped down already, so the format a run settles on
+    does not depend on how many calls were in flight. ``requested_format`` stays what was asked for (it
+    names the reasoner). Safe to call from several threads (the openai client is); a batch sends
+    ``default_concurrency`` requests at once."""
 
     default_concurrency = 8   # RAG_LAB_LLM_CONCURRENCY overrides it (docs/llm.md)
 
@@ -140,13 +222,17 @@ class OpenAIChatBackend:
         key = key or default_key
         if not key:
             raise ValueError(f"{kind} backend needs an API key in the environment variable {api_key_env}")
-        from openai import OpenAI
-        self._client = OpenAI(api_key=key, base_url=base_url, max_retries=0)
+        import openai
+
+        self._sockets = _OpenSockets()
+        http = openai.DefaultHttpxClient(event_hooks={"request": [self._sockets.on_request]})
+        self._client = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, http_client=http)
         self.kind = kind
         self.base_url = str(self._client.base_url)
         self.api_key_env = api_key_env
-        self.response_format = response_format
+        self.requested_format = self.response_format = response_format
         self.token_limit_param = "max_tokens"
+        self._lock = threading.Lock()       # guards the two settings above when a server refuses one
 
     def __repr__(self) -> str:
         return (f"OpenAIChatBackend(base_url={safe_url(self.base_url)!r}, api_key_env={self.api_key_env!r}, "
@@ -155,63 +241,93 @@ class OpenAIChatBackend:
     def identity(self, model: str) -> str:
         return f"{self.kind}:{model}@{safe_url(self.base_url)}"
 
+    def cancel(self) -> int:
+        """End every call in flight now (their threads get a connection error); returns how many sockets."""
+        return self._sockets.shutdown()
+
     def _scrub(self, text: str) -> str:
         key = self._client.api_key or ""
         return text.replace(key, "***") if len(key) >= 4 else text
 
-    def _format(self, job: str, schema: dict) -> dict | None:
-        if self.response_format == "json_schema":
+    @staticmethod
+    def _format(response_format: str, job: str, schema: dict) -> dict | None:
+        if response_format == "json_schema":
             return {"type": "json_schema", "json_schema": {"name": job, "schema": schema, "strict": False}}
-        if self.response_format == "json_object":
+        if response_format == "json_object":
             return {"type": "json_object"}
         return None
 
+    def _step_down(self, setting: str, sent: str, weaker: str, why: str) -> None:
+        """Switch ``setting`` from ``sent`` to ``weaker`` unless another thread already moved it on."""
+        with self._lock:
+            if getattr(self, setting) == sent:
+                setattr(self, setting, weaker)
+                log.warning("%s refused %s=%s; using %s from now on", safe_url(self.base_url), why, sent, weaker)
+
     def complete(self, model: str, messages: list[dict], *, job: str, schema: dict, temperature: float,
                  max_tokens: int, timeout: float) -> Completion:
+        """One request. Raises ``TransientBackendError`` (worth retrying), ``RequestAdjusted`` (send again
+        with the changed option) or ``LLMBackendError``."""
         import openai
 
-        while True:
-            kwargs: dict[str, Any] = {self.token_limit_param: max_tokens}
-            fmt = self._format(job, schema)
-            if fmt is not None:
-                kwargs["response_format"] = fmt
-            try:
-                resp = self._client.chat.completions.create(model=model, messages=messages, temperature=temperature,
-                                                            timeout=timeout, **kwargs)
-            except openai.APITimeoutError:
-                raise TransientBackendError(f"no reply within {timeout:g} s") from None
-            except openai.APIConnectionError as e:
-                raise TransientBackendError(f"connection failed: {self._scrub(str(e))}") from None
-            except openai.APIStatusError as e:
-                status = e.status_code
-                detail = self._scrub(str(e))[:500]
-                if status in (408, 429) or status >= 500:
-                    raise TransientBackendError(f"HTTP {status}: {detail}", _retry_after(e.response),
-                                                status) from None
-                if status == 400 and fmt is not None and re.search(r"response_format|json_schema|json_object",
-                                                                   detail, re.I):
-                    weaker = RESPONSE_FORMATS[RESPONSE_FORMATS.index(self.response_format) + 1]
-                    log.warning("%s rejected response_format=%s; using %s from now on",
-                                safe_url(self.base_url), self.response_format, weaker)
-                    self.response_format = weaker
-                    continue
-                if status == 400 and self.token_limit_param == "max_tokens" and "max_tokens" in detail:
-                    # newer OpenAI models refuse max_tokens and want max_completion_tokens
-                    self.token_limit_param = "max_completion_tokens"
-                    continue
-                raise LLMBackendError(f"{self.identity(model)}: HTTP {status}: {detail}") from None
-            if not resp.choices:
-                raise TransientBackendError("the reply had no choices")
-            text = resp.choices[0].message.content or ""
-            usage = resp.usage
-            return Completion(text, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+        sent_format, limit_param = self.response_format, self.token_limit_param
+        kwargs: dict[str, Any] = {limit_param: max_tokens}
+        fmt = self._format(sent_format, job, schema)
+        if fmt is not None:
+            kwargs["response_format"] = fmt
+        try:
+            resp = self._client.chat.completions.create(model=model, messages=messages, temperature=temperature,
+                                                        timeout=timeout, **kwargs)
+        except openai.APITimeoutError:
+            raise TransientBackendError(f"no reply within {timeout:g} s") from None
+        except openai.APIConnectionError as e:
+            raise TransientBackendError(f"connection failed: {self._scrub(str(e))}") from None
+        except openai.APIStatusError as e:
+            status = e.status_code
+            detail = self._scrub(str(e))[:500]
+            if status in (408, 429) or status >= 500:
+                raise TransientBackendError(f"HTTP {status}: {detail}", retry_after_seconds(e.response),
+                                            status) from None
+            if status == 400 and fmt is not None and re.search(r"response_format|json_schema|json_object",
+                                                               detail, re.I):
+                weaker = RESPONSE_FORMATS[RESPONSE_FORMATS.index(sent_format) + 1]
+                self._step_down("response_format", sent_format, weaker, "response_format")
+                raise RequestAdjusted(f"response_format={sent_format} refused") from None
+            if status == 400 and limit_param == "max_tokens" and "max_tokens" in detail:
+                # newer OpenAI models refuse max_tokens and want max_completion_tokens
+                self._step_down("token_limit_param", "max_tokens", "max_completion_tokens", "the parameter")
+                raise RequestAdjusted("max_tokens refused") from None
+            raise LLMBackendError(f"{self.identity(model)}: HTTP {status}: {detail}") from None
+        if not resp.choices:
+            raise TransientBackendError("the reply had no choices")
+        text = resp.choices[0].message.content or ""
+        usage = resp.usage
+        return Completion(text, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
 
 
-def _retry_after(response) -> float | None:
-    try:
-        return max(0.0, float(response.headers.get("retry-after")))
-    except (TypeError, ValueError, AttributeError):
+def retry_after_seconds(response, now: dt.datetime | None = None) -> float | None:
+    """The wait a response asks for: ``retry-after-ms`` (milliseconds, OpenAI's), else ``Retry-After`` as
+    seconds or as an HTTP date (``now``: the current time, for tests); None when it names none."""
+    headers = getattr(response, "headers", None)
+    if headers is None:
         return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = (headers.get(name) or "").strip()
+        if not raw:
+            continue
+        try:
+            return max(0.0, float(raw) * scale)
+        except ValueError:
+            pass
+        if scale == 1.0:
+            try:
+                when = email.utils.parsedate_to_datetime(raw)
+            except (TypeError, ValueError):
+                continue
+            if when.tzinfo is None:        # an HTTP date is GMT
+                when = when.replace(tzinfo=dt.timezone.utc)
+            return max(0.0, (when - (now or dt.datetime.now(dt.timezone.utc))).total_seconds())
+    return None
 
 
 class LlamaCppBackend:

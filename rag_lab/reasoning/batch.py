@@ -13,10 +13,14 @@ flight on a thread pool (the calls wait on I/O, so threads suffice) and:
 - records an input whose call fails, goes on with the others, and retries the failed ones once
   the rest are done (``retries`` rounds). What still fails is raised as ``BatchError`` naming
   the inputs: an index is never half built; the calls that succeeded are in the reply cache, so a
-  rerun pays only for the rest. After ``max_failures`` failures nothing new is started (a bad
-  key should cost ten calls, not ten thousand);
+  rerun pays only for the rest. Once an input has failed, no new one is started while the failed
+  and the running ones together reach ``max_failures``, and none after ``max_failures`` failures:
+  a bad key costs ten calls at any concurrency, not ten thousand;
 - shows one progress bar: completions, and the reasoner's calls, tokens, fallbacks, cache hits
-  and failures so far (``rag_lab.core.progress``);
+  and failed inputs so far (an input counts once, however often it was tried; ``rag_lab.core.progress``);
+- on Ctrl-C (or any error in the calling thread) cancels the calls in flight
+  (``reasoner.cancel_calls``: their sockets are shut, so nobody waits for the server) and the queued
+  ones, then re-raises;
 - with ``with_costs``, pairs each result with the cost of its own calls (``base.costs_of``),
   which ``usage_since`` cannot give while other threads add to the same counters.
 
@@ -74,6 +78,8 @@ def run_batch(call: Callable[[T], R], items: Sequence[T], desc: str, *, reasoner
     items = list(items)
     if retries < 0 or max_failures < 1:
         raise ValueError(f"run_batch: need retries >= 0 and max_failures >= 1, got {retries}, {max_failures}")
+    if reasoner is None and _building_reasoner.get() is not None:
+        reasoner = _building_reasoner.get()()
     workers = min(batch_concurrency(reasoner, concurrency), max(1, len(items)))
     one = (lambda item: costs_of(call, item)) if with_costs else call
     results: list = [None] * len(items)
@@ -84,8 +90,8 @@ def run_batch(call: Callable[[T], R], items: Sequence[T], desc: str, *, reasoner
         for round_ in range(retries + 1):
             if round_:
                 log.warning("%s: retrying %d failed input(s) (round %d of %d)", desc, len(todo), round_, retries)
-            last = round_ == retries
-            failures, stopped = _run_round(one, items, todo, workers, results, bar, max_failures, last)
+            failures, stopped = _run_round(one, items, todo, workers, results, bar, max_failures, round_ == 0,
+                                           round_ == retries, reasoner)
             todo = sorted(failures)
             if not todo or stopped:
                 break
@@ -94,45 +100,60 @@ def run_batch(call: Callable[[T], R], items: Sequence[T], desc: str, *, reasoner
     return results
 
 
-def _run_round(one, items, todo, workers, results, bar, max_failures, last) -> tuple[dict, bool]:
-    """Run ``todo`` (indices); fill ``results``; return the failures and whether it stopped early."""
+def _run_round(one, items, todo, workers, results, bar, max_failures, first, last, reasoner) -> tuple[dict, bool]:
+    """Run ``todo`` (indices); fill ``results``; return the failures and whether it stopped early. The bar
+    counts an input as failed once (its first round) and takes it back when a retry succeeds."""
     failures: dict[int, BaseException] = {}
+
+    def record(i: int, error: BaseException | None, value=None) -> None:
+        if error is None:
+            results[i] = value
+            bar.advance(1, failed=0 if first else -1)
+        else:
+            failures[i] = error
+            bar.advance(1 if last else 0, failed=1 if first else 0)
+
     if workers == 1:                                  # a plain loop in this thread, as before batches
         for i in todo:
             if len(failures) >= max_failures:
                 return failures, True
             try:
-                results[i] = one(items[i])
-                bar.advance()
+                value = one(items[i])
             except Exception as e:  # noqa: BLE001 - recorded, retried, raised at the end
-                failures[i] = e
-                bar.advance(1 if last else 0, failed=1)
+                record(i, e)
+            else:
+                record(i, None, value)
         return failures, False
     pending: dict[Future, int] = {}
     queue = iter(todo)
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rag_lab-batch") as pool:
-        try:
-            def top_up() -> None:
-                while len(pending) < workers and len(failures) < max_failures:
-                    i = next(queue, None)
-                    if i is None:
-                        return
-                    # each call in a copy of this context: near-tie labels and collectors (core/ties.py) reach it
-                    pending[pool.submit(contextvars.copy_context().run, one, items[i])] = i
-            top_up()
-            while pending:
-                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                for future in done:
-                    i = pending.pop(future)
-                    error = future.exception()
-                    if error is None:
-                        results[i] = future.result()
-                        bar.advance()
-                    else:
-                        failures[i] = error
-                        bar.advance(1 if last else 0, failed=1)
+    try:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rag_lab-batch") as pool:
+            try:
+                def top_up() -> None:
+                    # once an input failed, failed + running never exceed max_failures
+                    while len(pending) < workers and len(failures) + (len(pending) if failures else 0) < max_failures:
+                        i = next(queue, None)
+                        if i is None:
+                            return
+                        # in a copy of this context: near-tie labels and collectors (core/ties.py) reach the call
+                        pending[pool.submit(contextvars.copy_context().run, one, items[i])] = i
                 top_up()
-        finally:
-            for future in pending:
-                future.cancel()
+                while pending:
+                    done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                    for future in done:
+                        i = pending.pop(future)
+                        error = future.exception()
+                        record(i, error, None if error is not None else future.result())
+                    top_up()
+            except BaseException:                     # Ctrl-C or an error here: nothing goes on running
+                for future in pending:
+                    future.cancel()
+                cancel = getattr(reasoner, "cancel_calls", None)
+                if cancel is not None:
+                    cancel()
+                raise
+    finally:
+        resume = getattr(reasoner, "resume_calls", None)
+        if resume is not None:
+            resume()
     return failures, len(failures) >= max_failures and next(queue, None) is not None

@@ -10,9 +10,16 @@ A cached reply that no longer validates is discarded and asked afresh. A backend
 unreachable raises ``LLMUnavailableError`` rather than silently filling a whole index with fallbacks.
 
 Many jobs may run at once (``batch.run_batch``, ``concurrency`` of them): counters are updated
-under a lock, the reply cache is shared safely, and every request first passes the reasoner's
-``RateLimiter`` (a pause for all threads after HTTP 429, an optional tokens-per-minute ceiling);
-retries wait with exponential back-off and jitter, or exactly the server's ``Retry-After``.
+under a lock, the reply cache is shared safely, and every request (a retry, or a request sent again
+with an option the server refused, included) first passes the process's ``RateLimiter`` for the
+backend (``rate_limit.shared_limiter``: calls in flight, a pause for all threads after HTTP 429, an
+optional tokens-per-minute ceiling); retries wait with exponential back-off and jitter, or the
+server's ``Retry-After`` up to ``max_retry_after`` (beyond it: ``LLMUnavailableError`` naming the
+wait). Identical requests in flight at once are sent once (single flight per cache key) and the
+first reply stored for a key is the one every caller gets, so a batch gives the same answers at
+any concurrency and a rebuild from the cache gives them again. ``cancel_calls`` ends the calls in
+flight (an interrupted batch). ``identity()`` (and so the fingerprint that keys indexes) holds the
+backend, temperature, max_tokens and response format.
 
 Usage counts the tokens each job needs whether the reply came from the API or the cache, so a
 replayed run reports the same costs; ``stats`` says how many requests actually went out.
@@ -21,61 +28,31 @@ cache row or usage record.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
-import re
 import threading
 import time
+from concurrent.futures import Future
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
-import jsonschema  # imported here, not per call: its first import takes ~1.5 s (would skew doctor's latency)
-
 from ..core.types import Cost
 from .backends import (DUMMY_KEY, KINDS, Completion, InvalidReply, LLMBackendError, LLMSpec,  # noqa: F401
-                       LLMUnavailableError, TransientBackendError, make_backend, parse_spec)
+                       LLMUnavailableError, RequestAdjusted, TransientBackendError, make_backend, parse_spec)
 from .base import Choice, Entity, Reasoner, Triple
 from .llm_cache import CachedReply, LLMCache, cache_key
 from .prompts import PROMPTS
-from .rate_limit import RateLimiter, backoff_delay
+from .replies import extract_json, validate  # noqa: F401  (re-exported)
+from .rate_limit import (CONCURRENCY_ENV, CallCancelled, backoff_delay, env_number,  # noqa: F401
+                         resolve_concurrency, shared_limiter)
 from .tokens import count_message_tokens, count_text_tokens
 
 log = logging.getLogger(__name__)
-CONCURRENCY_ENV = "RAG_LAB_LLM_CONCURRENCY"   # jobs in flight at once (default: the backend's)
 TPM_ENV = "RAG_LAB_LLM_TPM"                   # optional tokens-per-minute ceiling
-
-# --- reply parsing ---------------------------------------------------------------------------
-
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
-
-
-def extract_json(text: str) -> Any:
-    """The JSON value in a reply: the whole text, a ```json fenced block, or the first object/list in it."""
-    text = (text or "").strip()
-    candidates = [text] + [m.group(1).strip() for m in _FENCE.finditer(text)]
-    for c in candidates:
-        try:
-            return json.loads(c)
-        except json.JSONDecodeError:
-            pass
-    decoder = json.JSONDecoder()
-    for i, ch in enumerate(text):
-        if ch in "{[":
-            try:
-                return decoder.raw_decode(text, i)[0]
-            except json.JSONDecodeError:
-                continue
-    raise InvalidReply("the reply is not JSON")
-
-
-def validate(data: Any, schema: dict) -> None:
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "the top level"
-        raise InvalidReply(f"at {where}: {error.message}")
-
+MAX_RETRY_AFTER_ENV = "RAG_LAB_LLM_MAX_RETRY_AFTER"   # longest Retry-After honoured (seconds)
+MAX_RETRY_AFTER = 300.0
+MAX_ADJUSTMENTS = 4        # request options a server may refuse in one call (three formats, the token limit)
 
 # --- the reasoner ----------------------------------------------------------------------------
 
@@ -86,21 +63,32 @@ class LLMReasoner(Reasoner):
     ``complete(...)`` and ``identity(model)``); ``cache``: True (rag_lab's cache folder), a folder,
     an ``LLMCache``, or False/None for none. ``max_retries`` bounds transient-error retries per
     request; back-off is ``retry_base_delay * 2**attempt`` times a random factor in [0.5, 1] (or
-    the server's Retry-After), capped at ``max_retry_delay``. ``concurrency``: jobs a batch runs at
-    once (None: ``$RAG_LAB_LLM_CONCURRENCY``, else the backend's default: 8 over HTTP, 1 for gguf,
-    which never runs more); ``tokens_per_minute``: an optional ceiling (None: ``$RAG_LAB_LLM_TPM``)."""
+    the server's Retry-After), capped at ``max_retry_delay``; a Retry-After is honoured up to
+    ``max_retry_after`` seconds (None: ``$RAG_LAB_LLM_MAX_RETRY_AFTER``, else 300), a longer one
+    fails the call with an error naming the wait. ``concurrency``: calls in flight at once, in a batch
+    and in the whole process for this backend (None: ``$RAG_LAB_LLM_CONCURRENCY``, else the backend's
+    default: 8 over HTTP, 1 for gguf, which never runs more); ``tokens_per_minute``: an optional
+    ceiling for the process (None: ``$RAG_LAB_LLM_TPM``)."""
 
     def __init__(self, client_backend, model: str, cache: bool | str | os.PathLike | LLMCache | None = True,
                  temperature: float = 0.0, timeout: float = 60.0, max_retries: int = 3,
                  retry_base_delay: float = 1.0, max_retry_delay: float = 30.0, max_tokens: int = 1024,
-                 name: str | None = None, concurrency: int | None = None, tokens_per_minute: float | None = None):
+                 name: str | None = None, concurrency: int | None = None, tokens_per_minute: float | None = None,
+                 max_retry_after: float | None = None):
         super().__init__()
         if timeout <= 0 or max_retries < 0 or max_tokens <= 0:
             raise ValueError(f"LLMReasoner: need timeout > 0, max_retries >= 0, max_tokens > 0; got "
                              f"timeout={timeout}, max_retries={max_retries}, max_tokens={max_tokens}")
         self.concurrency = resolve_concurrency(concurrency, client_backend)
-        self.limiter = RateLimiter(env_number(TPM_ENV, float) if tokens_per_minute is None else tokens_per_minute)
-        self._lock = threading.Lock()          # guards ``stats``
+        self.tokens_per_minute = env_number(TPM_ENV, float) if tokens_per_minute is None else tokens_per_minute
+        self.max_retry_after = float((env_number(MAX_RETRY_AFTER_ENV, float) or MAX_RETRY_AFTER)
+                                     if max_retry_after is None else max_retry_after)
+        if not self.max_retry_after > 0:
+            raise ValueError(f"LLMReasoner: max_retry_after must be a positive number of seconds, got {max_retry_after!r}")
+        self.limiter = shared_limiter(client_backend.identity(model), self.tokens_per_minute, self.concurrency)
+        self._lock = threading.Lock()          # guards ``stats`` and ``_flights``
+        self._flights: dict[str, Future] = {}  # cache key -> the reply a thread is fetching for it
+        self._cancel = threading.Event()       # set by ``cancel_calls``
         self._rng = random.Random()            # back-off jitter only; never touches a result
         self.backend = client_backend
         self.model = model
@@ -132,6 +120,23 @@ class LLMReasoner(Reasoner):
 
     def __repr__(self) -> str:
         return f"LLMReasoner(name={self.name!r}, backend={self.backend!r}, cache={self.cache!r})"
+
+    def identity(self) -> dict:
+        """What makes this reasoner's replies what they are: the backend (kind, model, endpoint or weights),
+        temperature, max_tokens and the response format asked for; never a key or header."""
+        return {"name": self.name, "backend": self.backend.identity(self.model), "temperature": self.temperature,
+                "max_tokens": self.max_tokens, "response_format": getattr(self.backend, "requested_format", None)}
+
+    def cancel_calls(self) -> None:
+        """End the calls in flight and every wait for one (``CallCancelled`` in their threads): an
+        interrupted batch returns at once instead of waiting for the server. ``resume_calls`` undoes it."""
+        self._cancel.set()
+        cancel = getattr(self.backend, "cancel", None)
+        if cancel is not None:
+            cancel()
+
+    def resume_calls(self) -> None:
+        self._cancel.clear()
 
     def _bump(self, counter: str) -> None:
         with self._lock:
@@ -225,7 +230,8 @@ class LLMReasoner(Reasoner):
 
         A cached reply is used only if it still validates (else it is discarded and the model
         asked afresh); a fresh reply is cached only once it has validated, so an invalid one is
-        never replayed as good and the retry after it always reaches the model."""
+        never replayed as good and the retry after it always reaches the model. A request another
+        thread is already sending is not sent again: this thread takes that reply (single flight)."""
         identity = self.backend.identity(self.model)
         key = cache_key(identity, messages, {"temperature": self.temperature, "max_tokens": self.max_tokens})
         hit = self.cache.get(key) if self.cache is not None else None
@@ -236,6 +242,32 @@ class LLMReasoner(Reasoner):
                 self._count(hit, tally)
                 return True, value, hit.text
             self.cache.discard(key, f"the cached {job} reply fails validation ({value})")
+        with self._lock:
+            flight = self._flights.get(key)
+            mine = flight is None
+            if mine:
+                flight = self._flights[key] = Future()
+        if not mine:                             # the same request is on its way: take its reply
+            reply = flight.result()
+            self._bump("cache_hits")
+            self._count(reply, tally)
+            ok, value = self._parse(prompt, reply.text, schema, inputs)
+            return ok, value, reply.text
+        try:
+            ok, value, reply = self._fetch(key, identity, job, prompt, messages, schema, inputs, tally)
+        except BaseException as e:
+            flight.set_exception(e)
+            raise
+        else:
+            flight.set_result(reply)
+        finally:
+            with self._lock:
+                self._flights.pop(key, None)
+        return ok, value, reply.text
+
+    def _fetch(self, key, identity, job, prompt, messages, schema, inputs, tally):
+        """Ask the model; store a valid reply unless one is stored already (first write wins: that one
+        is then the reply, so every process and rebuild agrees on it)."""
         estimate = 0
         if self.limiter.tokens_per_minute:   # what the ceiling charges before the reply says
             estimate = count_message_tokens(messages) + getattr(prompt, "completion_allowance", self.max_tokens)
@@ -249,8 +281,11 @@ class LLMReasoner(Reasoner):
         self.limiter.settle(estimate, reply.prompt_tokens + reply.completion_tokens)
         ok, value = self._parse(prompt, reply.text, schema, inputs)
         if ok and self.cache is not None:
-            self.cache.put(key, identity, reply)
-        return ok, value, reply.text
+            stored = self.cache.put(key, identity, reply)
+            if stored.text != reply.text:
+                ok, value = self._parse(prompt, stored.text, schema, inputs)
+                reply = stored
+        return ok, value, reply
 
     @staticmethod
     def _parse(prompt, text: str, schema: dict, inputs: dict):
@@ -267,61 +302,59 @@ class LLMReasoner(Reasoner):
         tally["prompt"] += reply.prompt_tokens
         tally["completion"] += reply.completion_tokens
 
-    def _request(self, job: str, messages: list[dict], schema: dict, estimate: int = 0) -> Completion:
-        """One completion, retried on transient errors. A 429 pauses every thread of this reasoner
-        (``RateLimiter.pause``); other transient errors make only this thread wait."""
-        for attempt in range(self.max_retries + 1):
-            self.limiter.acquire(estimate)
+    def _send(self, job: str, messages: list[dict], schema: dict, estimate: int) -> Completion:
+        """One request, holding a slot of the process's limiter while it is out."""
+        if self._cancel.is_set():
+            raise CallCancelled(f"{self.name}: {job}: cancelled")
+        with self.limiter.request(estimate, self._cancel):
             self._bump("requests")
             try:
                 return self.backend.complete(self.model, messages, job=job, schema=schema,
                                              temperature=self.temperature, max_tokens=self.max_tokens,
                                              timeout=self.timeout)
+            except BaseException:
+                self.limiter.settle(estimate, 0)        # a request with no reply used none of the ceiling
+                raise
+
+    def _request(self, job: str, messages: list[dict], schema: dict, estimate: int = 0) -> Completion:
+        """One completion, retried on transient errors and sent again (not a retry) when the backend
+        changed an option the server refused. A 429 pauses every thread of the process for this backend
+        (``RateLimiter.pause``); other transient errors make only this thread wait."""
+        attempt = adjusted = 0
+        while True:
+            try:
+                return self._send(job, messages, schema, estimate)
+            except RequestAdjusted as e:
+                adjusted += 1
+                if adjusted > MAX_ADJUSTMENTS:
+                    raise LLMBackendError(f"{self.name}: {job}: the server kept refusing request options ({e})") from None
+                continue
             except TransientBackendError as e:
-                self.limiter.settle(estimate, 0)        # a refused request used none of the ceiling
+                if self._cancel.is_set():
+                    raise CallCancelled(f"{self.name}: {job}: cancelled") from None
                 if attempt == self.max_retries:
                     raise LLMUnavailableError(f"{self.name}: {job} failed after {attempt + 1} attempts; "
                                               f"last error: {e}") from None
-                if e.retry_after is not None:
-                    delay = min(e.retry_after, self.max_retry_delay)
-                else:
-                    delay = backoff_delay(attempt, self.retry_base_delay, self.max_retry_delay, self._rng)
+                delay = self._retry_delay(job, e, attempt)
+                attempt += 1
                 self._bump("retries")
-                log.warning("%s: %s: %s; retrying in %.2f s (%d/%d)", self.name, job, e, delay, attempt + 1,
+                log.warning("%s: %s: %s; retrying in %.2f s (%d/%d)", self.name, job, e, delay, attempt,
                             self.max_retries)
                 if e.status == 429:
-                    self.limiter.pause(delay)           # the next acquire() waits it out, with every other thread
-                else:
-                    time.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
+                    self.limiter.pause(delay)           # the next request waits it out, with every other thread
+                elif self._cancel.wait(delay):
+                    raise CallCancelled(f"{self.name}: {job}: cancelled") from None
 
-
-def env_number(name: str, kind: type):
-    """A positive number from the environment variable ``name`` (None when unset or empty)."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return None
-    try:
-        value = kind(raw)
-    except ValueError:
-        value = None
-    if value is None or value <= 0:
-        raise ValueError(f"{name}={raw!r}: expected a positive {'integer' if kind is int else 'number'}")
-    return value
-
-
-def resolve_concurrency(concurrency: int | None, backend) -> int:
-    """Jobs in flight at once: ``concurrency``, else ``$RAG_LAB_LLM_CONCURRENCY``, else the backend's
-    default; never above a backend's ``max_concurrency`` (gguf: 1)."""
-    if concurrency is not None and (not isinstance(concurrency, int) or isinstance(concurrency, bool)
-                                    or concurrency < 1):
-        raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
-    chosen = concurrency or env_number(CONCURRENCY_ENV, int) or getattr(backend, "default_concurrency", 1)
-    ceiling = getattr(backend, "max_concurrency", None)
-    if ceiling is not None and chosen > ceiling:
-        log.info("%r runs at most %d job(s) at once; ignoring a concurrency of %d", backend, ceiling, chosen)
-        chosen = ceiling
-    return int(chosen)
+    def _retry_delay(self, job: str, error: TransientBackendError, attempt: int) -> float:
+        """The server's Retry-After when it gave one (up to ``max_retry_after``), else jittered back-off."""
+        if error.retry_after is None:
+            return backoff_delay(attempt, self.retry_base_delay, self.max_retry_delay, self._rng)
+        if error.retry_after > self.max_retry_after:
+            raise LLMUnavailableError(
+                f"{self.name}: {job}: the server asks to wait {error.retry_after:g} s before trying again "
+                f"(Retry-After), longer than max_retry_after={self.max_retry_after:g} s; try later, or allow the "
+                f"wait with LLMReasoner(max_retry_after=...) or ${MAX_RETRY_AFTER_ENV}") from None
+        return error.retry_after
 
 
 def _need_str(job: str, what: str, value) -> None:

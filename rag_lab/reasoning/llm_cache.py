@@ -4,7 +4,9 @@ One SQLite file (default ``<rag_lab cache dir>/llm.sqlite``) keyed by the sha256
 identity, the messages and the generation parameters. A row holds the reply text and the
 token counts of the original call, so a replayed run reports the same token usage.
 Only replies that passed the job's validation are stored (``LLMReasoner`` stores after
-validating), so a replayed run never takes an invalid reply for a good one. What is stored is
+validating), so a replayed run never takes an invalid reply for a good one. The first reply stored
+for a key stays (``put`` returns it), so threads, processes and Dask workers that asked the same
+question at once all end up with one answer, and so does every rebuild. What is stored is
 only what the key hashes and the reply: never a header, URL credential or API key (none of them
 is part of the key's input either).
 """
@@ -61,8 +63,18 @@ class LLMCache(KeyedCache):
         self.discard(key, f"unreadable entry (reply {type(text).__name__}, tokens {prompt!r}/{completion!r})")
         return None
 
-    def put(self, key: str, model: str, reply: CachedReply) -> None:
-        self.store.write(lambda db: db.execute(
-            "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?)",
-            (key, model, reply.text, reply.prompt_tokens, reply.completion_tokens, time.time())))
+    def put(self, key: str, model: str, reply: CachedReply) -> CachedReply:
+        """Store ``reply`` unless a reply is stored for ``key`` already (another thread, process or Dask
+        worker asked first); returns the stored one. First write wins, so everyone replays one reply."""
+        def first_wins(db):
+            db.execute("INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?, ?)",
+                       (key, model, reply.text, reply.prompt_tokens, reply.completion_tokens, time.time()))
+            return db.execute("SELECT reply, prompt_tokens, completion_tokens FROM replies WHERE key=?",
+                              (key,)).fetchone()
+        row = self.store.write(first_wins)
+        stored = CachedReply(*row) if row is not None else reply
+        if not (isinstance(stored.text, str) and all(isinstance(n, int) and n >= 0
+                                                     for n in (stored.prompt_tokens, stored.completion_tokens))):
+            return reply       # an unreadable row: ``get`` moves it aside next time it is read
+        return stored
 

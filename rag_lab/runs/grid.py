@@ -29,16 +29,19 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import json
+import logging
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..caching.atomic import write_bytes, write_text
+from ..caching.atomic import inside, write_bytes, write_text
 from .runner import (DEFAULT_CELL_TIMEOUT, NOTEBOOK_DIR, RUNS_DIR, effective_parameters, new_run_id, parameter_hash,
                      resolve_notebooks)
+from .specs import check_specs, recorded
 
+log = logging.getLogger(__name__)
 KEYS = ("notebooks", "grid", "parameters", "retries", "workers", "timeout")
 
 
@@ -139,9 +142,12 @@ def run_grid(grid: Grid, address: str | None = None, run_id: str | None = None, 
     paths = resolve_notebooks(grid.notebooks, notebook_dir)  # fail early on a misspelt name
     defaults = {name: effective_parameters(path, {}) for name, path in zip(grid.notebooks, paths)}
     tasks = {t["task_id"]: t for t in grid.tasks(defaults)}
+    for tid, task in tasks.items():        # a spec whose URL holds a credential never reaches a worker or a file
+        check_specs(task["parameters"], f"{tid}: parameter")
     run_id = run_id or new_run_id("grid", parameter_hash({"tasks": sorted(tasks)}))
     run_dir = Path(runs_dir) / run_id
-    records = {tid: {**t, "attempts": [], "status": "pending"} for tid, t in tasks.items()}
+    records = {tid: {**t, "parameters": recorded(t["parameters"]), "attempts": [], "status": "pending"}
+               for tid, t in tasks.items()}
     manifest = {"run_id": run_id, "engine": f"dask:{address}" if address else f"process-pool:{grid.workers}",
                 "cell_timeout": grid.timeout, "started": dt.datetime.now().isoformat(timespec="seconds"),
                 "tasks": records}
@@ -163,9 +169,13 @@ def run_grid(grid: Grid, address: str | None = None, run_id: str | None = None, 
             attempt = len(record["attempts"]) + 1
             task_dir = run_dir / tid / f"attempt-{attempt}"
             for rel, data in outcome["files"].items():
+                target = inside(task_dir, rel)
+                if target is None:      # a worker's path that would leave the attempt folder
+                    log.warning("%s: a worker sent a file named %r, outside its attempt folder; ignored", tid, rel)
+                    continue
                 if rel == "manifest.json":
                     data = _relocate(data, outcome["scratch"], task_dir, f"{run_id}/{tid}/attempt-{attempt}")
-                write_bytes(task_dir / rel, data)
+                write_bytes(target, data)
             record["attempts"].append({"status": outcome["status"], "error": outcome["error"],
                                        "seconds": outcome["seconds"], "folder": str(task_dir)})
             record["status"] = outcome["status"]

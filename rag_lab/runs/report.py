@@ -36,6 +36,7 @@ from typing import Any
 
 from ..caching.atomic import atomic_path, write_text
 from .changes import changes, per_question_table
+from .specs import recorded_manifest
 
 log = logging.getLogger(__name__)
 PAGE = "index.html"
@@ -297,6 +298,7 @@ def write_report(run_dir: str | Path, manifest: dict[str, Any] | None = None) ->
         if not manifest_path.is_file():
             raise FileNotFoundError(f"no manifest.json in {run_dir}: not a run folder")
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest = recorded_manifest(manifest)     # specs by their redacted names, also in old runs
     sections = []
     for entry in manifest.get("notebooks", []):
         entry = dict(entry, _linked=link_outputs(entry, run_dir))

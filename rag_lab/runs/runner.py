@@ -43,6 +43,7 @@ from ..evaluation.provenance import embedding_backend, git_revision, package_ver
 from ..core.ties import NEAR_TIES_ENV, read_near_ties
 from .reference import reference_check
 from .report import write_report
+from .specs import check_specs, recorded, recorded_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_DIR = ROOT / "notebooks"
@@ -185,9 +186,9 @@ def kernel_name() -> str:
 
 def reasoner_of(parameters: dict[str, Any]) -> dict[str, Any]:
     """Which reasoner and judge the run used: the parameters, else $RAG_LAB_LLM, else offline (as
-    ``rag_lab.reasoning.resolve_reasoner`` decides). Specs carry no keys (keys live in the environment)."""
-    return {"reasoner": parameters.get("reasoner") or os.environ.get("RAG_LAB_LLM") or "offline",
-            "judge": parameters.get("judge")}
+    ``rag_lab.reasoning.resolve_reasoner`` decides), by their redacted names (``specs.py``)."""
+    return recorded({"reasoner": parameters.get("reasoner") or os.environ.get("RAG_LAB_LLM") or "offline",
+                     "judge": parameters.get("judge")})
 
 
 def _files_under(folder: Path) -> dict[str, int]:
@@ -251,7 +252,8 @@ def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, 
 
     effective = effective_parameters(nb, given)
     entry: dict[str, Any] = {
-        "notebook": nb.stem, "source": str(nb), "parameters": effective, "changed": changed_parameters(nb, effective),
+        "notebook": nb.stem, "source": str(nb), "parameters": recorded(effective),
+        "changed": recorded(changed_parameters(nb, effective)),
         "param_hash": parameter_hash(effective), **reasoner_of(effective), "figures_dir": str(figures_dir),
         "status": "running", "started": dt.datetime.now().isoformat(timespec="seconds"),
     }
@@ -319,6 +321,8 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     if not notebooks:
         raise ValueError(f"no notebooks to run in {notebook_dir}")
     given = {nb: {**(parameters or {}), **(per_notebook or {}).get(nb.stem, {})} for nb in notebooks}
+    for nb in notebooks:                   # a spec whose URL holds a credential never reaches a file
+        check_specs(given[nb], f"{nb.stem}: parameter")
     hashes = {nb.stem: parameter_hash(effective_parameters(nb, given[nb])) for nb in notebooks}
     digest = next(iter(hashes.values())) if len(hashes) == 1 else parameter_hash(hashes)
     kernel = kernel_name()
@@ -330,7 +334,8 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     manifest: dict[str, Any] = {
         "run_id": run_dir.name, "param_hash": digest, "status": "running",
         "started": dt.datetime.now().isoformat(timespec="seconds"), "finished": None,
-        "parameters": parameters or {}, "per_notebook": per_notebook or {}, "cell_timeout": timeout,
+        "parameters": recorded(parameters or {}),
+        "per_notebook": {nb: recorded(p) for nb, p in (per_notebook or {}).items()}, "cell_timeout": timeout,
         "git": git_revision(), "python": platform.python_version(), "packages": package_versions(),
         "kernel": kernel, "embedding_backend": embedding_backend(), "cluster": address, "notebooks": [],
     }
@@ -384,5 +389,5 @@ def read_runs(runs_dir: Path = RUNS_DIR) -> list[tuple[Path, dict[str, Any]]]:
             log.warning("skipping %s: not a readable manifest (%s)", path, e)
             continue
         if isinstance(manifest, dict) and isinstance(manifest.get("notebooks"), list):
-            out.append((path.parent, manifest))
+            out.append((path.parent, recorded_manifest(manifest)))
     return out
