@@ -87,6 +87,10 @@ class Difference:
     def as_dict(self) -> dict:
         return asdict(self)
 
+    def verdict(self, alpha: float = ALPHA) -> str:
+        """This comparison's verdict on its own (a family of one): ``verdict`` on its p."""
+        return verdict(self.diff, self.p, self.threshold, self.p_floor, self.mde, alpha)
+
 
 def format_ci(mean: float, low: float, high: float, digits: int = 3) -> str:
     """``0.612 [0.480, 0.741]``; the mean alone when there is no interval."""
@@ -221,7 +225,7 @@ def paired_difference(a: Sequence[float], b: Sequence[float], threshold: float =
 
 
 def _mde(s, alpha: float, power: float = POWER) -> float:
-    if s.df < 1 or math.isnan(s.se):
+    if s.df < 1 or not s.se > 0:       # no spread: no t-based MDE (never a reassuring 0)
         return math.nan
     return float((stats.t.ppf(1 - alpha / 2, s.df) + stats.t.ppf(power, s.df)) * s.se)
 

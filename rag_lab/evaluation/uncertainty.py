@@ -29,6 +29,27 @@ FOUND_METRICS = ("ctx_mrr", "doc_mrr")   # a question is answered right at k whe
 # against basic retrieval, the GraLC-RAG strategies against fixed-size chunks, every other against naive.
 FAMILY_BASELINES = (("ssg-", "ssg-basic-retrieval"), ("gralc-", "gralc-naive"), ("", "naive"))
 Units = Mapping[str, str]    # question id -> its unit (the document it targets)
+# ``eval --baseline``'s declared family unless the user names another: the headline metrics at the
+# headline k (the k every paper claim of compare/claims.py reads), Holm-adjusted across the methods.
+HEADLINE_METRICS = ("doc_mrr", "ctx_recall")
+HEADLINE_K = 5
+
+
+def headline_family(ks: Sequence[int]) -> list[str]:
+    """The metric@k columns ``eval --baseline`` tests by default: ``HEADLINE_METRICS`` at ``HEADLINE_K``,
+    or at the largest k run when 5 is not among ``ks``."""
+    k = HEADLINE_K if HEADLINE_K in ks else max(ks)
+    return [f"{m}@{k}" for m in HEADLINE_METRICS]
+
+
+def testable_family(columns: Sequence[str]) -> list[str]:
+    """``columns`` as a family to test, or a ValueError naming any that is never tested: a column without
+    k (token counts, latency: the bill, not a finding) or a judge's spread (``*_judge_sd``)."""
+    bad = [c for c in columns if "@" not in c or c.split("@")[0].endswith("_judge_sd")]
+    if bad or not columns:
+        raise ValueError(f"a tested family holds metric@k columns of findings, not token counts, latency or judge "
+                         f"spreads; got {list(columns)} ({bad or 'empty'} not testable)")
+    return list(dict.fromkeys(columns))
 
 
 def question_units(dataset: Dataset) -> dict[str, str]:
@@ -164,7 +185,8 @@ def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] |
                        metrics: Sequence[str] | None = None, units: Units | None = None,
                        family: str | None = None) -> pd.DataFrame:
     """Each method (``methods``, default every other one) minus ``baseline`` on each metric@k
-    (``metrics``, default every metric@k the baseline has), paired by question: ``DIFFERENCE_COLUMNS``.
+    (``metrics``, default every metric@k the baseline has but a judge's spread), paired by question:
+    ``DIFFERENCE_COLUMNS``.
     The rows are one family (``family``, default "each method minus <baseline>"): ``p_holm`` and the
     verdicts are adjusted across them."""
     d = _labelled(df)
@@ -175,8 +197,8 @@ def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] |
     unknown = [m for m in methods if m not in known]
     if unknown:
         raise ValueError(f"methods {unknown} are not among the evaluated methods {known}")
-    at_k = d.loc[(d["method"] == baseline) & d["k"].notna(), "column"]
-    columns = list(metrics) if metrics is not None else list(dict.fromkeys(at_k))
+    at_k = d.loc[(d["method"] == baseline) & d["k"].notna() & ~d["metric"].str.endswith("_judge_sd"), "column"]
+    columns = testable_family(metrics) if metrics is not None else list(dict.fromkeys(at_k))
     rows = []
     for column in columns:
         table = per_question(d, column)
