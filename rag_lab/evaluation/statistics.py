@@ -33,8 +33,8 @@ from scipy import stats
 
 from .paired_tests import EXACT_UNITS, Procedure, SignFlip, TangoScore, TTest, critical, spread, wilson
 
-CONFIDENCE = 0.95
-ALPHA = 1 - CONFIDENCE
+ALPHA = 0.05                    # written out: 1 - 0.95 is 0.05000000000000004 in floating point
+CONFIDENCE = 1 - ALPHA
 POWER = 0.80
 NON_INFERIORITY_MARGIN = 0.05   # "at least as good as": no worse than this on a 0-1 metric (UnWeaver's claim)
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
@@ -184,6 +184,8 @@ def paired_procedure(d: np.ndarray, bounded: bool, binary: bool, labels: np.ndar
         label = "tango score" if binary else "tango score (no spread, scores in [0, 1])"
     elif varies:
         score, label = TTest(s.mean, s.se, s.df), "t"
+        if bounded:
+            score.domain = (-1.0, 1.0)      # differences of [0, 1] scores: the interval never leaves [-1, 1]
     else:
         return None, "no spread"
     exact = SignFlip(s.sums, s.counts) if s.units <= EXACT_UNITS else None
