@@ -198,7 +198,7 @@ def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] |
     if unknown:
         raise ValueError(f"methods {unknown} are not among the evaluated methods {known}")
     at_k = d.loc[(d["method"] == baseline) & d["k"].notna() & ~d["metric"].str.endswith("_judge_sd"), "column"]
-    columns = testable_family(metrics) if metrics is not None else list(dict.fromkeys(at_k))
+    columns = list(metrics) if metrics is not None else list(dict.fromkeys(at_k))
     rows = []
     for column in columns:
         table = per_question(d, column)
