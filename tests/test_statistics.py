@@ -176,6 +176,7 @@ def test_format_p():
 def test_format_ci():
     assert format_ci(0.6123, 0.48, 0.7409) == "0.612 [0.480, 0.741]"
     assert format_ci(0.5, float("nan"), float("nan")) == "0.500"
+    assert format_ci(0.25, -1e-9, 0.5) == "0.250 [0.000, 0.500]"          # never "-0.000"
 
 
 def tidy(rows):

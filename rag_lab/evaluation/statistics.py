@@ -96,9 +96,12 @@ def format_ci(mean: float, low: float, high: float, digits: int = 3) -> str:
     """``0.612 [0.480, 0.741]``; the mean alone when there is no interval."""
     if math.isnan(mean):
         return "n/a"
+    def shown(x: float) -> str:
+        return f"{round(x, digits) + 0.0:.{digits}f}"      # + 0.0: never "-0.000"
+
     if math.isnan(low) or math.isnan(high):
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+        return shown(mean)
+    return f"{shown(mean)} [{shown(low)}, {shown(high)}]"
 
 
 def format_p(p: float) -> str:

@@ -81,7 +81,8 @@ def paragraph(table: pd.DataFrame, *, span: str, n_questions: int, reasoner: str
     comparisons."""
     if table.empty:
         return f"Findings: {method} was compared with no baseline in this run, so there is nothing to report."
-    n = int(table["n"].max())
+    ns = sorted({int(v) for v in table["n"]})
+    n = str(ns[0]) if len(ns) == 1 else f"{ns[0]} to {ns[-1]}"      # every pair's n, not the largest alone
     sizes = ", ".join(f"{m} {t:.0f}" for m, t in chunk_tokens.items())
     out = [f"Findings ({n_questions} questions, {n} scored per pair; reasoner: {reasoner}; judge: "
            f"{'yes' if judged else 'none'}): {method} minus each baseline, paired by question, with 95% intervals; "
