@@ -219,8 +219,11 @@ def evidence(row: pd.Series) -> str:
     p = format_p(row["p"]) + (" (exact)" if row["p_exact"] else "")
     p_holm = format_p(row["p_holm"])
     mde = "n/a" if pd.isna(row["mde"]) else f"{row['mde']:.3f}"
+    said = format_ci(row["diff"], row["ci_low"], row["ci_high"])
+    if pd.isna(row["ci_low"]):
+        said += f" ({row['interval']})"        # e.g. "none: one unit": why there is no interval
     return (f"{row['dataset']} {row['metric']}: {row['method']} - {row['rival']} = "
-            f"{format_ci(row['diff'], row['ci_low'], row['ci_high'])} (n = {row['n']}{clustering_note(row)}, "
+            f"{said} (n = {row['n']}{clustering_note(row)}, "
             f"{target}p = {p}, p Holm = {p_holm} in a family of {row['family_size']}, MDE {mde}): {row['verdict']}")
 
 
