@@ -1,10 +1,12 @@
-"""The papers' claims as three-valued verdicts on synthetic per-question scores: a case for each of
-supported, contradicted and inconclusive (and not tested), the non-inferiority margin, the
-majority rule of the SSG claim and its counting of twins once."""
+"""The papers' claims as verdicts on synthetic per-question scores: a case for each of supported,
+contradicted, inconclusive, cannot be decided at this n (and not tested), the non-inferiority margin
+with its own p, Holm within each claim's family, clustering by document, the majority rule of the SSG
+claim and its counting of twins once."""
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from rag_lab.compare.claims import CLAIMS, NON_INFERIORITY_MARGIN, claim_comparisons, claims_table, twins
 
@@ -52,15 +54,22 @@ def test_a_case_for_each_verdict():
     assert list(table.index) == [c.paper for c in CLAIMS]
 
 
-def test_non_inferiority_supports_a_method_that_is_no_worse():
-    # UnWeaver equal to naive on every question: difference [0, 0] lies above -0.05 -> supported,
-    # although it is not better (a superiority claim would be inconclusive).
+def test_non_inferiority_is_tested_against_its_margin_with_its_own_p():
+    # UnWeaver equal to naive on every one of 20 questions (no discordant pair). Tango at delta = -0.05:
+    # restricted MLE p21 = (sqrt(4) + 2)/80 = 0.05, variance 20 * (0.1 - 0.0525) = 0.95, z = 1/sqrt(0.95)
+    # = 1.026, p = 0.305; Holm in the claim's family of two: 0.61 -> twenty ties cannot show "no worse
+    # than 0.05" (the old interval [0, 0] called it supported)
     same = hits(0.6)
     results = {"d": tidy({"naive": {"ctx_recall": same, "doc_recall": same},
                           "unweaver": {"ctx_recall": same, "doc_recall": same}})}
-    assert verdicts(results)["UnWeaver"] == "supported"
     rows = claim_comparisons(results)
     assert (rows["diff"] == 0).all() and (rows["threshold"] == -NON_INFERIORITY_MARGIN).all()
+    assert rows["p"].tolist() == pytest.approx([0.3049, 0.3049], abs=1e-4) and (rows["p_holm"] == 2 * rows["p"]).all()
+    assert verdicts(results)["UnWeaver"] == "inconclusive"
+    # better on 6 questions, worse on none: p against the margin is far below 0.05 -> supported
+    better = {"d": tidy({"naive": {"ctx_recall": same, "doc_recall": same},
+                         "unweaver": {"ctx_recall": hits(0.9), "doc_recall": hits(0.9)}})}
+    assert verdicts(better)["UnWeaver"] == "supported"
 
 
 def test_one_contradicted_comparison_contradicts_an_all_claim():
@@ -69,12 +78,44 @@ def test_one_contradicted_comparison_contradicts_an_all_claim():
     assert verdicts(results)["SKETCH"] == "contradicted"
 
 
-def test_holm_is_applied_across_the_whole_table():
-    results = {"d": tidy({"sketch": {"ctx_precision": hits(0.9), "ctx_recall": hits(0.9)},
-                          "naive": {"ctx_precision": hits(0.3), "ctx_recall": hits(0.3)},
-                          "raptor": {"ctx_precision": hits(0.3), "ctx_recall": hits(0.35)}})}
+def test_holm_is_applied_within_each_claims_family_only():
+    scores = {"sketch": {"ctx_precision": hits(0.9), "ctx_recall": hits(0.9)},
+              "naive": {"ctx_precision": hits(0.3), "ctx_recall": hits(0.3), "doc_recall": hits(0.3)},
+              "raptor": {"ctx_precision": hits(0.3), "ctx_recall": hits(0.35)}}
+    rows = claim_comparisons({"d": tidy(scores)})
+    assert len(rows) == 4 and set(rows["family"]) == {"SKETCH"} and set(rows["family_size"]) == {4}
+    assert (rows["p_holm"] >= rows["p"]).all() and (rows["p_holm"] <= 1).all()
+    # another paper's comparisons join the table but not SKETCH's family: its Holm p does not move
+    scores["unweaver"] = {"ctx_recall": hits(0.3), "doc_recall": hits(0.3)}
+    more = claim_comparisons({"d": tidy(scores)})
+    assert more[more["paper"] == "SKETCH"]["p_holm"].tolist() == rows["p_holm"].tolist()
+    assert set(more.loc[more["paper"] == "UnWeaver", "family_size"]) == {2}
+    decided = more["verdict"].isin(["supported", "contradicted"])
+    assert (more.loc[decided, "p_holm"] < 0.05).all()
+
+
+def test_three_questions_all_against_none_cannot_be_decided():
+    # the issue's case: [1, 1, 1] against [0, 0, 0], exact p = 2/8 = 0.25 at best -> the fourth state
+    results = {"d": pd.DataFrame([(m, f"q{i}", metric, 5, v) for m, v in (("sketch", 1.0), ("naive", 0.0))
+                                  for metric in ("ctx_precision", "ctx_recall") for i in range(3)],
+                                 columns=["method", "question_id", "metric", "k", "value"])}
     rows = claim_comparisons(results)
-    assert len(rows) == 4 and (rows["p_holm"] >= rows["p"]).all() and (rows["p_holm"] <= 1).all()
+    assert set(rows["verdict"]) == {"cannot be decided at this n"} and (rows["p"] == 0.25).all()
+    assert verdicts(results)["SKETCH"] == "cannot be decided at this n"
+
+
+def test_clustered_claims_say_documents_and_design_effect():
+    # questions q0..q19 over two documents; sketch wins on every question of document A only
+    scores = {"sketch": {"ctx_precision": hits(0.5), "ctx_recall": hits(0.5)},
+              "naive": {"ctx_precision": [0.0] * N, "ctx_recall": [0.0] * N}}
+    units = {"d": {f"q{i}": ("A" if i < 10 else "B") for i in range(N)}}
+    rows = claim_comparisons({"d": tidy(scores)}, units=units)
+    assert set(rows["units"]) == {2} and "clustered" in rows["interval"].iloc[0]
+    # two documents: the exact sign-flip over 2^2 patterns can give p = 2/4 at best -> undecidable
+    assert set(rows["verdict"]) == {"cannot be decided at this n"}
+    assert ", 2 documents" in claims_table({"d": tidy(scores)}, units=units).set_index("paper").loc["SKETCH", "numbers"]
+    flat = claim_comparisons({"d": tidy(scores)})
+    assert set(flat["verdict"]) == {"supported"}          # independent questions: 10 wins of 20 decide it
 
 
 def test_the_ssg_majority_counts_a_twin_once():

@@ -105,7 +105,8 @@ def test_equal_budget_scores_what_fits_in_the_budget():
     assert at10[("short", "q1", HANDED)] == 6.0
 
     board = equal_budget_board(rows, 3)
-    assert list(board.columns) == ["rank", "method", "metric", "mean", "n", "ci_low", "ci_high"]
+    assert list(board.columns) == ["rank", "method", "metric", "mean", "n", "ci_low", "ci_high", "n_dropped", "interval",
+                                   "units", "design_effect"]
     assert board.drop_duplicates("method")["method"].tolist() == ["short", "long"]     # ranked by ctx_recall
     n = board.set_index(["method", "metric"])["n"]
     assert n[("short", HANDED)] == 2 and n[("short", budget_metric("ctx_recall", 3))] == 1

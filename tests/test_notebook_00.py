@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from conftest import assert_captions_name_reasoners
+from rag_lab.evaluation.uncertainty import SUMMARY_COLUMNS
 from rag_lab.datasets import load_dataset
 from rag_lab.methods.baselines.config import NaiveConfig
 
@@ -99,7 +100,7 @@ def check_intervals(manifest, root):
     folder = root / "figures" / "00_quickstart"
     for name in ("retrieval_metrics", "answer_metrics"):
         table = pd.read_csv(folder / f"{name}.csv")
-        assert list(table.columns) == ["method", "metric", "mean", "n", "ci_low", "ci_high"]
+        assert list(table.columns) == SUMMARY_COLUMNS
         assert set(table["method"]) == {"naive", "semantic"}
         assert (table["n"] == 4).all(), table                 # every one of the 4 questions has gold and an answer
         ok = table.dropna(subset=["ci_low"])

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from conftest import assert_captions_name_reasoners, run_notebook_smoke
+from rag_lab.evaluation.uncertainty import SUMMARY_COLUMNS
 from rag_lab.methods.sketch.paper import METHOD_ORDER, PAPER_COLUMNS, paper_table
 
 pytestmark = pytest.mark.notebook
@@ -38,7 +39,7 @@ def test_sketch_notebook_tables(tmp_path):
 
     # our retrieval metrics: every method, every value a rate in [0, 1], with n and a 95% interval
     retrieval = pd.read_csv(paths["retrieval_metrics.csv"])
-    assert list(retrieval.columns) == ["method", "metric", "mean", "n", "ci_low", "ci_high"]
+    assert list(retrieval.columns) == SUMMARY_COLUMNS
     assert sorted(retrieval["method"].unique()) == sorted(METHOD_ORDER)
     assert retrieval["mean"].notna().all() and retrieval["mean"].between(0, 1).all()
     assert (retrieval["n"] == 3).all()                                     # the three questions scored

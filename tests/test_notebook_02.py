@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, assert_captions_name_reasoners, run_notebook_smoke
+from rag_lab.evaluation.uncertainty import SUMMARY_COLUMNS
 from rag_lab.datasets import load_dataset
 from rag_lab.methods.unweaver.config import UnWeaverConfig
 from rag_lab.methods.unweaver.paper import TOKEN_COLUMNS, paper_table1
@@ -54,7 +55,7 @@ def test_unweaver_notebook_runs(tmp_path, monkeypatch, embedder):
 
     # the comparison with the baselines: n and a 95% interval around every mean
     evaluation = pd.read_csv(paths["evaluation.csv"])
-    assert list(evaluation.columns) == ["dataset", "method", "metric", "mean", "n", "ci_low", "ci_high"]
+    assert list(evaluation.columns) == ["dataset", *SUMMARY_COLUMNS]
     assert {"unweaver", "naive"} <= set(evaluation["method"]) and "italian_cuisine" in set(evaluation["dataset"])
     assert (evaluation["n"] <= 2).all() and (evaluation["n"] >= 1).all()          # limit 2 questions per dataset
     ok = evaluation.dropna(subset=["ci_low"])

@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from conftest import assert_captions_name_reasoners, run_notebook_smoke
+from rag_lab.evaluation.uncertainty import SUMMARY_COLUMNS
 from rag_lab.methods.ssg.config import ALGORITHM_NAMES
 from rag_lab.methods.ssg.paper import paper_table
 
@@ -42,7 +43,7 @@ def test_ssg_traversal_notebook_runs(tmp_path):
     assert (vs.loc[bounded, "recall (ci_low)"] <= vs.loc[bounded, "recall (ours: gold_sentence_recall)"] + 1e-3).all()
     assert set(vs["recall (paper in our 95% CI)"]) == {"not like-for-like"}
     ci = pd.read_csv(paths["ssg_results_ci.csv"])
-    assert list(ci.columns) == ["method", "metric", "mean", "n", "ci_low", "ci_high"]
+    assert list(ci.columns) == SUMMARY_COLUMNS
     assert set(ci["method"]) == set(ALGORITHM_NAMES) and (ci["n"] == 3).all()
     assert ((ci["ci_low"] <= ci["mean"] + 1e-4) & (ci["mean"] <= ci["ci_high"] + 1e-4)).all()
     like = pd.read_csv(paths["vs_paper_1_like_for_like.csv"], index_col=0)

@@ -20,14 +20,19 @@ def tidy(scores: dict[str, dict[str, list[float]]]) -> pd.DataFrame:
 
 
 def test_comparisons_pair_by_question_and_read_the_interval():
-    results = tidy({"ctx_recall@5": {"sketch": [1, 1, 0.5, 0.5], "naive": [0, 0, -0.5, -0.5],
-                                     "semantic": [1, 1, 0.5, 0.5]}})
+    # eight questions, sketch ahead of naive on every one by 1 or 0.5: exact sign-flip p = 2/2^8 = 0.0078
+    # (the t-test's is smaller; the larger is kept) -> supported; semantic scores as sketch does -> p = 1
+    sketch = [1, 1, 0.5, 1, 1, 1, 0.5, 0.5]
+    results = tidy({"ctx_recall@5": {"sketch": sketch, "naive": [0, 0, 0, 0, 0, 0, 0, 0],
+                                     "semantic": list(sketch)}})
     table = comparisons(results, {"ctx_recall@5": "ctx_recall@5"})
     got = table.set_index("baseline")
-    # constant differences: the interval is the point itself
-    assert got.loc["naive", ["diff", "ci_low", "ci_high", "n"]].tolist() == [1.0, 1.0, 1.0, 4]
-    assert got.loc["naive", "verdict"] == "supported"
+    assert got.loc["naive", ["diff", "n"]].tolist() == [0.8125, 8] and got.loc["naive", "p"] == 2 / 256
+    assert got.loc["naive", "ci_low"] > 0 and got.loc["naive", "verdict"] == "supported"
     assert got.loc["semantic", "diff"] == 0.0 and got.loc["semantic", "verdict"] == "inconclusive"
+    # four questions: no p below 2/2^4 = 0.125 is possible -> the fourth state
+    four = comparisons(tidy({"ctx_recall@5": {"sketch": sketch[:4], "naive": [0] * 4}}), {"ctx_recall@5": "ctx_recall@5"})
+    assert four["verdict"].tolist() == ["cannot be decided at this n"]
 
 
 HAND = pd.DataFrame([

@@ -37,18 +37,23 @@ def test_ours_in_paper_columns_and_findings():
     assert math.isnan(ours.loc["sketch", "faithfulness"])                   # needs a judge
     # sketch: F1 = 2 * 0.25 * 0.75 / 1.0 = 0.375; naive: 0.5
     assert ours.loc["sketch", "f1"] == pytest.approx(0.375) and ours.loc["naive", "f1"] == pytest.approx(0.5)
-    # per question (4 questions): precision sketch - naive = -0.25 on every one -> interval [-0.25, -0.25],
-    # behind; recall +0.25 on two, 0 on two -> mean 0.125, interval from 0 up: not told apart
+    # per question: precision sketch - naive = -0.25 or -0.5 on each of 8 questions -> exact sign-flip p = 2/2^8,
+    # behind; recall scored on 6 (sketch's q6, q7 unscored): d = [.25, .25, 0, 0, .25, 0], t = 0.125/0.0559
+    # = 2.24 (df 5), p = 0.076, interval 0.125 +- 2.5706 * 0.0559 = [-0.019, 0.269]: not told apart. The
+    # columns' n differ (8 and 6), so each column says its own (the old sentence printed the last one's)
     rows = [(m, f"q{i}", metric, 5, v) for m, metric, values in (
-        ("naive", "nonllm_context_precision", [0.5] * 4), ("sketch", "nonllm_context_precision", [0.25] * 4),
-        ("naive", "nonllm_context_recall", [0.5] * 4), ("sketch", "nonllm_context_recall", [0.75, 0.75, 0.5, 0.5]))
+        ("naive", "nonllm_context_precision", [0.5] * 8), ("sketch", "nonllm_context_precision", [0.25, 0] * 4),
+        ("naive", "nonllm_context_recall", [0.5] * 8),
+        ("sketch", "nonllm_context_recall", [0.75, 0.75, 0.5, 0.5, 0.75, 0.5, math.nan, math.nan]))
         for i, v in enumerate(values)]
     results = pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
     sentences = findings(results, ours, paper_table(1))
-    assert sentences[0].startswith(
-        "sketch minus naive (paired, n = 4): context precision -0.250 [-0.250, -0.250], behind "
-        "(paper-reported 0.99 vs 0.81, ahead); context recall 0.125 [0.000, ")
-    assert sentences[0].endswith("], not told apart (paper-reported 0.72 vs 0.88, behind).")
+    assert sentences[0] == (
+        "sketch minus naive (paired): context precision -0.375 [-0.500, -0.250] (n = 8), behind "
+        "(paper-reported 0.99 vs 0.81, ahead); context recall 0.125 [-0.019, 0.269] (n = 6), not told apart "
+        "(paper-reported 0.72 vs 0.88, behind).")
+    same_n = findings(results[results["metric"] == "nonllm_context_precision"], ours, None)
+    assert same_n[0].startswith("sketch minus naive (paired, n = 8): context precision -0.375")
     assert "f1" not in sentences[0]                                          # two means: no per-question interval
     with pytest.raises(ValueError, match="no row 'kg'"):
         findings(results, ours, None, method="kg")

@@ -147,20 +147,25 @@ def test_results_table_pass_counts_and_beats_basic():
 
 
 def test_versus_basic_pairs_each_algorithm_with_basic_retrieval():
-    # four questions: query gathers 0.25 more recall on every one -> interval [0.25, 0.25], above 0;
-    # triangulation is 0.5 ahead on one question and level on three -> interval from 0: not told apart
-    rows = [("basic_retrieval", q, 0.5, 0.5, 5) for q in "abcd"]
-    rows += [("query_traversal", q, 0.5, 0.75, 9) for q in "abcd"]
-    rows += [("triangulation_average", q, 0.5, r, 6) for q, r in zip("abcd", (1.0, 0.5, 0.5, 0.5))]
+    # eight questions: query gathers 0.25 or 0.5 more recall, alternately -> d mean 0.375, t = 7.9 (df 7),
+    # exact sign-flip p = 2/2^8 = 0.0078 (the larger), Holm over two algorithms 0.016 < 0.05: above 0.
+    # triangulation is 0.5 ahead on one question and level on seven -> t = 1, p = 0.35: not told apart
+    qs = "abcdefgh"
+    rows = [("basic_retrieval", q, 0.5, 0.25, 5) for q in qs]
+    rows += [("query_traversal", q, 0.5, 0.5 if i % 2 == 0 else 0.75, 9) for i, q in enumerate(qs)]
+    rows += [("triangulation_average", q, 0.5, 0.75 if q == "a" else 0.25, 6) for q in qs]
     scores = _scores(rows)
     vs = experiment.versus_basic(scores, "gold_sentence_recall").set_index("method")
-    assert vs.loc["query_traversal", ["diff", "ci_low", "ci_high"]].tolist() == [0.25, 0.25, 0.25]
-    assert vs.loc["query_traversal", "side"] == "above" and vs.loc["triangulation_average", "side"] == "spans 0"
+    assert vs.loc["query_traversal", "diff"] == 0.375 and vs.loc["query_traversal", "p"] == pytest.approx(2 / 256)
+    assert vs.loc["query_traversal", "side"] == "above" and vs.loc["triangulation_average", "side"] == "not told apart"
     ours = experiment.results_table(scores)
     line = experiment.finding_sentences(ours, "run", None, scores)[0]
-    assert line.startswith("run, gold_sentence_recall minus basic_retrieval's (0.50), paired by question (n = 4): "
-                           "beat it (interval above 0): query_traversal 0.250 [0.250, 0.250]; not told apart: "
-                           "triangulation_average 0.125 [0.000, ")
+    assert line.startswith("run, gold_sentence_recall minus basic_retrieval's (0.25), paired by question (n = 8): "
+                           "beat it (Holm p < 0.05): query_traversal 0.375 [")
+    assert "; not told apart: triangulation_average 0.062 [" in line
+    # four questions: no p below 2/2^4 = 0.125 is possible, and the sentence says so
+    few = experiment.versus_basic(_scores([r for r in rows if r[1] in "abcd"]), "gold_sentence_recall")
+    assert set(few["side"]) == {"too few questions"}
     assert line.endswith("; behind: none.")
 
 

@@ -1,5 +1,6 @@
-"""Known answers for the uncertainty layer: intervals, paired differences, permutation p, Holm, MDE,
-verdicts, and the tidy-table functions built on them (summaries with CIs, differences, flips)."""
+"""Known answers for the uncertainty layer: intervals, paired differences and their one procedure,
+Holm within a family, MDE, verdicts read from p, clustering by document, coverage, and the tidy-table
+functions built on them (summaries with CIs, differences, flips)."""
 from __future__ import annotations
 
 import math
@@ -9,50 +10,82 @@ import pandas as pd
 import pytest
 
 from rag_lab.core.types import Dataset, Document, Question
-from rag_lab.evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, format_ci, holm, mean_ci,
-                                           minimum_detectable_effect, paired_difference, permutation_p, verdict)
-from rag_lab.evaluation.uncertainty import (difference_sentence, family_baseline, flip_counts, flips, formatted_summary, judge_spread,
-                                            paired_differences, summary_with_ci)
+from rag_lab.evaluation.coverage import coverage
+from rag_lab.evaluation.paired_tests import spread
+from rag_lab.evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, decided, format_ci,
+                                           format_p, holm, holm_floors, mean_ci, minimum_detectable_effect,
+                                           paired_difference, verdict)
+from rag_lab.evaluation.uncertainty import (decide, difference_sentence, family_baseline, flip_counts, flips,
+                                            formatted_summary, judge_spread, paired_differences, question_units,
+                                            summary_with_ci)
+
+Z = 1.959964      # the normal 97.5% quantile
 
 
-def test_identical_methods_differ_by_zero_with_interval_zero_and_p_one():
+def test_identical_methods_differ_by_zero_with_p_one_and_an_interval_of_honest_width():
     a = [0.2, 0.9, 0.4, 1.0, 0.0, 0.6]
     d = paired_difference(a, list(a))
-    assert (d.diff, d.n, d.ci_low, d.ci_high, d.p, d.mde) == (0.0, 6, 0.0, 0.0, 1.0, 0.0)
+    assert (d.diff, d.n, d.p) == (0.0, 6, 1.0) and d.verdict() == INCONCLUSIVE
+    # scores in [0, 1] that agree everywhere: Tango's score on zero wins and losses rejects delta when
+    # n*delta/(1-delta) > z^2, i.e. |delta| > z^2/(n + z^2) = 3.8415/9.8415 = 0.3903 (not a zero-width [0, 0])
+    assert d.ci_low == pytest.approx(-Z * Z / (6 + Z * Z), abs=1e-6)
+    assert d.ci_high == pytest.approx(Z * Z / (6 + Z * Z), abs=1e-6)
 
 
-def test_a_constant_shift_has_exactly_that_interval():
-    a = np.array([0.25, 0.5, 0.75, 0.125, 0.375])      # dyadic: a + c - a == c with no rounding
-    d = paired_difference(a + 0.25, a)
-    assert (d.diff, d.ci_low, d.ci_high) == (0.25, 0.25, 0.25)
-    noisy = np.random.default_rng(3).random(30)
-    d = paired_difference(noisy + 0.1, noisy)
-    assert d.ci_low == pytest.approx(0.1, abs=1e-12) and d.ci_high == pytest.approx(0.1, abs=1e-12)
+def test_all_ones_against_all_zeros_at_three_questions_cannot_be_decided():
+    # 2^3 = 8 sign patterns; only "as observed" and "all swapped" reach |total| = 3: p = 2/8 = 0.25,
+    # and no data of three questions can give less, so no verdict is possible at this n.
+    d = paired_difference([1, 1, 1], [0, 0, 0])
+    assert d.p == pytest.approx(0.25) and d.p_exact and d.resamples == 8 and d.p_floor == pytest.approx(0.25)
+    assert d.verdict() == UNDECIDABLE
+    # n = 4 (p = 2/16 = 0.125) likewise; n = 5: 2/32 = 0.0625, still above 0.05; n = 6: 2/64 decides
+    assert paired_difference([1] * 5, [0] * 5).verdict() == UNDECIDABLE
+    six = paired_difference([1] * 6, [0] * 6)
+    assert six.p == pytest.approx(2 / 64) and six.verdict() == SUPPORTED
 
 
-def test_the_95_percent_interval_covers_the_true_mean_about_95_percent_of_the_time():
-    # 400 seeded draws of 50 questions; with 400 draws the share is known to about +-1 point.
-    rng = np.random.default_rng(1)
-    covered = sum(e.ci_low <= 0.5 <= e.ci_high for e in (mean_ci(rng.normal(0.5, 0.2, 50)) for _ in range(400)))
-    assert 0.93 <= covered / 400 <= 0.97
+def test_three_wins_and_seventeen_ties_is_not_supported():
+    # the issue's case: McNemar at 0 is z = (3 - 0)/sqrt(3) = 1.732, p = 0.0833 (the BCa interval said "supported")
+    d = paired_difference([1] * 3 + [0] * 17, [0] * 20)
+    assert d.p == pytest.approx(0.08326, abs=1e-4) and d.ci_low < 0 < d.ci_high
+    assert d.verdict() == INCONCLUSIVE
 
 
-def test_mean_ci_leaves_out_nan_and_handles_tiny_samples():
+def test_a_constant_shift_is_not_a_point_interval():
+    a = np.array([0.25, 0.5, 0.75, 0.125, 0.375, 0.5, 0.25, 0.5, 0.625, 0.125, 0.375, 0.5, 0.25, 0.75])
+    d = paired_difference(a + 0.25, a)            # 14 questions, every one +0.25: bounded scores, soft Tango
+    assert d.diff == 0.25 and d.ci_low < 0.25 < d.ci_high and math.isnan(d.mde)
+    # soft counts: wins 14 * 0.25 = 3.5, losses 0 -> McNemar z = 3.5/sqrt(3.5) = 1.871, p = 0.0614:
+    # conservative (d^2 <= |d| bounds the variance), so not supported (the old bootstrap said [0.25, 0.25])
+    assert d.p == pytest.approx(0.06137, abs=1e-4) and d.verdict() == INCONCLUSIVE and not d.p_exact
+
+
+def test_mean_ci_wilson_t_and_labelled_none():
+    # all ones at n = 20, Wilson: centre (1 + z^2/40)/(1 + z^2/20) = 0.91944, half 1.64420*sqrt(z^2/1600)
+    # = 0.08057 -> [0.8389, 1] (Clopper-Pearson would give 0.832; the old bootstrap gave [1, 1])
+    ones = mean_ci([1.0] * 20)
+    assert ones.ci_low == pytest.approx(0.8389, abs=1e-4) and ones.ci_high == 1.0 and ones.interval == "wilson"
     e = mean_ci([1.0, 0.0, float("nan"), 1.0, 0.0])
-    assert (e.mean, e.n) == (0.5, 4) and e.ci_low <= 0.5 <= e.ci_high
-    assert mean_ci([]).n == 0 and math.isnan(mean_ci([]).mean)
-    one = mean_ci([0.7])
-    assert (one.mean, one.n) == (0.7, 1) and math.isnan(one.ci_low) and math.isnan(one.ci_high)
-    same = mean_ci([0.4] * 5)
-    assert (same.ci_low, same.ci_high, same.ci) == (0.4, 0.4, "exact")
-    assert mean_ci([0.0, 1.0] * 10, seed=7) == mean_ci([0.0, 1.0] * 10, seed=7)      # seeded: identical
+    assert (e.mean, e.n, e.n_dropped) == (0.5, 4, 1) and e.ci_low < 0.5 < e.ci_high
+    t = mean_ci([0.2, 0.4, 0.6])                  # t(0.975; 2) = 4.3027, se = 0.2/sqrt(3)
+    assert (t.ci_low, t.ci_high) == pytest.approx((0.4 - 4.3027 * 0.2 / math.sqrt(3), 0.4 + 4.3027 * 0.2 / math.sqrt(3)),
+                                                  abs=1e-4) and t.interval == "t"
+    for values, why in (([], "no question scored"), ([0.7], "one question"), ([0.2, 0.3, math.inf], "an infinite score"),
+                        ([3.0, 3.0], "no spread")):
+        none = mean_ci(values)
+        assert none.interval == f"none: {why}" and math.isnan(none.ci_low) and math.isnan(none.ci_high)
+    same = mean_ci([0.4] * 5)                     # in [0, 1] without spread: Wilson at 0.4, never a point
+    assert same.ci_low < 0.4 < same.ci_high
 
 
-def test_exact_permutation_p_of_three_questions():
-    # Three questions, a beats b by 1 on each: 2**3 = 8 ways to swap; only "all as observed" and "all
-    # swapped" reach |mean difference| >= 1, so p = 2/8.
-    assert permutation_p(np.array([1.0, 1.0, 1.0]), np.array([0.0, 0.0, 0.0])) == pytest.approx(0.25)
-    assert permutation_p(np.array([1.0, 0.0]), np.array([1.0, 0.0])) == 1.0
+def test_paired_difference_on_one_question_or_none_is_labelled_not_a_crash():
+    one = paired_difference([1.0], [0.0])
+    assert one.interval == "none: one question" and math.isnan(one.p) and one.verdict() == UNDECIDABLE
+    empty = paired_difference([float("nan")], [1.0])
+    assert (empty.n, empty.n_dropped) == (0, 1) and empty.interval.startswith("none")
+    assert paired_difference([0.1, math.inf], [0.0, 0.0]).interval == "none: an infinite score"
+    with pytest.raises(ValueError, match="one length"):
+        paired_difference([1, 2], [1])
 
 
 def test_holm_step_down_by_hand():
@@ -61,6 +94,9 @@ def test_holm_step_down_by_hand():
     out = holm([0.2, float("nan"), 0.9])               # NaN is no test: m = 2
     assert out[0] == pytest.approx(0.4) and math.isnan(out[1]) and out[2] == pytest.approx(0.9)
     assert holm([0.6, 0.7]) == pytest.approx([1.0, 1.0])
+    # floors: two tests, the smaller floor 0.01 -> Holm's first step cannot go below 2 * 0.01
+    f = holm_floors([0.25, 0.01, float("nan")])
+    assert f[:2] == pytest.approx([0.25, 0.02]) and math.isnan(f[2])
 
 
 def test_minimum_detectable_effect_by_hand():
@@ -68,22 +104,79 @@ def test_minimum_detectable_effect_by_hand():
     # -> (3.1824 + 0.9785) * 1.1547 / 2 = 2.4023
     assert minimum_detectable_effect([1, -1, 1, -1]) == pytest.approx(2.4023, rel=1e-3)
     assert math.isnan(minimum_detectable_effect([0.3]))
+    assert math.isnan(minimum_detectable_effect([0.3, 0.3]))     # no spread: no MDE, never a reassuring 0
     # four times the questions, same spread: about half the MDE (t quantiles shrink a little too)
     assert minimum_detectable_effect([1, -1] * 8) < 0.5 * minimum_detectable_effect([1, -1, 1, -1])
 
 
-def test_verdicts_from_intervals():
-    assert verdict(0.01, 0.2) == SUPPORTED
-    assert verdict(-0.3, -0.02) == CONTRADICTED
-    assert verdict(-0.1, 0.1) == INCONCLUSIVE
-    assert verdict(-0.04, 0.1, threshold=-0.05) == SUPPORTED          # non-inferior within a 0.05 margin
-    assert verdict(-0.2, -0.06, threshold=-0.05) == CONTRADICTED
-    assert verdict(float("nan"), float("nan")) == INCONCLUSIVE
+def test_verdicts_from_p_only():
+    assert verdict(0.1, 0.01) == SUPPORTED and verdict(-0.1, 0.01) == CONTRADICTED
+    assert verdict(0.1, 0.05) == INCONCLUSIVE and verdict(0.1, 0.2) == INCONCLUSIVE
+    assert verdict(0.1, 0.01, p_floor=0.0625) == UNDECIDABLE        # n = 5: no p below 0.05 attainable
+    assert verdict(float("nan"), float("nan")) == UNDECIDABLE
+    # non-inferiority against the margin 0.05 (threshold -0.05): p tests "diff = -0.05"
+    assert verdict(-0.01, 0.02, threshold=-0.05) == SUPPORTED
+    assert verdict(-0.2, 0.001, threshold=-0.05) == CONTRADICTED
+    assert verdict(-0.01, 0.3, threshold=-0.05, mde=0.2) == UNDECIDABLE   # MDE above the margin
+    assert verdict(-0.01, 0.3, threshold=-0.05, mde=0.04) == INCONCLUSIVE
+
+
+def test_decided_implies_p_below_alpha_on_random_comparisons():
+    # the invariant the issue asks for: over many seeded comparisons (0/1 and continuous, 3 to 30
+    # questions, families of up to 6), every decided verdict has (Holm) p < 0.05 and its interval
+    # excludes the threshold.
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        rows = []
+        for _ in range(int(rng.integers(1, 7))):
+            n = int(rng.integers(3, 31))
+            if trial % 2:
+                a, b = (rng.random(n) < 0.6).astype(float), (rng.random(n) < 0.4).astype(float)
+            else:
+                a, b = rng.normal(0.3, 0.3, n), rng.normal(0.0, 0.3, n)
+            rows.append(paired_difference(a, b).as_dict())
+        out = decide(pd.DataFrame(rows), "random")
+        for _, r in out[out["verdict"].map(decided)].iterrows():
+            assert r["p_holm"] < 0.05 and r["p"] < 0.05 and not (r["ci_low"] <= 0 <= r["ci_high"])
+
+
+def test_clustered_by_document_by_hand():
+    # d = [1, 1, 0, 0] in documents x, x, y, y: unit sums [2, 0], mean 0.5; cluster-robust variance
+    # 2/1 * ((2 - 1)^2 + (0 - 1)^2) / 4^2 = 0.25 against the independent (1/3)/4 = 0.0833: design effect 3
+    s = spread(np.array([1.0, 1.0, 0.0, 0.0]), np.array(["x", "x", "y", "y"]))
+    assert (s.units, s.df) == (2, 1) and s.design_effect == pytest.approx(3.0) and s.se == pytest.approx(0.5)
+    rng = np.random.default_rng(5)
+    a, b = rng.random(24), rng.random(24)
+    alone = paired_difference(a, b)
+    own = paired_difference(a, b, units=[f"doc{i}" for i in range(24)])     # one question per document
+    assert own == alone
+    grouped = paired_difference(a + np.repeat([0.3, -0.3, 0.2, -0.2, 0.25, -0.25], 4), b,
+                                units=np.repeat([f"doc{i}" for i in range(6)], 4))
+    flat = paired_difference(a + np.repeat([0.3, -0.3, 0.2, -0.2, 0.25, -0.25], 4), b)
+    assert grouped.units == 6 and grouped.design_effect > 1 and "clustered" in grouped.interval
+    assert grouped.ci_high - grouped.ci_low > flat.ci_high - flat.ci_low      # shared documents: wider
+    data = Dataset("d", [Document("x", "t"), Document("y", "t")],
+                   [Question("q1", "?", gold_doc_ids=["x"]), Question("q2", "?", gold_doc_ids=["y", "x"]),
+                    Question("q3", "?")])
+    assert question_units(data) == {"q1": "x", "q2": "y", "q3": "question:q3"}
+
+
+def test_coverage_and_false_decisions_at_twenty_questions():
+    # seeded: 1,000 data sets per scenario; the band 93-97% is about +-3 standard errors of a 95% share
+    for name in ("mean, normal scores", "paired, normal differences (+0.1)", "paired, 0/1 (win 20%, loss 10%)"):
+        assert 0.93 <= coverage(name, 20, 1000)["covered"] <= 0.97, name
+    for name in ("null, normal differences", "null, 0/1 (win 10%, loss 10%)"):
+        assert coverage(name, 20, 1000)["decided"] <= 0.055, name
+
+
+def test_format_p():
+    assert (format_p(0.034), format_p(0.00002), format_p(float("nan"))) == ("0.03", "2e-05", "n/a")
 
 
 def test_format_ci():
     assert format_ci(0.6123, 0.48, 0.7409) == "0.612 [0.480, 0.741]"
     assert format_ci(0.5, float("nan"), float("nan")) == "0.500"
+    assert format_ci(0.25, -1e-9, 0.5) == "0.250 [0.000, 0.500]"          # never "-0.000"
 
 
 def tidy(rows):
@@ -105,14 +198,16 @@ def test_summary_with_ci_by_hand():
     assert s.loc[("A", "ctx_recall@1"), "mean"] == pytest.approx(2 / 3) and s.loc[("A", "ctx_recall@1"), "n"] == 3
     assert s.loc[("B", "ctx_recall@1"), "mean"] == 0.0 and s.loc[("B", "ctx_recall@1"), "n"] == 2   # NaN not a miss
     assert s.loc[("B", "ctx_recall@5"), "mean"] == pytest.approx(2.5 / 3)
-    assert (s.loc[("A", "ctx_recall@5"), "ci_low"], s.loc[("A", "ctx_recall@5"), "ci_high"]) == (1.0, 1.0)
+    # A scores 1 on all three: Wilson at n = 3, lower end n/(n + z^2) = 3/6.8415 = 0.4385, never [1, 1]
+    assert s.loc[("A", "ctx_recall@5"), "ci_low"] == pytest.approx(3 / (3 + Z * Z), abs=1e-4)
+    assert s.loc[("B", "ctx_recall@1"), "n_dropped"] == 1 and s.loc[("A", "ctx_recall@1"), "interval"] == "wilson"
     assert ("A", "latency_seconds") not in s.index                   # costs are not findings
     assert summary_with_ci(TABLE, metrics=["latency_seconds"])["n"].tolist() == [1]
     ok = s.dropna(subset=["ci_low"])
     assert ((ok["ci_low"] <= ok["mean"] + 1e-12) & (ok["mean"] <= ok["ci_high"] + 1e-12)).all()
     shown = formatted_summary(summary_with_ci(TABLE, metrics=["ctx_recall@1", "ctx_recall@5"]))
     assert list(shown.columns) == ["n", "A", "B"] and shown.loc["ctx_recall@1", "n"] == "2/3"
-    assert shown.loc["ctx_recall@5", "A"] == "1.000 [1.000, 1.000]"
+    assert shown.loc["ctx_recall@5", "A"] == "1.000 [0.439, 1.000]"     # 0.43850
 
 
 def test_paired_differences_by_hand():
@@ -122,6 +217,8 @@ def test_paired_differences_by_hand():
     # k=5: A - B = [0, 0.5, 0] -> mean 1/6
     assert d.loc["ctx_recall@5", "diff"] == pytest.approx(1 / 6) and d.loc["ctx_recall@5", "n"] == 3
     assert (d["p_holm"] >= d["p"]).all() and list(d["method"]) == ["A", "A"]
+    # two and three questions: the exact sign-flip floor (2/4, 2/8) is above 0.05 -> no verdict possible
+    assert set(d["verdict"]) == {UNDECIDABLE} and set(d["family_size"]) == {2} and d["p_exact"].all()
     with pytest.raises(ValueError, match="baseline 'C'"):
         paired_differences(TABLE, baseline="C")
 
@@ -150,8 +247,10 @@ def test_each_paper_method_has_its_family_baseline():
 
 
 def test_difference_sentence_reads_the_interval():
-    # A - B at k=5 on q1..q3: [0, 0.5, 0] -> mean 1/6; the interval touches 0 -> inconclusive
+    # A - B at k=5 on q1..q3: [0, 0.5, 0] -> mean 1/6; exact sign-flip over 2^3 patterns: every pattern
+    # reaches |0.5| (only q2 moves), p = 1; no three questions can give p below 2/8, so the interval is
+    # the whole range [-1, 1] and no verdict is possible
     text = difference_sentence(TABLE, "A", "B", "ctx_recall@5")
-    assert text.startswith("A - B on ctx_recall@5: 0.167 [0.000, ") and text.endswith("): inconclusive")
-    assert "(n = 3, p = " in text
+    assert text == ("A - B on ctx_recall@5: 0.167 [-1.000, 1.000] (n = 3, p = 1.00 (exact), MDE 0.894): "
+                    "cannot be decided at this n")
     assert "not both scored" in difference_sentence(TABLE, "A", "C", "ctx_recall@5")

@@ -29,8 +29,12 @@ def add_arguments(parser):
     parser.add_argument("--section-level", default="section", choices=("section", "subsection", "paragraph"),
                         help="granularity of section coverage (datasets with sections)")
     parser.add_argument("--baseline", default=None, metavar="NAME",
-                        help="compare every other method with this one, question by question: the difference, its "
-                             "95%% interval, the permutation p (Holm-adjusted) and the minimum detectable effect")
+                        help="compare every other method with this one, question by question (clustered by the "
+                             "document each question targets): the difference, its 95%% interval, p, p Holm-adjusted "
+                             "within the tested family, the minimum detectable effect and the verdict")
+    parser.add_argument("--family", default=None, metavar="METRIC@K,...",
+                        help="with --baseline: the metric@k columns tested as one family (default: doc_mrr and "
+                             "ctx_recall at k 5, or at the largest --k); token counts and judge spreads are never tested")
     parser.add_argument("--out", type=Path, default=None,
                         help="write tidy per-question rows to this CSV and their provenance beside it (.json), the "
                              "means with 95%% intervals to NAME.summary.csv and, with --baseline, the paired "
@@ -55,7 +59,8 @@ def run(args) -> int:
     from ..evaluation.cluster import cluster_address
     from ..evaluation.harness import evaluate, nan_counts
     from ..evaluation.provenance import caption_reasoners, save_results
-    from ..evaluation.uncertainty import formatted_summary, paired_differences, summary_with_ci
+    from ..evaluation.uncertainty import (formatted_summary, headline_family, paired_differences, question_units,
+                                          summary_with_ci, testable_family)
     from ..methods import get_retriever
     from ..reasoning.judge import get_judge
 
@@ -79,13 +84,21 @@ def run(args) -> int:
     names = [m.strip() for m in args.methods.split(",") if m.strip()]
     if args.baseline is not None and args.baseline not in names:
         raise ValueError(f"--baseline {args.baseline!r} must be one of --methods {names}")
+    if args.family is not None and args.baseline is None:
+        raise ValueError("--family names the columns --baseline tests: give --baseline NAME too")
+    family = testable_family([c.strip() for c in args.family.split(",") if c.strip()]) if args.family \
+        else headline_family(ks)
     dataset = load_dataset(args.data, limit=args.limit)
     retrievers = [get_retriever(n) for n in names]
     with cluster_address(args.address):
         df = evaluate(retrievers, dataset, ks, reasoner=args.reasoner, judge=judge, answer_k=args.answer_k,
                       min_overlap=args.min_overlap, section_level=args.section_level, judge_repeats=args.judge_repeats)
-    summary = summary_with_ci(df)
-    differences = paired_differences(df, args.baseline) if args.baseline else None
+    units = question_units(dataset)
+    summary = summary_with_ci(df, units=units)
+    differences = None
+    if args.baseline:
+        differences = paired_differences(df, args.baseline, metrics=family, units=units,
+                                         family=f"each method minus {args.baseline} on {', '.join(family)}")
     if args.out:
         csv, sidecar = save_results(df, args.out)
         print(f"wrote {len(df)} rows to {csv} and their provenance to {sidecar}")
@@ -96,12 +109,14 @@ def run(args) -> int:
                     table.to_csv(tmp, index=False)
                 print(f"wrote {target}")
     print(f"{dataset.name}, {len(dataset.questions)} questions; {caption_reasoners(df)}")
-    print("mean [95% interval] over the questions scored (n), bootstrap over questions:")
+    print("mean [95% interval] over the questions scored (n); Wilson for 0/1 scores, t otherwise, clustered by "
+          "the document each question targets (the interval column of the summary CSV names each):")
     with pd.option_context("display.max_columns", None, "display.width", 200, "display.max_colwidth", 40):
         print(formatted_summary(summary))   # one row per metric@k, one column per method
         if differences is not None:
-            print(f"each method minus {args.baseline}, question by question (p: permutation test, Holm-adjusted "
-                  "across this table; mde: the smallest difference this n detects with 80% power):")
+            print(f"each method minus {args.baseline}, question by question, on the family {family} "
+                  f"({int(differences['family_size'].max()) if len(differences) else 0} tests; p_holm: Holm within it; "
+                  "verdict decided only when p_holm < 0.05; mde: the smallest difference this n detects with 80% power):")
             print(differences.round(4).to_string(index=False))
         nans = nan_counts(df)
         if not nans.empty:

@@ -1,15 +1,20 @@
 """Each paper's headline claim, checked against one run's per-question scores, with its uncertainty.
 
 A claim is a set of paired comparisons (a method minus a rival on the same questions, one metric@k,
-one dataset). Each comparison has a difference, its 95% bootstrap interval, a permutation p
-(Holm-adjusted across every comparison of the claims table) and the minimum detectable effect.
-Its verdict is three-valued (``statistics.verdict``): **supported** when the interval lies on the
-claimed side of the threshold, **contradicted** when it lies on the other side, **inconclusive** when
-it spans it. "Better than" has threshold 0; "at least as good as" is a non-inferiority claim with
-the threshold ``-NON_INFERIORITY_MARGIN``. A claim over several comparisons combines them as the
-claim's words say (all of them, or most of them); "not tested" when the run lacks its methods.
-A method whose every per-question score equals another's retrieved the same and is counted once.
-The claims are paraphrased from the papers.
+one dataset). Each comparison has a difference, its 95% interval, p (``statistics.paired_difference``)
+and the minimum detectable effect. The comparisons of one claim are one **declared family**: the
+``Claim`` lists them in code before the run, and Holm's adjustment runs within that family only, so
+one paper's verdict never depends on how many other methods ran. A comparison's verdict
+(``statistics.verdict``) is **supported** or **contradicted** only when its Holm-adjusted p is below
+0.05, on the side its difference lies; **cannot be decided at this n** when no p below 0.05 is
+attainable with these questions (or units), or when a non-inferiority comparison left undecided has
+an MDE above the margin; **inconclusive** otherwise. "Better than" tests a difference of 0; "at
+least as good as" is a non-inferiority claim tested against ``-NON_INFERIORITY_MARGIN``, with its own
+p. A claim over several comparisons combines them as the claim's words say (all of them, or most of
+them); "not tested" when the run lacks its methods. A method whose every per-question score equals
+another's retrieved the same and is counted once. With ``units`` (dataset -> question id -> the
+document it targets) the comparisons are clustered by document. The claims are paraphrased from the
+papers.
 
 The SSG claim is checked on gold-sentence precision and recall of every sentence a traversal gathered
 (``ssg.experiment.definition_sentence``; rows from ``ssg_gathered_rows``), the definition notebook 03
@@ -18,19 +23,18 @@ uses and the paper's (it scores the whole retrieved context), not on the first k
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 import pandas as pd
 
-from ..evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, NON_INFERIORITY_MARGIN, SUPPORTED, format_ci, holm,
-                                    paired_difference, verdict)
-from ..evaluation.uncertainty import per_question
+from ..evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, NON_INFERIORITY_MARGIN, SUPPORTED, UNDECIDABLE,
+                                    format_ci, format_p)
+from ..evaluation.uncertainty import TEST_COLUMNS, Units, clustering_note, decide, paired_on, per_question
 from ..core.types import Dataset
 
 Results = dict[str, pd.DataFrame]      # dataset -> evaluate()'s tidy per-question table
 NOT_TESTED = "not tested"
-COMPARISON_COLUMNS = ["paper", "dataset", "method", "rival", "metric", "threshold", "diff", "n", "ci_low", "ci_high",
-                      "p", "p_holm", "mde", "verdict"]
+COMPARISON_COLUMNS = ["paper", "dataset", "method", "rival", "metric", *TEST_COLUMNS]
 
 
 @dataclass(frozen=True)
@@ -132,33 +136,45 @@ def _gralc_pairs(results: Results, k: int) -> list[Comparison]:
     return out
 
 
+def _undecided(verdicts) -> str:
+    """Of verdicts none of which decides the claim: "cannot be decided at this n" when every one of them
+    is, else inconclusive (some comparison could have gone either way with these questions)."""
+    return UNDECIDABLE if verdicts and all(v == UNDECIDABLE for v in verdicts) else INCONCLUSIVE
+
+
 def every_one(rows: pd.DataFrame) -> tuple[str, str]:
-    """A claim that must hold in every comparison: supported when each is, contradicted when any is."""
+    """A claim that must hold in every comparison: supported when each is, contradicted when any is
+    (the verdicts are Holm-adjusted within the claim's family, so "any" is corrected too)."""
     counts = rows["verdict"].value_counts()
-    how = ", ".join(f"{counts.get(v, 0)} {v}" for v in (SUPPORTED, INCONCLUSIVE, CONTRADICTED))
+    how = ", ".join(f"{counts.get(v, 0)} {v}" for v in (SUPPORTED, INCONCLUSIVE, CONTRADICTED, UNDECIDABLE))
     if counts.get(CONTRADICTED, 0):
         return CONTRADICTED, how
-    return (SUPPORTED if counts.get(SUPPORTED, 0) == len(rows) else INCONCLUSIVE), how
+    if counts.get(SUPPORTED, 0) == len(rows):
+        return SUPPORTED, how
+    return _undecided([v for v in rows["verdict"] if v != SUPPORTED]), how
 
 
 def most_methods(rows: pd.DataFrame) -> tuple[str, str]:
     """"Most algorithms beat the baseline on one metric or another": an algorithm beats it when any of
     its comparisons is supported, fails to when all are contradicted. Supported when more than half
-    beat it; contradicted when a majority is out of reach even if every undecided one did."""
+    beat it; contradicted when a majority is out of reach even if every undecided one did; "cannot be
+    decided at this n" when it turns on algorithms none of whose comparisons this n can decide."""
     outcome = {}
     for (dataset, method), g in rows.groupby(["dataset", "method"], sort=False):
         v = set(g["verdict"])
-        outcome[(dataset, method)] = SUPPORTED if SUPPORTED in v else CONTRADICTED if v == {CONTRADICTED} else INCONCLUSIVE
+        outcome[(dataset, method)] = (SUPPORTED if SUPPORTED in v else CONTRADICTED if v == {CONTRADICTED}
+                                      else _undecided([x for x in v if x != CONTRADICTED]))
     verdicts = []
     notes = []
     for dataset in dict.fromkeys(d for d, _ in outcome):
         mine = [v for (d, _), v in outcome.items() if d == dataset]
         n, won, lost = len(mine), mine.count(SUPPORTED), mine.count(CONTRADICTED)
-        verdicts.append(SUPPORTED if won > n / 2 else CONTRADICTED if n - lost <= n / 2 else INCONCLUSIVE)
+        open_ = [v for v in mine if v not in (SUPPORTED, CONTRADICTED)]
+        verdicts.append(SUPPORTED if won > n / 2 else CONTRADICTED if n - lost <= n / 2 else _undecided(open_))
         notes.append(f"{dataset}: {won}/{n} algorithms beat basic_retrieval, {lost} fall short, "
-                     f"{n - won - lost} undecided")
+                     f"{len(open_)} undecided ({open_.count(UNDECIDABLE)} of them {UNDECIDABLE})")
     final = (CONTRADICTED if CONTRADICTED in verdicts else SUPPORTED if set(verdicts) == {SUPPORTED}
-             else INCONCLUSIVE)
+             else _undecided([v for v in verdicts if v != SUPPORTED]))
     return final, "; ".join(notes)
 
 
@@ -175,36 +191,46 @@ CLAIMS = [
 ]
 
 
-def claim_comparisons(results: Results, k: int = 5) -> pd.DataFrame:
-    """Every comparison of every claim with its difference, interval, p, Holm p (across this table),
-    MDE and verdict."""
-    rows = []
+def claim_comparisons(results: Results, k: int = 5, units: Mapping[str, Units] | None = None) -> pd.DataFrame:
+    """Every comparison of every claim (``COMPARISON_COLUMNS``): difference, interval, p against the
+    comparison's threshold, Holm p within the claim's family (``family`` = the paper), MDE and verdict.
+    ``units``: dataset -> question id -> unit, to cluster each dataset's questions by document."""
+    frames = []
     for claim in CLAIMS:
+        rows = []
         for c in claim.comparisons(results, k):
             table = per_question(results[c.dataset], c.metric)
             if c.method not in table.columns or c.rival not in table.columns:
                 continue
-            d = paired_difference(table[c.method].to_numpy(), table[c.rival].to_numpy())
+            d = paired_on(table, c.method, c.rival, c.threshold, (units or {}).get(c.dataset))
             rows.append({"paper": claim.paper, "dataset": c.dataset, "method": c.method, "rival": c.rival,
-                         "metric": c.metric, "threshold": c.threshold, **d.as_dict(),
-                         "verdict": verdict(d.ci_low, d.ci_high, c.threshold)})
-    out = pd.DataFrame(rows, columns=[c for c in COMPARISON_COLUMNS if c != "p_holm"])
-    out.insert(out.columns.get_loc("p") + 1, "p_holm", holm(out["p"].to_numpy()) if len(out) else [])
-    return out
+                         "metric": c.metric, **d.as_dict()})
+        if rows:
+            frames.append(decide(pd.DataFrame(rows), claim.paper))
+    if not frames:
+        return pd.DataFrame(columns=COMPARISON_COLUMNS)
+    return pd.concat(frames, ignore_index=True)[COMPARISON_COLUMNS]
 
 
 def evidence(row: pd.Series) -> str:
     """One comparison in words: ``italian_cuisine ctx_recall@5: sketch - raptor = -0.020 [-0.110, 0.070]
-    (n = 20, p Holm = 1.00, MDE 0.150): inconclusive``."""
-    margin = f", margin {-row['threshold']:g}" if row["threshold"] else ""
+    (n = 20, p = 0.62, p Holm = 1.00 in a family of 8, MDE 0.150): inconclusive``."""
+    target = f"p against the margin {-row['threshold']:g}: " if row["threshold"] else ""
+    p = format_p(row["p"]) + (" (exact)" if row["p_exact"] else "")
+    p_holm = format_p(row["p_holm"])
+    mde = "n/a" if pd.isna(row["mde"]) else f"{row['mde']:.3f}"
+    said = format_ci(row["diff"], row["ci_low"], row["ci_high"])
+    if pd.isna(row["ci_low"]):
+        said += f" ({row['interval']})"        # e.g. "none: one unit": why there is no interval
     return (f"{row['dataset']} {row['metric']}: {row['method']} - {row['rival']} = "
-            f"{format_ci(row['diff'], row['ci_low'], row['ci_high'])} (n = {row['n']}, p Holm = {row['p_holm']:.2f}, "
-            f"MDE {row['mde']:.3f}{margin}): {row['verdict']}")
+            f"{said} (n = {row['n']}{clustering_note(row)}, "
+            f"{target}p = {p}, p Holm = {p_holm} in a family of {row['family_size']}, MDE {mde}): {row['verdict']}")
 
 
-def claims_table(results: Results, k: int = 5, comparisons: pd.DataFrame | None = None) -> pd.DataFrame:
+def claims_table(results: Results, k: int = 5, comparisons: pd.DataFrame | None = None,
+                 units: Mapping[str, Units] | None = None) -> pd.DataFrame:
     """One row per claim: its verdict in this run and the numbers behind it."""
-    comparisons = claim_comparisons(results, k) if comparisons is None else comparisons
+    comparisons = claim_comparisons(results, k, units) if comparisons is None else comparisons
     rows = []
     for claim in CLAIMS:
         mine = comparisons[comparisons["paper"] == claim.paper]

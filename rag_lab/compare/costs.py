@@ -317,7 +317,7 @@ def slowest_build_sentence(costs: pd.DataFrame, kind: str = COLD) -> str:
 
 def fastest_query_sentence(latencies: pd.DataFrame) -> str:
     """The method with the lowest median query time named fastest only when the paired difference to
-    the runner-up (same queries, bootstrap 95% interval) excludes zero."""
+    the runner-up (same queries, paired 95% interval: ``statistics.paired_difference``) excludes zero."""
     if latencies.shape[1] < 2:
         return f"Only {', '.join(latencies.columns)} was queried: no ranking of query times."
     order = latencies.median().sort_values().index

@@ -1,6 +1,7 @@
-"""Notebook 10's tables with their uncertainty: leaderboards with 95% intervals, each method minus
-a baseline (for the forest plots), and the questions that flip between a paper's method and its
-baseline. Built on ``evaluation.uncertainty`` over ``evaluate``'s per-question tables."""
+"""Notebook 10's tables with their uncertainty: leaderboards with 95% intervals (clustered by document
+when each question's unit is given), each method minus a baseline (for the forest plots), and the
+questions that flip between a paper's method and its baseline. Built on ``evaluation.uncertainty``
+over ``evaluate``'s per-question tables; how sure the order itself is: ``ranks``."""
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -9,7 +10,8 @@ import pandas as pd
 
 from ..datasets import load_dataset
 from ..evaluation.statistics import format_ci
-from ..evaluation.uncertainty import flip_counts, flips, paired_differences, paper_pairs, summary_with_ci
+from ..evaluation.uncertainty import (DIFFERENCE_COLUMNS, Units, flip_counts, flips, paired_differences, paper_pairs,
+                                      summary_with_ci)
 
 # context_budget: the tokens of the hits at k (``budget.context_token_rows``), the budget beside every row
 LEADERBOARD_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage_source",
@@ -22,12 +24,14 @@ def _digits(metric: str) -> int:
     return 0 if metric.startswith(COUNT_METRICS) else 3
 
 
-def leaderboard_ci(results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADERBOARD_METRICS) -> pd.DataFrame:
-    """Per method and metric@k: mean, n, ci_low, ci_high; methods ordered by mean context recall at k,
-    best first (ties keep the run's order). The order is a ranking of means: the intervals say which
-    places are distinguishable."""
+def leaderboard_ci(results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADERBOARD_METRICS,
+                   units: Units | None = None) -> pd.DataFrame:
+    """Per method and metric@k: mean, n, ci_low, ci_high and how the interval was made; methods ordered
+    by mean context recall at k, best first (ties keep the run's order). The order is a ranking of
+    means: the intervals (and ``ranks.rank_uncertainty``) say which places are distinguishable.
+    ``units``: question id -> the document it targets, for intervals clustered by document."""
     wanted = [f"{m}@{k}" for m in metrics]
-    return ranked(summary_with_ci(results, metrics=wanted), wanted, f"{RANK_METRIC}@{k}")
+    return ranked(summary_with_ci(results, metrics=wanted, units=units), wanted, f"{RANK_METRIC}@{k}")
 
 
 def ranked(long: pd.DataFrame, wanted: Sequence[str], rank_col: str) -> pd.DataFrame:
@@ -40,7 +44,8 @@ def ranked(long: pd.DataFrame, wanted: Sequence[str], rank_col: str) -> pd.DataF
     long["metric"] = pd.Categorical(long["metric"], [c for c in wanted if c in set(long["metric"])], ordered=True)
     out = long.sort_values(["rank", "metric"]).reset_index(drop=True)
     out["metric"] = out["metric"].astype(str)
-    return out[["rank", "method", "metric", "mean", "n", "ci_low", "ci_high"]]
+    return out[["rank", "method", "metric", "mean", "n", "ci_low", "ci_high", "n_dropped", "interval", "units",
+                "design_effect"]]
 
 
 def leaderboard_shown(board: pd.DataFrame) -> pd.DataFrame:
@@ -59,12 +64,16 @@ def leaderboard_shown(board: pd.DataFrame) -> pd.DataFrame:
 
 
 def differences_table(results: pd.DataFrame, baseline: str, k: int,
-                      metrics: Sequence[str] = ("doc_recall", "ctx_recall", "ctx_precision")) -> pd.DataFrame:
-    """Every method minus ``baseline`` at k on each of ``metrics``, paired by question (Holm across the
-    table); empty when the baseline did not run."""
+                      metrics: Sequence[str] = ("doc_recall", "ctx_recall", "ctx_precision"),
+                      units: Units | None = None) -> pd.DataFrame:
+    """Every method minus ``baseline`` at k on each of ``metrics``, paired by question (clustered by
+    document with ``units``): one declared family, Holm across the table; empty when the baseline did
+    not run."""
     if baseline not in set(results["method"]):
-        return pd.DataFrame(columns=["method", "baseline", "metric", "diff", "n", "ci_low", "ci_high", "p", "p_holm", "mde"])
-    return paired_differences(results, baseline, metrics=[f"{m}@{k}" for m in metrics])
+        return pd.DataFrame(columns=DIFFERENCE_COLUMNS)
+    columns = [f"{m}@{k}" for m in metrics]
+    return paired_differences(results, baseline, metrics=columns, units=units,
+                              family=f"each method minus {baseline} on {', '.join(columns)}")
 
 
 def flip_summary(results: Mapping[str, pd.DataFrame], k: int) -> pd.DataFrame:

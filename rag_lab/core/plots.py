@@ -73,8 +73,9 @@ def interval_bars(board: pd.DataFrame, metric: str, title: str):
 
 
 def forest_plot(differences: pd.DataFrame, title: str):
-    """Each method minus the baseline with its 95% interval, one panel per metric, and the zero line: an
-    interval that crosses zero is a difference these questions cannot tell from none."""
+    """Each method minus the baseline with its 95% interval, one panel per metric, and the zero line. A
+    point is coloured when its verdict is decided (the ``verdict`` column: Holm-adjusted p < 0.05 in the
+    table's family), else when its interval excludes zero (a table without verdicts); grey otherwise."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -82,7 +83,8 @@ def forest_plot(differences: pd.DataFrame, title: str):
     fig = make_subplots(rows=1, cols=max(1, len(metrics)), shared_yaxes=True, subplot_titles=metrics)
     for col, metric in enumerate(metrics, start=1):
         d = differences[differences["metric"] == metric]
-        decided = [lo > 0 or hi < 0 for lo, hi in zip(d["ci_low"], d["ci_high"])]
+        decided = (d["verdict"].isin(["supported", "contradicted"]).tolist() if "verdict" in d else
+                   [lo > 0 or hi < 0 for lo, hi in zip(d["ci_low"], d["ci_high"])])
         fig.add_trace(go.Scatter(
             x=d["diff"], y=d["method"], mode="markers", showlegend=False,
             marker={"size": 9, "color": ["#1f77b4" if s else "#999999" for s in decided]},
@@ -93,7 +95,8 @@ def forest_plot(differences: pd.DataFrame, title: str):
                           "MDE=%{customdata[2]:.3f}<extra></extra>"), row=1, col=col)
         fig.add_vline(x=0, line_dash="dash", line_color="black", row=1, col=col)
     baseline = differences["baseline"].iloc[0] if len(differences) else "baseline"
-    fig.update_layout(title=f"{title}: each method minus {baseline}, 95% interval (grey: crosses zero)",
+    grey = "not decided at Holm p < 0.05" if "verdict" in differences else "crosses zero"
+    fig.update_layout(title=f"{title}: each method minus {baseline}, 95% interval (grey: {grey})",
                       height=max(350, 26 * differences["method"].nunique() + 150))
     fig.update_yaxes(autorange="reversed")
     return fig

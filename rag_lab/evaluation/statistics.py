@@ -1,47 +1,60 @@
 """How sure a mean over questions is, and whether a difference between two methods is real.
 
-Every score the project prints is a mean over a few dozen questions, so the question is the unit
-that varies and the unit resampled. Resampling is seeded: a table is identical run to run.
+Every score the project prints is a mean over a few dozen questions. The procedures themselves
+(Wilson, t, Tango's score test, the exact sign-flip test; clustered by document) live in
+``paired_tests``; this module is the face the rest of the package uses.
 
-- ``mean_ci``: the mean, n and a 95% bootstrap interval (``scipy.stats.bootstrap``, BCa; the
-  percentile interval where BCa is not defined, e.g. when every resample gives the same mean).
-- ``paired_difference``: two methods on the questions both scored. The difference of means, its
-  95% interval (the paired bootstrap: questions resampled with both methods' scores kept together,
-  i.e. a bootstrap of the per-question differences), a two-sided paired permutation p-value
-  (``scipy.stats.permutation_test``, each question's two scores swapped at random), and the minimum
-  detectable effect: the smallest true difference a paired t-test at the same level would find with
-  80% power, given this n and this spread of the differences.
-- ``holm``: Holm's step-down correction across the comparisons of one table. scipy has none (it
-  has Benjamini-Hochberg only) and statsmodels would be a new dependency for six lines.
-- ``verdict``: a claim's three values from a difference's interval (supported, contradicted,
-  inconclusive).
+- ``mean_ci``: the mean, n (questions scored), n dropped (unscored: NaN) and a 95% interval:
+  Wilson's for 0/1 scores, t otherwise (clustered when the questions' units are given). An interval
+  is never a point for n >= 2: scores in [0, 1] that do not vary get Wilson's interval at their
+  mean (the widest a [0, 1] variable with that mean can need); n = 0 or 1, an infinite value, or
+  one unit give a labelled "none".
+- ``paired_difference``: ``a - b`` on the questions both scored, with one procedure's p at the
+  claim's threshold (0: "better than"; ``-NON_INFERIORITY_MARGIN``: "at least as good as") and its
+  interval (every shift it does not reject), the smallest p this n can give (``p_floor``), the
+  design effect, and the minimum detectable effect (MDE).
+- ``holm``: Holm's step-down correction within a declared family of comparisons. scipy has none
+  (it has Benjamini-Hochberg only) and statsmodels would be a new dependency for six lines.
+- ``verdict``: the one place a comparison is called decided, from its (Holm-adjusted) p: supported
+  or contradicted only when p < ``ALPHA``; "cannot be decided at this n" when no p below ``ALPHA``
+  is attainable (or, for non-inferiority, the MDE exceeds the margin), inconclusive otherwise.
+
+Nothing here is random: intervals and p-values are analytic or enumerated, so a table is
+identical run to run.
 """
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
 import numpy as np
 from scipy import stats
 
-CONFIDENCE = 0.95
+from .paired_tests import EXACT_UNITS, Procedure, SignFlip, TangoScore, TTest, critical, spread, wilson
+
+ALPHA = 0.05                    # written out: 1 - 0.95 is 0.05000000000000004 in floating point
+CONFIDENCE = 1 - ALPHA
 POWER = 0.80
-N_RESAMPLES = 9999
-SEED = 0
 NON_INFERIORITY_MARGIN = 0.05   # "at least as good as": no worse than this on a 0-1 metric (UnWeaver's claim)
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
+UNDECIDABLE = "cannot be decided at this n"
+VERDICTS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, UNDECIDABLE)
+NONE = "none"
 
 
 @dataclass(frozen=True)
 class Estimate:
-    """A mean over ``n`` questions with its confidence interval; ``ci`` names the interval's method."""
+    """A mean over ``n`` questions (``n_dropped`` unscored) in ``units`` units, its interval and
+    ``interval``, the name of the method that gave it ("none: why" when there is none)."""
     mean: float
     n: int
+    n_dropped: int
     ci_low: float
     ci_high: float
-    ci: str
+    interval: str
+    units: int
+    design_effect: float
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -52,99 +65,189 @@ class Estimate:
 
 @dataclass(frozen=True)
 class Difference:
-    """``a - b`` on the ``n`` questions both scored: mean difference, its interval, the permutation p
-    and the minimum detectable effect (``mde``) at 80% power."""
+    """``a - b`` on the ``n`` questions both scored (``n_dropped`` left out) in ``units`` units: the mean
+    difference, its interval (``interval``: the procedure), p at ``threshold`` (``p_exact``: bounded by
+    the exact sign-flip test over ``resamples`` sign patterns), the smallest p this n can give there
+    (``p_floor``), the design effect and the minimum detectable effect at 80% power (``mde``)."""
     diff: float
     n: int
+    n_dropped: int
+    units: int
+    design_effect: float
     ci_low: float
     ci_high: float
+    interval: str
+    threshold: float
     p: float
+    p_exact: bool
+    resamples: int
+    p_floor: float
     mde: float
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    def verdict(self, alpha: float = ALPHA) -> str:
+        """This comparison's verdict on its own (a family of one): ``verdict`` on its p."""
+        return verdict(self.diff, self.p, self.threshold, self.p_floor, self.mde, alpha)
 
 
 def format_ci(mean: float, low: float, high: float, digits: int = 3) -> str:
     """``0.612 [0.480, 0.741]``; the mean alone when there is no interval."""
     if math.isnan(mean):
         return "n/a"
+    def shown(x: float) -> str:
+        return f"{round(x, digits) + 0.0:.{digits}f}"      # + 0.0: never "-0.000"
+
     if math.isnan(low) or math.isnan(high):
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+        return shown(mean)
+    return f"{shown(mean)} [{shown(low)}, {shown(high)}]"
 
 
-def _finite(values: Sequence[float]) -> np.ndarray:
+def format_p(p: float) -> str:
+    """``0.03``; ``2e-05`` below 0.01 (never a bare "0.00"); ``n/a`` for no test."""
+    if math.isnan(p):
+        return "n/a"
+    return f"{p:.2f}" if p >= 0.01 else f"{p:.1g}"
+
+
+def _flat(values: Sequence[float], what: str) -> np.ndarray:
     arr = np.asarray(values, dtype=float)
     if arr.ndim != 1:
-        raise ValueError(f"expected a flat sequence of per-question scores, got shape {arr.shape}")
-    return arr[~np.isnan(arr)]
+        raise ValueError(f"expected a flat sequence of per-question {what}, got shape {arr.shape}")
+    return arr
 
 
-def mean_ci(values: Sequence[float], confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
-            seed: int = SEED) -> Estimate:
-    """Mean, n (NaN left out: an unscored question is not a miss) and a bootstrap interval.
+def _labels(units: Sequence | None, length: int) -> np.ndarray | None:
+    if units is None:
+        return None
+    labels = np.asarray(units, dtype=object)
+    if labels.shape != (length,):
+        raise ValueError(f"units must give one unit per question ({length}), got shape {labels.shape}")
+    return labels.astype(str)
 
-    One value has no interval (NaN bounds); values that are all equal have the interval [v, v]."""
-    x = _finite(values)
+
+def _no_estimate(mean: float, n: int, dropped: int, why: str) -> Estimate:
+    return Estimate(mean, n, dropped, math.nan, math.nan, f"{NONE}: {why}", n, math.nan)
+
+
+def mean_ci(values: Sequence[float], confidence: float = CONFIDENCE, units: Sequence | None = None) -> Estimate:
+    """Mean, n (NaN left out: an unscored question is not a miss; counted in ``n_dropped``) and a
+    ``confidence`` interval; ``units``: each question's unit (its document), for clustered data."""
+    x = _flat(values, "scores")
+    labels = _labels(units, len(x))
+    keep = ~np.isnan(x)
+    dropped = int((~keep).sum())
+    x = x[keep]
+    labels = labels[keep] if labels is not None else None
     n = len(x)
     if n == 0:
-        return Estimate(math.nan, 0, math.nan, math.nan, "none")
+        return _no_estimate(math.nan, 0, dropped, "no question scored")
+    if not np.isfinite(x).all():
+        return _no_estimate(math.nan, n, dropped, "an infinite score")
     mean = float(x.mean())
     if n == 1:
-        return Estimate(mean, 1, math.nan, math.nan, "none")
-    if np.all(x == x[0]):
-        return Estimate(mean, n, mean, mean, "exact")
-    for method in ("BCa", "percentile"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")      # BCa warns where it is undefined; the percentile interval follows
-            res = stats.bootstrap((x,), np.mean, n_resamples=n_resamples, confidence_level=confidence,
-                                  method=method, vectorized=True, rng=np.random.default_rng(seed))
-        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
-        if not (math.isnan(low) or math.isnan(high)):
-            return Estimate(mean, n, min(low, mean), max(high, mean), method.lower())
-    return Estimate(mean, n, math.nan, math.nan, "none")
+        return _no_estimate(mean, 1, dropped, "one question")
+    s = spread(x, labels)
+    if s.clustered and s.units < 2:
+        return _no_estimate(mean, n, dropped, "one unit")
+    varies = bool(np.ptp(x) > 0)
+    binary = bool(np.isin(x, (0.0, 1.0)).all())
+    bounded = bool(((x >= 0) & (x <= 1)).all())
+    crit = critical(confidence, s.df if s.clustered else None)
+    if binary or (bounded and not varies):
+        low, high = wilson(mean, n / s.inflation, crit)
+        label = "wilson" if varies or binary else "wilson (no spread, scores in [0, 1])"
+    elif varies:
+        half = critical(confidence, s.df) * s.se
+        low, high, label = mean - half, mean + half, "t"
+    else:
+        return _no_estimate(mean, n, dropped, "no spread")
+    return Estimate(mean, n, dropped, min(low, mean), max(high, mean), _clustered(label, s), s.units, s.design_effect)
 
 
-def paired_difference(a: Sequence[float], b: Sequence[float], confidence: float = CONFIDENCE,
-                      n_resamples: int = N_RESAMPLES, seed: int = SEED) -> Difference:
-    """``a - b`` question by question (``a[i]`` and ``b[i]`` are the same question); a question either
-    method left unscored (NaN) is dropped from both."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.shape != b.shape or a.ndim != 1:
+def _clustered(label: str, s) -> str:
+    return f"{label}, clustered" if s.clustered else label
+
+
+def _no_difference(diff: float, n: int, dropped: int, threshold: float, why: str) -> Difference:
+    return Difference(diff, n, dropped, n, math.nan, math.nan, math.nan, f"{NONE}: {why}", threshold, math.nan,
+                      False, 0, math.nan, math.nan)
+
+
+def paired_procedure(d: np.ndarray, bounded: bool, binary: bool, labels: np.ndarray | None = None):
+    """(``Procedure``, ``Spread``) for the differences ``d``, or (None, reason) when none applies."""
+    s = spread(d, labels)
+    if s.clustered and s.units < 2:
+        return None, "one unit"
+    varies = bool(np.ptp(d) > 0)
+    df = s.df if s.clustered else None
+    if binary or (bounded and not varies):
+        score = TangoScore(float(np.maximum(d, 0).sum()), float(np.maximum(-d, 0).sum()), s.n, s.inflation, df)
+        label = "tango score" if binary else "tango score (no spread, scores in [0, 1])"
+    elif varies:
+        score, label = TTest(s.mean, s.se, s.df), "t"
+        if bounded:
+            score.domain = (-1.0, 1.0)      # differences of [0, 1] scores: the interval never leaves [-1, 1]
+    else:
+        return None, "no spread"
+    exact = SignFlip(s.sums, s.counts) if s.units <= EXACT_UNITS else None
+    label = _clustered(label + (" + exact sign-flip" if exact is not None else ""), s)
+    return Procedure(label, score, exact), s
+
+
+def paired_difference(a: Sequence[float], b: Sequence[float], threshold: float = 0.0,
+                      confidence: float = CONFIDENCE, units: Sequence | None = None) -> Difference:
+    """``a - b`` question by question (``a[i]`` and ``b[i]`` are the same question, ``units[i]`` its
+    unit); a question either method left unscored (NaN) is dropped from both. ``p`` tests "the
+    mean difference is ``threshold``"."""
+    a, b = _flat(a, "scores"), _flat(b, "scores")
+    if a.shape != b.shape:
         raise ValueError(f"paired scores must be two flat sequences of one length, got shapes {a.shape} and {b.shape}")
+    labels = _labels(units, len(a))
     keep = ~(np.isnan(a) | np.isnan(b))
+    dropped = int((~keep).sum())
     a, b = a[keep], b[keep]
+    labels = labels[keep] if labels is not None else None
+    n = len(a)
+    if n == 0:
+        return _no_difference(math.nan, 0, dropped, threshold, "no question scored by both")
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        return _no_difference(math.nan, n, dropped, threshold, "an infinite score")
     d = a - b
-    est = mean_ci(d, confidence, n_resamples, seed)
-    return Difference(est.mean, est.n, est.ci_low, est.ci_high, permutation_p(a, b, n_resamples, seed),
-                      minimum_detectable_effect(d, 1 - confidence))
+    diff = float(d.mean())
+    if n == 1:
+        return _no_difference(diff, 1, dropped, threshold, "one question")
+    both = np.concatenate([a, b])
+    bounded = bool(((both >= 0) & (both <= 1)).all())
+    procedure, s = paired_procedure(d, bounded, bool(np.isin(both, (0.0, 1.0)).all()), labels)
+    if procedure is None:
+        return _no_difference(diff, n, dropped, threshold, s)
+    low, high = procedure.interval(confidence)
+    return Difference(diff, n, dropped, s.units, s.design_effect, low, high, procedure.label, threshold,
+                      procedure.p(threshold), procedure.exact, procedure.resamples, procedure.floor(threshold),
+                      _mde(s, 1 - confidence))
 
 
-def permutation_p(a: np.ndarray, b: np.ndarray, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> float:
-    """Two-sided p of the mean paired difference, swapping each question's two scores at random
-    (exact when 2**n is within ``n_resamples``). No difference anywhere gives p = 1."""
-    if len(a) == 0:
+def _mde(s, alpha: float, power: float = POWER) -> float:
+    if s.df < 1 or not s.se > 0:       # no spread: no t-based MDE (never a reassuring 0)
         return math.nan
-    if np.array_equal(a, b):
-        return 1.0
-    res = stats.permutation_test((a, b), lambda x, y, axis=-1: np.mean(x - y, axis=axis), vectorized=True,
-                                 permutation_type="samples", n_resamples=n_resamples, alternative="two-sided",
-                                 rng=np.random.default_rng(seed))
-    return float(min(res.pvalue, 1.0))
+    return float((stats.t.ppf(1 - alpha / 2, s.df) + stats.t.ppf(power, s.df)) * s.se)
 
 
-def minimum_detectable_effect(differences: Sequence[float], alpha: float = 1 - CONFIDENCE,
-                              power: float = POWER) -> float:
+def minimum_detectable_effect(differences: Sequence[float], alpha: float = ALPHA, power: float = POWER,
+                              units: Sequence | None = None) -> float:
     """The smallest true mean difference a two-sided paired t-test at ``alpha`` detects with ``power``,
-    for this n and the spread (sample standard deviation) of these differences:
-    ``(t[1 - alpha/2] + t[power]) * sd / sqrt(n)`` with n - 1 degrees of freedom. NaN below n = 2."""
-    d = _finite(differences)
-    n = len(d)
-    if n < 2:
+    for this n and the spread of these differences: ``(t[1 - alpha/2] + t[power]) * se`` with se the
+    standard error (cluster-robust with ``units``) and n - 1 (units - 1) degrees of freedom. NaN below
+    two questions (or units)."""
+    d = _flat(differences, "differences")
+    labels = _labels(units, len(d))
+    keep = ~np.isnan(d)
+    d = d[keep]
+    if len(d) < 2:
         return math.nan
-    df = n - 1
-    return float((stats.t.ppf(1 - alpha / 2, df) + stats.t.ppf(power, df)) * d.std(ddof=1) / math.sqrt(n))
+    return _mde(spread(d, labels[keep] if labels is not None else None), alpha, power)
 
 
 def holm(pvalues: Sequence[float]) -> np.ndarray:
@@ -161,14 +264,33 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     return out
 
 
-def verdict(ci_low: float, ci_high: float, threshold: float = 0.0) -> str:
-    """A claim that a difference exceeds ``threshold`` (0: better than; ``-margin``: at least as good
-    as, within the margin): supported when the whole interval lies above it, contradicted when the
-    whole interval lies below it, inconclusive when the interval spans it (or there is none)."""
-    if math.isnan(ci_low) or math.isnan(ci_high):
-        return INCONCLUSIVE
-    if ci_low > threshold:
-        return SUPPORTED
-    if ci_high < threshold:
-        return CONTRADICTED
+def holm_floors(floors: Sequence[float]) -> np.ndarray:
+    """The smallest Holm-adjusted p each comparison of a family can reach: its own floor, and never
+    below the family's size times the family's smallest floor (Holm's first step)."""
+    f = np.asarray(floors, dtype=float)
+    tested = ~np.isnan(f)
+    if not tested.any():
+        return f
+    first = tested.sum() * np.nanmin(f)
+    return np.where(tested, np.maximum(f, min(1.0, first)), np.nan)
+
+
+def verdict(diff: float, p: float, threshold: float = 0.0, p_floor: float = 0.0, mde: float = math.nan,
+            alpha: float = ALPHA) -> str:
+    """A claim that the mean difference exceeds ``threshold`` (0: better than; ``-margin``: at least as
+    good as, within the margin), from ``p`` (Holm-adjusted within its family where one is declared):
+    supported / contradicted only when p < ``alpha``, on the side the difference lies; "cannot be
+    decided at this n" when there is no p, when no p below ``alpha`` is attainable (``p_floor``), or
+    when a non-inferiority claim left undecided has an MDE above its margin; inconclusive otherwise.
+    Every decided word the package prints comes from here."""
+    if math.isnan(p) or math.isnan(diff) or p_floor >= alpha:
+        return UNDECIDABLE
+    if p < alpha and diff != threshold:
+        return SUPPORTED if diff > threshold else CONTRADICTED
+    if threshold < 0 and mde > -threshold:
+        return UNDECIDABLE
     return INCONCLUSIVE
+
+
+def decided(word: str) -> bool:
+    return word in (SUPPORTED, CONTRADICTED)

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable
 
-from .statistics import Difference, format_ci, verdict
+from .statistics import Difference, format_ci
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def encoder_cut_sentence(cut: EncoderCut, diff: Difference | None = None, baseli
     """``semantic: 10 of 12 chunks (mean 531 word pieces) are longer than the 256 word pieces the encoder
     reads ...``. With ``diff`` (``cut.method`` minus ``baseline`` on ``metric``, paired by question) the
     sentence says whether that comparison is a loss the cut can explain: only a difference whose
-    interval lies below zero is called a loss."""
+    p is below 0.05 (its interval then lies below zero) is called a loss."""
     if cut.total == 0:
         return f"{cut.method}: no chunk was embedded, so nothing was cut."
     if cut.over == 0:
@@ -62,12 +62,15 @@ def encoder_cut_sentence(cut: EncoderCut, diff: Difference | None = None, baseli
     if diff is None or diff.n == 0:
         return text + "."
     said = f"{cut.method} - {baseline} on {metric} = {format_ci(diff.diff, diff.ci_low, diff.ci_high)} (n = {diff.n})"
-    v = verdict(diff.ci_low, diff.ci_high)
+    v = diff.verdict()
     if v == "contradicted":
         return text + f". That is a likely part of why {cut.method} trails {baseline} here: {said}, below zero."
     if v == "supported":
         return text + f"; even so {cut.method} is ahead of {baseline} here: {said}, above zero."
-    return (text + f". Here {said}: the interval spans zero, so these questions show no loss to explain, "
+    if v == "inconclusive":
+        return (text + f". Here {said}: the interval spans zero, so these questions show no loss to explain, "
+                "but the cut chunks still compete with a handicap.")
+    return (text + f". Here {said}: too few questions to tell a loss from none (no p below 0.05 is possible), "
             "but the cut chunks still compete with a handicap.")
 
 

@@ -1,28 +1,93 @@
 """Intervals and paired comparisons over ``evaluate``'s tidy table (one row per method, question,
 metric and k), built on ``statistics``.
 
-- ``summary_with_ci``: per method and metric@k the mean, n (questions scored) and a 95% interval.
-- ``paired_differences``: each method minus a named baseline on the questions both scored, with
-  the difference's interval, the permutation p, the Holm-adjusted p across the table's comparisons,
-  and the minimum detectable effect (MDE).
+- ``question_units``: each question's unit for clustered intervals, the document it targets.
+- ``summary_with_ci``: per method and metric@k the mean, n (questions scored), n dropped and a 95%
+  interval with the name of its method, the units and the design effect.
+- ``paired_differences``: each method minus a named baseline on the questions both scored, with the
+  difference's interval, p, the Holm-adjusted p within the table's declared family, the MDE and the
+  verdict (``decide``).
 - ``flips``: the questions one method gets right (gold found at k) and the other does not.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..core.types import Dataset
-from .statistics import format_ci, holm, mean_ci, paired_difference
+from .statistics import Difference, format_ci, format_p, holm, holm_floors, mean_ci, paired_difference, verdict
 
-SUMMARY_COLUMNS = ["method", "metric", "mean", "n", "ci_low", "ci_high"]
-DIFFERENCE_COLUMNS = ["method", "baseline", "metric", "diff", "n", "ci_low", "ci_high", "p", "p_holm", "mde"]
+SUMMARY_COLUMNS = ["method", "metric", "mean", "n", "n_dropped", "ci_low", "ci_high", "interval", "units",
+                   "design_effect"]
+TEST_COLUMNS = ["threshold", "diff", "n", "n_dropped", "units", "design_effect", "ci_low", "ci_high", "interval", "p",
+                "p_exact", "resamples", "p_floor", "mde", "family", "family_size", "p_holm", "verdict"]
+DIFFERENCE_COLUMNS = ["method", "baseline", "metric", *TEST_COLUMNS]
 FOUND_METRICS = ("ctx_mrr", "doc_mrr")   # a question is answered right at k when its first gold item is within k
 # Each paper's methods against the baseline of their family (the registry's names): the SSG traversals
 # against basic retrieval, the GraLC-RAG strategies against fixed-size chunks, every other against naive.
 FAMILY_BASELINES = (("ssg-", "ssg-basic-retrieval"), ("gralc-", "gralc-naive"), ("", "naive"))
+Units = Mapping[str, str]    # question id -> its unit (the document it targets)
+# ``eval --baseline``'s declared family unless the user names another: the headline metrics at the
+# headline k (the k every paper claim of compare/claims.py reads), Holm-adjusted across the methods.
+HEADLINE_METRICS = ("doc_mrr", "ctx_recall")
+HEADLINE_K = 5
+
+
+def headline_family(ks: Sequence[int]) -> list[str]:
+    """The metric@k columns ``eval --baseline`` tests by default: ``HEADLINE_METRICS`` at ``HEADLINE_K``,
+    or at the largest k run when 5 is not among ``ks``."""
+    k = HEADLINE_K if HEADLINE_K in ks else max(ks)
+    return [f"{m}@{k}" for m in HEADLINE_METRICS]
+
+
+def testable_family(columns: Sequence[str]) -> list[str]:
+    """``columns`` as a family to test, or a ValueError naming any that is never tested: a column without
+    k (token counts, latency: the bill, not a finding) or a judge's spread (``*_judge_sd``)."""
+    bad = [c for c in columns if "@" not in c or c.split("@")[0].endswith("_judge_sd")]
+    if bad or not columns:
+        raise ValueError(f"a tested family holds metric@k columns of findings, not token counts, latency or judge "
+                         f"spreads; got {list(columns)} ({bad or 'empty'} not testable)")
+    return list(dict.fromkeys(columns))
+
+
+def question_units(dataset: Dataset) -> dict[str, str]:
+    """question id -> its unit for clustered resampling: the first of its gold documents (the one
+    the question was written from; the datasets list it first). Questions about one document share
+    its wording and its chunks, so their scores are not independent. A question that names several
+    documents is counted with its first only: joining every question that shares any gold document
+    would merge italian_cuisine's 20 questions into one unit. A question without gold documents is
+    its own unit."""
+    return {q.id: (q.gold_doc_ids[0] if q.gold_doc_ids else f"question:{q.id}") for q in dataset.questions}
+
+
+def unit_labels(question_ids: Sequence[str], units: Units | None) -> list[str] | None:
+    """Each question's unit (a question the mapping lacks is its own), or None without ``units``."""
+    if units is None:
+        return None
+    return [units.get(q, f"question:{q}") for q in question_ids]
+
+
+def clustering_note(row) -> str:
+    """``, 12 documents, design effect 1.40`` for a clustered row (``units`` < ``n``), else ""."""
+    units, n, deff = row["units"], row["n"], row["design_effect"]
+    if pd.isna(units) or units >= n:
+        return ""
+    return f", {int(units)} documents, design effect {deff:.2f}" if pd.notna(deff) else f", {int(units)} documents"
+
+
+def decide(rows: pd.DataFrame, family: str) -> pd.DataFrame:
+    """``rows`` (``Difference`` columns) as one declared family of comparisons: ``family`` (its id),
+    ``family_size`` (the comparisons with a p), ``p_holm`` (Holm within the family) and ``verdict``
+    (``statistics.verdict`` on ``p_holm``, with the floor Holm puts under every adjusted p)."""
+    tested = rows["p"].notna()
+    p_holm = holm(rows["p"].to_numpy(dtype=float)) if len(rows) else np.array([])
+    floors = holm_floors(rows["p_floor"].where(tested).to_numpy(dtype=float)) if len(rows) else np.array([])
+    out = rows.assign(family=family, family_size=int(tested.sum()), p_holm=p_holm)
+    out["verdict"] = [verdict(d, p, t, f, m) for d, p, t, f, m in
+                      zip(out["diff"], out["p_holm"], out["threshold"], floors, out["mde"])]
+    return out
 
 
 def family_baseline(method: str) -> str | None:
@@ -49,33 +114,34 @@ def _labelled(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(column=[metric_column(m, k) for m, k in zip(df["metric"], df["k"])])
 
 
-def summary_with_ci(df: pd.DataFrame, metrics: Sequence[str] | None = None) -> pd.DataFrame:
-    """One row per method and metric@k (``metrics``: only these columns): mean, n, ci_low, ci_high.
-    NaN values are not scored questions: they count in neither the mean nor n. Rows without k
-    (latency, tokens: the machine and the bill, not findings) are left out unless named in ``metrics``."""
+def summary_with_ci(df: pd.DataFrame, metrics: Sequence[str] | None = None, units: Units | None = None) -> pd.DataFrame:
+    """One row per method and metric@k (``metrics``: only these columns): ``SUMMARY_COLUMNS``. NaN
+    values are not scored questions: they count in neither the mean nor n (``n_dropped`` counts them).
+    Rows without k (latency, tokens: the machine and the bill, not findings) are left out unless named
+    in ``metrics``. ``units``: question id -> unit, for intervals clustered by document."""
     d = _labelled(df)
     if metrics is None:
         d = d[d["k"].notna()]
     else:
         d = d[d["column"].isin(list(metrics))]
     rows = []
-    for (method, column), values in d.groupby(["method", "column"], sort=False)["value"]:
-        est = mean_ci(values.to_numpy())
-        rows.append((method, column, est.mean, est.n, est.ci_low, est.ci_high))
+    for (method, column), g in d.groupby(["method", "column"], sort=False):
+        est = mean_ci(g["value"].to_numpy(dtype=float), units=unit_labels(g["question_id"].tolist(), units))
+        rows.append({"method": method, "metric": column, **est.as_dict()})
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
-def labelled_summary(df: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
+def labelled_summary(df: pd.DataFrame, columns: dict[str, str], units: Units | None = None) -> pd.DataFrame:
     """``summary_with_ci`` of the metric@k columns named in ``columns`` (label -> metric@k), the metric
     column holding the labels (e.g. a paper's column names)."""
-    summary = summary_with_ci(df, metrics=list(columns.values()))
+    summary = summary_with_ci(df, metrics=list(columns.values()), units=units)
     return summary.assign(metric=summary["metric"].map({v: k for k, v in columns.items()}))
 
 
-def interval_frames(df: pd.DataFrame, columns: dict[str, str]) -> dict[str, pd.DataFrame]:
+def interval_frames(df: pd.DataFrame, columns: dict[str, str], units: Units | None = None) -> dict[str, pd.DataFrame]:
     """For a table of means whose columns are labels of metric@k columns (``{"MRR": "doc_mrr@10"}``):
     ``ci_low``, ``ci_high`` and ``n`` frames of the same shape (rows: methods), for ``plots.with_paper``."""
-    summary = summary_with_ci(df, metrics=list(columns.values())).set_index(["method", "metric"])
+    summary = summary_with_ci(df, metrics=list(columns.values()), units=units).set_index(["method", "metric"])
     methods = list(dict.fromkeys(summary.index.get_level_values("method")))
     out = {}
     for part in ("ci_low", "ci_high", "n"):
@@ -109,11 +175,20 @@ def per_question(df: pd.DataFrame, column: str) -> pd.DataFrame:
                          dropna=False)
 
 
+def paired_on(table: pd.DataFrame, a: str, b: str, threshold: float = 0.0, units: Units | None = None) -> Difference:
+    """``a - b`` on ``per_question``'s ``table`` (questions as rows), paired by question."""
+    return paired_difference(table[a].to_numpy(dtype=float), table[b].to_numpy(dtype=float), threshold,
+                             units=unit_labels([str(q) for q in table.index], units))
+
+
 def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] | None = None,
-                       metrics: Sequence[str] | None = None) -> pd.DataFrame:
+                       metrics: Sequence[str] | None = None, units: Units | None = None,
+                       family: str | None = None) -> pd.DataFrame:
     """Each method (``methods``, default every other one) minus ``baseline`` on each metric@k
-    (``metrics``, default every metric@k the baseline has), paired by question. ``p_holm`` is adjusted
-    across every row of this table."""
+    (``metrics``, default every metric@k the baseline has but a judge's spread), paired by question:
+    ``DIFFERENCE_COLUMNS``.
+    The rows are one family (``family``, default "each method minus <baseline>"): ``p_holm`` and the
+    verdicts are adjusted across them."""
     d = _labelled(df)
     known = list(dict.fromkeys(d["method"]))
     if baseline not in known:
@@ -122,7 +197,7 @@ def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] |
     unknown = [m for m in methods if m not in known]
     if unknown:
         raise ValueError(f"methods {unknown} are not among the evaluated methods {known}")
-    at_k = d.loc[(d["method"] == baseline) & d["k"].notna(), "column"]
+    at_k = d.loc[(d["method"] == baseline) & d["k"].notna() & ~d["metric"].str.endswith("_judge_sd"), "column"]
     columns = list(metrics) if metrics is not None else list(dict.fromkeys(at_k))
     rows = []
     for column in columns:
@@ -131,40 +206,47 @@ def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] |
             continue
         for m in methods:
             if m in table.columns:
-                diff = paired_difference(table[m].to_numpy(), table[baseline].to_numpy())
-                rows.append({"method": m, "baseline": baseline, "metric": column, **diff.as_dict()})
-    out = pd.DataFrame(rows, columns=[c for c in DIFFERENCE_COLUMNS if c != "p_holm"])
-    out.insert(out.columns.get_loc("p") + 1, "p_holm", holm(out["p"].to_numpy()) if len(out) else [])
-    return out
+                rows.append({"method": m, "baseline": baseline, "metric": column,
+                             **paired_on(table, m, baseline, units=units).as_dict()})
+    out = pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS[:DIFFERENCE_COLUMNS.index("family")])
+    return decide(out, family or f"each method minus {baseline}")[DIFFERENCE_COLUMNS]
 
 
-def difference_sentence(df: pd.DataFrame, a: str, b: str, column: str, threshold: float = 0.0) -> str:
-    """``a - b on metric@k = d [lo, hi] (n = .., p = .., MDE ..): verdict`` for one paired comparison, the
-    verdict as ``statistics.verdict`` reads the interval against ``threshold``."""
-    from .statistics import verdict
-
+def difference_sentence(df: pd.DataFrame, a: str, b: str, column: str, threshold: float = 0.0,
+                        units: Units | None = None) -> str:
+    """``a - b on metric@k = d [lo, hi] (n = .., p = .., MDE ..): verdict`` for one paired comparison
+    (a family of one), the verdict ``statistics.verdict``'s reading of its p against ``threshold``."""
     table = per_question(df, column)
     if a not in table.columns or b not in table.columns:
         return f"{a} - {b} on {column}: not both scored in this run"
-    d = paired_difference(table[a].to_numpy(), table[b].to_numpy())
-    return (f"{a} - {b} on {column}: {format_ci(d.diff, d.ci_low, d.ci_high)} (n = {d.n}, p = {d.p:.2f}, "
-            f"MDE {d.mde:.3f}): {verdict(d.ci_low, d.ci_high, threshold)}")
+    row = decide(pd.DataFrame([paired_on(table, a, b, threshold, units).as_dict()]), "one comparison").iloc[0]
+    return (f"{a} - {b} on {column}: {format_ci(row['diff'], row['ci_low'], row['ci_high'])} "
+            f"({comparison_note(row)}): {row['verdict']}")
 
 
-def pairwise_differences(df: pd.DataFrame, column: str, methods: Sequence[str] | None = None) -> pd.DataFrame:
+def comparison_note(row, holm_p: bool = False) -> str:
+    """``n = 20, 3 documents, design effect 1.40, p = 0.03 (exact), MDE 0.150`` for one comparison row."""
+    said = format_p(row["p_holm"] if holm_p else row["p"])
+    exact = " (exact)" if row["p_exact"] else ""
+    mde = "" if pd.isna(row["mde"]) else f", MDE {row['mde']:.3f}"
+    return f"n = {int(row['n'])}{clustering_note(row)}, {'p Holm' if holm_p else 'p'} = {said}{exact}{mde}"
+
+
+def pairwise_differences(df: pd.DataFrame, column: str, methods: Sequence[str] | None = None,
+                         units: Units | None = None) -> pd.DataFrame:
     """Every pair of methods on one metric@k, the higher mean first (so ``diff`` >= 0), paired by
-    question, Holm across the pairs: which places of a ranking the questions can tell apart."""
+    question; the pairs are one family (Holm across them): which places of a ranking the questions
+    can tell apart."""
     table = per_question(df, column)
     methods = [m for m in (methods or table.columns) if m in table.columns]
     ranked = sorted(methods, key=lambda m: -np.nanmean(table[m].to_numpy()) if table[m].notna().any() else np.inf)
     rows = []
     for i, a in enumerate(ranked):
         for b in ranked[i + 1:]:
-            d = paired_difference(table[a].to_numpy(), table[b].to_numpy())
-            rows.append({"method": a, "below": b, "metric": column, **d.as_dict()})
-    out = pd.DataFrame(rows, columns=["method", "below", "metric", "diff", "n", "ci_low", "ci_high", "p", "mde"])
-    out.insert(out.columns.get_loc("p") + 1, "p_holm", holm(out["p"].to_numpy()) if len(out) else [])
-    return out
+            rows.append({"method": a, "below": b, "metric": column, **paired_on(table, a, b, units=units).as_dict()})
+    cols = ["method", "below", "metric", *TEST_COLUMNS]
+    out = pd.DataFrame(rows, columns=cols[:cols.index("family")])
+    return decide(out, f"every pair on {column}")[cols]
 
 
 def _found(d: pd.DataFrame, method: str, k: int) -> pd.Series:

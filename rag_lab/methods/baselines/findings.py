@@ -1,7 +1,7 @@
 """The sentences notebook 00 ends with: naive against semantic chunking, computed from the run.
 
-Each comparison is semantic minus naive, paired by question, with its 95% interval and
-``statistics.verdict``; the encoder cut of the semantic chunks (``evaluation.truncation``) is said
+Each comparison is semantic minus naive, paired by question, with its 95% interval, p and
+``statistics.verdict`` (decided only when p < 0.05); the encoder cut of the semantic chunks (``evaluation.truncation``) is said
 beside the retrieval result it helps explain, and the answer comparison says what the reasoner's
 answers are (the offline one copies sentences) and that no judge scored them when none ran.
 """
@@ -12,8 +12,8 @@ import pandas as pd
 from ...evaluation.truncation import EncoderCut, encoder_cut_finding
 from ...evaluation.uncertainty import difference_sentence, formatted_summary, summary_with_ci
 
-VERDICTS = ("(inconclusive: these questions cannot tell the two apart; supported/contradicted: the interval lies "
-            "above/below 0)")
+VERDICTS = ("(supported/contradicted: p < 0.05, the interval then lies above/below 0; inconclusive: these questions "
+            "cannot tell the two apart; cannot be decided at this n: no p below 0.05 is possible with so few questions)")
 
 
 def quickstart_findings(results: pd.DataFrame, cut: EncoderCut, k: int, answer_k: int, reasoner: str,

@@ -152,7 +152,7 @@ def table1_columns(ks: Sequence[int] = (1, 3, 5, 10)) -> dict[str, str]:
 
 
 def table1_intervals(df: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)) -> dict[str, pd.DataFrame]:
-    """``ci_low``, ``ci_high`` and ``n`` of Table 1's cells (95% bootstrap over questions)."""
+    """``ci_low``, ``ci_high`` and ``n`` of Table 1's cells (95% interval over questions, ``statistics.mean_ci``)."""
     return {part: _relabel(frame, ALL) for part, frame in interval_frames(df, table1_columns(ks)).items()}
 
 

@@ -318,18 +318,21 @@ def table1_intervals_sentence(t1_side: pd.DataFrame, where: str, like_for_like: 
 def order_sentence(order: pd.DataFrame, where: str) -> str:
     """Our MRR order and which of its places the questions can tell apart (``experiment.table1_order``),
     set against the paper's order: a pair the paper ranks the other way contradicts it only when our
-    interval excludes zero."""
+    verdict on it is decided (Holm-adjusted p < 0.05 across the pairs)."""
     if order.empty:
         return ""
     ranked = list(dict.fromkeys(list(order["method"]) + list(order["below"])))
     reported = paper.table1()["MRR"]
-    decided = order[(order["ci_low"] > 0) | (order["ci_high"] < 0)]
+    decided = order[order["verdict"].isin(["supported", "contradicted"])]
     flipped = order[[reported.get(a, math.nan) < reported.get(b, math.nan) for a, b in zip(order["method"], order["below"])]]
-    flipped_decided = flipped[(flipped["ci_low"] > 0)]
-    n = int(order["n"].max())
+    flipped_decided = flipped[flipped["verdict"] == "supported"]
+    ns = sorted({int(v) for v in order["n"]})
+    n = str(ns[0]) if len(ns) == 1 else f"{ns[0]} to {ns[-1]}"
+    few = int((order["verdict"] == "cannot be decided at this n").sum())
     text = (f"Table 1 ({where}): our MRR order is {' > '.join(ranked)} (n = {n} questions); "
-            f"{len(decided)} of its {len(order)} pairs differ beyond their 95% interval "
-            f"({int((order['p_holm'] < 0.05).sum())} with Holm-adjusted p < 0.05; MDE up to {order['mde'].max():.3f}).")
+            f"{len(decided)} of its {len(order)} pairs are told apart (Holm-adjusted p < 0.05 across the pairs"
+            + (f"; {few} cannot be decided with this many questions" if few else "")
+            + (f"; MDE up to {order['mde'].max():.3f}" if order["mde"].notna().any() else "") + ").")
     if len(flipped):
         text += (f" The paper-reported order reverses {len(flipped)} of these pairs; "
                  + (f"{len(flipped_decided)} of them are decided here ("

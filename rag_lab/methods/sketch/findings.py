@@ -2,9 +2,10 @@
 and the caveats each one carries, computed from the run.
 
 ``comparisons`` pairs SKETCH with every baseline question by question on each column (difference of
-means, its 95% bootstrap interval, ``statistics.verdict``); ``paragraph`` reads that table:
+means, its 95% interval, p and ``statistics.verdict``); ``paragraph`` reads that table:
 
-- a difference is called ahead or behind only when its interval excludes zero;
+- a difference is called ahead or behind only when its p is below 0.05 (its interval then excludes
+  zero); "too few questions to tell" when no p below 0.05 is possible at this n;
 - the span-overlap ``ctx_recall@k`` (gold passages found, whatever the chunk's length) is read first;
 - ragas' non-LLM context precision and recall match retrieved against gold text by string similarity,
   so they reward contexts about as long as the gold sentences: a lead there over a method with long
@@ -19,11 +20,12 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ...evaluation.statistics import format_ci, paired_difference, verdict
+from ...evaluation.statistics import UNDECIDABLE, format_ci, paired_difference
 from ...evaluation.uncertainty import per_question
 
-COLUMNS = ["baseline", "column", "diff", "ci_low", "ci_high", "n", "verdict"]
-SIDE = {"supported": "ahead", "contradicted": "behind", "inconclusive": "not told apart"}
+COLUMNS = ["baseline", "column", "diff", "ci_low", "ci_high", "n", "p", "verdict"]
+SIDE = {"supported": "ahead", "contradicted": "behind", "inconclusive": "not told apart",
+        UNDECIDABLE: "too few questions to tell"}
 STRING_COLUMNS = ("context_precision", "context_recall")
 LONG_FACTOR = 2.0     # a method's chunks are "long" when their mean size is at least this many times SKETCH's
 
@@ -41,7 +43,7 @@ def comparisons(results: pd.DataFrame, columns: Mapping[str, str], method: str =
             d = paired_difference(table[method].to_numpy(), table[base].to_numpy())
             if d.n:
                 rows.append({"baseline": base, "column": label, "diff": d.diff, "ci_low": d.ci_low,
-                             "ci_high": d.ci_high, "n": d.n, "verdict": verdict(d.ci_low, d.ci_high)})
+                             "ci_high": d.ci_high, "n": d.n, "p": d.p, "verdict": d.verdict()})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -52,7 +54,8 @@ def _said(row) -> str:
 def _grouped(rows: pd.DataFrame) -> str:
     """``ahead of a (d [lo, hi]); not told apart from b (...)`` over the rows of one column."""
     parts = []
-    for v, words in (("supported", "ahead of"), ("contradicted", "behind"), ("inconclusive", "not told apart from")):
+    for v, words in (("supported", "ahead of"), ("contradicted", "behind"), ("inconclusive", "not told apart from"),
+                     (UNDECIDABLE, "too few questions to tell from")):
         chosen = rows[rows["verdict"] == v]
         if len(chosen):
             parts.append(f"{words} " + ", ".join(_said(r) for _, r in chosen.iterrows()))
@@ -78,11 +81,12 @@ def paragraph(table: pd.DataFrame, *, span: str, n_questions: int, reasoner: str
     comparisons."""
     if table.empty:
         return f"Findings: {method} was compared with no baseline in this run, so there is nothing to report."
-    n = int(table["n"].max())
+    ns = sorted({int(v) for v in table["n"]})
+    n = str(ns[0]) if len(ns) == 1 else f"{ns[0]} to {ns[-1]}"      # every pair's n, not the largest alone
     sizes = ", ".join(f"{m} {t:.0f}" for m, t in chunk_tokens.items())
     out = [f"Findings ({n_questions} questions, {n} scored per pair; reasoner: {reasoner}; judge: "
            f"{'yes' if judged else 'none'}): {method} minus each baseline, paired by question, with 95% intervals; "
-           "a difference counts as ahead or behind only when its interval excludes zero."]
+           "a difference counts as ahead or behind only when its p is below 0.05 (its interval excludes zero)."]
     span_rows = table[table["column"] == span]
     if len(span_rows):
         out.append(f"On {span} (gold passages found among the top hits, whatever a chunk's length) {method} is "

@@ -150,17 +150,20 @@ def findings(results: pd.DataFrame, ours: pd.DataFrame, paper: pd.DataFrame | No
              answer_k: int = 5, judged: bool = False) -> list[str]:
     """One sentence per baseline: for every column of ``ours`` that is the mean of a per-question metric
     (``results``: evaluate's tidy table), ``method`` minus the baseline, paired by question, with its
-    95% interval: "ahead" when the interval lies above 0, "behind" below, "not told apart" when it
-    spans 0 — next to the order the paper reported for the same pair. F1 (from two means) is left out."""
+    95% interval: "ahead" or "behind" only when its p is below 0.05 (the interval then excludes 0),
+    "not told apart" otherwise, "too few questions to tell" when no p below 0.05 is possible — next to
+    the order the paper reported for the same pair. n is said once when every column has the same n,
+    else per column. F1 (from two means) is left out."""
     from ...evaluation.statistics import format_ci, paired_difference
     from ...evaluation.uncertainty import per_question
+    from .findings import SIDE
 
     if method not in ours.index:
         raise ValueError(f"no row {method!r} in our results; rows: {list(ours.index)}")
     metrics = {**paper_column_metrics(answer_k, judged), **{c: c for c in ours.columns if "@" in c}}
     sentences = []
     for base in [m for m in ours.index if m != method]:
-        parts = []
+        parts, ns = [], []
         for col in ours.columns:
             if col not in metrics:
                 continue
@@ -170,11 +173,14 @@ def findings(results: pd.DataFrame, ours: pd.DataFrame, paper: pd.DataFrame | No
             d = paired_difference(table[method].to_numpy(), table[base].to_numpy())
             if d.n == 0:
                 continue
-            side = "ahead" if d.ci_low > 0 else "behind" if d.ci_high < 0 else "not told apart"
-            parts.append(f"{col.replace('_', ' ')} {format_ci(d.diff, d.ci_low, d.ci_high)}, {side}"
-                         + _paper_order(paper, method, base, col))
+            ns.append(d.n)
+            parts.append((f"{col.replace('_', ' ')} {format_ci(d.diff, d.ci_low, d.ci_high)}", d.n,
+                          f"{SIDE[d.verdict()]}{_paper_order(paper, method, base, col)}"))
         if parts:
-            sentences.append(f"{method} minus {base} (paired, n = {d.n}): " + "; ".join(parts) + ".")
+            same = len(set(ns)) == 1      # one n for the sentence, else each column says its own
+            said = [f"{text}{'' if same else f' (n = {n})'}, {side}" for text, n, side in parts]
+            sentences.append(f"{method} minus {base} (paired{f', n = {ns[0]}' if same else ''}): "
+                             + "; ".join(said) + ".")
     return sentences
 
 

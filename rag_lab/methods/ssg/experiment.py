@@ -172,11 +172,16 @@ def results_intervals(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
 
 def versus_basic(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every algorithm minus basic_retrieval on ``column``, paired by question, with its 95% interval,
-    Holm across the algorithms, and the side the interval lies on (``above`` / ``below`` / ``spans 0``)."""
-    table = paired_differences(tidy(scores, judged), "basic_retrieval", metrics=[column])
-    table["side"] = ["above" if lo > 0 else "below" if hi < 0 else "spans 0"
-                     for lo, hi in zip(table["ci_low"], table["ci_high"])]
+    Holm across the algorithms (one family), and the side its verdict puts it on: ``above`` / ``below``
+    (Holm p < 0.05), ``not told apart``, or ``too few questions`` (no p below 0.05 attainable)."""
+    table = paired_differences(tidy(scores, judged), "basic_retrieval", metrics=[column],
+                               family=f"every algorithm minus basic_retrieval on {column}")
+    table["side"] = table["verdict"].map(SIDES)
     return table
+
+
+SIDES = {"supported": "above", "contradicted": "below", "inconclusive": "not told apart",
+         "cannot be decided at this n": "too few questions"}
 
 
 def beats_basic(table: pd.DataFrame, metric: str, tolerance: float = 1e-9) -> list[str]:
@@ -193,8 +198,8 @@ def finding_sentences(ours: pd.DataFrame, label: str, judged: pd.DataFrame | Non
     """Plain sentences: which algorithms beat basic_retrieval on recall and on precision in this run
     (in the column that stands in for the paper's) and in each paper table. With the per-question
     ``scores`` each algorithm is set against basic_retrieval question by question: it beats it when
-    the 95% interval of the paired difference lies above 0, falls behind when below, and is not told
-    apart when the interval spans 0 (the means alone would call every gap a win)."""
+    its paired difference is decided above 0 (Holm p < 0.05 across the algorithms), falls behind when
+    decided below, and is not told apart otherwise (the means alone would call every gap a win)."""
     def listed(names):
         return ", ".join(names) if names else "none"
 
@@ -211,10 +216,14 @@ def finding_sentences(ours: pd.DataFrame, label: str, judged: pd.DataFrame | Non
             vs = versus_basic(scores, column, judged)
             shown = {side: [f"{m} {format_ci(d, lo, hi)}" for m, d, lo, hi in
                             zip(g["method"], g["diff"], g["ci_low"], g["ci_high"])] for side, g in vs.groupby("side")}
+            ns = sorted({int(n) for n in vs["n"]})
+            n = "/".join(map(str, ns)) if ns else "0"
+            few = (f"; too few questions to tell (no p below 0.05 possible): {listed(shown['too few questions'])}"
+                   if "too few questions" in shown else "")
             lines.append(f"{label}, {column} minus basic_retrieval's ({base:.2f}), paired by question "
-                         f"(n = {int(vs['n'].max()) if len(vs) else 0}): beat it (interval above 0): "
-                         f"{listed(shown.get('above', []))}; not told apart: {listed(shown.get('spans 0', []))}; "
-                         f"behind: {listed(shown.get('below', []))}.")
+                         f"(n = {n}): beat it (Holm p < 0.05): "
+                         f"{listed(shown.get('above', []))}; not told apart: {listed(shown.get('not told apart', []))}"
+                         f"{few}; behind: {listed(shown.get('below', []))}.")
         for name in PAPER_TABLES:
             paper = paper_table(name)
             lines.append(f"  paper, {name}, {PAPER_METRICS[metric]}: " + listed(beats_basic(paper, metric))

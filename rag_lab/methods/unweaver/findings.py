@@ -19,11 +19,12 @@ import numpy as np
 import pandas as pd
 
 from ...core.types import Retrieval
-from ...evaluation.statistics import NON_INFERIORITY_MARGIN, format_ci, verdict
+from ...evaluation.statistics import NON_INFERIORITY_MARGIN, UNDECIDABLE, format_ci, format_p
 from .classes import class_descriptions
 from .paper import paired_on, paper_fc_gap
 
-SIDE = {"supported": "ahead of", "contradicted": "behind", "inconclusive": "not told apart from"}
+SIDE = {"supported": "ahead of", "contradicted": "behind", "inconclusive": "not told apart from",
+        UNDECIDABLE: "too few questions to tell from"}
 
 
 def _body(cls) -> str:
@@ -126,29 +127,33 @@ def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers:
 def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasoner: str, judged: bool,
               agreement: Mapping[str, Mapping[str, int]] | None = None) -> str:
     """The findings paragraph: per data set, UnWeaver minus naive on ctx_recall@k and doc_mrr@k (paired,
-    95% interval, ahead/behind only when it excludes zero), the non-inferiority verdict of the paper's
+    95% interval and p, ahead/behind only when p < 0.05), the non-inferiority verdict of the paper's
     claim, then the caveats. ``agreement``: data set -> ``rule_agreement``."""
     out, widths = [], []
     for name, df in results.items():
-        parts, n = [], 0
+        parts, ns = [], []
         for column in (f"ctx_recall@{k}", f"doc_mrr@{k}"):
             d = paired_on(df, column, "unweaver", "naive")
             if d is not None:
-                n = max(n, d.n)
-                parts.append(f"{column} {format_ci(d.diff, d.ci_low, d.ci_high)} "
-                             f"({SIDE[verdict(d.ci_low, d.ci_high)]} naive)")
+                ns.append(d.n)
+                parts.append((column, d))
         if not parts:
             continue
-        d = paired_on(df, f"ctx_recall@{k}", "unweaver", "naive")
-        claim = verdict(d.ci_low, d.ci_high, -NON_INFERIORITY_MARGIN) if d is not None else "inconclusive"
+        same = len(set(ns)) == 1       # one n for the data set, else each column says its own
+        said = [f"{column} {format_ci(d.diff, d.ci_low, d.ci_high)} ({'' if same else f'n = {d.n}, '}"
+                f"p = {format_p(d.p)}, {SIDE[d.verdict()]} naive)" for column, d in parts]
+        d = paired_on(df, f"ctx_recall@{k}", "unweaver", "naive", -NON_INFERIORITY_MARGIN)
+        claim = f"{d.verdict()} (p against the margin = {format_p(d.p)})" if d is not None else "not tested"
         if d is not None and not np.isnan(d.ci_high - d.ci_low):
             widths.append(d.ci_high - d.ci_low)
-        out.append(f"On {name} (n = {n} questions) UnWeaver minus VectorRAG (naive): " + "; ".join(parts)
+        out.append(f"On {name} ({f'n = {ns[0]} questions' if same else 'n per column'}) UnWeaver minus VectorRAG "
+                   f"(naive): " + "; ".join(said)
                    + f"; at least as good as VectorRAG on context recall@{k} (margin {NON_INFERIORITY_MARGIN}): {claim}.")
     if not out:
         return "Findings: UnWeaver and naive were not both scored on any data set, so there is nothing to compare."
-    head = ("Findings, each difference paired by question with its 95% interval; ahead or behind only when the "
-            "interval excludes zero, and a claim 'supported' only when the whole interval clears the margin.")
+    head = ("Findings, each difference paired by question with its 95% interval and p; ahead or behind only when "
+            "p < 0.05 (the interval then excludes zero), and the claim 'supported' only when its p against the "
+            "margin is below 0.05.")
     gap = float(paper_fc_gap().abs().max())
     span = (f"the context-recall intervals here are {min(widths):.2f} to {max(widths):.2f} wide" if widths
             else "there are too few questions for an interval")

@@ -16,9 +16,10 @@ from __future__ import annotations
 import math
 from typing import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
-from ...evaluation.statistics import NON_INFERIORITY_MARGIN, format_ci, paired_difference, verdict
+from ...evaluation.statistics import NON_INFERIORITY_MARGIN, format_ci, format_p, paired_difference
 from ...evaluation.uncertainty import per_question
 
 from ...core.types import Cost, Dataset
@@ -201,12 +202,13 @@ def compare_with_baselines(dataset: Dataset, unweaver, baselines: Sequence[str],
             "retrievers": retrievers, "missing": missing}
 
 
-def paired_on(results: pd.DataFrame, column: str, a: str, b: str):
-    """``a - b`` on one metric@k, paired by question (``statistics.Difference``), or None when either is unscored."""
+def paired_on(results: pd.DataFrame, column: str, a: str, b: str, threshold: float = 0.0):
+    """``a - b`` on one metric@k, paired by question (``statistics.Difference``, p tested at ``threshold``),
+    or None when either is unscored."""
     table = per_question(results, column)
     if a not in table.columns or b not in table.columns:
         return None
-    d = paired_difference(table[a].to_numpy(), table[b].to_numpy())
+    d = paired_difference(table[a].to_numpy(), table[b].to_numpy(), threshold)
     return d if d.n else None
 
 
@@ -223,17 +225,19 @@ def findings(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasone
                       [f"{m}@{answer_k}" for m in ("token_f1", "rouge_l", "factual_correctness")]:
             d = paired_on(df, column, "unweaver", "naive")
             if d is not None:
-                parts.append(f"{column} {format_ci(d.diff, d.ci_low, d.ci_high)} (n = {d.n}, MDE {d.mde:.3f})")
+                mde = "" if np.isnan(d.mde) else f", MDE {d.mde:.3f}"
+                parts.append(f"{column} {format_ci(d.diff, d.ci_low, d.ci_high)} (n = {d.n}, p = {format_p(d.p)}{mde})")
         if not parts:
             continue
         out.append(f"{name} (reasoner: {reasoner_name}) — UnWeaver minus VectorRAG (naive), paired by question: "
                    + "; ".join(parts) + ".")
-        d = paired_on(df, f"ctx_recall@{k}", "unweaver", "naive")
+        d = paired_on(df, f"ctx_recall@{k}", "unweaver", "naive", -NON_INFERIORITY_MARGIN)
         if d is not None:
-            verdicts.append((name, verdict(d.ci_low, d.ci_high, -NON_INFERIORITY_MARGIN)))
+            verdicts.append((name, d))
     if verdicts:
         out.append(f"At least as good as VectorRAG on context recall@{k} (non-inferiority, margin "
-                   f"{NON_INFERIORITY_MARGIN}): " + ", ".join(f"{v} on {n}" for n, v in verdicts) + ".")
+                   f"{NON_INFERIORITY_MARGIN}, p against the margin): "
+                   + ", ".join(f"{d.verdict()} on {n} (p = {format_p(d.p)})" for n, d in verdicts) + ".")
     if tokens is not None and len(tokens):
         emb_paper = paper_table1()[("Embedder", "index")].astype(float).rename(None)
         paper_emb = emb_paper.unstack("method").reindex(list(dict.fromkeys(emb_paper.index.get_level_values("dataset"))))

@@ -1,0 +1,56 @@
+"""How sure a leaderboard's order is: the probability each method is best, and a 95% interval on its
+rank, from a joint paired bootstrap over the questions every method scored.
+
+A ranking of means hides that two places may be indistinguishable. Resampling the common questions
+(with replacement; whole documents when ``units`` says which document each question targets) and
+re-ranking every method on each resample keeps the methods paired, as the per-question scores are:
+a method that scores at least as well as another on every question is never ranked below it. Ties on
+a resample share the first place equally. Written here (numpy, a few lines) because no kept library
+ranks paired means under a joint resample; the draws are seeded, so the table is identical run to run.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..evaluation.uncertainty import per_question, unit_labels
+
+DRAWS = 4000
+SEED = 0
+RANK_COLUMNS = ["method", "mean", "n", "units", "p_best", "rank_low", "rank_high", "draws", "seed"]
+
+
+def rank_uncertainty(results: pd.DataFrame, column: str, methods: Sequence[str] | None = None,
+                     units: Mapping[str, str] | None = None, draws: int = DRAWS, seed: int = SEED) -> pd.DataFrame:
+    """Per method (``methods``, default every one scored on ``column``, a metric@k of ``evaluate``'s tidy
+    table): its mean over the questions every method scored (``n``), ``p_best`` (the share of resamples
+    it is first on, ties split) and the 2.5-97.5% range of its rank (1 = best; a tie takes the best
+    place of its group), best mean first. Empty when no question is scored by every method."""
+    if draws < 1:
+        raise ValueError(f"draws must be a positive number of resamples, got {draws}")
+    table = per_question(results, column)
+    methods = [m for m in (methods or list(table.columns)) if m in table.columns]
+    table = table[methods].dropna()
+    if table.empty or not methods:
+        return pd.DataFrame(columns=RANK_COLUMNS)
+    scores = table.to_numpy(dtype=float)                           # questions x methods
+    labels = unit_labels([str(q) for q in table.index], units) or [str(q) for q in table.index]
+    _, inverse = np.unique(np.asarray(labels, dtype=str), return_inverse=True)
+    sums = np.zeros((inverse.max() + 1, len(methods)))
+    np.add.at(sums, inverse, scores)                               # per unit: each method's sum
+    counts = np.bincount(inverse).astype(float)
+    rng = np.random.default_rng(seed)
+    pick = rng.integers(0, len(counts), size=(draws, len(counts)))
+    means = sums[pick].sum(axis=1) / counts[pick].sum(axis=1)[:, None]      # draws x methods
+    top = means.max(axis=1, keepdims=True)
+    first = np.isclose(means, top, rtol=0, atol=1e-12)
+    p_best = (first / first.sum(axis=1, keepdims=True)).mean(axis=0)
+    above = (means[:, None, :] > means[:, :, None] + 1e-12).sum(axis=2)     # methods strictly ahead
+    ranks = 1 + above
+    out = pd.DataFrame({"method": methods, "mean": scores.mean(axis=0), "n": len(scores), "units": len(counts),
+                        "p_best": p_best, "rank_low": np.percentile(ranks, 2.5, axis=0, method="lower"),
+                        "rank_high": np.percentile(ranks, 97.5, axis=0, method="higher"), "draws": draws,
+                        "seed": seed})
+    return out.sort_values("mean", ascending=False, kind="stable").reset_index(drop=True)[RANK_COLUMNS]
