@@ -10,7 +10,8 @@ import threading
 import pytest
 from fake_openai_server import fake_openai  # noqa: F401  (fixture)
 from schema_responder import responder
-from test_cluster_build import DATA, SESSION_CACHE, fresh_cache, structure
+from conftest import SESSION_CACHE
+from test_cluster_build import DATA, fresh_cache, structure
 
 from rag_lab.core.embedding import Embedder
 from rag_lab.evaluation import cluster as cluster_module

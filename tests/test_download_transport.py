@@ -20,6 +20,15 @@ PUBMEDQA = f"/pubmedqa/pubmedqa/{src.GITHUB_COMMITS['pubmedqa/pubmedqa']}/data/o
 QUIET = dict(log=lambda *a: None)
 
 
+def sleeps_of_this_thread(waited: list, real_sleep):
+    """A ``time.sleep`` that records this test's own waits and lets other threads (a session's Dask
+    cluster, a cache's file lock) sleep for real: ``time`` is one module for the whole process."""
+    import threading
+
+    mine = threading.get_ident()
+    return lambda seconds: waited.append(seconds) if threading.get_ident() == mine else real_sleep(seconds)
+
+
 def transport(server, retries=3):
     return Transport(server.url, retries=retries, backoff=0, progress=False)
 
@@ -293,7 +302,7 @@ def test_429_waits_as_long_as_the_server_asks(mirror, monkeypatch):
     import rag_lab.datasets.transport as tr
 
     waited = []
-    monkeypatch.setattr(tr.time, "sleep", waited.append)
+    monkeypatch.setattr(tr.time, "sleep", sleeps_of_this_thread(waited, tr.time.sleep))
     mirror.faults["/w/api.php"] = ["429"]
     body = transport(mirror).get("https://en.wikipedia.org/w/api.php", {"action": "query", "list": "search",
                                                                         "srsearch": "Machine learning"})
@@ -305,7 +314,7 @@ def test_wikipedia_requests_name_a_contact_and_wait_out_429(mirror, data_cache, 
     import rag_lab.datasets.transport as tr
 
     waited = []
-    monkeypatch.setattr(tr.time, "sleep", waited.append)
+    monkeypatch.setattr(tr.time, "sleep", sleeps_of_this_thread(waited, tr.time.sleep))
     wiki._ask_for_contact.cache_clear()
     with caplog.at_level("WARNING", logger="rag_lab.datasets.loaders.wikipedia"):
         download("wikipedia", articles_per_topic=1, transport=transport(mirror), limiter=RateLimiter(0), **QUIET)

@@ -60,7 +60,7 @@ def test_cost_and_speed_notebook_tables(tmp_path, embedder):
     shared = pd.read_csv(files["shared_indexes.csv"])
     assert shared.to_dict("list") == {"index": ["naive", "semantic"], "methods": ["naive", "semantic"], "count": [1, 1]}
     assert (costs["index"] == costs.index).all() and "geometric mean and 95% t-interval on log seconds" in caption
-    assert ((costs["index_seconds_cold_ci_low"] > 0) & (costs["index_seconds_warm_ci_low"] > 0)).all()
+    assert ((costs["index_seconds_cold_ci_low"] >= 0) & (costs["index_seconds_warm_ci_low"] >= 0)).all()   # never below 0 (rounded to ms)
 
     growth = pd.read_csv(files["growth.csv"])
     assert list(growth["copies"]) == [1, 2] and set(growth["method"]) == {"naive"}

@@ -54,3 +54,16 @@ def rank_uncertainty(results: pd.DataFrame, column: str, methods: Sequence[str] 
                         "rank_high": np.percentile(ranks, 97.5, axis=0, method="higher"), "draws": draws,
                         "seed": seed})
     return out.sort_values("mean", ascending=False, kind="stable").reset_index(drop=True)[RANK_COLUMNS]
+
+
+def save_rank_table(results: pd.DataFrame, column: str, units: Mapping[str, str] | None, folder, name: str):
+    """``rank_uncertainty`` of ``column`` saved as ``ranks_<name>`` (rounded to 4 places, with its caption)
+    and returned for display: the notebook's leaderboard cell shows it beside the leaderboard."""
+    from ..core.figures import save_table
+    from ..evaluation.provenance import caption_reasoners
+
+    ranks = rank_uncertainty(results, column, units=units).round(4)
+    save_table(ranks, folder, f"ranks_{name}", index=False,
+               caption=f"{name}: probability each method is best on {column} and its 95% rank range (joint paired "
+                       f"bootstrap over the common questions, by document; {caption_reasoners(results)})")
+    return ranks

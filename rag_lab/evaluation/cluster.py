@@ -285,7 +285,8 @@ def _finished(client, futures: list, name: str):
     left, last_done, empty_since = set(futures), time.monotonic(), None
     while left:
         try:
-            done = dask_wait(list(left), timeout=min(POLL, stall, no_worker), return_when="FIRST_COMPLETED").done
+            with client.as_current():      # distributed.wait looks its client up in the current context
+                done = dask_wait(list(left), timeout=min(POLL, stall, no_worker), return_when="FIRST_COMPLETED").done
         except TimeoutError:
             done = set()
         now = time.monotonic()
