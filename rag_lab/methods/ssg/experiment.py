@@ -20,7 +20,7 @@ import pandas as pd
 
 from ...evaluation.metrics import context_matches, locate_contexts
 from ...evaluation.statistics import format_ci
-from ...evaluation.uncertainty import interval_frames, paired_differences
+from ...evaluation.uncertainty import interval_frames, paired_differences, pairwise_differences
 from ...core.types import Dataset, Question, Retrieval
 from .algorithms import ALGORITHMS
 from .config import SSGConfig
@@ -68,7 +68,16 @@ def run_algorithms(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequenc
     ``max_sentences``: see ``cap_for``; None is ``SSGConfig``'s default for every question."""
     if max_sentences is None:
         max_sentences = SSGConfig().max_sentences
-    caps = {q.id: cap_for(q, max_sentences) for q in dataset.questions}
+    return run_at_budgets(graph, dataset, algorithms, {q.id: cap_for(q, max_sentences) for q in dataset.questions},
+                          reasoner, embedder)
+
+
+def run_at_budgets(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequence[str], caps: Mapping[str, int],
+                   reasoner=None, embedder=None) -> dict[str, dict[str, Retrieval]]:
+    """As ``run_algorithms``, with the sentence cap given per question id (``caps``)."""
+    missing = [q.id for q in dataset.questions if q.id not in caps]
+    if missing:
+        raise ValueError(f"no sentence budget for questions {missing}")
     retrievers = make_retrievers(graph, algorithms, list(caps.values()), reasoner, embedder, dataset.documents)
     return {method_name(a): {q.id: retrievers[(a, caps[q.id])].retrieve(q.question, caps[q.id])
                              for q in dataset.questions}
@@ -113,6 +122,78 @@ def gathered_scores(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dat
                 "chooser": ret.trace.get("chooser") or "",
                 "seconds": ret.cost.seconds})
     return pd.DataFrame(rows)
+
+
+def equal_budgets(scores: pd.DataFrame) -> pd.Series:
+    """question id -> the fewest sentences any algorithm gathered on it: the equal budget. Every algorithm
+    gathered at least that many, so each, run again with this cap, gathers exactly that many (its walk
+    is the same up to the cap; of the last window's new sentences it keeps the most query-similar)."""
+    if scores.empty:
+        raise ValueError("equal_budgets: no scores")
+    return scores.groupby("question_id", sort=False)["sentences"].min().astype(int)
+
+
+def equal_budget_scores(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequence[str], scores: pd.DataFrame,
+                        reasoner=None, embedder=None) -> pd.DataFrame:
+    """``gathered_scores`` of every algorithm run again with each question's equal budget (``equal_budgets``):
+    precision and recall at the same number of sentences. Raises if some algorithm then gathers another
+    number (the comparison would not be at equal budget)."""
+    budgets = equal_budgets(scores)
+    budgets = budgets[budgets > 0]
+    kept = Dataset(dataset.name, dataset.documents, [q for q in dataset.questions if q.id in budgets.index],
+                   dict(dataset.meta))
+    equal = gathered_scores(run_at_budgets(graph, kept, algorithms, budgets.to_dict(), reasoner, embedder), kept)
+    off = equal[equal["sentences"] != equal["question_id"].map(budgets)]
+    if len(off):
+        raise RuntimeError(f"not at equal budget: {off[['algorithm', 'question_id', 'sentences']].to_dict('records')}")
+    return equal
+
+
+def budget_table(scores: pd.DataFrame, equal: pd.DataFrame, columns: Sequence[str] = GOLD_COLUMNS) -> pd.DataFrame:
+    """Per algorithm: sentences and ``columns`` at its own stopping point, then at the equal budget."""
+    def means(d, tag):
+        t = d.groupby("algorithm", sort=False)[["sentences", *columns]].mean()
+        return t.rename(columns=lambda c: f"{c} ({tag})")
+    table = pd.concat([means(scores, "own stop"), means(equal, "equal budget")], axis=1)
+    return table.loc[[a for a in ALGORITHMS if a in table.index]]
+
+
+def budget_sentence(scores: pd.DataFrame, equal: pd.DataFrame) -> str:
+    """The flag: how far apart the algorithms' own budgets are, and what the equal budget is."""
+    own = scores.groupby("algorithm", sort=False)["sentences"].mean()
+    lo, hi = own.idxmin(), own.idxmax()
+    per_q = equal.groupby("question_id")["sentences"].first()
+    return (f"At their own stopping points the algorithms gather {own[lo]:.1f} ({lo}) to {own[hi]:.1f} ({hi}) "
+            "sentences on average, and gold-sentence precision counts every gathered sentence: an algorithm that "
+            "gathers more is marked down on precision and helped on recall by that alone. So each question is "
+            f"also scored at an equal budget, the fewest sentences any algorithm gathered on it ({per_q.min()} to "
+            f"{per_q.max()}, mean {per_q.mean():.1f} over {len(per_q)} questions), every algorithm run again with "
+            "that cap.")
+
+
+def leader_sentence(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None,
+                    label: str = "") -> str:
+    """Which algorithm has the highest mean ``column`` and whether the questions can tell it from the
+    others: each pair paired by question (``uncertainty.pairwise_differences``), read by
+    ``statistics.verdict``. When some difference is inconclusive the sentence says n cannot decide."""
+    from ...evaluation.statistics import SUPPORTED, verdict
+
+    table = pairwise_differences(tidy(scores, judged), column)
+    if table.empty:
+        return f"{label}{column}: fewer than two algorithms scored."
+    leader = table["method"].iloc[0]
+    mine = table[table["method"] == leader]
+    means = tidy(scores, judged).query("metric == @column").groupby("method")["value"].mean()
+    ahead = [b for b, lo, hi in zip(mine["below"], mine["ci_low"], mine["ci_high"]) if verdict(lo, hi) == SUPPORTED]
+    tied = [f"{b} ({format_ci(d, lo, hi)})" for b, d, lo, hi in
+            zip(mine["below"], mine["diff"], mine["ci_low"], mine["ci_high"]) if verdict(lo, hi) != SUPPORTED]
+    n = int(mine["n"].max())
+    head = f"{label}highest mean {column}: {leader} ({means[leader]:.2f})"
+    if not tied:
+        return f"{head}, ahead of every other algorithm (each paired difference's 95% interval above 0, n = {n})."
+    return (f"{head}, but with n = {n} questions the data cannot tell it from {len(tied)} of the {len(mine)} "
+            f"others (difference [95% interval] spans 0): {', '.join(tied)}"
+            + (f"; ahead of {', '.join(ahead)}." if ahead else "; so no single best algorithm is shown here."))
 
 
 def judged_scores(answer_df: pd.DataFrame | None) -> pd.DataFrame:
@@ -173,9 +254,11 @@ def results_intervals(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
 def versus_basic(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every algorithm minus basic_retrieval on ``column``, paired by question, with its 95% interval,
     Holm across the algorithms, and the side the interval lies on (``above`` / ``below`` / ``spans 0``)."""
+    from ...evaluation.statistics import CONTRADICTED, SUPPORTED, verdict
+
     table = paired_differences(tidy(scores, judged), "basic_retrieval", metrics=[column])
-    table["side"] = ["above" if lo > 0 else "below" if hi < 0 else "spans 0"
-                     for lo, hi in zip(table["ci_low"], table["ci_high"])]
+    sides = {SUPPORTED: "above", CONTRADICTED: "below"}
+    table["side"] = [sides.get(verdict(lo, hi), "spans 0") for lo, hi in zip(table["ci_low"], table["ci_high"])]
     return table
 
 
