@@ -94,3 +94,24 @@ def test_leader_sentence_names_basic_when_the_test_beside_it_spans_zero():
     line = experiment.leader_sentence(scores, "gold_sentence_recall")
     assert "cannot tell it from 1 of the 1 others" in line and "basic_retrieval (0.100 [" in line
     assert line.endswith("so no single best algorithm is shown here.")
+
+
+def test_shown_comparison_narrows_the_paper_table():
+    from rag_lab.methods.ssg.paper import compare_with_paper, shown_comparison
+
+    # two algorithms, no judge: precision/recall ours, the judged columns empty
+    scores = _scores([("basic_retrieval", "a", 0.8, 0.4, 5), ("basic_retrieval", "b", 0.6, 0.6, 8),
+                      ("query_traversal", "a", 0.5, 0.6, 9), ("query_traversal", "b", 0.4, 0.7, 7)])
+    ours = experiment.results_table(scores)
+    wide = compare_with_paper(ours, "20q theme_based (paper-reported)", False, {},
+                              experiment.results_intervals(scores))
+    shown, note = shown_comparison(wide)
+    assert list(shown.columns) == ["n", "precision: ours [95% interval]", "precision: paper", "precision: difference",
+                                   "recall: ours [95% interval]", "recall: paper", "recall: difference",
+                                   "test cases (ours)", "test cases (paper)"]
+    # basic precision .7 (paper .87: difference -.17), recall .5 (paper .74); 2 questions
+    assert shown.loc["basic_retrieval", "precision: ours [95% interval]"].startswith("0.70 [")
+    assert shown.loc["basic_retrieval", "precision: difference"] == pytest.approx(-0.17)
+    assert shown.loc["query_traversal", "test cases (paper)"] == "16/20" and shown["n"].dropna().tolist() == [2, 2]
+    assert note.endswith("not computed in this run: answer_relevancy, faithfulness.")
+    assert len(shown.columns) < len(wide.columns) <= 40
