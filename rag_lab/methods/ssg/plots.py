@@ -269,9 +269,8 @@ def traversal_paths_2d(graph, query_coords: np.ndarray, paths: Mapping[str, Sequ
     lo, hi = path_box(np.vstack([flat[visited], fq]))   # the paths and the query: where the algorithms differ
     fig.update_xaxes(range=[lo[0], hi[0]])
     fig.update_yaxes(range=[lo[1], hi[1]])
-    fig.update_layout(title=title + "<br><sup>windows projected from the 3-D PCA space onto the plane the paths "
-                      "spread most in, zoomed on the paths; step 0 (larger) is the anchor; a step's fill is its "
-                      "document; the HTML rotates in 3-D</sup>",
+    fig.update_layout(title=title + "<br><sup>windows on the plane the paths spread most in, zoomed on the paths; "
+                      "step 0 (larger) is the anchor; fill: the step's document; the HTML rotates in 3-D</sup>",
                       margin={"t": 110}, legend={"itemsizing": "constant"}, plot_bgcolor="#f7f7f7")
     return fig
 
