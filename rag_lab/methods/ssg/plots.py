@@ -226,8 +226,8 @@ def traversal_paths_2d(graph, query_coords: np.ndarray, paths: Mapping[str, Sequ
     """The static face of ``traversal_3d`` (a PNG cannot be rotated): one panel per algorithm, the windows
     projected from the 3-D PCA space onto the plane the paths' windows and the query spread most in
     (``path_plane``), each path numbered from its anchor, its steps filled with their document's colour.
-    Every panel is zoomed on the paths and the query (``path_box``); ``focus`` draws only the visited
-    documents' windows behind them."""
+    Every panel is zoomed on the paths and the query (``path_box``) and draws the windows of every
+    document with a window in view; ``focus`` draws only the visited documents' windows."""
     import plotly.graph_objects as go
     from plotly.colors import qualitative
     from plotly.subplots import make_subplots
@@ -240,7 +240,10 @@ def traversal_paths_2d(graph, query_coords: np.ndarray, paths: Mapping[str, Sequ
     centre, axes = path_plane(np.vstack([c[visited], q]))
     flat, fq = (c - centre) @ axes.T, (q - centre) @ axes.T
     colors = doc_colors(graph.doc_ids)
-    shown = {graph.window(w).doc_id for p in paths.values() for w in p} if focus else set(graph.doc_ids)
+    lo, hi = path_box(np.vstack([flat[visited], fq]))   # the paths and the query: where the algorithms differ
+    in_view = np.all((flat[:, :2] >= lo) & (flat[:, :2] <= hi), axis=1)
+    shown = ({graph.window(w).doc_id for p in paths.values() for w in p} if focus else
+             {graph.windows[r].doc_id for r in np.flatnonzero(in_view)})   # the legend: documents one can see
     names = list(paths)
     rows = -(-len(names) // columns)
     fig = make_subplots(rows=rows, cols=min(columns, len(names)), subplot_titles=names, shared_xaxes=True,
@@ -266,7 +269,6 @@ def traversal_paths_2d(graph, query_coords: np.ndarray, paths: Mapping[str, Sequ
                                          "color": [colors[graph.window(w).doc_id] for w in paths[name]]}), **at)
     fig.update_xaxes(showticklabels=False, zeroline=False)
     fig.update_yaxes(showticklabels=False, zeroline=False)
-    lo, hi = path_box(np.vstack([flat[visited], fq]))   # the paths and the query: where the algorithms differ
     fig.update_xaxes(range=[lo[0], hi[0]])
     fig.update_yaxes(range=[lo[1], hi[1]])
     fig.update_layout(title=title + "<br><sup>windows on the plane the paths spread most in, zoomed on the paths; "
