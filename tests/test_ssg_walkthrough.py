@@ -32,7 +32,7 @@ def test_query_traversal_walk_step_by_step(graph):
     assert steps.loc[1, "decision"].tolist()[1:] == ["", ""]
     assert steps.loc[2, "candidate"].tolist() == [B(1), B(2)]
     assert steps.loc[2, "decision"].tolist()[0] == "take (rank 1 of 2): +1 sentences (1 gold), 7 gathered"
-    assert steps.loc[0, "gold sentences"] == "1/3" and steps.loc[0, "decision"].startswith("anchor")
+    assert steps.loc[0, "gold in window"] == "1/3" and steps.loc[0, "decision"].startswith("anchor")
     last = steps.loc[4]
     assert last["candidate"] == A(3) and last["score"] == pytest.approx(0.17365, abs=1e-4)
     assert last["decision"] == "stop: gathered sentence B#s3 scores 0.985 > best candidate 0.174 (8 gathered)"

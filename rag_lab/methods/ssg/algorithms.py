@@ -9,7 +9,9 @@ gathers the sentences of each window it visits, dropping sentences already gathe
 window brings more new sentences than ``max_sentences`` leaves room for, the most
 query-similar of them are kept. Ties go to the window listed first in the graph. Traversals hop
 between windows only; sentence nodes (children of windows) enter through the stopping rules,
-which compare the gathered sentences with the candidate windows, as the paper's rules do.
+which compare the gathered sentences with the candidate windows, as the paper's rules do. Each
+``Step`` keeps every candidate with its score and the result keeps the comparison that stopped it
+(``StopCheck``), so a walk can be told step by step (``walkthrough.py``).
 
 Stopping rules (the paper's, with its minimum counts):
 

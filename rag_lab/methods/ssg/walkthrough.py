@@ -125,7 +125,7 @@ def steps_table(graph: SimilarityGraph, result: TraversalResult, gold: set[str],
         took = f"take: +{len(step.added)} sentences ({new_gold} gold), {gathered} gathered"
         if i == 0 and not step.scored:
             rows.append({"step": 0, "at": "", "candidate": step.window, "score": step.score,
-                         "gold sentences": _gold_in(graph, step.window, gold),
+                         "gold in window": _gold_in(graph, step.window, gold),
                          "decision": "anchor (the window most similar to the query); " + took})
             continue
         listed = step.scored[:shown]
@@ -134,7 +134,7 @@ def steps_table(graph: SimilarityGraph, result: TraversalResult, gold: set[str],
         rank = 1 + [c for c, _ in step.scored].index(step.window)
         for c, score in listed:
             rows.append({"step": i, "at": at, "candidate": c, "score": score,
-                         "gold sentences": _gold_in(graph, c, gold),
+                         "gold in window": _gold_in(graph, c, gold),
                          "decision": f"{took.replace('take', f'take (rank {rank} of {step.candidates})', 1)}"
                                      + (" (fallback)" if step.fallback else "") if c == step.window else ""})
     stop = result.stop
@@ -143,11 +143,11 @@ def steps_table(graph: SimilarityGraph, result: TraversalResult, gold: set[str],
     if candidates:
         for j, (c, score) in enumerate(candidates):
             rows.append({"step": len(result.steps), "at": at, "candidate": c, "score": score,
-                         "gold sentences": _gold_in(graph, c, gold),
+                         "gold in window": _gold_in(graph, c, gold),
                          "decision": _stop_short(result) if j == 0 else ""})
     else:
         rows.append({"step": len(result.steps), "at": at, "candidate": "", "score": float("nan"),
-                     "gold sentences": "", "decision": stop_sentence(result)})
+                     "gold in window": "", "decision": stop_sentence(result)})
     return pd.DataFrame(rows).set_index("step")
 
 
