@@ -49,6 +49,8 @@ from typing import Callable
 
 import numpy as np
 
+from ...core import ties
+
 from .graph import SimilarityGraph
 from .query import QueryContext
 
@@ -133,7 +135,9 @@ class Gatherer:
         new = self.new_in(wid)
         room = self.max - len(self.ids)
         if len(new) > room:
-            keep = set(sorted(new, key=lambda s: (-self.query.sentence_sim(s), self.graph.sentence_row[s]))[:room])
+            keep = {new[i] for i in ties.order([self.query.sentence_sim(s) for s in new],
+                                               keys=[self.graph.sentence_row[s] for s in new], k=room,
+                                               what="SSG sentence cap", names=new)}
             new = [s for s in new if s in keep]
         self.ids += new
         self._seen.update(new)
@@ -144,8 +148,13 @@ class Gatherer:
 
 
 def _scored(candidates: list[str], score: Callable[[str], float], graph: SimilarityGraph) -> list[tuple[str, float]]:
-    """Every candidate with its score, best first (earliest window on ties): the first is the choice."""
-    return sorted(((c, float(score(c))) for c in candidates), key=lambda p: (-p[1], graph.window_row[p[0]]))
+    """Every candidate with its score, the choice first: the best score, earliest window on ties at the
+    stated precision (``ties.best``, which notes near-ties); the others follow by score, for the record."""
+    scores = [float(score(c)) for c in candidates]
+    rows = [graph.window_row[c] for c in candidates]
+    i = ties.best(scores, keys=rows, what="SSG next window", names=candidates)
+    rest = sorted((j for j in range(len(candidates)) if j != i), key=lambda j: (-scores[j], rows[j]))
+    return [(candidates[j], scores[j]) for j in (i, *rest)]
 
 
 def _start(name: str, graph: SimilarityGraph, query: QueryContext, max_sentences: int):
@@ -198,7 +207,7 @@ def basic_retrieval(graph: SimilarityGraph, query: QueryContext, max_sentences: 
     """Plain semantic RAG as the control: windows in order of query similarity, no traversal."""
     gathered = Gatherer(graph, query, max_sentences)
     result = TraversalResult("basic_retrieval", gathered.ids, [])
-    ranking = sorted(range(len(graph.window_ids)), key=lambda r: (-float(query.window_sims[r]), r))
+    ranking = ties.order(query.window_sims, what="SSG window ranking", names=graph.window_ids)
     for row in ranking:
         wid = graph.window_ids[row]
         if gathered.full:
@@ -307,8 +316,10 @@ def llm_guided_traversal(graph: SimilarityGraph, query: QueryContext, max_senten
         if gathered.full:
             result.stop_reason = MAX_SENTENCES
             break
-        ranked = sorted(_unvisited(graph, current, visited),
-                        key=lambda n: (-query.window_sim(n), graph.window_row[n]))[:LLM_CANDIDATES]
+        unvisited = list(_unvisited(graph, current, visited))
+        ranked = [unvisited[i] for i in ties.order([query.window_sim(n) for n in unvisited],
+                                                   keys=[graph.window_row[n] for n in unvisited], k=LLM_CANDIDATES,
+                                                   what="SSG candidates shown", names=unvisited)]
         if not ranked:
             result.stop_reason = NO_CANDIDATES
             break
