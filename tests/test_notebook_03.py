@@ -19,7 +19,8 @@ def test_ssg_traversal_notebook_runs(tmp_path):
             "traversal_paths_3d.png", "traversal_paths_3d.html", "traversal_paths_3d_focus.png",
             "sequential_path.png", "ssg_results.csv", "ssg_results.md", "vs_paper_1.md", "vs_paper_2.md",
             "vs_paper_1_like_for_like.csv", "vs_paper_2_like_for_like.csv",
-            "document_themes.csv", "stop_reasons.csv"} <= set(paths)
+            "document_themes.csv", "stop_reasons.csv", "equal_budget.csv", "walk_steps.csv",
+            "walk_sentences.csv"} <= set(paths)
 
     ours = pd.read_csv(paths["ssg_results.csv"], index_col=0)
     assert list(ours.index) == list(ALGORITHM_NAMES)
@@ -48,4 +49,16 @@ def test_ssg_traversal_notebook_runs(tmp_path):
     assert ((ci["ci_low"] <= ci["mean"] + 1e-4) & (ci["mean"] <= ci["ci_high"] + 1e-4)).all()
     like = pd.read_csv(paths["vs_paper_1_like_for_like.csv"], index_col=0)
     assert like.loc["precision", "ours"] == "gold_sentence_precision" and (like["like-for-like"] == "no").all()
+    # the paper tables are shown narrowed (the CSV keeps every column)
+    assert "precision: ours [95% interval]" in paths["vs_paper_1.md"].read_text(encoding="utf-8")
+    # the equal-sentence-budget view: one budget per question, never above an algorithm's own count
+    budget = pd.read_csv(paths["equal_budget.csv"], index_col=0)
+    assert list(budget.index) == list(ALGORITHM_NAMES)
+    assert budget["sentences (equal budget)"].nunique() == 1
+    assert (budget["sentences (equal budget)"] <= budget["sentences (own stop)"] + 1e-9).all()
+    # the worked walk: the anchor first, a stop last, every gathered or missed gold sentence marked
+    steps = pd.read_csv(paths["walk_steps.csv"])["decision"].fillna("")
+    assert steps.iloc[0].startswith("anchor") and steps.str.contains("stop").any()
+    sentences = pd.read_csv(paths["walk_sentences.csv"])
+    assert set(sentences["gold"].fillna("")) <= {"", "✓", "✓ missed"}
     assert_captions_name_reasoners(manifest)

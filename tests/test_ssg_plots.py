@@ -101,3 +101,22 @@ def test_the_static_paths_figure_has_a_panel_per_algorithm_and_keeps_distances()
     assert lo < xy[:, 0].min() and xy[:, 0].max() < hi
     with pytest.raises(ValueError, match="no paths"):
         plots.traversal_paths_2d(graph, q, {}, "x")
+
+
+def test_the_path_figures_are_zoomed_on_the_paths():
+    # every panel of the overview (focus=False) too, and the 3-D scene: ranges hug the paths and the query
+    graph = main_graph()[0]
+    q = query_at(graph, 0.0).coords3
+    paths = {"query_traversal": [A(0), B(0)]}
+    lo, hi = plots.path_box(np.array([[0.0, 0.0], [1.0, 2.0]]))
+    assert lo.tolist() == pytest.approx([-0.15, -0.3]) and hi.tolist() == pytest.approx([1.15, 2.3])
+    flat = plots.traversal_paths_2d(graph, q, paths, "Paths")
+    drawn = next(t for t in flat.data if t.mode == "lines+markers+text")
+    x_lo, x_hi = flat.layout.xaxis.range
+    assert x_lo < min(drawn.x) and max(drawn.x) < x_hi
+    everything = [x for t in flat.data for x in t.x]
+    assert min(everything) < x_lo or x_hi < max(everything)     # some window of the corpus lies outside the zoom
+    fig = plots.traversal_3d(graph, q, paths, "3-D")
+    c = graph.window_coords3[[graph.window_row[w] for w in paths["query_traversal"]]]
+    for i, axis in enumerate((fig.layout.scene.xaxis, fig.layout.scene.yaxis)):
+        assert axis.range[0] < min(c[:, i].min(), q[i]) and max(c[:, i].max(), q[i]) < axis.range[1]

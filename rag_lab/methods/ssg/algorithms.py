@@ -9,7 +9,9 @@ gathers the sentences of each window it visits, dropping sentences already gathe
 window brings more new sentences than ``max_sentences`` leaves room for, the most
 query-similar of them are kept. Ties go to the window listed first in the graph. Traversals hop
 between windows only; sentence nodes (children of windows) enter through the stopping rules,
-which compare the gathered sentences with the candidate windows, as the paper's rules do.
+which compare the gathered sentences with the candidate windows, as the paper's rules do. Each
+``Step`` keeps every candidate with its score and the result keeps the comparison that stopped it
+(``StopCheck``), so a walk can be told step by step (``walkthrough.py``).
 
 Stopping rules (the paper's, with its minimum counts):
 
@@ -67,13 +69,31 @@ EXHAUSTED = "all_windows_taken"
 
 @dataclass
 class Step:
-    """One move: the window taken, the score that chose it, the sentences it added, how many candidates there were."""
+    """One move: the window taken, the score that chose it, the sentences it added, how many candidates
+    there were, and every candidate with its score (``scored``: what the choice was made from; the
+    anchor's is empty; basic_retrieval's is the window taken, its ranking being the whole corpus)."""
 
     window: str
     score: float
     added: list[str]
     candidates: int
     fallback: bool = False
+    scored: list[tuple[str, float]] = field(default_factory=list)
+
+
+@dataclass
+class StopCheck:
+    """The comparison that ended a walk, in numbers: what it set against what (``walkthrough.py`` says it
+    in words). ``scored``: the candidates left at the stop with their scores (empty when none were)."""
+
+    rule: str
+    gathered: int
+    value: float = float("nan")          # the stopping side: best gathered sentence / this hop's similarity
+    value_of: str = ""                   # ... and the node it belongs to
+    against: float = float("nan")        # the continuing side: best candidate / previous hop's similarity
+    against_of: str = ""
+    scored: list[tuple[str, float]] = field(default_factory=list)
+    note: str = ""                       # the reasoner's reason, for llm_guided_traversal
 
 
 @dataclass
@@ -85,6 +105,7 @@ class TraversalResult:
     stop_reason: str = ""
     llm_choices: int = 0
     llm_fallbacks: int = 0
+    stop: StopCheck | None = None
 
 
 class Gatherer:
@@ -126,11 +147,14 @@ class Gatherer:
         return max(self.query.sentence_sim(s) for s in self.ids)
 
 
-def _best(candidates: list[str], score: Callable[[str], float], graph: SimilarityGraph) -> tuple[str, float]:
-    """Highest-scoring candidate (earliest window on ties) and its score."""
-    scores = [score(c) for c in candidates]
-    i = ties.best(scores, keys=[graph.window_row[c] for c in candidates], what="SSG next window", names=candidates)
-    return candidates[i], scores[i]
+def _scored(candidates: list[str], score: Callable[[str], float], graph: SimilarityGraph) -> list[tuple[str, float]]:
+    """Every candidate with its score, the choice first: the best score, earliest window on ties at the
+    stated precision (``ties.best``, which notes near-ties); the others follow by score, for the record."""
+    scores = [float(score(c)) for c in candidates]
+    rows = [graph.window_row[c] for c in candidates]
+    i = ties.best(scores, keys=rows, what="SSG next window", names=candidates)
+    rest = sorted((j for j in range(len(candidates)) if j != i), key=lambda j: (-scores[j], rows[j]))
+    return [(candidates[j], scores[j]) for j in (i, *rest)]
 
 
 def _start(name: str, graph: SimilarityGraph, query: QueryContext, max_sentences: int):
@@ -160,15 +184,20 @@ def _greedy(name: str, graph: SimilarityGraph, query: QueryContext, max_sentence
         if not candidates:
             result.stop_reason = NO_CANDIDATES
             break
-        nxt, score = _best(candidates, lambda n: chunk_score(current, n), graph)
-        if len(gathered) >= TRAVERSAL_MIN_SENTENCES and \
-                max(sentence_score(current, s) for s in gathered.ids) > score:
-            result.stop_reason = EARLY_STOP
-            break
+        scored = _scored(candidates, lambda n: chunk_score(current, n), graph)
+        nxt, score = scored[0]
+        if len(gathered) >= TRAVERSAL_MIN_SENTENCES:
+            best_s, best_value = max(((s, sentence_score(current, s)) for s in gathered.ids), key=lambda p: p[1])
+            if best_value > score:
+                result.stop_reason = EARLY_STOP
+                result.stop = StopCheck(EARLY_STOP, len(gathered), best_value, best_s, score, nxt, scored)
+                break
         visited.add(nxt)
         result.path.append(nxt)
-        result.steps.append(Step(nxt, score, gathered.add_window(nxt), len(candidates)))
+        result.steps.append(Step(nxt, score, gathered.add_window(nxt), len(candidates), scored=scored))
         current = nxt
+    if result.stop is None:
+        result.stop = StopCheck(result.stop_reason, len(gathered))
     return result
 
 
@@ -188,11 +217,17 @@ def basic_retrieval(graph: SimilarityGraph, query: QueryContext, max_sentences: 
             continue  # adds nothing: not a "next chunk option"
         if len(gathered) >= BASIC_MIN_SENTENCES and gathered.best_query_sim() > query.window_sim(wid):
             result.stop_reason = EARLY_STOP
+            best = max(gathered.ids, key=query.sentence_sim)
+            result.stop = StopCheck(EARLY_STOP, len(gathered), query.sentence_sim(best), best,
+                                    query.window_sim(wid), wid, [(wid, query.window_sim(wid))])
             break
         result.path.append(wid)
-        result.steps.append(Step(wid, query.window_sim(wid), gathered.add_window(wid), len(graph.window_ids)))
+        result.steps.append(Step(wid, query.window_sim(wid), gathered.add_window(wid), len(graph.window_ids),
+                                 scored=[(wid, query.window_sim(wid))]))
     else:
         result.stop_reason = MAX_SENTENCES if gathered.full else EXHAUSTED
+    if result.stop is None:
+        result.stop = StopCheck(result.stop_reason, len(gathered))
     return result
 
 
@@ -219,14 +254,18 @@ def ssg_traversal(graph: SimilarityGraph, query: QueryContext, max_sentences: in
         if not candidates:
             result.stop_reason = NO_CANDIDATES
             break
-        nxt, sim = _best(candidates, lambda n: graph.similarity(current, n), graph)
+        scored = _scored(candidates, lambda n: graph.similarity(current, n), graph)
+        nxt, sim = scored[0]
         if previous is not None and sim <= previous:
             result.stop_reason = NOT_INCREASING
+            result.stop = StopCheck(NOT_INCREASING, len(gathered), sim, nxt, previous, current, scored)
             break
         visited.add(nxt)
         result.path.append(nxt)
-        result.steps.append(Step(nxt, sim, gathered.add_window(nxt), len(candidates)))
+        result.steps.append(Step(nxt, sim, gathered.add_window(nxt), len(candidates), scored=scored))
         current, previous = nxt, sim
+    if result.stop is None:
+        result.stop = StopCheck(result.stop_reason, len(gathered))
     return result
 
 
@@ -288,8 +327,11 @@ def llm_guided_traversal(graph: SimilarityGraph, query: QueryContext, max_senten
         choice = reasoner.choose_next(query.text, [graph.sentence(s).text for s in gathered.ids],
                                       [graph.window(n).text for n in ranked], sims, ranked)
         result.llm_choices += 1
+        scored = list(zip(ranked, sims))
         if getattr(choice, "action", None) == "stop":
             result.stop_reason = REASONER_STOP
+            result.stop = StopCheck(REASONER_STOP, len(gathered), scored=scored,
+                                    note=str(getattr(choice, "reason", "") or ""))
             break
         index = getattr(choice, "candidate", None)
         valid = getattr(choice, "action", None) == "next" and isinstance(index, int) and 0 <= index < len(ranked)
@@ -300,8 +342,10 @@ def llm_guided_traversal(graph: SimilarityGraph, query: QueryContext, max_senten
         nxt = ranked[index]
         visited.add(nxt)
         result.path.append(nxt)
-        result.steps.append(Step(nxt, sims[index], gathered.add_window(nxt), len(ranked), fallback))
+        result.steps.append(Step(nxt, sims[index], gathered.add_window(nxt), len(ranked), fallback, scored))
         current = nxt
+    if result.stop is None:
+        result.stop = StopCheck(result.stop_reason, len(gathered))
     return result
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ...evaluation.metrics import context_matches, locate_contexts
 from ...evaluation.statistics import format_ci
-from ...evaluation.uncertainty import interval_frames, paired_differences
+from ...evaluation.uncertainty import interval_frames, paired_differences, pairwise_differences
 from ...core.types import Dataset, Question, Retrieval
 from .algorithms import ALGORITHMS
 from .config import SSGConfig
@@ -68,7 +68,16 @@ def run_algorithms(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequenc
     ``max_sentences``: see ``cap_for``; None is ``SSGConfig``'s default for every question."""
     if max_sentences is None:
         max_sentences = SSGConfig().max_sentences
-    caps = {q.id: cap_for(q, max_sentences) for q in dataset.questions}
+    return run_at_budgets(graph, dataset, algorithms, {q.id: cap_for(q, max_sentences) for q in dataset.questions},
+                          reasoner, embedder)
+
+
+def run_at_budgets(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequence[str], caps: Mapping[str, int],
+                   reasoner=None, embedder=None) -> dict[str, dict[str, Retrieval]]:
+    """As ``run_algorithms``, with the sentence cap given per question id (``caps``)."""
+    missing = [q.id for q in dataset.questions if q.id not in caps]
+    if missing:
+        raise ValueError(f"no sentence budget for questions {missing}")
     retrievers = make_retrievers(graph, algorithms, list(caps.values()), reasoner, embedder, dataset.documents)
     return {method_name(a): {q.id: retrievers[(a, caps[q.id])].retrieve(q.question, caps[q.id])
                              for q in dataset.questions}
@@ -113,6 +122,78 @@ def gathered_scores(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dat
                 "chooser": ret.trace.get("chooser") or "",
                 "seconds": ret.cost.seconds})
     return pd.DataFrame(rows)
+
+
+def equal_budgets(scores: pd.DataFrame) -> pd.Series:
+    """question id -> the fewest sentences any algorithm gathered on it: the equal budget. Every algorithm
+    gathered at least that many, so each, run again with this cap, gathers exactly that many (its walk
+    is the same up to the cap; of the last window's new sentences it keeps the most query-similar)."""
+    if scores.empty:
+        raise ValueError("equal_budgets: no scores")
+    return scores.groupby("question_id", sort=False)["sentences"].min().astype(int)
+
+
+def equal_budget_scores(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequence[str], scores: pd.DataFrame,
+                        reasoner=None, embedder=None) -> pd.DataFrame:
+    """``gathered_scores`` of every algorithm run again with each question's equal budget (``equal_budgets``):
+    precision and recall at the same number of sentences. Raises if some algorithm then gathers another
+    number (the comparison would not be at equal budget)."""
+    budgets = equal_budgets(scores)
+    budgets = budgets[budgets > 0]
+    kept = Dataset(dataset.name, dataset.documents, [q for q in dataset.questions if q.id in budgets.index],
+                   dict(dataset.meta))
+    equal = gathered_scores(run_at_budgets(graph, kept, algorithms, budgets.to_dict(), reasoner, embedder), kept)
+    off = equal[equal["sentences"] != equal["question_id"].map(budgets)]
+    if len(off):
+        raise RuntimeError(f"not at equal budget: {off[['algorithm', 'question_id', 'sentences']].to_dict('records')}")
+    return equal
+
+
+def budget_table(scores: pd.DataFrame, equal: pd.DataFrame, columns: Sequence[str] = GOLD_COLUMNS) -> pd.DataFrame:
+    """Per algorithm: sentences and ``columns`` at its own stopping point, then at the equal budget."""
+    def means(d, tag):
+        t = d.groupby("algorithm", sort=False)[["sentences", *columns]].mean()
+        return t.rename(columns=lambda c: f"{c} ({tag})")
+    table = pd.concat([means(scores, "own stop"), means(equal, "equal budget")], axis=1)
+    return table.loc[[a for a in ALGORITHMS if a in table.index]]
+
+
+def budget_sentence(scores: pd.DataFrame, equal: pd.DataFrame) -> str:
+    """The flag: how far apart the algorithms' own budgets are, and what the equal budget is."""
+    own = scores.groupby("algorithm", sort=False)["sentences"].mean()
+    lo, hi = own.idxmin(), own.idxmax()
+    per_q = equal.groupby("question_id")["sentences"].first()
+    return (f"At their own stopping points the algorithms gather {own[lo]:.1f} ({lo}) to {own[hi]:.1f} ({hi}) "
+            "sentences on average, and gold-sentence precision counts every gathered sentence: an algorithm that "
+            "gathers more is marked down on precision and helped on recall by that alone. So each question is "
+            f"also scored at an equal budget, the fewest sentences any algorithm gathered on it ({per_q.min()} to "
+            f"{per_q.max()}, mean {per_q.mean():.1f} over {len(per_q)} questions), every algorithm run again with "
+            "that cap.")
+
+
+def leader_sentence(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None,
+                    label: str = "") -> str:
+    """Which algorithm has the highest mean ``column`` and whether the questions can tell it from the
+    others: each pair paired by question, Holm across the pairs (``uncertainty.pairwise_differences``),
+    and its verdict (``statistics.verdict``). A pair not decided is named with its interval."""
+    from ...evaluation.statistics import SUPPORTED
+
+    table = pairwise_differences(tidy(scores, judged), column)
+    if table.empty:
+        return f"{label}{column}: fewer than two algorithms scored."
+    leader = table["method"].iloc[0]
+    mine = table[table["method"] == leader]
+    means = tidy(scores, judged).query("metric == @column").groupby("method")["value"].mean()
+    ahead = [b for b, v in zip(mine["below"], mine["verdict"]) if v == SUPPORTED]
+    tied = [f"{b} ({format_ci(d, lo, hi)}, {v})" for b, d, lo, hi, v in
+            zip(mine["below"], mine["diff"], mine["ci_low"], mine["ci_high"], mine["verdict"]) if v != SUPPORTED]
+    n = int(mine["n"].max())
+    head = f"{label}highest mean {column}: {leader} ({means[leader]:.2f})"
+    if not tied:
+        return f"{head}, ahead of every other algorithm (each paired difference decided, Holm p < 0.05, n = {n})."
+    return (f"{head}, but with n = {n} questions the data cannot tell it from {len(tied)} of the {len(mine)} "
+            f"others (paired difference [95% interval], verdict): {', '.join(tied)}"
+            + (f"; ahead of {', '.join(ahead)}." if ahead else "; so no single best algorithm is shown here."))
 
 
 def judged_scores(answer_df: pd.DataFrame | None) -> pd.DataFrame:

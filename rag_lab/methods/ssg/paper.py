@@ -206,3 +206,39 @@ def strategies_sentence(strategies) -> str:
     without = [s for s in ours if s not in PAPER_STRATEGY.values()]
     return (f"The paper reports {' and '.join(PAPER_STRATEGY.values())} only (one table each); of our "
             f"{len(ours)} strategies, without a paper counterpart: " + (", ".join(without) or "none") + ".")
+
+
+def shown_comparison(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """``compare_with_paper``'s table narrowed for reading (the saved CSV keeps every column): per paper
+    column with a number of ours, "ours [95% interval]", the paper's and the difference; one n column;
+    the test-case counts (pass_rate as a fraction is left to the CSV);
+    the columns this run left empty and the never like-for-like check are named in the returned note
+    instead of shown."""
+    from ...evaluation.statistics import format_ci
+
+    out = pd.DataFrame(index=table.index)
+    empty, n = [], None
+    for metric in (m for m in NUMERIC_COLUMNS if m != "pass_rate"):     # the test-case counts say it
+        ours = next((c for c in table.columns if c.startswith(f"{metric} (ours")), None)
+        if ours is None or table[ours].isna().all():
+            empty.append(metric)
+            continue
+        low, high = table.get(f"{metric} (ci_low)"), table.get(f"{metric} (ci_high)")
+        if n is None and f"{metric} (n)" in table and table[f"{metric} (n)"].notna().any():
+            n = table[f"{metric} (n)"]
+        out[f"{metric}: ours [95% interval]"] = [
+            format_ci(v, lo, hi, 2) if low is not None and pd.notna(lo) else f"{v:.2f}" if pd.notna(v) else ""
+            for v, lo, hi in zip(table[ours], low if low is not None else [None] * len(table),
+                                 high if high is not None else [None] * len(table))]
+        out[f"{metric}: paper"] = table[f"{metric} (paper-reported)"].round(2)
+        out[f"{metric}: difference"] = table[f"{metric} (difference)"].round(2)
+    if n is not None:
+        out.insert(0, "n", n.astype("Int64"))
+    for who in ("ours", "paper-reported"):
+        if f"test_cases ({who})" in table:
+            out[f"test cases ({'paper' if who != 'ours' else who})"] = table[f"test_cases ({who})"]
+    note = ("Shown narrowed (the saved CSV has every column): our number with its 95% interval, the paper's, "
+            "and ours minus the paper's; no column is like-for-like (see the table below), so no difference is "
+            "read as agreement or disagreement"
+            + (f"; not computed in this run: {', '.join(empty)}." if empty else "."))
+    return out, note

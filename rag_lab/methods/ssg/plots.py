@@ -156,11 +156,22 @@ def multilayer_graph(graph, doc_ids: Sequence[str] | None = None, title: str = "
     return fig
 
 
+def path_box(points: np.ndarray, margin: float = 0.15, least: float = 0.02) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) per axis of ``points`` (the paths' windows and the query) widened by ``margin`` of
+    their extent (at least ``least``): the axis ranges that zoom a figure onto the walks, which
+    otherwise fill a few percent of a panel spanning the whole corpus."""
+    pts = np.atleast_2d(np.asarray(points, dtype=float))
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    pad = np.maximum(margin * (hi - lo), least)
+    return lo - pad, hi + pad
+
+
 def traversal_3d(graph, query_coords: np.ndarray, paths: Mapping[str, Sequence[str]], title: str,
                  show_edges: bool = True, focus: bool = False):
     """Windows at their 3-D PCA coordinates (one colour per document), the sparse edges faintly,
-    the query as a black diamond and each algorithm's path as a numbered line. ``focus`` shows only
-    the documents the paths visit (the paper's close-up, Figure F)."""
+    the query as a black diamond and each algorithm's path as a numbered line; the axes are zoomed
+    on the paths and the query (``path_box``; rotate or zoom out in the HTML for the rest).
+    ``focus`` shows only the documents the paths visit (the paper's close-up, Figure F)."""
     import plotly.graph_objects as go
     from plotly.colors import qualitative
 
@@ -190,8 +201,11 @@ def traversal_3d(graph, query_coords: np.ndarray, paths: Mapping[str, Sequence[s
                                    hovertext=list(path), line={"width": 6, "color": palette[i % len(palette)]},
                                    marker={"size": 4, "color": palette[i % len(palette)]}))
     fig = go.Figure(traces)
-    fig.update_layout(title=title, scene={"xaxis": {"title": "PC1"}, "yaxis": {"title": "PC2"},
-                                          "zaxis": {"title": "PC3"}}, legend={"itemsizing": "constant"})
+    visited = [graph.window_row[w] for p in paths.values() for w in p]
+    lo, hi = path_box(np.vstack([c[visited], q[:3]])) if visited else (c.min(axis=0), c.max(axis=0))
+    fig.update_layout(title=title, scene={f"{a}axis": {"title": f"PC{i + 1}", "range": [lo[i], hi[i]]}
+                                          for i, a in enumerate("xyz")} | {"aspectmode": "cube"},
+                      legend={"itemsizing": "constant"})
     return fig
 
 
@@ -212,7 +226,8 @@ def traversal_paths_2d(graph, query_coords: np.ndarray, paths: Mapping[str, Sequ
     """The static face of ``traversal_3d`` (a PNG cannot be rotated): one panel per algorithm, the windows
     projected from the 3-D PCA space onto the plane the paths' windows and the query spread most in
     (``path_plane``), each path numbered from its anchor, its steps filled with their document's colour.
-    ``focus``: only the visited documents, and the panels zoomed on the paths and the query."""
+    Every panel is zoomed on the paths and the query (``path_box``) and draws the windows of every
+    document with a window in view; ``focus`` draws only the visited documents' windows."""
     import plotly.graph_objects as go
     from plotly.colors import qualitative
     from plotly.subplots import make_subplots
@@ -225,7 +240,10 @@ def traversal_paths_2d(graph, query_coords: np.ndarray, paths: Mapping[str, Sequ
     centre, axes = path_plane(np.vstack([c[visited], q]))
     flat, fq = (c - centre) @ axes.T, (q - centre) @ axes.T
     colors = doc_colors(graph.doc_ids)
-    shown = {graph.window(w).doc_id for p in paths.values() for w in p} if focus else set(graph.doc_ids)
+    lo, hi = path_box(np.vstack([flat[visited], fq]))   # the paths and the query: where the algorithms differ
+    in_view = np.all((flat[:, :2] >= lo) & (flat[:, :2] <= hi), axis=1)
+    shown = ({graph.window(w).doc_id for p in paths.values() for w in p} if focus else
+             {graph.windows[r].doc_id for r in np.flatnonzero(in_view)})   # the legend: documents one can see
     names = list(paths)
     rows = -(-len(names) // columns)
     fig = make_subplots(rows=rows, cols=min(columns, len(names)), subplot_titles=names, shared_xaxes=True,
@@ -251,13 +269,10 @@ def traversal_paths_2d(graph, query_coords: np.ndarray, paths: Mapping[str, Sequ
                                          "color": [colors[graph.window(w).doc_id] for w in paths[name]]}), **at)
     fig.update_xaxes(showticklabels=False, zeroline=False)
     fig.update_yaxes(showticklabels=False, zeroline=False)
-    if focus:   # the paths and the query, with a margin: where the algorithms differ
-        box = np.vstack([flat[visited], fq])
-        pad = np.maximum(0.15 * (box.max(axis=0) - box.min(axis=0)), 0.02)
-        fig.update_xaxes(range=[box[:, 0].min() - pad[0], box[:, 0].max() + pad[0]])
-        fig.update_yaxes(range=[box[:, 1].min() - pad[1], box[:, 1].max() + pad[1]])
-    fig.update_layout(title=title + "<br><sup>windows projected from the 3-D PCA space onto the plane the paths "
-                      "spread most in; step 0 (larger) is the anchor; a step's fill is its document; the HTML rotates in 3-D</sup>",
+    fig.update_xaxes(range=[lo[0], hi[0]])
+    fig.update_yaxes(range=[lo[1], hi[1]])
+    fig.update_layout(title=title + "<br><sup>windows on the plane the paths spread most in, zoomed on the paths; "
+                      "step 0 (larger) is the anchor; fill: the step's document; the HTML rotates in 3-D</sup>",
                       margin={"t": 110}, legend={"itemsizing": "constant"}, plot_bgcolor="#f7f7f7")
     return fig
 

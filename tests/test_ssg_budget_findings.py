@@ -1,0 +1,128 @@
+"""Notebook 03's equal-sentence-budget view and its "highest mean" sentence, on inputs worked out by hand."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from rag_lab.core.types import Dataset, Question
+from rag_lab.methods.ssg import experiment
+from rag_lab.methods.ssg.method import method_name
+from ssg_handmade import main_graph, unit
+
+
+def _scores(rows):
+    """(algorithm, question, gold-sentence precision, recall, sentences) -> a gathered_scores-like frame."""
+    return pd.DataFrame([{"method": method_name(a), "algorithm": a, "question_id": q, "strategy": "s",
+                          "gold_sentence_precision": p, "gold_sentence_recall": r, "sentences": n}
+                         for a, q, p, r, n in rows])
+
+
+def test_equal_budgets_and_the_budget_table():
+    own = _scores([("basic_retrieval", "a", 0.8, 0.4, 5), ("basic_retrieval", "b", 0.6, 0.6, 8),
+                   ("query_traversal", "a", 0.5, 0.6, 9), ("query_traversal", "b", 0.4, 0.7, 7)])
+    # the fewest sentences on each question: a 5 (basic), b 7 (query)
+    assert experiment.equal_budgets(own).to_dict() == {"a": 5, "b": 7}
+    equal = _scores([("basic_retrieval", "a", 0.8, 0.4, 5), ("basic_retrieval", "b", 0.7, 0.5, 7),
+                     ("query_traversal", "a", 0.6, 0.5, 5), ("query_traversal", "b", 0.4, 0.7, 7)])
+    table = experiment.budget_table(own, equal)
+    assert list(table.index) == ["basic_retrieval", "query_traversal"]
+    assert table.loc["query_traversal", "sentences (own stop)"] == 8.0
+    assert table.loc["query_traversal", "sentences (equal budget)"] == 6.0
+    assert table.loc["query_traversal", "gold_sentence_precision (equal budget)"] == pytest.approx(0.5)
+    assert table.loc["basic_retrieval", "gold_sentence_recall (own stop)"] == pytest.approx(0.5)
+    assert experiment.budget_sentence(own, equal).startswith(
+        "At their own stopping points the algorithms gather 6.5 (basic_retrieval) to 8.0 (query_traversal) sentences")
+    assert "(5 to 7, mean 6.0 over 2 questions)" in experiment.budget_sentence(own, equal)
+
+
+class AngleEmbedder:
+    """Every query at 0 degrees (the hand-made graph's vectors are 2-D)."""
+
+    model_id = "angle"
+
+    def encode_one(self, text):
+        return unit(0)
+
+    def count_tokens(self, texts):
+        return 1
+
+
+def test_equal_budget_scores_rerun_every_algorithm_at_the_fewest_sentences():
+    # query at 0: basic_retrieval gathers 7 (A0, B0, A1), query_traversal 8, triangulation_average 8
+    # (test_ssg_algorithms.py), so the budget is 7; at cap 7 query_traversal keeps A0, B0 and from B1
+    # its new sentence B s3: 7 sentences, and so does triangulation_average (A0, A1, B0)
+    graph, docs = main_graph()
+    data = Dataset("hand", docs, [Question("q", "where?", gold_doc_ids=["B"], gold_contexts=["Document B states fact three."])])
+    algorithms = ["basic_retrieval", "query_traversal", "triangulation_average"]
+    own = experiment.gathered_scores(experiment.run_algorithms(graph, data, algorithms, 10, None, AngleEmbedder()), data)
+    assert own.set_index("algorithm")["sentences"].to_dict() == {"basic_retrieval": 7, "query_traversal": 8,
+                                                                 "triangulation_average": 8}
+    equal = experiment.equal_budget_scores(graph, data, algorithms, own, None, AngleEmbedder()).set_index("algorithm")
+    assert (equal["sentences"] == 7).all()
+    # query_traversal at 7 still has B s3 (gold): 1 of 7; basic has no gold sentence
+    assert equal.loc["query_traversal", "gold_sentence_precision"] == pytest.approx(1 / 7)
+    assert equal.loc["basic_retrieval", "gold_sentence_recall"] == 0.0
+
+
+def test_leader_sentence_agrees_with_the_paired_test():
+    # recall: query .75 on every question; triangulation 1.0, .5, .5, .5 (mean .625); basic .5. query leads
+    # on the mean; the sentence must name as "ahead" exactly the pairs the Holm-corrected test decides
+    from rag_lab.evaluation.statistics import SUPPORTED
+    from rag_lab.evaluation.uncertainty import pairwise_differences
+
+    rows = [("basic_retrieval", q, 0.5, 0.5, 5) for q in "abcd"]
+    rows += [("query_traversal", q, 0.5, 0.75, 9) for q in "abcd"]
+    rows += [("triangulation_average", q, 0.5, r, 6) for q, r in zip("abcd", (1.0, 0.5, 0.5, 0.5))]
+    scores = _scores(rows)
+    line = experiment.leader_sentence(scores, "gold_sentence_recall")
+    assert line.startswith("highest mean gold_sentence_recall: query_traversal (0.75), but with n = 4 questions the "
+                           "data cannot tell it from ")
+    pairs = pairwise_differences(experiment.tidy(scores, None), "gold_sentence_recall")
+    mine = pairs[pairs["method"] == "query_traversal"]
+    for below, v in zip(mine["below"], mine["verdict"]):
+        assert (f"ahead of {below}" in line) == (v == SUPPORTED), (below, v, line)
+        assert (f"{below} (" in line) == (v != SUPPORTED)
+    assert "triangulation_average (0.125 [-" in line     # one question below the leader: not decided at n = 4
+
+
+def test_leader_sentence_ahead_of_all_only_when_every_pair_is_decided():
+    # 30 questions: query .9 +- .05 against basic .5 +- .05 on each; the paired differences are far from 0
+    rows = [("basic_retrieval", f"q{i}", 0.5, 0.5 + 0.05 * (-1) ** i, 5) for i in range(30)]
+    rows += [("query_traversal", f"q{i}", 0.5, 0.9 + 0.05 * (-1) ** (i // 2), 9) for i in range(30)]
+    assert experiment.leader_sentence(_scores(rows), "gold_sentence_recall", label="Run: ") == (
+        "Run: highest mean gold_sentence_recall: query_traversal (0.90), ahead of every other algorithm "
+        "(each paired difference decided, Holm p < 0.05, n = 30).")
+
+
+def test_leader_sentence_names_basic_when_the_test_beside_it_does_not_decide():
+    # fulldim leads on the mean (.6 vs .5) but is below basic on one question of three: the versus-basic
+    # test does not decide, and the leader sentence must say the same about basic_retrieval
+    rows = [("basic_retrieval", q, 0.5, 0.5, 5) for q in "abc"]
+    rows += [("triangulation_fulldim", q, 0.5, r, 9) for q, r in zip("abc", (0.9, 0.6, 0.3))]
+    scores = _scores(rows)
+    vs = experiment.versus_basic(scores, "gold_sentence_recall").set_index("method")
+    assert vs.loc["triangulation_fulldim", "side"] in ("not told apart", "too few questions")
+    line = experiment.leader_sentence(scores, "gold_sentence_recall")
+    assert "cannot tell it from 1 of the 1 others" in line and "basic_retrieval (0.100 [" in line
+    assert line.endswith("so no single best algorithm is shown here.")
+
+
+def test_shown_comparison_narrows_the_paper_table():
+    from rag_lab.methods.ssg.paper import compare_with_paper, shown_comparison
+
+    # two algorithms, no judge: precision/recall ours, the judged columns empty
+    scores = _scores([("basic_retrieval", "a", 0.8, 0.4, 5), ("basic_retrieval", "b", 0.6, 0.6, 8),
+                      ("query_traversal", "a", 0.5, 0.6, 9), ("query_traversal", "b", 0.4, 0.7, 7)])
+    ours = experiment.results_table(scores)
+    wide = compare_with_paper(ours, "20q theme_based (paper-reported)", False, {},
+                              experiment.results_intervals(scores))
+    shown, note = shown_comparison(wide)
+    assert list(shown.columns) == ["n", "precision: ours [95% interval]", "precision: paper", "precision: difference",
+                                   "recall: ours [95% interval]", "recall: paper", "recall: difference",
+                                   "test cases (ours)", "test cases (paper)"]
+    # basic precision .7 (paper .87: difference -.17), recall .5 (paper .74); 2 questions
+    assert shown.loc["basic_retrieval", "precision: ours [95% interval]"].startswith("0.70 [")
+    assert shown.loc["basic_retrieval", "precision: difference"] == pytest.approx(-0.17)
+    assert shown.loc["query_traversal", "test cases (paper)"] == "16/20" and shown["n"].dropna().tolist() == [2, 2]
+    assert note.endswith("not computed in this run: answer_relevancy, faithfulness.")
+    assert len(shown.columns) < len(wide.columns) <= 40
