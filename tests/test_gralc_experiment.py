@@ -79,12 +79,18 @@ def test_lambda_sweep_on_the_same_questions(embedder):
     qs = [Question("q1", "Did empagliflozin slow eGFR decline?", gold_doc_ids=["kidney"]),
           Question("q2", "Does exercise help heart failure?", gold_doc_ids=["heart"])]
     params = ex.strategy_params(min_tokens=4, max_tokens=16)
-    sweep = ex.lambda_sweep(Dataset("toy", docs, qs), [0.0, 0.1, 0.5], 5, params, mrr_k=10)
+    result = ex.lambda_sweep(Dataset("toy", docs, qs), [0.0, 0.1, 0.5], 5, params, mrr_k=10)
+    sweep, fair = result.table, paper.source_seccov_label(5)
     assert list(sweep.index) == [0.0, 0.1, 0.5]
-    assert list(sweep.columns) == ["MRR@10", "R@5", "SecCov@5 (any-level labels, all retrieved)", "chunks", "top 5 changed vs λ = 0",
+    assert list(sweep.columns) == ["MRR@10", "R@5", fair, "chunks", "top 5 changed vs λ = 0",
                                    ex.MENTION_COSINE, ex.ALL_COSINE]
-    assert sweep["SecCov@5 (any-level labels, all retrieved)"].isna().all()   # these documents have no sections
+    assert sweep[fair].isna().all()   # these documents have no sections
     assert sweep.loc[0.0, "top 5 changed vs λ = 0"] == 0 and sweep.loc[0.0, ex.MENTION_COSINE] == pytest.approx(1.0)
+    # the per-question rows behind the table: one method per λ, their means are the table's
+    assert set(result.scores["method"]) == {"λ = 0", "λ = 0.1", "λ = 0.5"}
+    mrr = result.scores.query("metric == 'doc_mrr' and k == 10").groupby("method")["value"].mean()
+    assert mrr["λ = 0.5"] == pytest.approx(sweep.loc[0.5, "MRR@10"])
+    assert ex.sweep_columns(result) == {"MRR@10": "doc_mrr@10", "R@5": "doc_recall@5", fair: f"{ex.SOURCE_SECCOV}@5"}
     cos = sweep[ex.MENTION_COSINE]
     assert 1.0 > cos[0.1] > cos[0.5] and (sweep[ex.ALL_COSINE] >= cos - 1e-9).all()   # unchanged tokens add 1s
     assert ((sweep[["MRR@10", "R@5"]] >= 0) & (sweep[["MRR@10", "R@5"]] <= 1)).all().all()

@@ -13,7 +13,7 @@ from ...core.configs import drop_none
 from ...evaluation.harness import COLUMNS, build_costs, run_queries, run_queries_at, score_retrievals
 from ...evaluation.metrics import coverage_metric
 from ...evaluation.retrievers import Retriever, get_retriever
-from ...evaluation.uncertainty import interval_frames, pairwise_differences
+from ...evaluation.uncertainty import interval_frames
 from ...core.types import Dataset, Retrieval
 from ...reasoning.batch import run_batch
 from . import paper
@@ -27,8 +27,7 @@ ALL = list(STRATEGIES)
 SECCOV = PAPER_SECCOV                        # the reading whose pattern matches the paper's (seccov.py)
 SOURCE_SECCOV = coverage_metric("section")    # ours: top-level sections of the question's source article
 TABLE5_READING = (f"SecCov = distinct {PAPER_READING_WORDS} (the reading that reproduces the paper's pattern, "
-                  "docs/metrics.md); columns marked ours only: top-level sections of the question's source article")
-SECCOV_AXIS = "distinct section labels in the top k (any level, all retrieved articles)"
+                  "docs/metrics.md)")
 
 
 def strategy_params(**knobs) -> dict[str, dict]:
@@ -156,13 +155,6 @@ def table1_intervals(df: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)) -> dic
     return {part: _relabel(frame, ALL) for part, frame in interval_frames(df, table1_columns(ks)).items()}
 
 
-def table1_order(df: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)) -> pd.DataFrame:
-    """Every pair of strategies on Table 1's MRR, the better first, paired by question (Holm across
-    the pairs), with the paper's labels: which places of our order these questions can tell apart."""
-    out = pairwise_differences(df, table1_columns(ks)["MRR"], [n for n in ALL if n in set(df["method"])])
-    return out.assign(method=out["method"].map(paper.label), below=out["below"].map(paper.label))
-
-
 def table2(t1: pd.DataFrame) -> pd.DataFrame:
     """The ablation rows of Table 1, ΔMRR against the late-chunking base (as the paper computes it);
     empty when the base did not run (no ΔMRR without it)."""
@@ -176,6 +168,22 @@ def table2(t1: pd.DataFrame) -> pd.DataFrame:
     out.iloc[0, out.columns.get_loc("ΔMRR")] = math.nan
     out.index = [steps[n] for n in names]
     return out
+
+
+def table2_beside(t2: pd.DataFrame, diffs: pd.DataFrame) -> pd.DataFrame:
+    """Table 2 beside the paper: MRR, R@1, R@5 (ours and paper-reported; their intervals are Table 1's,
+    the same cells), then ΔMRR with the paired interval of each step against the base (``diffs``:
+    ``comparisons.ablation``), its Holm p and the paper's ΔMRR."""
+    reported = paper.table2()
+    parts = {}
+    for c in [c for c in t2.columns if c != "ΔMRR"]:
+        parts[(c, "ours")] = t2[c]
+        parts[(c, "paper-reported")] = reported[c].reindex(t2.index)
+    parts[("ΔMRR", "ours")] = t2["ΔMRR"]
+    for part, name in (("n", "n"), ("ci_low", "ci_low"), ("ci_high", "ci_high"), ("p_holm", "Holm p")):
+        parts[("ΔMRR", name)] = diffs[part].reindex(t2.index) if part in diffs else math.nan
+    parts[("ΔMRR", "paper-reported")] = reported["ΔMRR"].reindex(t2.index)
+    return pd.DataFrame(parts, index=t2.index)
 
 
 def efficiency(dataset: Dataset, strategies: Sequence[str], params: Mapping[str, dict] | None = None,
@@ -211,51 +219,106 @@ def table3(builds: pd.DataFrame) -> pd.DataFrame:
     return _relabel(out, ALL)
 
 
-def table4(grad: pd.DataFrame, ks: Sequence[int] = (1, 5, 20)) -> pd.DataFrame:
+def table4_columns(ks: Sequence[int] = (1, 5, 20)) -> dict[str, str]:
+    """Table 4's column labels -> the metric@k each is the mean of (MRR at the deepest k)."""
     ks = sorted(ks)
+    return {"MRR": f"doc_mrr@{ks[-1]}", **{f"R@{k}": f"doc_recall@{k}" for k in ks[:-1]}}
+
+
+def _means(df: pd.DataFrame, columns: Mapping[str, str]) -> pd.DataFrame:
+    """Means per method of the metric@k columns named in ``columns`` (label -> metric@k)."""
+    return pd.DataFrame({label: metric_means(df, column.rsplit("@", 1)[0], int(column.rsplit("@", 1)[1]))
+                         for label, column in columns.items()})
+
+
+def _by_condition(grad: pd.DataFrame, frame_of) -> list[pd.DataFrame]:
     parts = []
     for cond, d in grad.groupby("condition", sort=False):
-        t = pd.DataFrame({"MRR": metric_means(d, "doc_mrr", ks[-1]), "R@1": metric_means(d, "doc_recall", ks[0]),
-                          **{f"R@{k}": metric_means(d, "doc_recall", k) for k in ks[1:-1]}})
-        t = _relabel(t, ALL)
+        t = _relabel(frame_of(d), ALL)
         t.index = pd.MultiIndex.from_product([[cond], t.index], names=["condition", "strategy"])
         parts.append(t)
+    return parts
+
+
+def table4(grad: pd.DataFrame, ks: Sequence[int] = (1, 5, 20)) -> pd.DataFrame:
+    columns = table4_columns(ks)
+    parts = _by_condition(grad, lambda d: _means(d, columns))
     if not parts:  # no condition in the data (PubMedQA: abstracts only)
-        return pd.DataFrame(columns=["MRR", "R@1"] + [f"R@{k}" for k in ks[1:-1]],
-                            index=pd.MultiIndex.from_tuples([], names=["condition", "strategy"]), dtype=float)
+        return pd.DataFrame(columns=list(columns), index=pd.MultiIndex.from_tuples([], names=["condition", "strategy"]),
+                            dtype=float)
     return pd.concat(parts)
+
+
+def table4_intervals(grad: pd.DataFrame, ks: Sequence[int] = (1, 5, 20)) -> dict[str, pd.DataFrame]:
+    """``ci_low``, ``ci_high`` and ``n`` of Table 4's cells (95% bootstrap over each condition's questions),
+    indexed (condition, strategy) like ``table4``."""
+    columns = table4_columns(ks)
+    out = {}
+    for part in INTERVAL_PARTS:
+        parts = _by_condition(grad, lambda d: interval_frames(d, columns)[part])
+        out[part] = pd.concat(parts) if parts else pd.DataFrame(columns=list(columns), dtype=float)
+    return out
+
+
+def table5_columns(ks: Sequence[int] = (5, 20)) -> dict[str, str]:
+    """Table 5's labels -> metric@k: SecCov in the reading that matches the paper's pattern at the
+    smallest and largest k, CS Recall at the largest, then our source-article SecCov (ours only)."""
+    lo, hi = min(ks), max(ks)
+    return {paper.seccov_label(lo): f"{SECCOV}@{lo}", paper.seccov_label(hi): f"{SECCOV}@{hi}",
+            f"CS Recall@{hi}": f"cs_recall@{hi}", paper.source_seccov_label(lo): f"{SOURCE_SECCOV}@{lo}",
+            paper.source_seccov_label(hi): f"{SOURCE_SECCOV}@{hi}"}
 
 
 def table5(grad: pd.DataFrame, ks: Sequence[int] = (5, 20), conditions: Sequence[str] = ("introduction", "partial",
                                                                                            "full")) -> pd.DataFrame:
-    """Columns "<metric> <condition>": SecCov in the reading that matches the paper's pattern at the
-    smallest and largest k, CS Recall at the largest, then our source-article SecCov (ours only)."""
+    """Columns "<label> <condition>" for every label of ``table5_columns``."""
     cols = {}
-    for name, metric, k in [(paper.seccov_label(ks[0]), SECCOV, ks[0]), (paper.seccov_label(ks[-1]), SECCOV, ks[-1]),
-                            (f"CS Recall@{ks[-1]}", "cs_recall", ks[-1]),
-                            (paper.source_seccov_label(ks[0]), SOURCE_SECCOV, ks[0]),
-                            (paper.source_seccov_label(ks[-1]), SOURCE_SECCOV, ks[-1])]:
+    for name, column in table5_columns(ks).items():
         for cond in conditions:
             d = grad[grad["condition"] == cond]
             if not d.empty:
-                cols[f"{name} {cond}"] = metric_means(d, metric, k)
+                cols[f"{name} {cond}"] = _means(d, {name: column})[name]
     return _relabel(pd.DataFrame(cols), ALL)
 
 
-def evidence_table(grad: pd.DataFrame, ks: Sequence[int] = (5, 20)) -> pd.DataFrame:
-    """Ours only: how well each strategy finds the two evidence paragraphs of a template question
-    (context-level MRR and recall; a chunk matches a paragraph it overlaps by half of the shorter)."""
-    parts = {}
-    for cond, d in grad.groupby("condition", sort=False):
-        if not (d["metric"] == "ctx_recall").any():
+def table5_intervals(grad: pd.DataFrame, ks: Sequence[int] = (5, 20),
+                     conditions: Sequence[str] = ("introduction", "partial", "full")) -> dict[str, pd.DataFrame]:
+    """``ci_low``, ``ci_high`` and ``n`` frames shaped like ``table5`` (95% bootstrap over each
+    condition's questions)."""
+    parts: dict[str, dict[str, pd.Series]] = {p: {} for p in INTERVAL_PARTS}
+    columns = table5_columns(ks)
+    for cond in conditions:
+        d = grad[grad["condition"] == cond]
+        if d.empty:
             continue
-        parts[(cond, f"ctx MRR@{max(ks)}")] = metric_means(d, "ctx_mrr", max(ks))
-        for k in ks:
-            parts[(cond, f"ctx R@{k}")] = metric_means(d, "ctx_recall", k)
-    out = pd.DataFrame(parts)
-    if not out.empty:
-        out.columns = pd.MultiIndex.from_tuples(out.columns)
-    return _relabel(out, ALL)
+        frames = interval_frames(d, columns)
+        for part in INTERVAL_PARTS:
+            for label in columns:
+                parts[part][f"{label} {cond}"] = frames[part][label]
+    return {part: _relabel(pd.DataFrame(cols), ALL) for part, cols in parts.items()}
+
+
+EVIDENCE_KS = (5, 20)
+
+
+def evidence_columns(ks: Sequence[int] = EVIDENCE_KS) -> dict[str, str]:
+    return {f"ctx MRR@{max(ks)}": f"ctx_mrr@{max(ks)}", **{f"ctx R@{k}": f"ctx_recall@{k}" for k in ks}}
+
+
+def evidence_table(grad: pd.DataFrame, ks: Sequence[int] = EVIDENCE_KS) -> pd.DataFrame:
+    """Ours only: how well each strategy finds the two evidence paragraphs of a template question
+    (context-level MRR and recall; a chunk matches a paragraph it overlaps by half of the shorter),
+    one row per (condition, strategy), with n and a 95% interval per metric."""
+    d = grad[grad["metric"] == "ctx_recall"]
+    grad = grad[grad["condition"].isin(set(d["condition"]))]
+    columns = evidence_columns(ks)
+    parts = _by_condition(grad, lambda d: _means(d, columns))
+    if not parts:
+        return pd.DataFrame()
+    means = pd.concat(parts)
+    intervals = {part: pd.concat(_by_condition(grad, lambda d: interval_frames(d, columns)[part]))
+                 for part in INTERVAL_PARTS}
+    return ours_with_intervals(means, intervals)
 
 
 def table6(gen: pd.DataFrame) -> pd.DataFrame:
@@ -267,16 +330,59 @@ def table6(gen: pd.DataFrame) -> pd.DataFrame:
     return _relabel(out, ALL)
 
 
+TABLE6_INTERVALS = {"Avg F1": "proxy_f1", "Sec Diversity": "section_diversity", "Answer F1 (reference)": "answer_f1"}
+
+
+def table6_intervals(gen: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """n and 95% intervals of Table 6's per-question means (Tokens is a sum over questions: none)."""
+    have = set(gen["metric"])
+    return {part: _relabel(frame, ALL) for part, frame in
+            interval_frames(gen, {k: v for k, v in TABLE6_INTERVALS.items() if v in have}).items()}
+
+
 def beside_paper(ours: pd.DataFrame, reported: pd.DataFrame, intervals: dict[str, pd.DataFrame] | None = None,
                  like_for_like: bool = False) -> pd.DataFrame:
     """Ours | paper-reported | difference for the columns both have (rows: the union), with ``intervals``
     also n, our 95% interval and whether the paper's number lies inside it (``plots.with_paper``); then
-    our columns the paper has no counterpart for, as (column, "ours") only."""
-    from ...core.plots import with_paper
+    our columns the paper has no counterpart for, as (column, "ours") only. With intervals on data
+    that is not like-for-like the paper's number is a reference only: no difference and no
+    inside-the-interval column."""
+    from ...core.plots import IN_CI, with_paper
     side = with_paper(ours, reported, intervals, like_for_like)
+    if intervals is not None and not like_for_like:
+        side = side.drop(columns=[c for c in side.columns if c[1] in ("difference", IN_CI)])
     for c in [c for c in ours.columns if c not in reported.columns]:
         side[(c, "ours")] = ours[c].reindex(side.index)
     return side
+
+
+INTERVAL_PARTS = ("n", "ci_low", "ci_high")
+
+
+def add_intervals(side: pd.DataFrame, intervals: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """``side`` (columns (metric, part), our means under part "ours") with n and our 95% interval
+    (``intervals``: ``ci_low``, ``ci_high``, ``n`` frames shaped like the means) right after each
+    metric's "ours" column; metrics without an interval are left as they are."""
+    parts = {}
+    for metric, part in side.columns:
+        parts[(metric, part)] = side[(metric, part)]
+        if part == "ours" and metric in intervals["n"].columns:
+            for p in INTERVAL_PARTS:
+                parts[(metric, p)] = intervals[p][metric].reindex(side.index)
+    return pd.DataFrame(parts, index=side.index)
+
+
+def ours_with_intervals(ours: pd.DataFrame, intervals: Mapping[str, pd.DataFrame],
+                        reported: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per metric: ours, n, our 95% interval and (when ``reported`` has the metric) the paper-reported
+    value, with no difference column: for tables whose values are not comparable with the paper's
+    (other corpus, questions or model), where only direction and shape compare."""
+    parts = {}
+    for c in ours.columns:
+        parts[(c, "ours")] = ours[c]
+        if reported is not None and c in reported.columns:
+            parts[(c, "paper-reported")] = reported[c].reindex(ours.index)
+    return add_intervals(pd.DataFrame(parts, index=ours.index), intervals)
 
 
 MENTION_COSINE = "cos(h′, h) mention tokens"
@@ -294,16 +400,29 @@ def _mean(scores: pd.DataFrame, metric: str, k: int) -> float:
     return float(values.iloc[0]) if len(values) else math.nan
 
 
+@dataclass
+class Sweep:
+    """The λ ablation: ``table`` (one row per λ, ``lambda_sweep``'s columns) and ``scores``, the
+    per-question rows behind it with ``method`` set to ``sweep_label(λ)`` (for paired differences)."""
+
+    table: pd.DataFrame
+    scores: pd.DataFrame = field(repr=False)
+
+
+def sweep_label(lam: float) -> str:
+    return f"λ = {lam:g}"
+
+
 def lambda_sweep(dataset: Dataset, lams: Sequence[float], k: int = 5, params: Mapping[str, dict] | None = None,
-                 level: str = "section", mrr_k: int | None = None) -> pd.DataFrame:
+                 level: str = "section", mrr_k: int | None = None) -> Sweep:
     """The infusion ablation: gralc-kg at each λ on the same questions (λ = 0 is structure-aware late
     chunking with the same knobs). Per λ: MRR@``mrr_k`` (default k; pass the deepest k of the table the
-    λ = 0 row should match), Recall@k and SecCov@k in the reading Table 5 sets beside the paper (NaN when
-    the documents have no sections); the chunk count (infused tokens feed the boundary score's semantic signal, so
-    boundaries can move); the share of questions whose top k differs from the first λ's; and how far
-    infusion moved the token vectors — the mean cosine between infused and original token embeddings
-    over the mention tokens and over all tokens. The whole-document encodings come from the
-    token-embedding cache, so each λ pays only for linking, infusion, boundaries and queries."""
+    λ = 0 row should match), Recall@k and SecCov@k on the source article's sections (Table 5's fair
+    reading; NaN when the documents have no sections); the chunk count (infused tokens feed the boundary
+    score's semantic signal, so boundaries can move); the share of questions whose top k differs from the
+    first λ's; and how far infusion moved the token vectors — the mean cosine between infused and original
+    token embeddings over the mention tokens and over all tokens. The whole-document encodings come from
+    the token-embedding cache, so each λ pays only for linking, infusion, boundaries and queries."""
     lams = [float(x) for x in lams]
     if not lams:
         raise ValueError("lambda_sweep needs at least one λ, got an empty grid")
@@ -311,7 +430,7 @@ def lambda_sweep(dataset: Dataset, lams: Sequence[float], k: int = 5, params: Ma
         raise ValueError(f"λ values must be finite and distinct, got {lams}")
     mrr_k = int(mrr_k or k)
     base = dict((params or strategy_params())["gralc-kg"])
-    rows, first = [], None
+    rows, scores, first = [], [], None
     for lam in lams:
         run = evaluate(["gralc-kg"], dataset, (1, k, mrr_k), {"gralc-kg": {**base, "lam": lam}}, level)
         s, retriever = run.scores, run.retrievers["gralc-kg"]
@@ -320,10 +439,24 @@ def lambda_sweep(dataset: Dataset, lams: Sequence[float], k: int = 5, params: Ma
             first = top
         shift = sum((info.get("shift", TokenShift()) for info in retriever.doc_info.values()), TokenShift())
         rows.append({"lambda": lam, f"MRR@{mrr_k}": _mean(s, "doc_mrr", mrr_k), f"R@{k}": _mean(s, "doc_recall", k),
-                     paper.seccov_label(k): _mean(s, SECCOV, k), "chunks": len(retriever.chunks),
+                     paper.source_seccov_label(k): _mean(s, SOURCE_SECCOV, k), "chunks": len(retriever.chunks),
                      f"top {k} changed vs λ = {lams[0]:g}": sum(top[q] != first[q] for q in top) / len(top),
                      MENTION_COSINE: shift.mention_cosine, ALL_COSINE: shift.all_cosine})
-    return pd.DataFrame(rows).set_index("lambda")
+        scores.append(s.assign(method=sweep_label(lam)))
+    return Sweep(pd.DataFrame(rows).set_index("lambda"), pd.concat(scores, ignore_index=True))
+
+
+def sweep_columns(sweep: Sweep) -> dict[str, str]:
+    """The sweep table's retrieval columns -> the metric@k each is the mean of."""
+    out = {}
+    for c in sweep.table.columns:
+        if c.startswith("MRR@"):
+            out[c] = f"doc_mrr@{c[4:]}"
+        elif c.startswith("R@"):
+            out[c] = f"doc_recall@{c[2:]}"
+        elif c.startswith("SecCov@"):
+            out[c] = f"{SOURCE_SECCOV}@{c[7:].split(' ', 1)[0]}"
+    return out
 
 
 def boundary_markers(doc, retriever) -> pd.DataFrame:
