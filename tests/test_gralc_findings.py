@@ -39,6 +39,9 @@ def test_call_reads_the_interval_not_a_threshold():
     # the interval excludes 0 but Holm's p does not: said so
     assert "not after Holm's correction" in fd.call(diff(0.05, 0.01, 0.09, p_holm=0.2), "ahead", "behind")
     assert fd.call(diff(0.1, math.nan, math.nan, n=1), "a", "b") == "+0.100, n = 1: the 1 questions cannot decide it"
+    # every question's difference 0: said as such, not "cannot decide"
+    assert fd.call(diff(0.0, 0.0, 0.0, n=10, p_holm=1.0), "a", "b") == \
+        "+0.000 [+0.000, +0.000], n = 10, Holm p = 1.00: the same on every question"
 
 
 def test_pair_turns_a_row_round():
@@ -85,9 +88,11 @@ def test_table1_ceiling_read_from_the_lowest_interval():
     t1 = pd.DataFrame({"MRR": series([0.99, 0.97])})
     order = order_table(("Naive", "Semantic", 0.02, 0.0, 0.04, 1.0))
     above = fd.short_text(t1, intervals(series([0.98, 0.96]), series([1.0, 0.98])), order, "x")[1]
-    assert above.startswith("Every strategy's MRR interval lies above 0.95 (lowest 0.970 [0.960, 0.980], Semantic)")
+    assert above == ("The lowest MRR, 0.970 [0.960, 0.980] (Semantic), lies above 0.95 with its whole interval: the "
+                     "near-ceiling setting the paper reports on its abstracts (paper-reported lowest 0.950).")
     spans = fd.short_text(t1, intervals(series([0.98, 0.90]), series([1.0, 0.99])), order, "x")[1]
-    assert "has an interval spanning 0.95: the near-ceiling setting is not decided" in spans
+    assert spans.endswith("has an interval spanning 0.95: whether this is the near-ceiling setting the paper reports on "
+                          "its abstracts (paper-reported lowest 0.950) is not decided.")
     below = pd.DataFrame({"MRR": series([0.99, 0.80])})
     text = fd.short_text(below, intervals(series([0.98, 0.70]), series([1.0, 0.90])), order, "x")[1]
     assert "The lowest MRR, 0.800 [0.700, 0.900] (Semantic), lies below 0.95" in text and "paper-reported lowest 0.950" in text

@@ -86,8 +86,8 @@ def check_ratio_table(folder: Path, name: str, reported: pd.DataFrame, ratios: l
     strategy relative to Naive, ours and the paper's, and the difference of the two ratios."""
     table = pd.read_csv(folder / f"{name}.csv", header=[0, 1], index_col=0)
     assert "difference" not in set(table.columns.get_level_values(1)), name
-    for metric in plain:
-        assert set(table[metric].columns) == {"ours", "paper-reported"}, (name, metric)
+    for metric in plain:     # ours (with n and its 95% interval where it is a mean over questions) and the paper's
+        assert set(table[metric].columns) - {"n", "ci_low", "ci_high"} == {"ours", "paper-reported"}, (name, metric)
     for metric in ratios:
         m = table[metric]
         assert list(m.columns) == ["ours", "paper-reported", "ours ÷ Naive", "paper ÷ Naive", paper.RATIO_DIFFERENCE]

@@ -39,6 +39,8 @@ def call(row: Mapping, up: str, down: str) -> str:
     p = float(row.get("p_holm", math.nan))
     stats = f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}], n = {int(n)}" if not math.isnan(lo) else f"{d:+.3f}, n = {int(n)}"
     stats += "" if math.isnan(p) else ", Holm p < 0.01" if p < 0.005 else f", Holm p = {p:.2f}"
+    if d == lo == hi == 0:
+        return f"{stats}: the same on every question"
     v = verdict(lo, hi, 0.0)
     if v == SUPPORTED:
         what = up
@@ -113,13 +115,14 @@ def short_text(t1: pd.DataFrame, t1_ci: Mapping[str, pd.DataFrame], order: pd.Da
     lo, hi = float(t1_ci["ci_low"]["MRR"].get(who, math.nan)), float(t1_ci["ci_high"]["MRR"].get(who, math.nan))
     shown = format_ci(float(mrr[who]), lo, hi)
     where_ = verdict(lo, hi, CEILING)
+    setting = f"the near-ceiling setting the paper reports on its abstracts (paper-reported lowest {reported.min():.3f})"
     if where_ == SUPPORTED:
-        text = f"Every strategy's MRR interval lies above {CEILING:g} (lowest {shown}, {who}): near the ceiling"
+        out.append(f"The lowest MRR, {shown} ({who}), lies above {CEILING:g} with its whole interval: {setting}.")
     elif where_ == CONTRADICTED:
-        text = f"The lowest MRR, {shown} ({who}), lies below {CEILING:g}: not the near-ceiling setting"
+        out.append(f"The lowest MRR, {shown} ({who}), lies below {CEILING:g}: not {setting}.")
     else:
-        text = f"The lowest MRR, {shown} ({who}), has an interval spanning {CEILING:g}: the near-ceiling setting is not decided"
-    out.append(text + f" the paper reports on its abstracts (paper-reported lowest {reported.min():.3f}).")
+        out.append(f"The lowest MRR, {shown} ({who}), has an interval spanning {CEILING:g}: whether this is {setting} "
+                   "is not decided.")
     return out
 
 
@@ -330,7 +333,7 @@ def table1_intervals_sentence(t1_side: pd.DataFrame, where: str, like_for_like: 
     ``experiment.beside_paper`` with intervals), or why the intervals say nothing about them."""
     if not like_for_like:
         return (f"Table 1 ({where}): other data than the paper's PubMedQA*, so our 95% intervals are not set "
-                "against its numbers (column 'paper in our 95% CI': not like-for-like).")
+                "against its numbers (the table prints no difference from them).")
     parts = []
     for metric in dict.fromkeys(c for c, _ in t1_side.columns):
         col = t1_side[(metric, IN_CI)]
