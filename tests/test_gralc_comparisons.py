@@ -104,3 +104,11 @@ def test_long_layouts_print_every_column():
     long = paper.by_metric(side)
     assert list(long.index) == [("MRR", "Naive"), ("MRR", "Semantic"), ("R@1", "Naive"), ("R@1", "Semantic")]
     assert list(long.columns) == ["ours", "n"] and long.loc[("R@1", "Semantic"), "ours"] == 0.2
+
+
+def test_condition_series_reads_one_label_across_conditions():
+    frame = pd.DataFrame({"A introduction": [1.0, 2.0], "A full": [3.0, 4.0], "B full": [9.0, 9.0]},
+                         index=["Naive", "Semantic"])
+    s = ex.condition_series(frame, "A", ["introduction", "partial", "full"])     # partial did not run: no entry
+    assert s.to_dict() == {("introduction", "Naive"): 1.0, ("introduction", "Semantic"): 2.0,
+                           ("full", "Naive"): 3.0, ("full", "Semantic"): 4.0}

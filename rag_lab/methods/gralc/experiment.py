@@ -298,6 +298,13 @@ def table5_intervals(grad: pd.DataFrame, ks: Sequence[int] = (5, 20),
     return {part: _relabel(pd.DataFrame(cols), ALL) for part, cols in parts.items()}
 
 
+def condition_series(frame: pd.DataFrame, label: str, conditions: Sequence[str]) -> pd.Series:
+    """One label of a "<label> <condition>" table (``table5`` or one of its interval frames) as a Series
+    indexed (condition, strategy), for the by-condition figure."""
+    return pd.Series({(c, s): frame.loc[s, f"{label} {c}"] for c in conditions if f"{label} {c}" in frame.columns
+                      for s in frame.index}, dtype=float)
+
+
 EVIDENCE_KS = (5, 20)
 
 
