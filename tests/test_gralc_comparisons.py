@@ -7,6 +7,7 @@ import pytest
 
 from rag_lab.methods.gralc import comparisons as cmp
 from rag_lab.methods.gralc import experiment as ex
+from rag_lab.methods.gralc import tables as tb
 from rag_lab.methods.gralc import paper
 from test_gralc_experiment import rows
 
@@ -17,19 +18,19 @@ STRUCTURE = ["gralc-structure", "gralc-kg", "gralc-graph"]
 def seccov_rows(cond, pattern_content, pattern_structure, fair_content, fair_structure, k=5):
     data = []
     for m in CONTENT:
-        data += rows(m, ex.SECCOV, k, pattern_content, cond) + rows(m, ex.SOURCE_SECCOV, k, fair_content, cond)
+        data += rows(m, tb.SECCOV, k, pattern_content, cond) + rows(m, tb.SOURCE_SECCOV, k, fair_content, cond)
     for m in STRUCTURE:
-        data += rows(m, ex.SECCOV, k, pattern_structure, cond) + rows(m, ex.SOURCE_SECCOV, k, fair_structure, cond)
+        data += rows(m, tb.SECCOV, k, pattern_structure, cond) + rows(m, tb.SOURCE_SECCOV, k, fair_structure, cond)
     return data
 
 
 def test_group_difference_pairs_each_questions_group_means():
     # per question: structure mean − content mean = (3 − 1, 5 − 1, 4 − 1) = (2, 4, 3): mean 3
     data = pd.DataFrame(seccov_rows("full", [1, 1, 1], [3, 5, 4], [2, 2, 2], [2, 2, 2]))
-    d = cmp.group_difference(data, f"{ex.SECCOV}@5")
+    d = cmp.group_difference(data, f"{tb.SECCOV}@5")
     assert (d["first"], d["second"], d["diff"], d["n"]) == (4.0, 1.0, 3.0, 3)
     assert 2.0 <= d["ci_low"] <= 3.0 <= d["ci_high"] <= 4.0
-    same = cmp.group_difference(data, f"{ex.SOURCE_SECCOV}@5")            # both groups 2 on every question
+    same = cmp.group_difference(data, f"{tb.SOURCE_SECCOV}@5")            # both groups 2 on every question
     assert same["diff"] == 0 and same["ci_low"] == same["ci_high"] == 0 and same["p"] == 1.0
 
 
@@ -77,8 +78,8 @@ def test_sweep_differences_each_lambda_against_the_first():
 def test_interval_columns_sit_after_ours_and_no_difference_is_printed():
     data = pd.DataFrame(rows("gralc-naive", "doc_mrr", 20, [1.0, 0.0], "full") + rows("gralc-naive", "doc_recall", 1, [1, 0], "full")
                         + rows("gralc-naive", "doc_recall", 5, [1, 1], "full"))
-    t4, ci = ex.table4(data, (1, 5, 20)), ex.table4_intervals(data, (1, 5, 20))
-    side = ex.ours_with_intervals(t4, ci, paper.table4())
+    t4, ci = tb.table4(data, (1, 5, 20)), tb.table4_intervals(data, (1, 5, 20))
+    side = tb.ours_with_intervals(t4, ci, paper.table4())
     assert list(side["MRR"].columns) == ["ours", "n", "ci_low", "ci_high", "paper-reported"]
     assert side.loc[("full", "Naive"), ("MRR", "ours")] == 0.5 and side.loc[("full", "Naive"), ("MRR", "n")] == 2
     assert side.loc[("full", "Naive"), ("MRR", "paper-reported")] == 0.344
@@ -91,7 +92,7 @@ def test_table2_beside_carries_the_paired_interval_of_each_step():
                       index=paper.ABLATION[:2])
     diffs = pd.DataFrame({"diff": [-0.1], "n": [4], "ci_low": [-0.2], "ci_high": [0.0], "p": [0.5], "p_holm": [0.5],
                           "mde": [0.1]}, index=paper.ABLATION[1:2])
-    side = ex.table2_beside(t2, diffs)
+    side = tb.table2_beside(t2, diffs)
     assert list(side["ΔMRR"].columns) == ["ours", "n", "ci_low", "ci_high", "Holm p", "paper-reported"]
     assert side.loc[paper.ABLATION[1], ("ΔMRR", "ci_low")] == -0.2
     assert side.loc[paper.ABLATION[1], ("ΔMRR", "paper-reported")] == -0.0003
@@ -109,6 +110,6 @@ def test_long_layouts_print_every_column():
 def test_condition_series_reads_one_label_across_conditions():
     frame = pd.DataFrame({"A introduction": [1.0, 2.0], "A full": [3.0, 4.0], "B full": [9.0, 9.0]},
                          index=["Naive", "Semantic"])
-    s = ex.condition_series(frame, "A", ["introduction", "partial", "full"])     # partial did not run: no entry
+    s = tb.condition_series(frame, "A", ["introduction", "partial", "full"])     # partial did not run: no entry
     assert s.to_dict() == {("introduction", "Naive"): 1.0, ("introduction", "Semantic"): 2.0,
                            ("full", "Naive"): 3.0, ("full", "Semantic"): 4.0}

@@ -17,7 +17,8 @@ import pandas as pd
 from ...evaluation.statistics import holm, paired_difference
 from ...evaluation.uncertainty import pairwise_differences, paired_differences, per_question
 from . import paper
-from .experiment import ALL, SOURCE_SECCOV, Sweep, sweep_columns, sweep_label
+from .experiment import Sweep, sweep_columns, sweep_label
+from .tables import ALL, SOURCE_SECCOV
 from .seccov import CONTENT_ONLY, PAPER_SECCOV, STRUCTURE_AWARE
 
 # the two SecCov readings Table 5 shows: the one whose pattern matches the paper's, and the fair one

@@ -330,7 +330,7 @@ def infusion(sweep: pd.DataFrame, diffs: pd.DataFrame, cond: str, reported: tupl
 
 def table1_intervals_sentence(t1_side: pd.DataFrame, where: str, like_for_like: bool) -> str:
     """How many of Table 1's paper-reported numbers lie inside our 95% intervals (``t1_side``:
-    ``experiment.beside_paper`` with intervals), or why the intervals say nothing about them."""
+    ``tables.beside_paper`` with intervals), or why the intervals say nothing about them."""
     if not like_for_like:
         return (f"Table 1 ({where}): other data than the paper's PubMedQA*, so our 95% intervals are not set "
                 "against its numbers (the table prints no difference from them).")
@@ -345,7 +345,7 @@ def table1_intervals_sentence(t1_side: pd.DataFrame, where: str, like_for_like: 
 
 
 def order_sentence(order: pd.DataFrame, where: str) -> str:
-    """Our MRR order and which of its places the questions can tell apart (``experiment.table1_order``),
+    """Our MRR order and which of its places the questions can tell apart (``comparisons.order``),
     set against the paper's order: a pair the paper ranks the other way contradicts it only when our
     interval excludes zero."""
     if order.empty:

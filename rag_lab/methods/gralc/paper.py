@@ -164,7 +164,7 @@ def by_metric(side: pd.DataFrame) -> pd.DataFrame:
 
 
 def ablation_intervals(intervals: dict[str, pd.DataFrame], column: str = "MRR") -> dict[str, pd.Series]:
-    """Table 1's intervals (``experiment.table1_intervals``) of one column re-indexed by the ablation's
+    """Table 1's intervals (``tables.table1_intervals``) of one column re-indexed by the ablation's
     row labels (``ABLATION``), for the ablation figure."""
     rows = dict(zip(ABLATION, [label(n) for n in ABLATION_STRATEGIES]))
     return {part: pd.Series({step: intervals[part][column].get(name, float("nan")) for step, name in rows.items()})

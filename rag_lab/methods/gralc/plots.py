@@ -1,5 +1,5 @@
 """Plotly figures for the GraLC-RAG notebook (the paper's Figures 2–7, a boundary-score trace
-and a λ sweep). Inputs are the tables of ``rag_lab.methods.gralc.experiment``; "paper-reported"
+and a λ sweep). Inputs are the tables of ``rag_lab.methods.gralc.tables``; "paper-reported"
 series are always drawn dashed or hatched and labelled as such."""
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def _paper_legend(fig) -> None:
 def recall_curves(ours: pd.DataFrame, paper: pd.DataFrame | None, ks: Sequence[int], title: str,
                   note: str | None = None, intervals: dict[str, pd.DataFrame] | None = None):
     """Recall@k against k, one line per strategy (paper-reported dashed, one legend entry per strategy);
-    with ``intervals`` (``experiment.table1_intervals``) our points carry their 95% interval, the
+    with ``intervals`` (``tables.table1_intervals``) our points carry their 95% interval, the
     strategies drawn a little apart at each k so the bars do not stack."""
     import plotly.graph_objects as go
 
