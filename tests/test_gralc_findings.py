@@ -39,6 +39,7 @@ def test_call_reads_the_interval_not_a_threshold():
     # the interval excludes 0 but Holm's p does not: said so
     assert "not after Holm's correction" in fd.call(diff(0.05, 0.01, 0.09, p_holm=0.2), "ahead", "behind")
     assert fd.call(diff(0.1, math.nan, math.nan, n=1), "a", "b") == "+0.100, n = 1: the 1 questions cannot decide it"
+    assert fd.call(diff(0.001, -0.0002, 0.004), "a", "b").startswith("+0.001 [+0.000, +0.004]")   # no "-0.000"
     # every question's difference 0: said as such, not "cannot decide"
     assert fd.call(diff(0.0, 0.0, 0.0, n=10, p_holm=1.0), "a", "b") == \
         "+0.000 [+0.000, +0.000], n = 10, Holm p = 1.00: the same on every question"

@@ -31,13 +31,20 @@ METHOD = ("How the verdicts below are decided: every difference is paired by que
           "cannot decide it. The paper reports no tests.")
 
 
+def _signed(x: float) -> str:
+    """``+0.012`` / ``-0.012``; a value that rounds to zero prints as ``+0.000``, never ``-0.000``."""
+    v = round(x, 3)
+    return f"{v if v != 0 else 0.0:+.3f}"
+
+
 def call(row: Mapping, up: str, down: str) -> str:
     """``+0.057 [-0.026, +0.142], n = 59, Holm p = 1.00: <verdict>`` for one paired difference (``row``:
     diff, ci_low, ci_high, n and optionally p_holm); ``up``/``down`` name a difference whose interval lies
     above/below 0, otherwise the n questions cannot decide it."""
     d, lo, hi, n = (float(row[c]) for c in ("diff", "ci_low", "ci_high", "n"))
     p = float(row.get("p_holm", math.nan))
-    stats = f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}], n = {int(n)}" if not math.isnan(lo) else f"{d:+.3f}, n = {int(n)}"
+    stats = (f"{_signed(d)} [{_signed(lo)}, {_signed(hi)}], n = {int(n)}" if not math.isnan(lo) else
+             f"{_signed(d)}, n = {int(n)}")
     stats += "" if math.isnan(p) else ", Holm p < 0.01" if p < 0.005 else f", Holm p = {p:.2f}"
     if d == lo == hi == 0:
         return f"{stats}: the same on every question"
