@@ -8,6 +8,8 @@ export HF_HUB_OFFLINE := 1
 export RAGAS_DO_NOT_TRACK := true
 export TOKENIZERS_PARALLELISM := false
 LAB_PORT ?= 8888
+# test processes at most (each loads the model and starts notebook kernels, a Dask cluster, browsers)
+PYTEST_WORKERS ?= 2
 
 .PHONY: setup test reproduce lab screenshots notebooks benchmark clean
 
@@ -25,8 +27,12 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 	$(PY) -m pip check
 	touch $(STAMP)
 
+# The suite on one process per core, at most PYTEST_WORKERS (pytest-xdist): a test file, or an xdist_group, is
+# one unit of work (tests/conftest.py's scheduler: xdist 3.8's own loadgroup no longer groups under pytest 9.2),
+# the long ones handed out first in the order tests/conftest.py sorts them (hence --no-loadscope-reorder).
+# PYTEST_ARGS adds options or picks tests.
 test: setup
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto --maxprocesses $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS)
 
 reproduce: setup
 	$(PY) -m rag_lab run

@@ -1,4 +1,10 @@
 """rag_lab: a reproducible lab for structure-aware retrieval-augmented generation."""
+import os as _os
+
+# numba (UMAP in RAPTOR) compiles for the generic x86-64 CPU, so a tree does not depend on the host's
+# instruction set (methods/baselines/raptor_cluster.py); must be set before numba is first imported
+_os.environ.setdefault("NUMBA_CPU_NAME", "generic")
+
 from .datasets import load_dataset
 from .evaluation.harness import evaluate_retrieval, summarize
 from .methods import available_methods, get_retriever

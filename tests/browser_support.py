@@ -2,8 +2,8 @@
 
 Playwright's own browser download (``playwright install``) is never used: the tests drive the
 Chromium the setup installs (scripts/ensure_chromium.sh) and skip, saying so, only when none is
-on the machine. ``launch`` gives each browser a fresh temporary profile (its --user-data-dir).
-Screenshots are test artifacts under ``test-artifacts/`` (or $RAG_LAB_TEST_ARTIFACTS); with
+on the machine and ``CI`` is not set (under CI they fail instead). ``launch`` gives each browser a
+fresh temporary profile (its --user-data-dir). Screenshots are test artifacts under ``test-artifacts/`` (or $RAG_LAB_TEST_ARTIFACTS); with
 $RAG_LAB_SCREENSHOTS set to a folder (``make screenshots`` sets docs), the README's pictures are
 written there too.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 from pathlib import Path
 
 import pytest
@@ -33,10 +32,15 @@ def chromium_path() -> str | None:
 
 @contextlib.contextmanager
 def chromium():
-    """A headless Chromium browser (Playwright); skips the test when the machine has no Chromium."""
+    """A headless Chromium browser (Playwright); skips the test when the machine has no Chromium, and fails
+    it under ``CI`` (set to anything but empty/0/false), where a browser test that quietly skips hides that
+    the setup lost the browser."""
     path = chromium_path()
     if path is None:
-        pytest.skip("no Chromium/Chrome on this machine: run scripts/ensure_chromium.sh (Debian's chromium)")
+        why = "no Chromium/Chrome on this machine: run scripts/ensure_chromium.sh (Debian's chromium)"
+        if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+            pytest.fail(f"{why}; CI is set, so the browser tests must run")
+        pytest.skip(why)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -45,12 +49,6 @@ def chromium():
             yield browser
         finally:
             browser.close()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def artifact(name: str) -> Path:

@@ -1,8 +1,28 @@
-"""Shared fixtures: one embedder for the session, a private cache, and a notebook runner."""
+"""Shared fixtures: one embedder for the session, a private cache, a notebook runner whose runs are made
+once per session and read by every test that asks for them, and one Dask LocalCluster per session.
+
+The suite runs on several processes (``make test``: pytest-xdist, ``-n 2 --dist loadgroup``). How the
+work is shared out (``pytest_collection_modifyitems`` below):
+- a test file is one unit of work unless its tests name an ``xdist_group``: its module-scoped fixtures
+  (reference builds) are made once, on one worker; a new plain test file needs no mark;
+- tests that use ``dask_cluster`` go to the group ``dask``, so one worker starts the session's cluster;
+- files marked ``notebook`` or ``heavy`` are handed out first, so no long file starts last;
+- the groups reach the scheduler through a file (``GROUPS``, written by the workers as they collect, read
+  by ``GroupScheduling`` in the controller): pytest-xdist 3.8's own ``loadgroup`` appends the group to
+  the test id, which pytest 9.2 no longer lets it change, so its groups are silently ignored
+  (pytest-dev/pytest-xdist#1386) and a file's tests would be spread over both workers;
+- a notebook run (``notebook_run``) is made once per (notebook, parameters) in a folder both workers see,
+  under a file lock: the second worker to ask waits for it and reads it. Every execution of a project
+  notebook is logged there and summed up at the end of the session (``pytest_terminal_summary``).
+"""
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import tempfile
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -12,6 +32,7 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # Every test (and every notebook kernel the tests start) uses a fresh cache, and so a fresh data cache
 # (downloads live in $RAG_LAB_DATA, else <cache>/data): a user's downloaded data sets never leak into tests.
+# Each test process (each xdist worker) makes its own.
 os.environ["RAG_LAB_CACHE"] = tempfile.mkdtemp(prefix="rag_lab_test_cache_")
 os.environ.pop("RAG_LAB_DATA", None)
 # The key that signs cached indexes (rag_lab/caching/trust.py) is made in a private folder too, never in the
@@ -22,14 +43,100 @@ os.environ["RAG_LAB_CONFIG"] = tempfile.mkdtemp(prefix="rag_lab_test_config_")
 os.environ["RAG_LAB_REUSE"] = "0"
 
 ROOT = Path(__file__).resolve().parents[1]
+SESSION_CACHE = Path(os.environ["RAG_LAB_CACHE"])
+NOTEBOOKS = ROOT / "notebooks"
+EXECUTIONS = "notebook_executions.jsonl"
+GROUPS = "xdist_groups.json"          # test id -> its group, for the scheduler (see above)
+# a file (or xdist group) marked so is handed out before the others: it runs for a minute or more
+FIRST = ("notebook", "heavy")
+# Executing a notebook (kernel start, model load, the notebook's own builds) takes minutes on two busy
+# cores; the suite's default (--timeout in pyproject.toml) is for everything else.
+NOTEBOOK_TIMEOUT = 900
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "heavy: runs for a minute or more; handed out first when tests run on "
+                                       "several workers")
+
+
+# -- sharing the work out ---------------------------------------------------------------------------
+@pytest.hookimpl(tryfirst=True)          # before xdist's own (which no longer takes effect, see above)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        groups = {_group_name(m) for m in item.iter_markers("xdist_group")}
+        if "dask_cluster" in getattr(item, "fixturenames", ()):
+            if groups - {"dask"}:
+                raise pytest.UsageError(f"{item.nodeid} uses dask_cluster (group 'dask') but is in the group(s) "
+                                        f"{sorted(groups)}: one worker holds the session's cluster")
+            if not groups:
+                item.add_marker(pytest.mark.xdist_group("dask"))
+        elif not groups:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+        if item.get_closest_marker("notebook") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(NOTEBOOK_TIMEOUT))
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # every worker sorts the same way (the scheduler checks the workers collected the same order)
+        first = {_group_of(i) for i in items if any(i.get_closest_marker(m) for m in FIRST)}
+        items.sort(key=lambda i: _group_of(i) not in first)
+        from rag_lab.caching.atomic import write_text
+        write_text(shared_folder(config._tmp_path_factory) / GROUPS,
+                   json.dumps({item.nodeid: _group_of(item) for item in items}))
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup``: xdist's scheduler by scope, each scope a group as the workers wrote them."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    groups_file = shared_folder(config._tmp_path_factory) / GROUPS
+
+    class GroupScheduling(LoadScopeScheduling):
+        groups: dict | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:      # first asked once every worker has collected (and written the file)
+                self.groups = json.loads(groups_file.read_text(encoding="utf-8"))
+            return self.groups.get(nodeid) or nodeid.rsplit("@", 1)[-1]
+
+    return GroupScheduling(config, log)
+
+
+def _group_name(mark) -> str:
+    return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+
+
+def _group_of(item) -> str:
+    return "_".join(sorted({_group_name(m) for m in item.iter_markers("xdist_group")}))
+
+
+def shared_folder(tmp_path_factory) -> Path:
+    """A folder every process of this session sees: the session's base temp (the workers' base temps
+    are folders inside it)."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+# -- caches -----------------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def embedder():
     from rag_lab.core.embedding import Embedder
     return Embedder()
 
 
+def empty_cache(folder: Path) -> Path:
+    """An empty rag_lab cache in ``folder`` that shares the session's ONNX export (made once, not what any
+    test compares); call after the session's embedder has loaded its model."""
+    folder.mkdir(parents=True)
+    if (SESSION_CACHE / "onnx").exists():
+        (folder / "onnx").symlink_to(SESSION_CACHE / "onnx")
+    return folder
+
+
+# -- notebooks --------------------------------------------------------------------------------------
 def run_notebook_smoke(name: str, parameters: dict, tmp_path: Path) -> dict:
     """Execute one notebook under papermill with small parameters; fail with its traceback, or when its
     executed output holds a Python warning, a traceback or a progress-bar fragment (rag_lab/runs/outputs.py)."""
@@ -45,6 +152,153 @@ def run_notebook_smoke(name: str, parameters: dict, tmp_path: Path) -> dict:
     return manifest
 
 
+@dataclasses.dataclass(frozen=True)
+class NotebookRun:
+    """One executed notebook: its manifest and the folder holding ``runs/`` and ``figures/`` (laid out as
+    ``run_notebook_smoke`` lays out a test's ``tmp_path``). Shared by the tests that read it: never write here."""
+    manifest: dict
+    root: Path
+
+    @property
+    def run_dir(self) -> Path:
+        return self.root / "runs" / self.manifest["run_id"]
+
+    @property
+    def files(self) -> dict[str, Path]:
+        """The files the notebook wrote, by file name."""
+        return {Path(p).name: Path(p) for p in self.manifest["notebooks"][0]["files"]}
+
+
+def made_once(folder: Path, make: Callable[[Path], object]):
+    """What ``make(folder)`` returned (JSON), made by the first caller of the session on any worker and read
+    back by every later one: a file lock on ``folder`` lets one make it while the others wait, and
+    ``folder/done.json`` keeps the value, or the failure, which then fails every later caller too. (With
+    pytest-xdist a session fixture is made once per worker, so sharing has to go through the disk.)"""
+    from rag_lab.caching.atomic import write_text
+    from rag_lab.caching.locked_json import locked
+
+    done = folder / "done.json"
+    with locked(folder):
+        if not done.exists():
+            folder.mkdir(parents=True, exist_ok=True)
+            try:
+                record = {"value": make(folder)}
+            except (Exception, pytest.fail.Exception) as e:      # pytest.fail (and a timeout) raise BaseException
+                write_text(done, json.dumps({"failure": f"{type(e).__name__}: {e}"}))
+                raise
+            write_text(done, json.dumps(record, default=str))
+        record = json.loads(done.read_text(encoding="utf-8"))
+    if "failure" in record:
+        pytest.fail(f"{folder.name} failed when an earlier test made it:\n{record['failure']}")
+    return record["value"]
+
+
+@pytest.fixture(scope="session")
+def notebook_run(tmp_path_factory, embedder):
+    """``notebook_run(name, parameters)`` -> NotebookRun: the notebook executed with ``parameters`` (and
+    checked as ``run_notebook_smoke`` checks it) once per session, in an empty cache of its own (sharing
+    the ONNX export), whichever test or worker asks first (``made_once``); a run that failed fails every
+    test that asks."""
+    runs = shared_folder(tmp_path_factory) / "notebook-runs"
+
+    def run(name: str, parameters: dict) -> NotebookRun:
+        from rag_lab.runs.runner import parameter_hash
+
+        def execute(folder: Path) -> dict:
+            embedder.model   # noqa: B018 - the ONNX export the run's cache shares
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv("RAG_LAB_CACHE", str(empty_cache(folder / "cache")))
+                return run_notebook_smoke(name, parameters, folder)
+
+        folder = runs / f"{name}-{parameter_hash(parameters)}"
+        return NotebookRun(made_once(folder, execute), folder)
+
+    return run
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _log_notebook_executions(tmp_path_factory):
+    """Note every notebook papermill executes in this process (notebook, parameters, Dask address) in the
+    session's log, which ``pytest_terminal_summary`` sums up: each should appear once."""
+    import papermill
+
+    from rag_lab.evaluation.cluster import ADDRESS_ENV
+    from rag_lab.runs.runner import parameter_hash
+
+    log = shared_folder(tmp_path_factory) / EXECUTIONS
+    real = papermill.execute_notebook
+
+    def execute(input_path, output_path, parameters=None, **kwargs):
+        given = {k: v for k, v in (parameters or {}).items() if k != "figures_dir"}
+        line = {"notebook": Path(str(input_path)).stem, "project": Path(str(input_path)).parent == NOTEBOOKS,
+                "parameters": parameter_hash(given), "cluster": os.environ.get(ADDRESS_ENV),
+                "worker": os.environ.get("PYTEST_XDIST_WORKER", "main")}
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line) + "\n")
+        return real(input_path, output_path, parameters=parameters, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(papermill, "execute_notebook", execute)
+        yield
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if os.environ.get("PYTEST_XDIST_WORKER") or getattr(config, "_tmp_path_factory", None) is None:
+        return
+    factory = config._tmp_path_factory
+    if factory._basetemp is None:         # nothing used a temporary folder: nothing ran a notebook
+        return
+    log = factory.getbasetemp() / "shared" / EXECUTIONS
+    if not log.exists():
+        return
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    counts = Counter((d["notebook"], d["parameters"], d["cluster"] is not None) for d in lines if d["project"])
+    if not counts:
+        return
+    terminalreporter.section("notebook executions")
+    for (name, digest, clustered), n in sorted(counts.items()):
+        flag = "" if n == 1 else "   <- executed more than once with the same parameters"
+        terminalreporter.write_line(f"{n} x {name} {digest}{' on a Dask cluster' if clustered else ''}{flag}")
+
+
+# -- ports ------------------------------------------------------------------------------------------
+@pytest.fixture
+def refused_port():
+    """A loopback port that refuses connections for the whole test: bound here and never listened on, so
+    no other process (a server another worker starts) can take it between choosing it and using it."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield s.getsockname()[1]
+
+
+# -- the Dask cluster -------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class DaskCluster:
+    address: str
+    cache: Path          # the workers' rag_lab cache (their own; its ONNX export shared)
+
+
+@pytest.fixture(scope="session")
+def dask_cluster(tmp_path_factory, embedder):
+    """One LocalCluster for the session: two worker processes (one thread each) on 127.0.0.1, no dashboard,
+    with a cache of their own and index/result reuse on (what a cluster build writes into)."""
+    from distributed import LocalCluster
+
+    from rag_lab.evaluation import cluster as cluster_module
+
+    embedder.model  # noqa: B018 - the ONNX export the workers' cache shares
+    cache = empty_cache(tmp_path_factory.mktemp("dask") / "workers-cache")
+    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None, processes=True,
+                      env={"RAG_LAB_REUSE": "1", "RAG_LAB_QUIET": "1", "RAG_LAB_CACHE": str(cache)}) as cluster:
+        try:
+            yield DaskCluster(cluster.scheduler_address, cache)
+        finally:
+            cluster_module.close_clients()
+
+
+# -- checks several notebook tests share ---------------------------------------------------------------
 def assert_captions_name_reasoners(manifest: dict, paper_only: tuple[str, ...] = ()) -> None:
     """Every table the notebook wrote (``name.md``, caption on the first line) names the reasoner that
     built the index and the one that answered; ``paper_only``: tables of paper-reported numbers alone."""

@@ -41,8 +41,11 @@ CASES: dict[str, dict] = {
 }
 
 
-def measure(name: str, case: dict) -> dict:
-    """Counts and the pinned metrics of one case, through ``load_dataset`` and ``evaluate``."""
+def measure(name: str, case: dict, per_question: dict | None = None, near_ties: list | None = None) -> dict:
+    """Counts and the pinned metrics of one case, through ``load_dataset`` and ``evaluate``.
+    ``per_question`` receives (method, question id, metric) -> value, ``near_ties`` the near-ties
+    the run noted (rag_lab/core/ties.py)."""
+    from rag_lab.core import ties
     from rag_lab.datasets import load_dataset
     from rag_lab.evaluation.harness import evaluate, summarize
     from rag_lab.methods import get_retriever
@@ -50,10 +53,44 @@ def measure(name: str, case: dict) -> dict:
     data = load_dataset(name, **case["load"])
     full = load_dataset(name)
     retrievers = {m: get_retriever(m, **knobs) for m, knobs in case["methods"].items()}
-    table = summarize(evaluate(retrievers, data, ks=(5,), progress=False))
+    with ties.collecting() as found:
+        raw = evaluate(retrievers, data, ks=(5,), progress=False)
+    table = summarize(raw)
+    if per_question is not None:
+        for row in raw[raw["metric"].isin([m.split("@")[0] for m in METRICS])].itertuples():
+            per_question[(row.method, row.question_id, f"{row.metric}@{row.k}")] = row.value
+    if near_ties is not None:
+        near_ties.extend(found)
     values = {m: {metric: _value(table, m, metric) for metric in METRICS} for m in case["methods"]}
     return {"load": case["load"], "documents": len(data.documents), "questions": len(data.questions),
             "full_documents": len(full.documents), "full_questions": len(full.questions), "methods": values}
+
+
+_MEASURED: dict = {}
+
+
+def measured(name: str) -> tuple[dict, dict, list]:
+    """``measure`` of case ``name`` (values, per-question scores, near-ties), once per process and
+    vector perturbation (``$RAG_LAB_PERTURB_VECTORS``): the quality floor and the reproducibility
+    test read the same unperturbed run when they share a worker (their ``xdist_group``)."""
+    from rag_lab.core.embedding import perturbation_sigma
+
+    key = (name, perturbation_sigma())
+    if key not in _MEASURED:
+        per_question, near = {}, []
+        _MEASURED[key] = (measure(name, CASES[name], per_question, near), per_question, near)
+    return _MEASURED[key]
+
+
+def near_tie_allowance(near_ties, method: str, questions: int) -> tuple[float, list[str]]:
+    """How far machine noise may move a mean over ``questions`` questions of ``method``: 1/n for each
+    question with a near-tie noted in its retrieval (a mean of [0, 1] scores moves at most that much
+    when one question's ranking flips), everything when its build noted one; and the near-ties."""
+    mine = [t for t in near_ties if t.labels.get("method") == method]
+    if any("question" not in t.labels for t in mine):
+        return 1.0, [t.describe() for t in mine]
+    affected = {t.labels["question"] for t in mine}
+    return len(affected) / max(1, questions), [t.describe() for t in mine]
 
 
 def _value(table, method: str, column: str) -> float | None:

@@ -1,9 +1,10 @@
-"""JupyterLab in a real browser: started as `make lab` starts it (rag_lab/runs/lab.py) on a free loopback
-port with a token, 00_quickstart opened and run top to bottom as shipped (Run > Run All Cells), the
+"""JupyterLab in a real browser: started as `make lab` starts it (rag_lab/runs/lab.py) on a loopback port
+the OS gives it, with a token, 00_quickstart opened and run top to bottom as shipped (Run > Run All Cells), the
 kernel back to idle, no cell in error, plotly figures drawn, and the explorer widget live: typing a
 question and switching the method (a first SKETCH build) update its view. Screenshots are kept."""
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -14,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import ROOT, artifact, chromium, free_port, publish
+from browser_support import ROOT, artifact, chromium, publish
 from rag_lab.runs.lab import lab_command
 
-pytestmark = pytest.mark.notebook
+pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group("quickstart")]   # one browser at a time
 NOTEBOOK = "00_quickstart.ipynb"
 RUN_SECONDS = 600            # generous: the notebook takes ~20 s warm, more with a cold embedding cache
 # The cells' prompts read [n]: once run; JupyterLab renders an error output with this mime type.
@@ -37,35 +38,50 @@ def lab(tmp_path_factory):
     settings = root / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)
     (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
-    port, token = free_port(), secrets.token_hex(16)
+    token = secrets.token_hex(16)
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(root / ".runtime")}
-    cmd = lab_command(port, token, open_browser=False, root=root,
+    # port 0: the server asks the OS for a free port as it starts and writes it to its jpserver-<pid>.json (no
+    # port is picked here and handed over seconds later). jupyter_server still binds it, closes it and binds it
+    # again moments later: if another process took it in between, the server exits saying so and starts again.
+    cmd = lab_command(0, token, open_browser=False, root=root,
                       extra=("--ServerApp.port_retries=0", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
                              "--LabApp.news_url=None"))
-    log = open(root / "jupyterlab.log", "w")
-    proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{(root / 'jupyterlab.log').read_text()[-3000:]}")
+    log_path = root / "jupyterlab.log"
+    for attempt in range(3):
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
             try:
-                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("JupyterLab did not answer within 90 s")
-                time.sleep(0.5)
-        yield url, token, root
-    finally:
-        proc.terminate()
+                url = _serving(proc, root / ".runtime" / f"jpserver-{proc.pid}.json", token, log_path)
+                if url is not None:
+                    yield url, token, root
+                    return
+            finally:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+    pytest.fail(f"JupyterLab found its port taken three times:\n{log_path.read_text()[-3000:]}")
+
+
+def _serving(proc, info: Path, token: str, log: Path) -> str | None:
+    """The server's URL once it answers; None when it exited because its port was taken meanwhile."""
+    deadline = time.monotonic() + 90
+    while True:
+        if proc.poll() is not None:
+            text = log.read_text()
+            if "already in use" in text or "not available" in text:
+                return None
+            pytest.fail(f"JupyterLab exited with {proc.returncode}:\n{text[-3000:]}")
         try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+            url = f"http://127.0.0.1:{json.loads(info.read_text())['port']}"
+            with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5) as r:
+                if r.status == 200:
+                    return url
+        except (OSError, ValueError, KeyError):       # not written yet (or half written), or not answering yet
+            if time.monotonic() > deadline:
+                pytest.fail(f"JupyterLab did not answer within 90 s:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
 
 
 def test_quickstart_runs_top_to_bottom_in_jupyterlab(lab):

@@ -1,8 +1,8 @@
-"""The run's report page in a real browser: 00_quickstart run by the runner with small parameters,
-its folder served on a loopback port, the page loaded, every link fetched by the browser (each one
-a file of the run), every image decoded, plotly drawn in the rendered notebook and in a figure, and
-the explorer's default view present in the rendered notebook (papermill ran the widget cell with no
-one to answer it)."""
+"""The run's report page in a real browser: 00_quickstart run by the runner with small parameters (the
+session's run, which tests/test_notebook_00.py reads too), its folder served on a loopback port, the
+page loaded, every link fetched by the browser (each one a file of the run), every image decoded,
+plotly drawn in the rendered notebook and in a figure, and the explorer's default view present in the
+rendered notebook (papermill ran the widget cell with no one to answer it)."""
 from __future__ import annotations
 
 import functools
@@ -12,22 +12,16 @@ import threading
 import pytest
 
 from browser_support import artifact, chromium, publish
+from test_notebook_00 import SMALL
 
-pytestmark = pytest.mark.notebook
+pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group("quickstart")]     # with the other browser test
 LINKS = "() => [...document.querySelectorAll('a[href], img[src]')].map(e => e.href || e.src)"
 IMAGES = "() => [...document.images].map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0])"
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory):
-    from rag_lab.runs.runner import run_notebooks
-
-    tmp = tmp_path_factory.mktemp("report")
-    manifest = run_notebooks(["00_quickstart"], {"limit": 4, "ks": [1, 3, 5]}, runs_dir=tmp / "runs",
-                             figures_root=tmp / "figures", progress=False)
-    entry = manifest["notebooks"][0]
-    assert entry["status"] == "ok", entry.get("traceback", entry.get("error"))
-    return tmp / "runs" / manifest["run_id"]
+def run_dir(notebook_run):
+    return notebook_run("00_quickstart", SMALL).run_dir      # the run tests/test_notebook_00.py reads
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
-"""One run's index built with a Dask LocalCluster (2 worker processes on 127.0.0.1): for one method of each
-paper the chunks, vectors, graph and evaluation table equal a local build's, the driver computed none of
+"""One run's index built with the session's Dask LocalCluster (2 worker processes on 127.0.0.1, conftest's
+``dask_cluster``): for one method of each paper (each built once here, without it, as the reference) the chunks, vectors, graph and evaluation table equal a local build's, the driver computed none of
 the per-document work itself, what the workers returned stays in the driver's caches for a later local
 run, a failing partition is computed here instead, and timed builds never leave the machine."""
 from __future__ import annotations
@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import empty_cache
 from rag_lab.core.embedding import Embedder
 from rag_lab.core.types import Document
 from rag_lab.datasets import load_dataset
@@ -24,8 +25,8 @@ from rag_lab.methods.gralc.encoding import clear_memory_cache
 from rag_lab.reasoning import linguistics, offline
 from rag_lab.reasoning.offline import OfflineReasoner
 
-SESSION_CACHE = Path(os.environ["RAG_LAB_CACHE"])    # the workers' own cache (conftest made it)
 DATA = load_dataset("italian_cuisine")
+pytestmark = pytest.mark.heavy
 
 
 def test_partition_by_hand():
@@ -51,21 +52,9 @@ def test_cluster_address_is_set_for_the_block_and_checked(monkeypatch):
             pass
 
 
-@pytest.fixture(scope="module")
-def scheduler():
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None, processes=True,
-                      env={"RAG_LAB_REUSE": "1", "RAG_LAB_QUIET": "1", "RAG_LAB_CACHE": str(SESSION_CACHE)}) as c:
-        yield c.scheduler_address
-        cluster_module.close_clients()
-
-
 def fresh_cache(folder: Path, monkeypatch) -> Path:
     """An empty rag_lab cache (sharing the session's ONNX export, which is not what is compared)."""
-    folder.mkdir()
-    if (SESSION_CACHE / "onnx").exists():
-        (folder / "onnx").symlink_to(SESSION_CACHE / "onnx")
+    empty_cache(folder)
     monkeypatch.setenv("RAG_LAB_CACHE", str(folder))
     monkeypatch.setenv("RAG_LAB_REUSE", "1")
     clear_memo()                       # no in-process copy of an index, a token encoding or a parse is reused
@@ -103,16 +92,36 @@ def table(r):
     return df[df.metric != "latency_seconds"].reset_index(drop=True)
 
 
-@pytest.mark.parametrize("name", ["sketch", "unweaver", "ssg-query-traversal", "gralc-kg"])
-def test_each_paper_builds_the_same_index_on_a_local_cluster(name, scheduler, tmp_path, monkeypatch, embedder):
-    embedder.model  # noqa: B018 - the session's ONNX export exists before the caches share it
-    parses = []
-    real_parse = offline.parse
+def counting_parses(monkeypatch) -> list:
+    """The texts the offline reasoner parses from now on (for as long as ``monkeypatch`` holds)."""
+    parses, real_parse = [], offline.parse
     monkeypatch.setattr(offline, "parse", lambda text: parses.append(text) or real_parse(text))
-    here, _ = build(name, tmp_path / "local", monkeypatch)
-    parsed_locally = len(parses)
-    there, driver_embedder = build(name, tmp_path / "cluster", monkeypatch, scheduler)
-    parsed_by_driver, encoded_by_driver = len(parses) - parsed_locally, driver_embedder.stats["encoded"]
+    return parses
+
+
+@pytest.fixture(scope="module")
+def local_build(tmp_path_factory, embedder):
+    """``local_build(name)``: the method built here, without a cluster, in an empty cache, once for the
+    module (the reference its cluster builds are compared with), and the texts parsed while building it."""
+    embedder.model  # noqa: B018 - the session's ONNX export exists before the caches share it
+    built = {}
+
+    def get(name: str):
+        if name not in built:
+            with pytest.MonkeyPatch.context() as mp:
+                parses = counting_parses(mp)
+                retriever, _ = build(name, tmp_path_factory.mktemp("local") / "cache", mp)
+                built[name] = retriever, len(parses)
+        return built[name]
+    return get
+
+
+@pytest.mark.parametrize("name", ["sketch", "unweaver", "ssg-query-traversal", "gralc-kg"])
+def test_each_paper_builds_the_same_index_on_a_local_cluster(name, dask_cluster, local_build, tmp_path, monkeypatch):
+    here, parsed_locally = local_build(name)
+    parses = counting_parses(monkeypatch)
+    there, driver_embedder = build(name, tmp_path / "cluster", monkeypatch, dask_cluster.address)
+    parsed_by_driver, encoded_by_driver = len(parses), driver_embedder.stats["encoded"]
 
     record = there.cluster_build
     assert record["partitions"] == 3 and record["failed"] == [] and record["vectors"] + record["results"] > 0
@@ -128,9 +137,8 @@ def test_each_paper_builds_the_same_index_on_a_local_cluster(name, scheduler, tm
         assert record["files"] == len(DATA.documents) and encoded_by_driver == 0
 
 
-def test_what_the_workers_returned_serves_a_later_local_run(scheduler, tmp_path, monkeypatch, embedder):
-    embedder.model  # noqa: B018
-    there, _ = build("naive", tmp_path / "cache", monkeypatch, scheduler)
+def test_what_the_workers_returned_serves_a_later_local_run(dask_cluster, tmp_path, monkeypatch):
+    there, _ = build("naive", tmp_path / "cache", monkeypatch, dask_cluster.address)
     assert there.cluster_build["vectors"] == len(there.chunks)
     monkeypatch.setenv("RAG_LAB_CACHE", str(tmp_path / "cache"))    # the same driver cache, no cluster
     again = Embedder()
@@ -138,21 +146,20 @@ def test_what_the_workers_returned_serves_a_later_local_run(scheduler, tmp_path,
     assert again.stats["encoded"] == 0 and np.array_equal(local.vectors, there.vectors)
 
 
-def test_timed_builds_never_use_the_cluster(scheduler, tmp_path, monkeypatch):
-    timed, _ = build("naive", tmp_path / "timed", monkeypatch, scheduler, reuse=False)
+def test_timed_builds_never_use_the_cluster(dask_cluster, tmp_path, monkeypatch):
+    timed, _ = build("naive", tmp_path / "timed", monkeypatch, dask_cluster.address, reuse=False)
     assert timed.cluster_build is None
 
 
-def test_a_failing_partition_is_computed_here(scheduler, tmp_path, monkeypatch, embedder, caplog):
-    embedder.model  # noqa: B018
-    here, _ = build("sketch", tmp_path / "local", monkeypatch)
+def test_a_failing_partition_is_computed_here(dask_cluster, local_build, tmp_path, monkeypatch, caplog):
+    here, _ = local_build("sketch")
     real = cluster_worker.reasoner_recipe
 
     def wrong(reasoner):      # a worker that would make another reasoner refuses the partition
         recipe = real(reasoner)
         return {**recipe, "fingerprint": "0" * 16} if recipe else recipe
     monkeypatch.setattr(cluster_worker, "reasoner_recipe", wrong)
-    there, _ = build("sketch", tmp_path / "cluster", monkeypatch, scheduler)
+    there, _ = build("sketch", tmp_path / "cluster", monkeypatch, dask_cluster.address)
     assert sorted(there.cluster_build["failed"]) == [0, 1, 2]
     assert "differs from the driver's" in caplog.text and "are computed here" in caplog.text
     assert structure(there) == structure(here) and np.array_equal(there.vectors, here.vectors)
@@ -174,12 +181,8 @@ def test_methods_that_cannot_take_part_are_built_here(tmp_path, monkeypatch, cap
     assert "it has no document_work" in caplog.text and "RAG_LAB_REUSE=0 turns off" in caplog.text
 
 
-def test_an_unreachable_scheduler_is_named(tmp_path, monkeypatch):
-    import socket
-
-    with socket.socket() as s:               # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def test_an_unreachable_scheduler_is_named(tmp_path, monkeypatch, refused_port):
+    port = refused_port                      # a port nothing listens on
     monkeypatch.setattr(cluster_module, "_CLIENTS", {})
     monkeypatch.setattr(cluster_module, "CONNECT_TIMEOUT", "1s")
     with pytest.raises(RuntimeError, match=f"could not reach the Dask scheduler at tcp://127.0.0.1:{port}"):

@@ -20,6 +20,46 @@ def test_t_interval_by_hand():
     assert all(math.isnan(v) for v in costs.t_interval([]))
 
 
+def test_log_t_interval_by_hand_never_below_zero():
+    # e, e^2, e^3: logs 1, 2, 3 -> mean 2, half width 2.484138 (above) -> e^2 [e^-0.484138, e^4.484138]
+    mean, low, high = costs.log_t_interval([math.e, math.e ** 2, math.e ** 3])
+    assert mean == pytest.approx(math.exp(2)) and low == pytest.approx(math.exp(2 - 2.484138), rel=1e-6)
+    assert high == pytest.approx(math.exp(2 + 2.484138), rel=1e-6)
+    # 0.1 and 10 s: the plain t-interval reaches far below zero, the log one stays above it
+    assert costs.t_interval([0.1, 10.0])[1] < 0 < costs.log_t_interval([0.1, 10.0])[1]
+    assert costs.log_t_interval([4.0])[0] == pytest.approx(4.0) and math.isnan(costs.log_t_interval([4.0])[1])
+    with pytest.raises(ValueError, match="positive"):
+        costs.log_t_interval([1.0, 0.0])
+
+
+def shared_table():
+    return pd.DataFrame({"method": ["naive", "ssg-a", "ssg-b", "sketch", "kg", "gralc-x", "gralc-y"],
+                         "index": ["naive", "ssg-a", "ssg-a", "sketch", "kg", "gralc-x", "gralc-y"],
+                         "embedding_tokens_index": [10, 50, 50, 30, 5, 7, 9]}).set_index("method")
+
+
+def test_shared_indexes_name_every_method_of_an_index_once(monkeypatch):
+    table = costs.shared_indexes(shared_table())
+    assert table.to_dict("list") == {"index": ["naive", "ssg-a", "sketch", "kg", "gralc-x", "gralc-y"],
+                                     "methods": ["naive", "ssg-a, ssg-b", "sketch", "kg", "gralc-x", "gralc-y"],
+                                     "count": [1, 2, 1, 1, 1, 1]}
+    assert list(costs.distinct_indexes(shared_table()).index) == ["naive", "ssg-a", "sketch", "kg", "gralc-x", "gralc-y"]
+
+
+def test_one_index_per_paper_is_the_one_encoding_most_tokens(monkeypatch):
+    from rag_lab.evaluation import retrievers
+    folders = {"naive": "baselines", "kg": "baselines", "sketch": "sketch", "ssg-a": "ssg", "ssg-b": "ssg",
+               "gralc-x": "gralc", "gralc-y": "gralc"}
+    monkeypatch.setattr(retrievers, "REGISTRY", {m: (f"rag_lab.methods.{f}.method:C", None, "") for m, f in folders.items()})
+    # baselines: naive 10 > kg 5; ssg: only ssg-a is measured (ssg-b shares it); gralc: y 9 > x 7
+    assert costs.one_per_paper(shared_table()) == ["naive", "ssg-a", "sketch", "gralc-y"]
+    assert costs.growth_methods("per paper", shared_table()) == ["naive", "ssg-a", "sketch", "gralc-y"]
+    assert costs.growth_methods("all", shared_table()) == list(shared_table().index)
+    assert costs.growth_methods(" naive, kg ", shared_table()) == ["naive", "kg"]
+    with pytest.raises(ValueError, match="scaling_methods"):
+        costs.growth_methods("", shared_table())
+
+
 def test_empty_caches_is_a_new_folder_and_restores_the_variable(monkeypatch, tmp_path):
     monkeypatch.setenv("RAG_LAB_CACHE", str(tmp_path))
     with costs.empty_caches() as folder:
@@ -70,6 +110,10 @@ def test_slowest_build_is_named_only_when_the_intervals_do_not_overlap():
     assert "cannot be told apart" in text and "Slowest" not in text and "n = 3" in text
     once = table([("a", 1.0, math.nan, math.nan, 1), ("b", 9.0, math.nan, math.nan, 1)])
     assert "no method is named slowest" in costs.slowest_build_sentence(once)
+    # a method sharing b's index is not a runner-up of its own: a is, and b is named slowest
+    shared = table([("a", 1.0, 0.9, 1.1, 3), ("b", 5.0, 4.5, 5.5, 3), ("b2", 5.0, 4.5, 5.5, 3)])
+    shared["index"] = ["a", "b", "b"]
+    assert costs.slowest_build_sentence(shared).startswith("Slowest cold build: b 5.00 s")
 
 
 def test_fastest_query_needs_a_paired_interval_above_zero():

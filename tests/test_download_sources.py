@@ -210,13 +210,8 @@ def test_wikipedia_ssg_corpus(mirror, data_cache):
     assert mirror.count("/w/api.php") == 4                          # saved responses are reused
 
 
-def test_api_sources_offline_say_what_to_fetch_and_where(data_cache):
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    offline = Transport(f"http://127.0.0.1:{port}", retries=0, backoff=0, progress=False)
+def test_api_sources_offline_say_what_to_fetch_and_where(data_cache, refused_port):
+    offline = Transport(f"http://127.0.0.1:{refused_port}", retries=0, backoff=0, progress=False)
     with pytest.raises(OfflineError) as e:
         download("pmc_oa", ids=["PMC9000001"], transport=offline, limiter=RateLimiter(0), **QUIET)
     assert "oa.fcgi" in str(e.value) and str(data_cache / "pmc_oa" / "PMC9000001.xml") in str(e.value)

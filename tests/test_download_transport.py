@@ -4,7 +4,6 @@ message, files placed by hand, the rate limiter, and the command line."""
 from __future__ import annotations
 
 import json
-import socket
 from dataclasses import replace
 
 import pytest
@@ -23,12 +22,6 @@ QUIET = dict(log=lambda *a: None)
 
 def transport(server, retries=3):
     return Transport(server.url, retries=retries, backoff=0, progress=False)
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_rebase_keeps_path_and_query():
@@ -116,8 +109,8 @@ def test_first_use_checksum_is_recorded_and_enforced(mirror, data_cache, monkeyp
     assert record["sha256"] == first and record["size"] > 0
 
 
-def test_offline_message_names_the_url_and_where_to_put_the_file(data_cache):
-    t = Transport(f"http://127.0.0.1:{closed_port()}", retries=1, backoff=0, progress=False)
+def test_offline_message_names_the_url_and_where_to_put_the_file(data_cache, refused_port):
+    t = Transport(f"http://127.0.0.1:{refused_port}", retries=1, backoff=0, progress=False)
     with pytest.raises(OfflineError) as e:
         download("pubmedqa", transport=t, **QUIET)
     message = str(e.value)
@@ -135,8 +128,8 @@ def test_offline_message_names_the_url_and_where_to_put_the_file(data_cache):
            f"{elsewhere / 'narrativeqa' / 'qaps.csv'}" in message
 
 
-def test_files_placed_by_hand_are_checked_and_unpacked_offline(mirror, data_cache):
-    offline = Transport(f"http://127.0.0.1:{closed_port()}", retries=0, backoff=0, progress=False)
+def test_files_placed_by_hand_are_checked_and_unpacked_offline(mirror, data_cache, refused_port):
+    offline = Transport(f"http://127.0.0.1:{refused_port}", retries=0, backoff=0, progress=False)
     (data_cache / "qasper").mkdir(parents=True)
     (data_cache / "qasper" / "qasper-test-and-evaluator-v0.3.tgz").write_bytes(
         mirror.files["/qasper-test-and-evaluator-v0.3.tgz"])

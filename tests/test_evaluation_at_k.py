@@ -3,29 +3,32 @@ every registered method on the shipped ``ml_encyclopedia`` with the offline reas
 method that declares ``nested_ranking`` is shown to return prefixes on that data set."""
 from __future__ import annotations
 
-import os
-
 import pytest
 
+from conftest import empty_cache
 from rag_lab.datasets import load_dataset
 from rag_lab.evaluation.harness import evaluate
 from rag_lab.methods import available_methods, get_retriever
 from rag_lab.evaluation.metrics import retrieval_metrics
 
+pytestmark = pytest.mark.heavy
 KS = (1, 3, 5)
 DEEPEST = 10
 
 
 @pytest.fixture(scope="module")
-def built():
-    saved = os.environ.pop("RAG_LAB_LLM", None)          # the offline reasoner, whatever the environment says
-    try:
+def built(tmp_path_factory, embedder):
+    embedder.model  # noqa: B018 - the session's ONNX export, which the build's cache shares
+    with pytest.MonkeyPatch.context() as module:
+        module.delenv("RAG_LAB_LLM", raising=False)     # the offline reasoner, whatever the environment says
         data = load_dataset("ml_encyclopedia")
-        retrievers = {name: get_retriever(name).build(data.documents) for name in available_methods()}
+        with pytest.MonkeyPatch.context() as building:
+            # index reuse in an empty cache of the module's own: methods that share an index (SSG's seven
+            # traversals share one graph) build it once
+            building.setenv("RAG_LAB_REUSE", "1")
+            building.setenv("RAG_LAB_CACHE", str(empty_cache(tmp_path_factory.mktemp("at_k") / "cache")))
+            retrievers = {name: get_retriever(name).build(data.documents) for name in available_methods()}
         yield data, retrievers
-    finally:
-        if saved is not None:
-            os.environ["RAG_LAB_LLM"] = saved
 
 
 def test_reported_metric_at_k_is_the_metric_of_retrieve_q_k(built):

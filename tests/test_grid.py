@@ -1,4 +1,5 @@
-"""Grid sweeps on a process pool and on a Dask LocalCluster bound to 127.0.0.1, with one failing task."""
+"""Grid sweeps on a process pool and on a Dask LocalCluster bound to 127.0.0.1 (the session's), with one
+failing task."""
 import json
 
 import pytest
@@ -61,14 +62,10 @@ def test_process_pool_retries_the_failing_task_once(tmp_path, notebooks):
     check(manifest, tmp_path / "runs" / "g")
 
 
-def test_dask_local_cluster(tmp_path, notebooks):
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
-                      processes=True) as cluster:
-        grid = Grid(["01_sweep"], {"value": [1, 2, 3]}, {"tag": "x"}, retries=1)
-        manifest = run_grid(grid, address=cluster.scheduler_address, run_id="d", runs_dir=tmp_path / "runs",
-                            notebook_dir=notebooks)
+def test_dask_local_cluster(tmp_path, notebooks, dask_cluster):
+    grid = Grid(["01_sweep"], {"value": [1, 2, 3]}, {"tag": "x"}, retries=1)
+    manifest = run_grid(grid, address=dask_cluster.address, run_id="d", runs_dir=tmp_path / "runs",
+                        notebook_dir=notebooks)
     assert manifest["engine"].startswith("dask:tcp://127.0.0.1:")
     check(manifest, tmp_path / "runs" / "d")
 

@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from rag_lab.caching.trust import sign
-from rag_lab.evaluation import index_store
+from rag_lab.evaluation import index_store, shared_index
 from rag_lab.datasets import load_dataset
 from rag_lab.methods import available_methods, get_retriever
 from rag_lab.evaluation.provenance import method_record
@@ -194,6 +194,32 @@ def test_ssg_algorithms_share_one_graph(reuse_on, small, embedder):
     assert other.graph is not first.graph            # its own copy
     fresh = get_retriever("ssg-query-traversal", embedder=embedder).build(docs, reuse=False)
     assert answers(other, queries) == answers(fresh, queries)
+
+
+def test_a_notebook_drawing_the_ssg_graph_stores_it_for_the_retrievers(reuse_on, small, embedder):
+    from rag_lab.methods.ssg.config import SSGConfig
+    from rag_lab.methods.ssg.graph import build_graph
+    from rag_lab.methods.ssg.method import stored_graph
+
+    docs, _ = small
+    reasoner = get_retriever("ssg-basic-retrieval", embedder=embedder).reasoner
+    graph = stored_graph(docs, embedder, reasoner, SSGConfig())
+    assert sorted(graph.graph.edges(data=True)) == sorted(build_graph(docs, embedder, reasoner, SSGConfig()).graph.edges(data=True))
+    later = get_retriever("ssg-query-traversal", embedder=embedder).build(docs)     # notebook 10's retriever
+    assert later.index_reuse["reused"] and sorted(later.graph.graph.edges(data=True)) == sorted(graph.graph.edges(data=True))
+
+
+def test_share_index_gives_a_copy_only_between_methods_building_the_same_index(small, embedder):
+    docs, queries = small
+    built = get_retriever("ssg-basic-retrieval", embedder=embedder).build(docs, reuse=False)
+    other = get_retriever("ssg-query-traversal", embedder=embedder)
+    assert shared_index.index_identity(other, docs) == shared_index.index_identity(built, docs)
+    shared_index.share_index(built, other, docs)
+    assert other.index_reuse["reused"] and other.graph is not built.graph
+    fresh = get_retriever("ssg-query-traversal", embedder=embedder).build(docs, reuse=False)
+    assert answers(other, queries) == answers(fresh, queries)
+    with pytest.raises(ValueError, match="cannot share the index of ssg-basic-retrieval"):
+        shared_index.share_index(built, get_retriever("naive", embedder=embedder), docs)
 
 
 def test_config_id_of_a_whole_config(reuse_on, small, embedder):

@@ -9,11 +9,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import assert_captions_name_reasoners, run_notebook_smoke
+from conftest import assert_captions_name_reasoners
 from rag_lab.datasets import load_dataset
 from rag_lab.methods.baselines.config import NaiveConfig
 
-pytestmark = pytest.mark.notebook
+# one group with the browser tests: they read this run (test_browser_report) or run the notebook in JupyterLab
+pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group("quickstart")]
+SMALL = {"limit": 4, "ks": [1, 3, 5]}
 
 HEADLINE = [f"{m}@5" for m in ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "ctx_ndcg")]
 
@@ -25,8 +27,9 @@ def question_means(per_question: pd.DataFrame, columns) -> pd.DataFrame:
     return rows[rows["column"].isin(columns)].groupby(["method", "column"])["value"].mean().unstack()[list(columns)]
 
 
-def test_quickstart_runs(tmp_path, embedder):
-    manifest = run_notebook_smoke("00_quickstart", {"limit": 4, "ks": [1, 3, 5]}, tmp_path)
+def test_quickstart_runs(notebook_run, embedder):
+    run = notebook_run("00_quickstart", SMALL)        # the run tests/test_browser_report.py shows
+    manifest, root = run.manifest, run.root
     paths = {Path(p).name: Path(p) for p in manifest["notebooks"][0]["files"]}
     assert {"chunk_similarity_heatmap.png", "chunk_similarity_heatmap.html", "retrieval_metrics.csv",
             "retrieval_metrics.md", "chunk_stats.csv", "answer_metrics.csv", "retrieval_per_question.csv"} <= set(paths)
@@ -63,7 +66,7 @@ def test_quickstart_runs(tmp_path, embedder):
         question_means(per_question, columns).loc[answers.index].to_numpy(), abs=6e-4)
 
     # the closing sentence quotes the table's context recall@5 and names the better method
-    nb = json.loads((tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
+    nb = json.loads((root / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
     text = "".join("".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code"
                    for o in c.get("outputs", []) if o.get("output_type") == "stream")
     said = re.search(r"Context recall@5, mean \[95% interval\] over 4 questions: naive (\d\.\d{3}) \[[^]]*\], "
@@ -86,14 +89,14 @@ def test_quickstart_runs(tmp_path, embedder):
     # the answers' comparison names what the offline reasoner's answers are and that no judge ran
     answers_line = next(line for line in text.splitlines() if line.startswith("Answers: semantic - naive on token_f1@5: "))
     assert "extractive" in answers_line and "no judge ran" in answers_line
-    check_intervals(manifest, tmp_path)
+    check_intervals(manifest, root)
 
 
-def check_intervals(manifest, tmp_path):
+def check_intervals(manifest, root):
     """The comparative tables carry n and a 95% interval around each mean; the findings pair the methods."""
     import pandas as pd
 
-    folder = tmp_path / "figures" / "00_quickstart"
+    folder = root / "figures" / "00_quickstart"
     for name in ("retrieval_metrics", "answer_metrics"):
         table = pd.read_csv(folder / f"{name}.csv")
         assert list(table.columns) == ["method", "metric", "mean", "n", "ci_low", "ci_high"]
@@ -102,5 +105,5 @@ def check_intervals(manifest, tmp_path):
         ok = table.dropna(subset=["ci_low"])
         assert ((ok["ci_low"] <= ok["mean"] + 1e-4) & (ok["mean"] <= ok["ci_high"] + 1e-4)).all()
         assert "[" in (folder / f"{name}.md").read_text(encoding="utf-8")   # "mean [low, high]" cells
-    nb = (tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text(encoding="utf-8")
+    nb = (root / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text(encoding="utf-8")
     assert "semantic - naive on ctx_recall@5: " in nb and "(n = 4, p = " in nb

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import assert_captions_name_reasoners, run_notebook_smoke
+from conftest import assert_captions_name_reasoners
 from rag_lab.core.plots import IN_CI
 from rag_lab.methods.gralc import findings as fd
 from rag_lab.methods.gralc import paper
@@ -24,9 +24,9 @@ SEC5, FAIR5 = paper.seccov_label(5), paper.source_seccov_label(5)
 INTERVAL = ["ours", "n", "ci_low", "ci_high"]
 
 
-def printed(manifest: dict, tmp_path: Path, cell_id: str) -> str:
+def printed(manifest: dict, root: Path, cell_id: str) -> str:
     """The text one cell of the executed notebook printed."""
-    nb = json.loads((tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
+    nb = json.loads((root / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
     cell = next(c for c in nb["cells"] if c.get("id") == cell_id)
     return "".join("".join(o.get("text", "")) for o in cell["outputs"] if o.get("output_type") == "stream")
 
@@ -153,16 +153,17 @@ def check_late_view(folder: Path, text: str) -> None:
     assert f"late: {near['late: span'].tolist()}" in text
 
 
-def cell_output(manifest: dict, tmp_path: Path, cell_id: str) -> dict:
+def cell_output(manifest: dict, root: Path, cell_id: str) -> dict:
     """The rich output (mime type -> text) of one cell of the executed notebook."""
-    nb = json.loads((tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
+    nb = json.loads((root / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
     cell = next(c for c in nb["cells"] if c.get("id") == cell_id)
     data = next(o["data"] for o in cell["outputs"] if o.get("output_type") == "execute_result")
     return {k: "".join(v) if isinstance(v, list) else str(v) for k, v in data.items()}
 
 
-def test_gralc_notebook_runs(tmp_path):
-    manifest = run_notebook_smoke("04_gralc_rag", SMALL, tmp_path)
+def test_gralc_notebook_runs(notebook_run):
+    run = notebook_run("04_gralc_rag", SMALL)         # the run test_notebook_04_cluster compares with
+    manifest, root = run.manifest, run.root
     files = {p.rsplit("/", 1)[-1] for p in manifest["notebooks"][0]["files"]}
     expected = {f"table{i}.{ext}" for i in range(1, 7) for ext in ("csv", "md")}
     expected |= {f"{name}.{ext}" for name in ("fig2_mrr", "fig3_recall_at_k", "fig4_ablation", "fig5_efficiency",
@@ -171,13 +172,13 @@ def test_gralc_notebook_runs(tmp_path):
     assert expected <= files
     assert_captions_name_reasoners(manifest)
 
-    folder = tmp_path / "figures" / "04_gralc_rag"
+    folder = root / "figures" / "04_gralc_rag"
     sweep = check_lambda_table(folder)
     assert "random GAT/MLP weights" in (folder / "lambda_sweep.md").read_text(encoding="utf-8").splitlines()[0]
     # λ = 0 is gralc-structure's configuration: its row repeats the Structure-Aware rows of the full condition
     t4 = pd.read_csv(folder / "table4.csv", header=[0, 1], index_col=[0, 1]).xs("ours", axis=1, level=1)
-    t5 = check_table5_whole(folder, cell_output(manifest, tmp_path, TABLE5_CELL))
-    check_contrast(folder, printed(manifest, tmp_path, CONTRAST_CELL))
+    t5 = check_table5_whole(folder, cell_output(manifest, root, TABLE5_CELL))
+    check_contrast(folder, printed(manifest, root, CONTRAST_CELL))
     structure = t4.loc[("full", "Structure-Aware")]
     assert sweep.loc[0.0, "MRR@20"] == pytest.approx(structure["MRR"], abs=6e-4)          # table4 is rounded to 3
     assert sweep.loc[0.0, "R@5"] == pytest.approx(structure["R@5"], abs=6e-4)
@@ -193,11 +194,11 @@ def test_gralc_notebook_runs(tmp_path):
     check_ratio_table(folder, "table6", paper.table6(), ["Tokens"], ["Avg F1", "Sec Diversity"])
     t6 = pd.read_csv(folder / "table6.csv", header=[0, 1], index_col=0)
     assert list(t6["Avg F1"].columns) == INTERVAL + ["paper-reported"]
-    check_late_view(folder, printed(manifest, tmp_path, LATE_CELL))
+    check_late_view(folder, printed(manifest, root, LATE_CELL))
     ablation = (folder / "fig4_ablation.html").read_text(encoding="utf-8")
     assert '"rangemode":"tozero"' in ablation and '"error_y"' in ablation and "axis from 0" in ablation
 
-    text = printed(manifest, tmp_path, FINDINGS_CELL)
+    text = printed(manifest, root, FINDINGS_CELL)
     questions = len(pd.read_csv(folder / "per_question_scores.csv").query("condition == 'abstract'")["question_id"].unique())
     t1 = check_table1_intervals(folder, questions, like_for_like=False)
     check_findings_numbers(text, t1, sweep)

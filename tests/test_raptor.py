@@ -235,3 +235,31 @@ def test_one_tree_per_document_where_questions_target_one_document(embedder):
     assert RaptorRetriever(tree="document").resolved_tree(long_documents(mark=False)) == "document"
     with pytest.raises(ValueError, match="tree must be one of 'auto', 'document', 'corpus'"):
         RaptorRetriever(tree="chapter")
+
+
+def test_knn_graph_rounds_distances_and_breaks_ties_by_row():
+    from rag_lab.methods.baselines.raptor_cluster import KNN_DISTANCE_STEP, knn_graph
+
+    assert KNN_DISTANCE_STEP == 0.01
+    # rows 0 and 1 are the same direction (distance 0); row 2 is orthogonal to both (distance 1);
+    # row 3 has cosine 0.996 with row 0 (distance 0.004, rounded to 0.00) and ~0.089 with row 2.
+    a = np.array([1.0, 0.0, 0.0])
+    d = np.array([0.996, np.sqrt(1 - 0.996 ** 2), 0.0])
+    vectors = np.stack([a, a, [0.0, 1.0, 0.0], d]).astype(np.float32)
+    indices, distances = knn_graph(vectors, 3)
+    assert indices[0].tolist() == [0, 1, 3]           # itself, then 1 and 3 both at 0.00: by row
+    assert indices[1].tolist() == [1, 0, 3]
+    assert indices[2].tolist() == [2, 3, 0]           # 3 at 1 - 0.0896 = 0.91; 0 and 1 at 1.00: row 0
+    assert distances[0].tolist() == [0.0, 0.0, 0.0]
+    assert distances[2].tolist() == pytest.approx([0.0, 0.91, 1.0])
+
+
+def test_umap_runs_on_our_graph_for_the_generic_cpu():
+    import os
+
+    from rag_lab.methods.baselines.raptor_cluster import umap_reduce
+
+    assert os.environ["NUMBA_CPU_NAME"] == "generic"      # set when rag_lab was imported
+    points = np.random.default_rng(0).normal(size=(30, 8)).astype(np.float32)
+    first = umap_reduce(points, 3, 5, seed=0)
+    assert first.shape == (30, 3) and np.array_equal(first, umap_reduce(points, 3, 5, seed=0))

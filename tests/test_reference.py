@@ -68,7 +68,7 @@ def test_only_default_runs_into_the_repository_figures_are_compared(repo):
     root, folder = repo
     entry = {"notebook": "nb", "status": "ok", "changed": {}, "files": [str(folder / "leaderboard.csv"),
                                                                         str(folder / "long.csv")]}
-    assert reference_check(entry, folder, root) == {"compared": True, "changed": []}
+    assert reference_check(entry, folder, root) == {"compared": True, "changed": [], "near_ties": []}
     assert not reference_check({**entry, "changed": {"limit": 3}}, folder, root)["compared"]
     assert not reference_check(entry, root / "elsewhere" / "nb", root)["compared"]
     assert not reference_check({**entry, "status": "failed"}, folder, root)["compared"]
@@ -81,5 +81,24 @@ def test_the_printed_lines_name_each_changed_table():
         {"notebook": "03_ssg", "reference": {"compared": False, "why": "ran with parameters other than the reference's defaults"}}]}
     lines = reference_lines(manifest)
     assert lines[0].startswith("reference: 01_sketch: 1 table(s) differ") and lines[1] == "  t1: 2 rows -> 1"
-    assert lines[2] == "reference: 02_unweaver: every table matches figures/02_unweaver/ as committed"
-    assert "not compared" in lines[3] and "parameters" in lines[3]
+    assert lines[2].startswith("  no near-tie was noted")
+    assert lines[3] == "reference: 02_unweaver: every table matches figures/02_unweaver/ as committed"
+    assert "not compared" in lines[4] and "parameters" in lines[4]
+
+
+def test_a_difference_beside_near_ties_names_each_with_its_question_candidates_and_gap():
+    tie = {"what": "vector search", "first": "doc-a#3", "second": "doc-b#1", "gap": 1.2e-5,
+           "labels": {"method": "naive", "question": "ic-q07"}}
+    manifest = {"notebooks": [{"notebook": "01_sketch", "reference": {
+        "compared": True, "changed": [{"table": "t1", "why": "column 'x', row 0: 0.5 -> 0.6"}], "near_ties": [tie]}}]}
+    lines = reference_lines(manifest)
+    assert "1 near-tie(s)" in lines[2]
+    assert lines[3] == "    near-tie: vector search: doc-a#3 vs doc-b#1, gap 1.20e-05 (method naive, question ic-q07)"
+
+
+def test_near_ties_are_kept_only_beside_a_difference(repo):
+    root, folder = repo
+    tie = {"what": "w", "first": "a", "second": "b", "gap": 1e-5, "labels": {}}
+    entry = {"notebook": "nb", "status": "ok", "changed": {}, "near_ties": [tie],
+             "files": [str(folder / "leaderboard.csv"), str(folder / "long.csv")]}
+    assert reference_check(entry, folder, root)["near_ties"] == []     # nothing differs: nothing to explain

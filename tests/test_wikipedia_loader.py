@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -106,15 +105,9 @@ def test_fetches_from_the_api_saves_responses_and_replays_offline(fixture_api, t
     assert [d.text for d in again.documents] == [d.text for d in data.documents] and len(sent) == 1 + 3 + 1 + 2
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def test_offline_without_saved_responses_fails_with_a_clear_message(tmp_path):
+def test_offline_without_saved_responses_fails_with_a_clear_message(tmp_path, refused_port):
     with pytest.raises(WikipediaUnavailableError) as e:
-        load_wikipedia(path=tmp_path / "empty", api_url=f"http://127.0.0.1:{_closed_port()}/w/api.php", timeout=2)
+        load_wikipedia(path=tmp_path / "empty", api_url=f"http://127.0.0.1:{refused_port}/w/api.php", timeout=2)
     message = str(e.value)
     assert "could not fetch the search for 'Machine learning'" in message
     assert str(tmp_path / "empty") in message and "RAG_LAB_DATA_WIKIPEDIA" in message

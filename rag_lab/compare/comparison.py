@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 import pandas as pd
@@ -35,6 +36,43 @@ class Run:
     dataset: Dataset
     retrievers: dict[str, Retriever]
     retrievals: dict
+
+    @cached_property
+    def same(self) -> dict[str, str]:
+        """method -> the earlier method (in the run's order) with the same index and the same rankings:
+        the same chunks (ids, documents, spans) and, for every question at every k, the same hits in the
+        same order. Every table of hits scores the two alike, so tables show such a method once."""
+        first: dict[tuple, str] = {}
+        out: dict[str, str] = {}
+        for name, r in self.retrievers.items():
+            chunks = tuple((c.id, c.doc_id, c.start, c.end) for c in r.chunks)
+            ranked = tuple((k, qid, tuple(h.chunk.id for h in ret.hits)) for k in sorted(self.retrievals)
+                           for qid, ret in sorted(self.retrievals[k].get(name, {}).items()))
+            twin = first.setdefault((chunks, ranked), name)
+            if twin != name:
+                out[name] = twin
+        return out
+
+
+def shown_once(table: pd.DataFrame, same: dict[str, str]) -> pd.DataFrame:
+    """A table indexed by method with every method of ``same`` (``Run.same``) left out and named beside
+    the method it retrieves exactly as: ``gralc-structure (= gralc-kg, gralc-graph)``."""
+    names = {kept: [m for m, twin in same.items() if twin == kept] for kept in set(same.values())}
+    out = table.drop(index=[m for m in same if m in table.index])
+    return out.rename(index={kept: f"{kept} (= {', '.join(twins)})" for kept, twins in names.items()})
+
+
+def same_sentence(dataset: str, same: dict[str, str]) -> str:
+    """Which methods a dataset's tables show once, and as which method."""
+    if not same:
+        return f"{dataset}: no two methods retrieve exactly alike."
+    groups: dict[str, list[str]] = {}
+    for method, twin in same.items():
+        groups.setdefault(twin, []).append(method)
+    parts = [f"{' and '.join(twins)} retrieve{'s' if len(twins) == 1 else ''} exactly what {kept} does"
+             for kept, twins in groups.items()]
+    return (f"{dataset}: " + "; ".join(parts) + " (the same chunks, and the same hits in the same order for "
+            "every question at every k): shown once, under the first.")
 
 
 def compare(datasets: Sequence[str], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,

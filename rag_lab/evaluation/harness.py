@@ -26,6 +26,7 @@ from .provenance import index_reasoner_name, method_record, reasoner_name
 from .retrievers import Retriever, get_retriever
 from ..core.progress import progress_bar
 from ..core.types import Dataset, Retrieval
+from ..core import ties
 
 log = logging.getLogger(__name__)
 COLUMNS = ["method", "question_id", "metric", "k", "value"]
@@ -91,16 +92,22 @@ def run_queries_at(retrievers: Mapping[str, Retriever], dataset: Dataset, ks: Se
                 out[k][name] = {}
             r.prepare_queries([q.question for q in dataset.questions])
             for q in dataset.questions:
-                if r.nested_ranking:
-                    deepest = r.retrieve(q.question, ks[-1])
-                    for k in ks:
-                        out[k][name][q.id] = prefix(deepest, k)
-                else:
-                    for k in ks:
-                        out[k][name][q.id] = r.retrieve(q.question, k)
+                with ties.deciding(question=q.id):
+                    _retrieve_at(r, q, ks, name, out)
                 bar.advance()
             _log_short_index(name, r, ks[-1], len(dataset.questions))
     return out
+
+
+def _retrieve_at(r: Retriever, q, ks: Sequence[int], name: str, out: dict) -> None:
+    """One question's retrievals at every k into ``out`` (one deep retrieval when rankings nest)."""
+    if r.nested_ranking:
+        deepest = r.retrieve(q.question, ks[-1])
+        for k in ks:
+            out[k][name][q.id] = prefix(deepest, k)
+    else:
+        for k in ks:
+            out[k][name][q.id] = r.retrieve(q.question, k)
 
 
 def _log_short_index(name: str, retriever: Retriever, k: int, n_queries: int) -> None:

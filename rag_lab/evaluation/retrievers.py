@@ -11,6 +11,7 @@ import importlib
 import time
 from typing import Sequence
 
+from ..core import ties
 from ..core.configs import Config
 from ..core.progress import building
 from ..core.types import Chunk, Cost, Document, Retrieval
@@ -88,7 +89,9 @@ class Retriever:
             raise ValueError(f"{self.name}: cannot build an index over no documents")
         from .index_store import build_or_reuse
 
-        build_or_reuse(self, list(documents), reuse)
+        with ties.deciding(method=self.name, step="build"):
+            if build_or_reuse(self, list(documents), reuse):
+                ties.replay(getattr(self, "build_near_ties", []))   # a reused index names its build's near-ties
         return self
 
     def index_knobs(self) -> dict:
@@ -98,8 +101,9 @@ class Retriever:
 
     def _timed_build(self, documents: list[Document]) -> None:
         t0 = time.perf_counter()
-        with building(self.name, len(documents), reasoner=lambda: self._reasoner):   # progress.py
+        with building(self.name, len(documents), reasoner=lambda: self._reasoner), ties.collecting() as found:
             self._build(documents)
+        self.build_near_ties = list(found)         # kept with the persisted index (core/ties.py)
         self.build_cost.seconds += time.perf_counter() - t0
 
     def retrieve(self, query: str, k: int = 5) -> Retrieval:
@@ -108,7 +112,8 @@ class Retriever:
         if k <= 0:
             raise ValueError(f"{self.name}: k must be positive, got {k}")
         t0 = time.perf_counter()
-        result = self._retrieve(query, k)
+        with ties.deciding(method=self.name):
+            result = self._retrieve(query, k)
         result.cost.seconds = time.perf_counter() - t0
         return result
 

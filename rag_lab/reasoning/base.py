@@ -19,6 +19,8 @@ cannot tell apart while other threads add to the same counters.
 """
 from __future__ import annotations
 
+from ..core import ties
+
 import contextlib
 import threading
 from abc import ABC, abstractmethod
@@ -176,7 +178,7 @@ def similarity_choice(similarities: Sequence[float], gathered_count: int, min_se
     differently (``offline.marginal_relevance_choice``), so it does not repeat query_traversal."""
     if not similarities:
         return Choice("stop", None, "no candidates", fallback)
-    best = max(range(len(similarities)), key=lambda i: similarities[i])
+    best = ties.best(similarities, what="similarity choice")
     if (gathered_count >= min_sentences and best_gathered_similarity is not None
             and best_gathered_similarity > similarities[best]):
         return Choice("stop", None, "best gathered sentence beats every candidate", fallback)

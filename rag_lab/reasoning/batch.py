@@ -25,6 +25,7 @@ the reasoner's (``rate_limit.py``); the LLM reply cache is safe to write from ma
 """
 from __future__ import annotations
 
+import contextvars
 import logging
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Sequence, TypeVar
@@ -116,7 +117,8 @@ def _run_round(one, items, todo, workers, results, bar, max_failures, last) -> t
                     i = next(queue, None)
                     if i is None:
                         return
-                    pending[pool.submit(one, items[i])] = i
+                    # each call in a copy of this context: near-tie labels and collectors (core/ties.py) reach it
+                    pending[pool.submit(contextvars.copy_context().run, one, items[i])] = i
             top_up()
             while pending:
                 done, _ = wait(list(pending), return_when=FIRST_COMPLETED)

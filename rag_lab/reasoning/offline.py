@@ -29,6 +29,7 @@ import numpy as np
 
 from ..caching.code_version import code_fingerprint
 from ..core.types import Cost
+from ..core import ties
 from .base import Choice, Entity, Reasoner, Triple
 from .linguistics import (CONCEPT, MIN_NAME_CHARS, SPACY_MODEL, VERB_POS, content_tokens, is_number, keep_mention,
                           mentions, normalize_name, parse, require_text, require_texts, spacy_model_version,
@@ -36,7 +37,7 @@ from .linguistics import (CONCEPT, MIN_NAME_CHARS, SPACY_MODEL, VERB_POS, conten
 from ..caching.sqlite_cache import reuse_enabled
 from .offline_cache import OfflineResultCache, result_key
 
-CODE_FILES = ("reasoning/offline.py", "reasoning/linguistics.py", "reasoning/base.py", "core/chunking.py")
+CODE_FILES = ("reasoning/offline.py", "reasoning/linguistics.py", "reasoning/base.py", "core/chunking.py", "core/ties.py")
 
 MMR_LAMBDA = 0.7            # weight of relevance vs redundancy: mostly central phrases, some diversity
 ANSWER_WORDS = 60           # word budget of an extractive answer
@@ -77,8 +78,8 @@ def marginal_relevance_choice(similarities: Sequence[float], redundancies: Seque
     if not similarities:
         return Choice("stop", None, "no candidates")
     scores = [lam * float(s) - (1.0 - lam) * float(r) for s, r in zip(similarities, redundancies)]
-    best = max(range(len(scores)), key=lambda i: (scores[i], -i))
-    if gathered_count >= min_sentences and scores[best] <= 0.0:
+    best = ties.best(scores, what="offline next-sentence choice")
+    if gathered_count >= min_sentences and not ties.above(scores[best], 0.0, what="offline stop rule"):
         return Choice("stop", None, f"no candidate adds new relevant content (best marginal relevance "
                                     f"{scores[best]:.3f} <= 0)")
     return Choice("next", best, f"highest marginal relevance {scores[best]:.3f} (query similarity "
@@ -88,12 +89,14 @@ def marginal_relevance_choice(similarities: Sequence[float], redundancies: Seque
 def select_within_budget(sentences: Sequence[str], scores: np.ndarray, max_words: int) -> str:
     """The best-scoring sentences whose words fit ``max_words``, joined in their original order.
 
-    Greedy by score; a sentence that would overflow the budget is skipped, the next one tried.
+    Greedy by score (ties at ``core.ties``' precision go to the earlier sentence: two sentences are
+    exactly as close to their own centroid, and noise must not choose); a sentence that would
+    overflow the budget is skipped, the next one tried.
     The best sentence is always kept, even when it alone is longer than the budget, so a
     non-empty input never gives an empty answer.
     """
     picked, used = [], 0
-    for i in sorted(range(len(sentences)), key=lambda i: (-scores[i], i)):
+    for i in ties.order(scores, what="offline sentence choice", names=lambda i: sentences[i][:40]):
         words = len(sentences[i].split())
         if not picked or used + words <= max_words:
             picked.append(i)

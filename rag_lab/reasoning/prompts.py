@@ -26,6 +26,8 @@ outputs (STACK.md).
 """
 from __future__ import annotations
 
+from ..core import ties
+
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -254,8 +256,7 @@ ANSWER = JobPrompt(
 
 def shown_candidates(similarities: Sequence[float]) -> list[int]:
     """Indices of the candidates the prompt shows, most query-similar first (at most five)."""
-    order = sorted(range(len(similarities)), key=lambda i: (-similarities[i], i))
-    return order[:MAX_CANDIDATES]
+    return ties.order(similarities, k=MAX_CANDIDATES, what="")
 
 
 def _preview(text: str) -> str:

@@ -23,9 +23,11 @@ def lab_command(port: int = 8888, token: str | None = None, open_browser: bool =
                 python: str = sys.executable, extra: tuple[str, ...] = ()) -> list[str]:
     """The JupyterLab command: loopback only, ``root`` as the server's root, opening ``notebooks/``.
 
-    ``token`` None keeps Jupyter's own random token (printed in the URL it logs)."""
-    if not 0 < int(port) < 65536:
-        raise ValueError(f"port must be between 1 and 65535, got {port}")
+    ``token`` None keeps Jupyter's own random token (printed in the URL it logs). ``port`` 0: a free port
+    the OS gives the server, which it writes to ``jpserver-<pid>.json`` in its runtime folder (how the
+    browser test starts it: a port found free here could be taken before the server binds it)."""
+    if not 0 <= int(port) < 65536:
+        raise ValueError(f"port must be between 0 (any free port) and 65535, got {port}")
     cmd = [python, "-m", "jupyterlab", f"--ServerApp.ip={HOST}", f"--ServerApp.port={int(port)}",
            f"--ServerApp.root_dir={Path(root).resolve()}", "--ServerApp.default_url=/lab/tree/notebooks"]
     if token is not None:

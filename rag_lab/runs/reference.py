@@ -137,7 +137,20 @@ def reference_check(entry: dict, figures_dir: Path, root: Path = ROOT) -> dict:
         return {"compared": False, "why": "ran with parameters other than the reference's defaults"}
     if entry.get("status") != "ok":
         return {"compared": False, "why": "the notebook failed"}
-    return {"compared": True, "changed": changed_tables(entry.get("files", []), figures_dir, root)}
+    changed = changed_tables(entry.get("files", []), figures_dir, root)
+    return {"compared": True, "changed": changed, "near_ties": entry.get("near_ties", []) if changed else []}
+
+
+def near_tie_lines(near_ties: Sequence[dict], limit: int = 12) -> list[str]:
+    """The run's near-ties, one line each (core/ties.py): the decisions another machine's rounding could
+    flip, so a table that differs where one of them lies is machine noise, not a changed method."""
+    from ..core.ties import NearTie
+
+    ties = [NearTie(**t) if isinstance(t, dict) else t for t in near_ties]
+    lines = [f"    near-tie: {t.describe()}" for t in ties[:limit]]
+    if len(ties) > limit:
+        lines.append(f"    ... and {len(ties) - limit} more near-ties (manifest.json, near_ties)")
+    return lines
 
 
 def reference_lines(manifest: dict) -> list[str]:
@@ -155,4 +168,11 @@ def reference_lines(manifest: dict) -> list[str]:
             lines.append(f"reference: {name}: {len(check['changed'])} table(s) differ from figures/{name}/ as "
                          "committed (refresh the reference on purpose, in a commit of its own):")
             lines.extend(f"  {c['table']}: {c['why']}" for c in check["changed"])
+            near = check.get("near_ties", [])
+            if near:
+                lines.append(f"  this run met {len(near)} near-tie(s), decisions another CPU's last-bit rounding can "
+                             "flip (docs/reproducibility.md); a difference they explain is not a changed method:")
+                lines.extend(near_tie_lines(near))
+            else:
+                lines.append("  no near-tie was noted in this run: look for a changed method, data or setting")
     return lines

@@ -32,6 +32,7 @@ import re
 import subprocess
 import time
 import traceback
+from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
@@ -39,6 +40,7 @@ from typing import Any, Sequence
 from ..caching.atomic import atomic_path, write_bytes, write_text
 from ..core.progress import HEADLESS_ENV
 from ..evaluation.provenance import embedding_backend, git_revision, package_versions
+from ..core.ties import NEAR_TIES_ENV, read_near_ties
 from .reference import reference_check
 from .report import write_report
 
@@ -255,8 +257,11 @@ def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, 
     }
     before = _files_under(figures_dir)
     out_path = run_dir / nb.name
+    near_ties_file = run_dir / "near_ties" / f"{nb.stem}.jsonl"       # core/ties.py: the kernel appends to it
+    near_ties_file.parent.mkdir(parents=True, exist_ok=True)
+    near_ties_file.unlink(missing_ok=True)
     t0 = time.perf_counter()
-    with atomic_path(out_path) as tmp:
+    with atomic_path(out_path) as tmp, _environment(NEAR_TIES_ENV, str(near_ties_file)):
         try:
             pm.execute_notebook(str(nb), str(tmp), parameters={**given, "figures_dir": str(figures_dir)},
                                 kernel_name=kernel, cwd=str(nb.parent), progress_bar=progress, language="python",
@@ -276,8 +281,24 @@ def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, 
     after = _files_under(figures_dir)
     entry["files"] = sorted(p for p, m in after.items() if before.get(p) != m)
     entry["tables"] = _copy_tables(entry["files"], figures_dir, run_dir, nb.stem)
+    near = read_near_ties(near_ties_file)
+    entry["near_ties"] = [asdict(t) for t in near]
     entry["reference"] = reference_check(entry, figures_dir)
     return entry
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str):
+    """``os.environ[name] = value`` inside the block (kernels started there inherit it)."""
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
 
 
 def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any] | None = None,

@@ -37,6 +37,22 @@ What is ours, and why:
 - an oversized cluster that clustering would return whole (BIC prefers one component) is split
   by the best mixture of at least two components with hard assignment, and kept whole only if
   even that cannot divide it. The reference code would recurse forever there.
+- the same tree on every machine (docs/reproducibility.md). UMAP's layout is chaotic: sentence
+  vectors moved by 1e-9 gave another global k (13-16 on italian_cuisine), and so does another
+  CPU, whose kernels round the vectors' last bits differently. Three choices make it depend only
+  on what is stable: (a) UMAP gets its neighbour graph from us (``knn_graph``): cosine distances
+  in float64, rounded to ``KNN_DISTANCE_STEP`` (0.01), neighbours ordered by rounded distance and
+  then row, so noise changes the graph only where a distance lies within noise of a rounding
+  boundary (noted as a near-tie, core/ties.py); the paper's method is unchanged (UMAP on the
+  cosine kNN graph), only its inputs have a stated precision; (b) UMAP starts from seeded random
+  coordinates (``init="random"``), not from the spectral layout, whose eigenvectors come from
+  BLAS/ARPACK arithmetic that differs per CPU (RAPTOR's paper does not name an initialisation);
+  (c) numba compiles UMAP for the generic x86-64 CPU (``NUMBA_CPU_NAME=generic``, set when
+  rag_lab is imported): compiled for the host, the same inputs gave another layout on AVX-512
+  than on AVX2 (measured: global k 10 vs 14). Mixtures then compare BIC at ``core.ties``'
+  precision (ties: the smaller k) and soft membership notes posteriors within noise of the
+  threshold. Measured on italian_cuisine's 85 leaves: 8 of 8 runs with vectors moved by
+  N(0, 1e-6) gave the identical layer clustering (before: 6 different ones in 6 runs);
 - numba's on-disk cache is switched on for UMAP's compiled functions (``enable_numba_cache``):
   the first UMAP call of a process otherwise spends ~10 s compiling them again.
 """
@@ -52,6 +68,7 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from ...core import ties
 from .config import RaptorConfig
 
 
@@ -121,22 +138,66 @@ def seeded_arpack(seed: int) -> Iterator[None]:
                 sparse_linalg.eigsh = sparse_linalg.eigsh.unseeded
 
 
+KNN_DISTANCE_STEP = 0.01    # the stated precision of the cosine distances UMAP's neighbour graph is built from
+
+
+def knn_graph(vectors: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's ``n_neighbors`` nearest rows (itself first) and their cosine distances, computed in
+    float64 and rounded to ``KNN_DISTANCE_STEP``; ties by row. A chosen distance within noise of a
+    rounding boundary, or a neighbour cut within noise of a tie, is noted (core/ties.py)."""
+    v = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    if not np.all(norms > 0):
+        raise ValueError("knn_graph: every vector must be non-zero (cosine distance)")
+    v = v / norms
+    n = len(v)
+    k = min(n_neighbors, n)
+    raw = np.clip(1.0 - v @ v.T, 0.0, 2.0)
+    np.fill_diagonal(raw, 0.0)
+    steps = raw / KNN_DISTANCE_STEP
+    rounded = np.round(steps) * KNN_DISTANCE_STEP
+    near_boundary = np.abs(np.abs(steps - np.floor(steps) - 0.5) * KNN_DISTANCE_STEP) <= ties.NOISE
+    indices = np.empty((n, k), dtype=np.int64)
+    distances = np.empty((n, k), dtype=np.float32)
+    for i in range(n):
+        others = np.lexsort((np.arange(n), rounded[i], np.arange(n) != i))   # itself, then distance, then row
+        indices[i], distances[i] = others[:k], rounded[i, others[:k]]
+        for j in others[1:k + 1]:
+            if near_boundary[i, j]:
+                ties.note("RAPTOR kNN distance rounding", f"node {i}", f"node {j}", float(raw[i, j] - rounded[i, j]))
+    return indices, distances
+
+
+def check_numba_target() -> None:
+    """Warn when numba compiles for the host CPU rather than the generic one (module docstring, (c))."""
+    from numba.core import config
+
+    if str(config.CPU_NAME).lower() != "generic":
+        warnings.warn(f"numba compiles for CPU {config.CPU_NAME or 'host'!r}, not 'generic': RAPTOR's trees may "
+                      "differ from other machines' (import rag_lab before numba, or set NUMBA_CPU_NAME=generic)",
+                      RuntimeWarning, stacklevel=3)
+
+
 def umap_reduce(vectors: np.ndarray, dim: int, n_neighbors: int, seed: int) -> np.ndarray:
-    """UMAP (cosine) of ``vectors`` to min(dim, n - 2) dimensions, n_neighbors kept in [2, n - 1];
-    ``seed`` drives UMAP and ARPACK in its spectral start (``seeded_arpack``)."""
+    """UMAP (cosine) of ``vectors`` to min(dim, n - 2) dimensions, n_neighbors kept in [2, n - 1],
+    on our neighbour graph (``knn_graph``) from seeded random coordinates; ``seed`` drives UMAP
+    (and ARPACK, should UMAP call it: ``seeded_arpack``)."""
     vectors = np.asarray(vectors, dtype=np.float32)
     n = len(vectors)
     if n < 3:
         raise ValueError(f"UMAP needs at least 3 points, got {n}")
+    check_numba_target()
     enable_numba_cache()
     import umap
 
-    reducer = umap.UMAP(n_neighbors=max(2, min(n_neighbors, n - 1)), n_components=max(1, min(dim, n - 2)),
-                        metric="cosine", random_state=seed, n_jobs=1)
+    neighbors = max(2, min(n_neighbors, n - 1))
+    indices, distances = knn_graph(vectors, neighbors)
+    reducer = umap.UMAP(n_neighbors=neighbors, n_components=max(1, min(dim, n - 2)), metric="cosine",
+                        random_state=seed, n_jobs=1, init="random", precomputed_knn=(indices, distances, None))
     with warnings.catch_warnings(), seeded_arpack(seed):
-        # tiny layers: UMAP says spectral initialisation is impossible and starts from random
-        # coordinates (seeded) instead; that is the expected behaviour, not news for the reader
-        warnings.filterwarnings("ignore", message=".*[Ss]pectral initiali[sz]ation.*")
+        # UMAP warns that without its search index it cannot transform new points: RAPTOR never does
+        warnings.filterwarnings("ignore", message=".*knn_search_index.*")
+        warnings.filterwarnings("ignore", message=".*precomputed_knn.*")
         warnings.filterwarnings("ignore", message=".*k >= N.*")
         return reducer.fit_transform(vectors)
 
@@ -164,7 +225,8 @@ def best_mixture(points: np.ndarray, max_clusters: int, seed: int, min_k: int = 
     for k in range(min_k, k_max + 1):
         models[k] = GaussianMixture(n_components=k, covariance_type="full", random_state=seed).fit(points)
         bics[k] = float(models[k].bic(points))
-    best = min(bics, key=lambda k: (bics[k], k))
+    ks = sorted(bics)
+    best = ks[ties.best([-bics[k] for k in ks], what="RAPTOR BIC", names=lambda i: f"k={ks[i]}")]
     return Mixture(best, bics, models[best].predict_proba(points))
 
 
@@ -175,10 +237,12 @@ def soft_clusters(probs: np.ndarray, threshold: float, hard: bool = False) -> li
     probs = np.asarray(probs)
     if probs.ndim != 2:
         raise ValueError(f"probs must be a (points, components) matrix, got shape {probs.shape}")
-    top = probs.argmax(axis=1)
+    top = [ties.best(row, what="RAPTOR most likely component", names=lambda j, i=i: f"node {i} component {j}")
+           for i, row in enumerate(probs)]
     clusters = []
     for j in range(probs.shape[1]):
-        members = [i for i in range(len(probs)) if top[i] == j or (not hard and probs[i, j] > threshold)]
+        members = [i for i in range(len(probs)) if top[i] == j or (
+            not hard and ties.above(probs[i, j], threshold, what="RAPTOR soft membership", name=f"node {i} component {j}"))]
         if members:
             clusters.append(members)
     return clusters

@@ -20,6 +20,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from ...core import ties
+
 from ...datasets.structure import STRUCTURAL_SCORES, Unit
 from .config import StructureAwareConfig
 
@@ -96,7 +98,9 @@ def select_boundaries(scores: np.ndarray, tau: float, min_tokens: int, max_token
     if candidates is None:
         candidates = peak_positions(scores, tau)
     accepted: list[int] = []
-    for p in sorted((int(c) for c in candidates), key=lambda c: (-scores[c], c)):
+    candidates = [int(c) for c in candidates]
+    for p in [candidates[i] for i in ties.order([scores[c] for c in candidates], keys=candidates,
+                                                  what="GraLC boundary choice", names=lambda i: f"token {candidates[i]}")]:
         if p < min_tokens or n - p < min_tokens:
             continue
         if all(abs(p - q) >= min_tokens for q in accepted):
@@ -115,7 +119,7 @@ def _split_long(scores: np.ndarray, a: int, b: int, min_tokens: int, max_tokens:
     if b - a <= max_tokens:
         return []
     lo, hi = a + min_tokens, b - min_tokens
-    p = lo + int(np.argmax(scores[lo:hi + 1]))
+    p = lo + ties.best(scores[lo:hi + 1], what="GraLC long-span split", names=lambda i: f"token {lo + i}")
     return [*_split_long(scores, a, p, min_tokens, max_tokens), p, *_split_long(scores, p, b, min_tokens, max_tokens)]
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+
+from ...core import ties
 import pandas as pd
 
 from ...core.types import Document
@@ -41,7 +43,7 @@ def pooled_spans(token_vectors: np.ndarray, offsets: np.ndarray, spans: Sequence
 
 def ranks(scores: np.ndarray) -> np.ndarray:
     """1 for the highest score, ties broken by position."""
-    order = np.argsort(-scores, kind="stable")
+    order = ties.order(scores, what="")
     out = np.empty(len(scores), dtype=int)
     out[order] = np.arange(1, len(scores) + 1)
     return out
@@ -50,7 +52,7 @@ def ranks(scores: np.ndarray) -> np.ndarray:
 def neighbours(vectors: np.ndarray, focus: int, k: int) -> list[tuple[int, float]]:
     """The ``k`` spans most similar to span ``focus`` (itself left out), best first, with their cosines."""
     cos = vectors @ vectors[focus]
-    order = [int(i) for i in np.argsort(-cos, kind="stable") if i != focus][:k]
+    order = [i for i in ties.order(cos, what="") if i != focus][:k]
     return [(i, float(cos[i])) for i in order]
 
 

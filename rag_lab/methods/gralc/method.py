@@ -26,6 +26,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from ...core import ties
 from ...evaluation.retrievers import Retriever, register
 from ...core.types import Chunk, Cost, Document, Hit, Retrieval
 from .boundaries import BoundaryTrace, select_boundaries, spans_from_boundaries, structure_aware_boundaries
@@ -360,7 +361,7 @@ class GraphGuidedChunks(KGInfusedChunks):
         for s, r in zip(scores[0], rows[0]):
             prox = self.kg_prox(query_concepts, self.chunk_concepts[r])
             ranked.append((beta * float(s) + (1 - beta) * prox, float(s), prox, int(r)))
-        ranked.sort(key=lambda t: (-t[0], t[3]))
+        ranked = [ranked[i] for i in ties.order([t[0] for t in ranked], keys=[t[3] for t in ranked], what="GraLC score")]
         hits = [Hit(self.chunks[r], score, "graph" if prox > 0 else "vector") for score, _, prox, r in ranked[:k]]
         trace = {"strategy": self.strategy, "query_concepts": query_concepts,
                  "kg_prox": [round(p, 4) for _, _, p, _ in ranked[:k]], "cosine": [round(c, 4) for _, c, _, _ in ranked[:k]]}

@@ -32,6 +32,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ...core import ties
+
 from ...core.types import Chunk
 from .graph_stores import Edge, GraphStore, Node, Subgraph, make_graph_store
 
@@ -161,8 +163,11 @@ class KnowledgeGraph:
             tokens = self.embedder.count_tokens(fuzzy)
             sims = vectors @ self.name_vectors.T
             for entity, row in zip(fuzzy, sims):
-                best = sorted((i for i in range(len(row)) if row[i] >= threshold),
-                              key=lambda i: (-row[i], self.keys[i]))[:max_per_entity]
+                passing = [i for i in range(len(row)) if ties.at_least(row[i], threshold, what="SKETCH entity match",
+                                                                      name=f"{entity} ~ {self.keys[i]}")]
+                best = [passing[j] for j in ties.order([row[i] for i in passing], keys=[self.keys[i] for i in passing],
+                                                       k=max_per_entity, what="SKETCH entity match",
+                                                       names=lambda j: self.keys[passing[j]])]
                 matches += [Match(entity, self.keys[i], "embedding", float(row[i])) for i in best]
         return matches, tokens
 

@@ -47,6 +47,8 @@ from typing import Callable
 
 import numpy as np
 
+from ...core import ties
+
 from .graph import SimilarityGraph
 from .query import QueryContext
 
@@ -112,7 +114,9 @@ class Gatherer:
         new = self.new_in(wid)
         room = self.max - len(self.ids)
         if len(new) > room:
-            keep = set(sorted(new, key=lambda s: (-self.query.sentence_sim(s), self.graph.sentence_row[s]))[:room])
+            keep = {new[i] for i in ties.order([self.query.sentence_sim(s) for s in new],
+                                               keys=[self.graph.sentence_row[s] for s in new], k=room,
+                                               what="SSG sentence cap", names=new)}
             new = [s for s in new if s in keep]
         self.ids += new
         self._seen.update(new)
@@ -124,9 +128,9 @@ class Gatherer:
 
 def _best(candidates: list[str], score: Callable[[str], float], graph: SimilarityGraph) -> tuple[str, float]:
     """Highest-scoring candidate (earliest window on ties) and its score."""
-    scored = [(score(c), c) for c in candidates]
-    value, wid = max(scored, key=lambda p: (p[0], -graph.window_row[p[1]]))
-    return wid, value
+    scores = [score(c) for c in candidates]
+    i = ties.best(scores, keys=[graph.window_row[c] for c in candidates], what="SSG next window", names=candidates)
+    return candidates[i], scores[i]
 
 
 def _start(name: str, graph: SimilarityGraph, query: QueryContext, max_sentences: int):
@@ -174,7 +178,7 @@ def basic_retrieval(graph: SimilarityGraph, query: QueryContext, max_sentences: 
     """Plain semantic RAG as the control: windows in order of query similarity, no traversal."""
     gathered = Gatherer(graph, query, max_sentences)
     result = TraversalResult("basic_retrieval", gathered.ids, [])
-    ranking = sorted(range(len(graph.window_ids)), key=lambda r: (-float(query.window_sims[r]), r))
+    ranking = ties.order(query.window_sims, what="SSG window ranking", names=graph.window_ids)
     for row in ranking:
         wid = graph.window_ids[row]
         if gathered.full:
@@ -273,8 +277,10 @@ def llm_guided_traversal(graph: SimilarityGraph, query: QueryContext, max_senten
         if gathered.full:
             result.stop_reason = MAX_SENTENCES
             break
-        ranked = sorted(_unvisited(graph, current, visited),
-                        key=lambda n: (-query.window_sim(n), graph.window_row[n]))[:LLM_CANDIDATES]
+        unvisited = list(_unvisited(graph, current, visited))
+        ranked = [unvisited[i] for i in ties.order([query.window_sim(n) for n in unvisited],
+                                                   keys=[graph.window_row[n] for n in unvisited], k=LLM_CANDIDATES,
+                                                   what="SSG candidates shown", names=unvisited)]
         if not ranked:
             result.stop_reason = NO_CANDIDATES
             break

@@ -23,6 +23,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ...core import ties
+
 from ...core.index import IndexSettings, approximate_index
 
 EDGE_ANN = IndexSettings(kind="ann", search="efSearch=512")  # a query per window: half of VectorIndex's
@@ -84,8 +86,8 @@ def _intra(vectors: np.ndarray, blocks: Sequence[tuple[int, int]], top_k: int,
         for a in range(0, hi - lo, step):
             sims = block[a:a + step] @ block.T
             sims[np.arange(len(sims)), np.arange(a, a + len(sims))] = -np.inf
-            order = np.argsort(-sims, axis=1, kind="stable")[:, :top_k]
-            w = np.take_along_axis(sims, order, axis=1)
+            order = ties.top_k_rows(sims, top_k, what="SSG intra-document edge")
+            w = np.where(order >= 0, np.take_along_axis(sims, np.maximum(order, 0), axis=1), -np.inf)
             t = np.where(np.isfinite(w), order + lo, -1)
             targets[lo + a:lo + a + len(sims), :t.shape[1]] = t
             weights[lo + a:lo + a + len(sims), :t.shape[1]] = np.where(t >= 0, w, 0.0)
@@ -221,6 +223,6 @@ def theme_bridges(theme_vectors: np.ndarray, top_t: int) -> list[tuple[int, int,
     out = []
     for i in np.flatnonzero(has):
         others = [j for j in np.flatnonzero(has) if j != i]
-        others.sort(key=lambda j: (-sims[i, j], j))
+        others = [others[x] for x in ties.order([sims[i, j] for j in others], keys=others, k=top_t, what="SSG theme edge")]
         out += [(int(i), int(j), float(sims[i, j])) for j in others[:top_t]]
     return out

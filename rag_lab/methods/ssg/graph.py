@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from ...core import ties
+
 from ...caching.atomic import atomic_path, write_text
 from ...core.types import Cost, Document
 from ...reasoning.batch import run_batch
@@ -150,7 +152,7 @@ class SimilarityGraph:
         """(window, cosine) over the window's own intra and inter edges, best first."""
         if wid not in self._neighbours:
             out = [(n, float(a["weight"])) for n, a in self.graph[wid].items() if a["kind"] in SIMILARITY_KINDS]
-            out.sort(key=lambda p: (-p[1], self.window_row[p[0]]))
+            out = [out[i] for i in ties.order([w for _, w in out], keys=[self.window_row[n] for n, _ in out], what="")]
             self._neighbours[wid] = out
         return self._neighbours[wid]
 

@@ -26,6 +26,8 @@ A group never takes a window twice; sentences are de-duplicated and kept in the 
 """
 from __future__ import annotations
 
+from ...core import ties
+
 import random
 from dataclasses import asdict, dataclass, field
 from typing import Callable
@@ -112,7 +114,8 @@ def intra_document(graph: SimilarityGraph, rng: random.Random, max_sentences: in
         candidates = [w for w in graph.windows_of(doc) if w not in visited and not taken.overlaps(w)]
         if not candidates:
             break
-        current = max(candidates, key=lambda w: (graph.similarity(current, w), -graph.window_row[w]))
+        current = candidates[ties.best([graph.similarity(current, w) for w in candidates],
+                                       keys=[graph.window_row[w] for w in candidates], what="")]
         visited.add(current)
         group.path.append(current)
         taken.add(graph.sentences_of(current))

@@ -35,6 +35,13 @@ def sentence_chunks(graph: SimilarityGraph, documents: Sequence[Document] | None
     return out
 
 
+def stored_graph(documents: Sequence[Document], embedder, reasoner, config: SSGConfig) -> SimilarityGraph:
+    """The graph every SSG retriever with ``config``'s graph knobs builds over ``documents``, through the
+    index store: one a retriever built before (an earlier notebook of the run) is reused, and one built
+    here is kept for the notebooks after (notebook 03 draws the graph notebook 10 then queries)."""
+    return SSGRetriever(config, reasoner=reasoner, embedder=embedder).build(list(documents)).graph
+
+
 class SSGRetriever(Retriever):
     """One SSG algorithm over one graph. ``reasoner``: a Reasoner or a spec string (default: the
     configured reasoner, offline unless ``RAG_LAB_LLM`` says otherwise); it draws the document

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core import ties
+
 from .graph import SimilarityGraph
 
 
@@ -46,4 +48,4 @@ class QueryContext:
 
     def anchor(self) -> str:
         """The window most similar to the query (the first on ties): every traversal starts here."""
-        return self.graph.window_ids[int(np.argmax(self.window_sims))]
+        return self.graph.window_ids[ties.best(self.window_sims, what="SSG anchor", names=self.graph.window_ids)]

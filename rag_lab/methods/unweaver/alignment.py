@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...core import ties
+
 
 def _dense(R) -> np.ndarray:
     R = R.toarray() if hasattr(R, "toarray") else np.asarray(R)
@@ -240,7 +242,7 @@ def select_chunks(strengths, k: int, similarity=None, tie_tol: float = TIE_TOL) 
             groups[-1].append(j)
         else:
             groups.append([j])
-    order = [j for g in groups for j in sorted(g, key=lambda j: (-sim[j], j))]
+    order = [g[i] for g in groups for i in ties.order(sim[g], keys=g, what="alignment tie-break by similarity")]
     return [j for j in order if s[j] > scale][:k]
 
 

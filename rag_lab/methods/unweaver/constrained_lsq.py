@@ -32,6 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...core import ties
+
 
 def _matrix(value, name: str) -> np.ndarray:
     value = value.toarray() if hasattr(value, "toarray") else value
@@ -157,7 +159,7 @@ def demand_constraints(R, w, b, demanded: int = 1) -> Demand:
         raise ValueError("idea weights w and chunk budgets b must be positive")
     if np.any(np.abs(R).sum(axis=0) == 0):
         raise ValueError(f"ideas {np.flatnonzero(np.abs(R).sum(axis=0) == 0).tolist()} occur in no chunk")
-    by_similarity = sorted(range(m), key=lambda e: (-w[e], e))
+    by_similarity = ties.order(w, what="ideas demanded")
     chosen = set(by_similarity[:demanded])
     free: list[int] = []
     forced = []

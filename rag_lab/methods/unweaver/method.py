@@ -38,6 +38,7 @@ import numpy as np
 from ...reasoning.batch import run_batch
 from ...evaluation.retrievers import Retriever, register
 from ...core.types import Cost, Document, Hit, Retrieval
+from ...core import ties
 from .alignment import (bounded_least_squares, chunk_similarity, chunk_strengths, idea_upper_bounds,
                         kelly_allocation, select_chunks)
 from .classes import class_descriptions, class_text, form_classes, mentions_from_entities, merge_similar_classes
@@ -149,8 +150,9 @@ class UnWeaverRetriever(Retriever):
         return self.class_vectors @ q, Cost(embedding_tokens=self.embedder.count_tokens(query))
 
     def voters_for(self, sims: np.ndarray, k: int) -> list[int]:
-        """The top_n classes by similarity (ties to the earlier class), widened until they approve k chunks."""
-        order = np.argsort(-sims, kind="stable")
+        """The top_n classes by similarity (ties, at ``core.ties``' precision, to the earlier class),
+        widened until they approve k chunks."""
+        order = ties.order(sims, what="")
         top_n = self.config.top_n
         voters = list(order[:top_n])
         csc = self._chunk_class_csc
@@ -160,6 +162,7 @@ class UnWeaverRetriever(Retriever):
                 break
             voters.append(extra)
             approved.update(csc[:, [extra]].nonzero()[0].tolist())
+        ties.order(sims, k=len(voters) + 1, what="UnWeaver voter classes", names=lambda i: self.classes[i].name)
         return [int(v) for v in voters]
 
     def candidates(self, query: str, k: int) -> tuple[np.ndarray, Cost, list[int], list[int], np.ndarray]:
@@ -173,7 +176,8 @@ class UnWeaverRetriever(Retriever):
         rows = np.unique(R.nonzero()[0])
         Rsub = R[rows].toarray()
         mass = Rsub @ sims[voters]                                         # similarity of approving classes
-        order = sorted(range(len(rows)), key=lambda i: (-mass[i], rows[i]))
+        order = ties.order(mass, keys=rows.tolist(), what="UnWeaver candidate order",
+                           names=lambda i: self.chunks[rows[i]].id)
         return sims, cost, voters, [int(rows[i]) for i in order], Rsub[order]
 
     def alignment_problem(self, query: str, k: int) -> dict:

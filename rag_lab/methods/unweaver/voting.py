@@ -27,6 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from ...core import ties
+
 RULES = ("approval", "pav", "cc")
 _SCORE_FCT = {"approval": "av", "pav": "pav", "cc": "cc"}
 _EXACT_ID = {"approval": "av", "pav": "pav", "cc": "cc"}
@@ -78,7 +80,7 @@ def rank_committee(profile, committee: Sequence[int], rule: str) -> tuple[list[i
     remaining, ranked, gains = sorted(committee), [], []
     while remaining:
         added = scores.marginal_thiele_scores_add(marginal, profile, ranked)
-        best = max(remaining, key=lambda c: (added[c], -c))
+        best = remaining[ties.best([added[c] for c in remaining], what="committee order")]
         ranked.append(best)
         gains.append(float(added[best]))
         remaining.remove(best)

@@ -1,0 +1,49 @@
+"""Notebook 10 shows a method once when another retrieves exactly alike (compare.comparison: Run.same,
+shown_once, same_sentence). Small hand-made runs: no model is loaded."""
+import pandas as pd
+
+from rag_lab.compare.comparison import Run, same_sentence, shown_once
+from rag_lab.core.types import Chunk, Dataset, Hit, Retrieval
+
+
+class Built:
+    def __init__(self, chunks):
+        self.chunks = chunks
+
+
+def chunk(i, start=0):
+    return Chunk(f"c{i}", "d", "text", start, start + 4)
+
+
+def ranked(*ids):
+    return Retrieval("q", [Hit(chunk(i), 1.0 / (n + 1)) for n, i in enumerate(ids)])
+
+
+def run(rankings, chunks=None):
+    """rankings: method -> k -> question -> hit ids; every method indexes chunks c0..c3 unless told."""
+    methods = list(rankings)
+    retrievers = {m: Built((chunks or {}).get(m, [chunk(i) for i in range(4)])) for m in methods}
+    ks = sorted({k for r in rankings.values() for k in r})
+    retrievals = {k: {m: {q: ranked(*ids) for q, ids in rankings[m][k].items()} for m in methods} for k in ks}
+    return Run(Dataset("toy", [], []), retrievers, retrievals)
+
+
+def test_methods_with_the_same_chunks_and_rankings_are_named_as_the_first():
+    same = {1: {"q1": [0], "q2": [2]}, 3: {"q1": [0, 1, 2], "q2": [2, 3, 0]}}
+    # b ranks as a everywhere; c differs at k=3 on q2 (order of two hits); d ranks as a but over other spans
+    r = run({"a": same, "b": same, "c": {1: same[1], 3: {"q1": [0, 1, 2], "q2": [2, 0, 3]}}, "d": same},
+            chunks={"d": [chunk(i, start=1) for i in range(4)]})
+    assert r.same == {"b": "a"}
+
+
+def test_shown_once_drops_the_twins_and_names_them_beside_the_first():
+    table = pd.DataFrame({"ctx_recall@5": ["0.5", "0.5", "0.2", "0.5"]}, index=["x", "y", "z", "w"])
+    out = shown_once(table, {"y": "x", "w": "x"})
+    assert list(out.index) == ["x (= y, w)", "z"] and list(out["ctx_recall@5"]) == ["0.5", "0.2"]
+    assert shown_once(table, {}).equals(table)
+
+
+def test_same_sentence_names_each_group():
+    assert same_sentence("toy", {}) == "toy: no two methods retrieve exactly alike."
+    text = same_sentence("toy", {"y": "x", "w": "x", "v": "u"})
+    assert text.startswith("toy: y and w retrieve exactly what x does; v retrieves exactly what u does (")
