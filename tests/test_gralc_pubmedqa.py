@@ -7,6 +7,7 @@ import pytest
 
 from rag_lab.datasets.loaders.pubmedqa import load_pubmedqa
 from rag_lab.methods.gralc import experiment as ex
+from rag_lab.methods.gralc import tables as tb
 from rag_lab.methods.gralc import setting
 from rag_lab.methods.gralc.gradient import condition_dataset, condition_span
 from rag_lab.core.types import Dataset, Document, Question, Section
@@ -44,7 +45,7 @@ def test_short_text_run_reuses_the_gradient_and_builds_otherwise(pubmedqa):
     assert ex.short_text_run({"abstract": sentinel}, pubmedqa, ["gralc-naive"]) is sentinel
     run = ex.short_text_run({}, pubmedqa, ["gralc-naive"], (1, 3))
     assert len(run.dataset.documents) == 7 and len(run.dataset.questions) == 7
-    mrr = ex.metric_means(run.scores, "doc_mrr", 3)
+    mrr = tb.metric_means(run.scores, "doc_mrr", 3)
     assert list(mrr.index) == ["gralc-naive"] and 0 < mrr.iloc[0] <= 1
 
 
@@ -68,5 +69,5 @@ def test_setting_phrases_loader_arguments_and_missing_conditions(pubmedqa):
 
 
 def test_table4_without_long_conditions_is_empty_not_an_error():
-    t4 = ex.table4(pd.DataFrame(columns=["method", "question_id", "metric", "k", "value", "condition"]), (1, 5, 20))
+    t4 = tb.table4(pd.DataFrame(columns=["method", "question_id", "metric", "k", "value", "condition"]), (1, 5, 20))
     assert t4.empty and list(t4.columns) == ["MRR", "R@1", "R@5"]

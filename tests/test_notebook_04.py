@@ -9,6 +9,8 @@ import pandas as pd
 import pytest
 
 from conftest import assert_captions_name_reasoners
+from rag_lab.core.plots import IN_CI
+from rag_lab.methods.gralc import findings as fd
 from rag_lab.methods.gralc import paper
 from rag_lab.methods.gralc.experiment import ALL_COSINE, MENTION_COSINE
 
@@ -17,8 +19,9 @@ pytestmark = pytest.mark.notebook
 SMALL = {"articles": 2, "ks": [1, 3, 5, 10, 20], "generation_questions": 4, "efficiency_articles": 1,
          "efficiency_condition": "introduction", "efficiency_repeats": 1}
 FINDINGS_CELL = "02c2fffa"     # the cell id of "What this run found"
-TABLE5_CELL, LATE_CELL = "2ecbf07c", "1a7e0c02"
-SEC5 = paper.seccov_label(5)
+TABLE5_CELL, LATE_CELL, CONTRAST_CELL = "2ecbf07c", "1a7e0c02", "5c5c5c01"
+SEC5, FAIR5 = paper.seccov_label(5), paper.source_seccov_label(5)
+INTERVAL = ["ours", "n", "ci_low", "ci_high"]
 
 
 def printed(manifest: dict, root: Path, cell_id: str) -> str:
@@ -29,7 +32,8 @@ def printed(manifest: dict, root: Path, cell_id: str) -> str:
 
 
 def check_lambda_table(folder: Path) -> pd.DataFrame:
-    """Three rows λ = 0, 0.1, 0.5; scores and shares in [0, 1]; SecCov a section count."""
+    """Three rows λ = 0, 0.1, 0.5; scores and shares in [0, 1]; SecCov a section count; beside it each λ's
+    paired difference from λ = 0 with n and a 95% interval."""
     sweep = pd.read_csv(folder / "lambda_sweep.csv", index_col=0)
     assert sweep.index.tolist() == [0.0, 0.1, 0.5]
     shares = [c for c in sweep.columns if c.startswith(("MRR@", "R@", "top ", "cos("))]
@@ -38,6 +42,10 @@ def check_lambda_table(folder: Path) -> pd.DataFrame:
     top = next(c for c in shares if c.startswith("top "))
     assert sweep.loc[0.0, top] == 0 and sweep.loc[0.0, MENTION_COSINE] == 1.0   # λ = 0 changes nothing
     assert (sweep["chunks"] > 0).all()
+    diffs = pd.read_csv(folder / "lambda_sweep_differences.csv", index_col=[0, 1])
+    assert {"diff", "n", "ci_low", "ci_high", "p_holm"} <= set(diffs.columns)
+    assert sorted(set(diffs.index.get_level_values(1))) == [0.1, 0.5]
+    assert ((diffs["ci_low"] <= diffs["diff"] + 1e-9) & (diffs["diff"] <= diffs["ci_high"] + 1e-9)).all()
     return sweep
 
 
@@ -55,25 +63,24 @@ def check_findings_numbers(text: str, t1_ours: pd.DataFrame, sweep: pd.DataFrame
 
 
 def check_table1_intervals(folder: Path, questions: int, like_for_like: bool) -> pd.DataFrame:
-    """Table 1 carries n (the questions scored), our 95% interval around every mean, and whether the
-    paper's number is inside it — "yes"/"no" only where the setting is like-for-like; the order table
-    holds every pair of strategies, the better first."""
-    t1 = pd.read_csv(folder / "table1.csv", header=[0, 1], index_col=0)
-    for metric in dict.fromkeys(t1.columns.get_level_values(0)):
-        part = t1[metric]
-        assert (part["n"] == questions).all(), (metric, part["n"].tolist())
-        assert ((part["ci_low"] <= part["ours"] + 1e-4) & (part["ours"] <= part["ci_high"] + 1e-4)).all(), metric
-        verdicts = set(part["paper in our 95% CI"])
-        assert verdicts <= ({"yes", "no"} if like_for_like else {"not like-for-like"}), verdicts
-        expected = (part["ci_low"] <= part["paper-reported"]) & (part["paper-reported"] <= part["ci_high"])
-        if like_for_like:
-            assert (part["paper in our 95% CI"] == expected.map({True: "yes", False: "no"})).all()
+    """Table 1, one row per metric and strategy, carries n (the questions scored) and our 95% interval around
+    every mean; on like-for-like data the difference from the paper and whether its number is inside the
+    interval ("yes"/"no"), on other data neither (the paper's number is a reference only); the order table
+    holds every pair of strategies, the better first. Returns our means, strategies x metrics."""
+    t1 = pd.read_csv(folder / "table1.csv", index_col=[0, 1])
+    assert (t1["n"] == questions).all(), t1["n"].tolist()
+    assert ((t1["ci_low"] <= t1["ours"] + 1e-4) & (t1["ours"] <= t1["ci_high"] + 1e-4)).all()
+    if like_for_like:
+        expected = (t1["ci_low"] <= t1["paper-reported"]) & (t1["paper-reported"] <= t1["ci_high"])
+        assert (t1[IN_CI] == expected.map({True: "yes", False: "no"})).all()
+    else:
+        assert "difference" not in t1.columns and IN_CI not in t1.columns
     order = pd.read_csv(folder / "table1_order.csv")
     tested = order.dropna(subset=["p"])
     assert len(order) == 15 and (order["diff"] >= -1e-12).all() and (tested["p_holm"] >= tested["p"] - 1e-12).all()
     assert not (order["verdict"].isin(["supported", "contradicted"]) & (order["p_holm"] >= 0.05)).any()
-    assert "· ours" in (folder / "table1.md").read_text(encoding="utf-8")      # readable two-level headers
-    return t1
+    assert "…" not in (folder / "table1.md").read_text(encoding="utf-8")
+    return t1["ours"].unstack(0)
 
 
 def check_ratio_table(folder: Path, name: str, reported: pd.DataFrame, ratios: list[str], plain: list[str]) -> None:
@@ -81,8 +88,8 @@ def check_ratio_table(folder: Path, name: str, reported: pd.DataFrame, ratios: l
     strategy relative to Naive, ours and the paper's, and the difference of the two ratios."""
     table = pd.read_csv(folder / f"{name}.csv", header=[0, 1], index_col=0)
     assert "difference" not in set(table.columns.get_level_values(1)), name
-    for metric in plain:
-        assert set(table[metric].columns) == {"ours", "paper-reported"}, (name, metric)
+    for metric in plain:     # ours (with n and its 95% interval where it is a mean over questions) and the paper's
+        assert set(table[metric].columns) - {"n", "ci_low", "ci_high"} == {"ours", "paper-reported"}, (name, metric)
     for metric in ratios:
         m = table[metric]
         assert list(m.columns) == ["ours", "paper-reported", "ours ÷ Naive", "paper ÷ Naive", paper.RATIO_DIFFERENCE]
@@ -100,18 +107,33 @@ def check_ratio_table(folder: Path, name: str, reported: pd.DataFrame, ratios: l
 
 
 def check_table5_whole(folder: Path, shown: dict) -> pd.DataFrame:
-    """Table 5 long: a row per metric and strategy, a column group per condition, and the notebook
-    shows it without cutting columns or rows."""
+    """Table 5 long: a row per metric and strategy (the pattern reading and CS Recall), a column group per
+    condition with n, our 95% interval and the paper's number (no difference), printed without cutting
+    columns or rows; Table 5b the fair reading, ours only, with intervals."""
     t5 = pd.read_csv(folder / "table5.csv", header=[0, 1], index_col=[0, 1])
     metrics = list(dict.fromkeys(t5.index.get_level_values(0)))
-    assert metrics == [paper.seccov_label(5), paper.seccov_label(20), "CS Recall@20",
-                       paper.source_seccov_label(5), paper.source_seccov_label(20)]
+    assert metrics == [paper.seccov_label(5), paper.seccov_label(20), "CS Recall@20"]
     assert (t5.groupby(level=0, sort=False).size() == 6).all()
     assert set(t5.columns.get_level_values(0)) == {"introduction", "partial", "full"}
-    assert set(t5.columns.get_level_values(1)) == {"ours", "paper-reported", "difference"}
+    assert list(t5["full"].columns) == INTERVAL + ["paper-reported"]
     html, plain = shown.get("text/html", ""), shown.get("text/plain", "")
     assert "…" not in html + plain and "..." not in html + plain and "rows x" not in plain, plain[-200:]
-    return t5
+    fair = pd.read_csv(folder / "table5b_source_sections.csv", header=[0, 1], index_col=[0, 1])
+    assert list(dict.fromkeys(fair.index.get_level_values(0))) == [FAIR5, paper.source_seccov_label(20)]
+    assert list(fair["full"].columns) == INTERVAL
+    return pd.concat([t5, fair])
+
+
+def check_contrast(folder: Path, text: str) -> None:
+    """Table 5c: structure-aware minus content-only on both readings, every condition and k; the printed
+    sentence says which reading reproduces the paper's pattern, in the words its interval gives."""
+    contrast = pd.read_csv(folder / "table5c_seccov_contrast.csv", index_col=[0, 1, 2])
+    assert len(contrast) == 2 * 2 * 3
+    assert ((contrast["ci_low"] <= contrast["diff"] + 1e-9) & (contrast["diff"] <= contrast["ci_high"] + 1e-9)).all()
+    for k in (5, 20):
+        fair = contrast.xs((k, "full"), level=["k", "condition"]).iloc[1]
+        said = "reproduces on the fair reading" if fair["ci_low"] > 0 else "does not reproduce on the fair reading"
+        assert re.search(rf"SecCov@{k}, full condition.*{said} here\.", text), (k, text)
 
 
 def check_late_view(folder: Path, text: str) -> None:
@@ -158,22 +180,32 @@ def test_gralc_notebook_runs(notebook_run):
     # λ = 0 is gralc-structure's configuration: its row repeats the Structure-Aware rows of the full condition
     t4 = pd.read_csv(folder / "table4.csv", header=[0, 1], index_col=[0, 1]).xs("ours", axis=1, level=1)
     t5 = check_table5_whole(folder, cell_output(manifest, root, TABLE5_CELL))
+    check_contrast(folder, printed(manifest, root, CONTRAST_CELL))
     structure = t4.loc[("full", "Structure-Aware")]
     assert sweep.loc[0.0, "MRR@20"] == pytest.approx(structure["MRR"], abs=6e-4)          # table4 is rounded to 3
     assert sweep.loc[0.0, "R@5"] == pytest.approx(structure["R@5"], abs=6e-4)
-    assert sweep.loc[0.0, SEC5] == pytest.approx(t5.loc[(SEC5, "Structure-Aware"), ("full", "ours")], abs=6e-3)  # rounded to 2
+    assert sweep.loc[0.0, FAIR5] == pytest.approx(t5.loc[(FAIR5, "Structure-Aware"), ("full", "ours")], abs=6e-3)  # rounded to 2
+    full4 = pd.read_csv(folder / "table4.csv", header=[0, 1], index_col=[0, 1])
+    assert list(full4["MRR"].columns) == INTERVAL + ["paper-reported"]     # no raw difference from the paper
+    t2 = pd.read_csv(folder / "table2.csv", header=[0, 1], index_col=0)
+    assert list(t2["ΔMRR"].columns) == ["ours", "n", "ci_low", "ci_high", "Holm p", "paper-reported"]
+    evidence = pd.read_csv(folder / "evidence_paragraphs.csv", header=[0, 1], index_col=[0, 1])
+    assert set(evidence.columns.get_level_values(1)) == set(INTERVAL)
 
     check_ratio_table(folder, "table3", paper.table3(), ["Chunks", "Time (s)"], [])
     check_ratio_table(folder, "table6", paper.table6(), ["Tokens"], ["Avg F1", "Sec Diversity"])
+    t6 = pd.read_csv(folder / "table6.csv", header=[0, 1], index_col=0)
+    assert list(t6["Avg F1"].columns) == INTERVAL + ["paper-reported"]
     check_late_view(folder, printed(manifest, root, LATE_CELL))
     ablation = (folder / "fig4_ablation.html").read_text(encoding="utf-8")
     assert '"rangemode":"tozero"' in ablation and '"error_y"' in ablation and "axis from 0" in ablation
 
     text = printed(manifest, root, FINDINGS_CELL)
     questions = len(pd.read_csv(folder / "per_question_scores.csv").query("condition == 'abstract'")["question_id"].unique())
-    t1 = check_table1_intervals(folder, questions, like_for_like=False).xs("ours", axis=1, level=1)
+    t1 = check_table1_intervals(folder, questions, like_for_like=False)
     check_findings_numbers(text, t1, sweep)
     assert "other data than the paper's PubMedQA*, so our 95% intervals are not set against its numbers" in text
     assert re.search(r"our MRR order is .* \(n = \d+ questions\); \d+ of its 15 pairs are told apart \(Holm-adjusted p < 0.05", text), text
-    assert "λ ablation (gralc-kg, full condition, against λ = 0)" in text
+    assert "λ ablation (gralc-kg, full condition, against λ = 0, paired by question)" in text
+    assert text.startswith(fd.METHOD) and "2/n" not in text and "threshold" not in text.lower()
     assert "paper-reported -0.0420 (GraLC-RAG (KG) minus Structure-Aware, Table 4, full)" in text

@@ -1,6 +1,6 @@
 """Runs behind the GraLC-RAG notebook: build and query the strategies, add the structural
-metrics, sweep the document-length conditions, answer with a reasoner, and shape the
-results like the paper's Tables 1–6 (rows labelled with the paper's strategy names)."""
+metrics, sweep the document-length conditions, answer with a reasoner, time cold builds and
+sweep λ. ``tables`` shapes the results like the paper's Tables 1–6."""
 from __future__ import annotations
 
 import math
@@ -11,24 +11,16 @@ import pandas as pd
 
 from ...core.configs import drop_none
 from ...evaluation.harness import COLUMNS, build_costs, run_queries, run_queries_at, score_retrievals
-from ...evaluation.metrics import coverage_metric
 from ...evaluation.retrievers import Retriever, get_retriever
-from ...evaluation.uncertainty import interval_frames, pairwise_differences
 from ...core.types import Dataset, Retrieval
 from ...reasoning.batch import run_batch
 from . import paper
 from .gradient import CONDITIONS, condition_dataset
 from .infusion import TokenShift
 from .metrics import answer_rows, cross_section_rows
-from .seccov import PAPER_READING, PAPER_READING_WORDS, PAPER_SECCOV, reading_rows
+from .seccov import PAPER_READING, reading_rows
 from .method import STRATEGIES, strategy_config
-
-ALL = list(STRATEGIES)
-SECCOV = PAPER_SECCOV                        # the reading whose pattern matches the paper's (seccov.py)
-SOURCE_SECCOV = coverage_metric("section")    # ours: top-level sections of the question's source article
-TABLE5_READING = (f"SecCov = distinct {PAPER_READING_WORDS} (the reading that reproduces the paper's pattern, "
-                  "docs/metrics.md); columns marked ours only: top-level sections of the question's source article")
-SECCOV_AXIS = "distinct section labels in the top k (any level, all retrieved articles)"
+from .tables import SOURCE_SECCOV, metric_means
 
 
 def strategy_params(**knobs) -> dict[str, dict]:
@@ -124,60 +116,6 @@ def generation(run: Run, reasoner, k: int = 5, limit: int | None = None, level: 
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-# -- tables in the paper's layout -------------------------------------------------------------
-def metric_means(df: pd.DataFrame, metric: str, k: int | None = None, by: Sequence[str] = ("method",)) -> pd.Series:
-    d = df[df["metric"] == metric]
-    d = d[d["k"].isna()] if k is None else d[d["k"] == k]
-    return d.groupby(list(by), sort=False)["value"].mean()
-
-
-def _relabel(frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
-    frame = frame.reindex([n for n in order if n in frame.index])
-    frame.index = [paper.label(n) for n in frame.index]
-    return frame
-
-
-def table1(df: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)) -> pd.DataFrame:
-    """MRR (at the deepest k) and Recall@k at document level."""
-    ks = sorted(ks)
-    cols = {"MRR": metric_means(df, "doc_mrr", ks[-1])}
-    cols.update({f"R@{k}": metric_means(df, "doc_recall", k) for k in ks})
-    return _relabel(pd.DataFrame(cols), ALL)
-
-
-def table1_columns(ks: Sequence[int] = (1, 3, 5, 10)) -> dict[str, str]:
-    """Table 1's column labels -> the metric@k each is the mean of."""
-    ks = sorted(ks)
-    return {"MRR": f"doc_mrr@{ks[-1]}", **{f"R@{k}": f"doc_recall@{k}" for k in ks}}
-
-
-def table1_intervals(df: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)) -> dict[str, pd.DataFrame]:
-    """``ci_low``, ``ci_high`` and ``n`` of Table 1's cells (95% interval over questions, ``statistics.mean_ci``)."""
-    return {part: _relabel(frame, ALL) for part, frame in interval_frames(df, table1_columns(ks)).items()}
-
-
-def table1_order(df: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)) -> pd.DataFrame:
-    """Every pair of strategies on Table 1's MRR, the better first, paired by question (Holm across
-    the pairs), with the paper's labels: which places of our order these questions can tell apart."""
-    out = pairwise_differences(df, table1_columns(ks)["MRR"], [n for n in ALL if n in set(df["method"])])
-    return out.assign(method=out["method"].map(paper.label), below=out["below"].map(paper.label))
-
-
-def table2(t1: pd.DataFrame) -> pd.DataFrame:
-    """The ablation rows of Table 1, ΔMRR against the late-chunking base (as the paper computes it);
-    empty when the base did not run (no ΔMRR without it)."""
-    steps = dict(zip(paper.ABLATION_STRATEGIES, paper.ABLATION))
-    cols = [c for c in ("MRR", "R@1", "R@5") if c in t1.columns]
-    names = [n for n in steps if paper.label(n) in t1.index]
-    if not names or names[0] != paper.ABLATION_STRATEGIES[0]:
-        return pd.DataFrame(columns=cols + ["ΔMRR"], dtype=float)
-    out = t1.loc[[paper.label(n) for n in names], cols].copy()
-    out["ΔMRR"] = out["MRR"] - out["MRR"].iloc[0]
-    out.iloc[0, out.columns.get_loc("ΔMRR")] = math.nan
-    out.index = [steps[n] for n in names]
-    return out
-
-
 def efficiency(dataset: Dataset, strategies: Sequence[str], params: Mapping[str, dict] | None = None,
                articles: int | None = None, repeats: int = 1) -> pd.DataFrame:
     """Build every strategy cold on the first ``articles`` documents — no embedding or token-encoding
@@ -204,81 +142,6 @@ def efficiency(dataset: Dataset, strategies: Sequence[str], params: Mapping[str,
     return build_costs(best).assign(articles=len(documents), repeats=repeats)
 
 
-def table3(builds: pd.DataFrame) -> pd.DataFrame:
-    """Chunks and indexing seconds per strategy (from ``efficiency`` for cold timings)."""
-    wide = builds.pivot_table(index="method", columns="metric", values="value", aggfunc="sum", sort=False)
-    out = pd.DataFrame({"Chunks": wide["chunks"], "Time (s)": wide["build_seconds"]})
-    return _relabel(out, ALL)
-
-
-def table4(grad: pd.DataFrame, ks: Sequence[int] = (1, 5, 20)) -> pd.DataFrame:
-    ks = sorted(ks)
-    parts = []
-    for cond, d in grad.groupby("condition", sort=False):
-        t = pd.DataFrame({"MRR": metric_means(d, "doc_mrr", ks[-1]), "R@1": metric_means(d, "doc_recall", ks[0]),
-                          **{f"R@{k}": metric_means(d, "doc_recall", k) for k in ks[1:-1]}})
-        t = _relabel(t, ALL)
-        t.index = pd.MultiIndex.from_product([[cond], t.index], names=["condition", "strategy"])
-        parts.append(t)
-    if not parts:  # no condition in the data (PubMedQA: abstracts only)
-        return pd.DataFrame(columns=["MRR", "R@1"] + [f"R@{k}" for k in ks[1:-1]],
-                            index=pd.MultiIndex.from_tuples([], names=["condition", "strategy"]), dtype=float)
-    return pd.concat(parts)
-
-
-def table5(grad: pd.DataFrame, ks: Sequence[int] = (5, 20), conditions: Sequence[str] = ("introduction", "partial",
-                                                                                           "full")) -> pd.DataFrame:
-    """Columns "<metric> <condition>": SecCov in the reading that matches the paper's pattern at the
-    smallest and largest k, CS Recall at the largest, then our source-article SecCov (ours only)."""
-    cols = {}
-    for name, metric, k in [(paper.seccov_label(ks[0]), SECCOV, ks[0]), (paper.seccov_label(ks[-1]), SECCOV, ks[-1]),
-                            (f"CS Recall@{ks[-1]}", "cs_recall", ks[-1]),
-                            (paper.source_seccov_label(ks[0]), SOURCE_SECCOV, ks[0]),
-                            (paper.source_seccov_label(ks[-1]), SOURCE_SECCOV, ks[-1])]:
-        for cond in conditions:
-            d = grad[grad["condition"] == cond]
-            if not d.empty:
-                cols[f"{name} {cond}"] = metric_means(d, metric, k)
-    return _relabel(pd.DataFrame(cols), ALL)
-
-
-def evidence_table(grad: pd.DataFrame, ks: Sequence[int] = (5, 20)) -> pd.DataFrame:
-    """Ours only: how well each strategy finds the two evidence paragraphs of a template question
-    (context-level MRR and recall; a chunk matches a paragraph it overlaps by half of the shorter)."""
-    parts = {}
-    for cond, d in grad.groupby("condition", sort=False):
-        if not (d["metric"] == "ctx_recall").any():
-            continue
-        parts[(cond, f"ctx MRR@{max(ks)}")] = metric_means(d, "ctx_mrr", max(ks))
-        for k in ks:
-            parts[(cond, f"ctx R@{k}")] = metric_means(d, "ctx_recall", k)
-    out = pd.DataFrame(parts)
-    if not out.empty:
-        out.columns = pd.MultiIndex.from_tuples(out.columns)
-    return _relabel(out, ALL)
-
-
-def table6(gen: pd.DataFrame) -> pd.DataFrame:
-    out = pd.DataFrame({"Avg F1": metric_means(gen, "proxy_f1"),
-                        "Sec Diversity": metric_means(gen, "section_diversity"),
-                        "Tokens": gen[gen["metric"] == "context_tokens"].groupby("method", sort=False)["value"].sum()})
-    if (gen["metric"] == "answer_f1").any():
-        out["Answer F1 (reference)"] = metric_means(gen, "answer_f1")
-    return _relabel(out, ALL)
-
-
-def beside_paper(ours: pd.DataFrame, reported: pd.DataFrame, intervals: dict[str, pd.DataFrame] | None = None,
-                 like_for_like: bool = False) -> pd.DataFrame:
-    """Ours | paper-reported | difference for the columns both have (rows: the union), with ``intervals``
-    also n, our 95% interval and whether the paper's number lies inside it (``plots.with_paper``); then
-    our columns the paper has no counterpart for, as (column, "ours") only."""
-    from ...core.plots import with_paper
-    side = with_paper(ours, reported, intervals, like_for_like)
-    for c in [c for c in ours.columns if c not in reported.columns]:
-        side[(c, "ours")] = ours[c].reindex(side.index)
-    return side
-
-
 MENTION_COSINE = "cos(h′, h) mention tokens"
 ALL_COSINE = "cos(h′, h) all tokens"
 
@@ -294,16 +157,29 @@ def _mean(scores: pd.DataFrame, metric: str, k: int) -> float:
     return float(values.iloc[0]) if len(values) else math.nan
 
 
+@dataclass
+class Sweep:
+    """The λ ablation: ``table`` (one row per λ, ``lambda_sweep``'s columns) and ``scores``, the
+    per-question rows behind it with ``method`` set to ``sweep_label(λ)`` (for paired differences)."""
+
+    table: pd.DataFrame
+    scores: pd.DataFrame = field(repr=False)
+
+
+def sweep_label(lam: float) -> str:
+    return f"λ = {lam:g}"
+
+
 def lambda_sweep(dataset: Dataset, lams: Sequence[float], k: int = 5, params: Mapping[str, dict] | None = None,
-                 level: str = "section", mrr_k: int | None = None) -> pd.DataFrame:
+                 level: str = "section", mrr_k: int | None = None) -> Sweep:
     """The infusion ablation: gralc-kg at each λ on the same questions (λ = 0 is structure-aware late
     chunking with the same knobs). Per λ: MRR@``mrr_k`` (default k; pass the deepest k of the table the
-    λ = 0 row should match), Recall@k and SecCov@k in the reading Table 5 sets beside the paper (NaN when
-    the documents have no sections); the chunk count (infused tokens feed the boundary score's semantic signal, so
-    boundaries can move); the share of questions whose top k differs from the first λ's; and how far
-    infusion moved the token vectors — the mean cosine between infused and original token embeddings
-    over the mention tokens and over all tokens. The whole-document encodings come from the
-    token-embedding cache, so each λ pays only for linking, infusion, boundaries and queries."""
+    λ = 0 row should match), Recall@k and SecCov@k on the source article's sections (Table 5's fair
+    reading; NaN when the documents have no sections); the chunk count (infused tokens feed the boundary
+    score's semantic signal, so boundaries can move); the share of questions whose top k differs from the
+    first λ's; and how far infusion moved the token vectors — the mean cosine between infused and original
+    token embeddings over the mention tokens and over all tokens. The whole-document encodings come from
+    the token-embedding cache, so each λ pays only for linking, infusion, boundaries and queries."""
     lams = [float(x) for x in lams]
     if not lams:
         raise ValueError("lambda_sweep needs at least one λ, got an empty grid")
@@ -311,7 +187,7 @@ def lambda_sweep(dataset: Dataset, lams: Sequence[float], k: int = 5, params: Ma
         raise ValueError(f"λ values must be finite and distinct, got {lams}")
     mrr_k = int(mrr_k or k)
     base = dict((params or strategy_params())["gralc-kg"])
-    rows, first = [], None
+    rows, scores, first = [], [], None
     for lam in lams:
         run = evaluate(["gralc-kg"], dataset, (1, k, mrr_k), {"gralc-kg": {**base, "lam": lam}}, level)
         s, retriever = run.scores, run.retrievers["gralc-kg"]
@@ -320,10 +196,24 @@ def lambda_sweep(dataset: Dataset, lams: Sequence[float], k: int = 5, params: Ma
             first = top
         shift = sum((info.get("shift", TokenShift()) for info in retriever.doc_info.values()), TokenShift())
         rows.append({"lambda": lam, f"MRR@{mrr_k}": _mean(s, "doc_mrr", mrr_k), f"R@{k}": _mean(s, "doc_recall", k),
-                     paper.seccov_label(k): _mean(s, SECCOV, k), "chunks": len(retriever.chunks),
+                     paper.source_seccov_label(k): _mean(s, SOURCE_SECCOV, k), "chunks": len(retriever.chunks),
                      f"top {k} changed vs λ = {lams[0]:g}": sum(top[q] != first[q] for q in top) / len(top),
                      MENTION_COSINE: shift.mention_cosine, ALL_COSINE: shift.all_cosine})
-    return pd.DataFrame(rows).set_index("lambda")
+        scores.append(s.assign(method=sweep_label(lam)))
+    return Sweep(pd.DataFrame(rows).set_index("lambda"), pd.concat(scores, ignore_index=True))
+
+
+def sweep_columns(sweep: Sweep) -> dict[str, str]:
+    """The sweep table's retrieval columns -> the metric@k each is the mean of."""
+    out = {}
+    for c in sweep.table.columns:
+        if c.startswith("MRR@"):
+            out[c] = f"doc_mrr@{c[4:]}"
+        elif c.startswith("R@"):
+            out[c] = f"doc_recall@{c[2:]}"
+        elif c.startswith("SecCov@"):
+            out[c] = f"{SOURCE_SECCOV}@{c[7:].split(' ', 1)[0]}"
+    return out
 
 
 def boundary_markers(doc, retriever) -> pd.DataFrame:

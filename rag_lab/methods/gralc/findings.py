@@ -1,12 +1,12 @@
 """The sentences the GraLC-RAG notebook prints about its results, built from that run's tables.
 
-Each sentence gives our numbers, compares them with a threshold stated in the sentence (the
-verdict word comes from that comparison) and, where the paper has the same quantity, quotes the
-paper-reported number labelled as such. A sentence whose premise does not hold in the run (a
-condition that did not run, an empty table, a one-value sweep) is left out or says what is
-missing. The thresholds are ours, not the paper's (it reports no significance tests): a mean over
-n questions moves by 1/n when one question's recall flips, so a difference in MRR, Recall or F1
-counts as measurable from the larger of 0.01 and two questions' worth (2/n).
+Each verdict reads a paired comparison of ``comparisons`` (a difference over the questions both
+sides scored, its 95% bootstrap interval and Holm-adjusted p, from ``evaluation.statistics``): a
+difference is called only when its interval excludes 0 (``statistics.verdict``); otherwise the
+sentence says the questions cannot decide it. No threshold of our own decides a ranking. Where the
+paper has the same quantity its number is quoted, labelled paper-reported. A sentence whose premise
+does not hold in the run (a condition that did not run, an empty table, a one-value sweep) is left
+out or says what is missing.
 """
 from __future__ import annotations
 
@@ -16,53 +16,20 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ...core.plots import IN_CI
-from ...evaluation.statistics import format_ci
+from ...evaluation.statistics import CONTRADICTED, SUPPORTED, format_ci, verdict
 from . import paper
-from .experiment import ALL_COSINE, MENTION_COSINE, table2
+from .comparisons import READINGS
+from .experiment import ALL_COSINE, MENTION_COSINE
+from .verdicts import METHOD, call, decided, pair   # noqa: F401 - METHOD: the findings' first line
 
-RANK_TIE = 0.01      # MRR, Recall, F1: a smaller difference is no measurable one (``rank_tie`` raises it for small n)
-SECTION_TIE = 0.5    # section counts (SecCov, section diversity): less than half a section
-COSINE_TIE = 0.01    # infusion: 1 − cos(h′, h) below this leaves a token vector pointing where it did
+COSINE_TIE = 0.01    # infusion: 1 − cos(h′, h) below this leaves a token vector pointing where it did (a size, not a test)
 CEILING = 0.95       # §4.1 of the paper calls MRR above 0.95 on its abstracts a near-ceiling effect
 LONG_CONDITIONS = ("full", "partial", "introduction")   # longest first: the longest run speaks for Tables 4-5
-CONTENT_ONLY = ["Naive", "Semantic", "Late Chunking"]
-STRUCTURE_AWARE = ["Structure-Aware", "GraLC-RAG (KG)", "GraLC-RAG (+Graph)"]
-
-
-def rank_tie(questions: int | None) -> float:
-    """The threshold for MRR, Recall and F1 differences over ``questions`` questions: max(0.01, 2/n)."""
-    return max(RANK_TIE, 2 / questions) if questions else RANK_TIE
-
-
-def thresholds(questions: Mapping[str, int], answered: int | None = None) -> str:
-    """The sentence that states the thresholds every verdict below uses (``questions``: the number of
-    questions per condition; ``answered``: how many were answered for Table 6)."""
-    groups: dict[int, list[str]] = {}
-    for c, n in questions.items():
-        groups.setdefault(n, []).append(c)
-    if answered:
-        groups.setdefault(answered, []).append("the answers")
-    per = "; ".join(f"{rank_tie(n):.3f} for {n} questions ({', '.join(names)})" for n, names in groups.items())
-    return (f"Thresholds of the verdicts below (ours; the paper reports no tests): MRR, Recall and F1 differ "
-            f"measurably from max({RANK_TIE:g}, 2/n) — {per}; section counts from {SECTION_TIE:g} sections; a token "
-            f"vector turns measurably when 1 − cos ≥ {COSINE_TIE:g}.")
-
-
-def side(value: float, tie: float) -> str:
-    """'≥ tie' or '< tie': which side of the threshold a (non-negative) size falls on."""
-    return f"≥ {tie:.3g}" if value >= tie else f"< {tie:.3g}"
-
-
-def group_mean(series: pd.Series, labels: Sequence[str]) -> float:
-    """Mean of the rows of ``series`` named in ``labels`` (NaN when none is there)."""
-    values = [series[n] for n in labels if n in series.index and not pd.isna(series[n])]
-    return sum(values) / len(values) if values else math.nan
-
-
-def leader(label: str, ours: pd.Series, metric: str, tie: float = RANK_TIE, reported: pd.Series | None = None,
+PATTERN, FAIR = list(READINGS)
+def leader(label: str, ours: pd.Series, order: pd.DataFrame, metric: str, reported: pd.Series | None = None,
            reported_label: str = "paper-reported") -> str | None:
-    """Our best strategy, its lead over the runner-up against ``tie``, and where the paper's best
-    strategy stands in our run. None when ``ours`` has no value."""
+    """Our best strategy, its paired difference from the runner-up (``order``: ``comparisons.order`` on
+    the same metric) and where the paper's best strategy stands against it. None when ``ours`` is empty."""
     values = ours.dropna().sort_values(ascending=False, kind="stable")
     if values.empty:
         return None
@@ -71,97 +38,118 @@ def leader(label: str, ours: pd.Series, metric: str, tie: float = RANK_TIE, repo
     if len(values) == 1:
         text = f"{label}: only {best} has a {metric} ({top:.3f}), so there is no ranking"
     elif len(tied) > 1:
-        text = f"{label}: the best {metric}, {top:.3f}, is shared by {', '.join(tied)} (a tie: no clear winner)"
+        text = f"{label}: the best {metric}, {top:.3f}, is shared by {', '.join(tied)} (a tie: no winner)"
     else:
-        second, gap = values.index[1], top - float(values.iloc[1])
-        verdict = "a clear lead" if gap >= tie else "no clear winner"
-        text = (f"{label}: the best {metric} is {best} ({top:.3f}), {gap:.3f} ahead of {second} "
-                f"({values.iloc[1]:.3f}; {side(gap, tie)}: {verdict})")
+        second = values.index[1]
+        d = pair(order, best, second)
+        text = f"{label}: the best {metric} is {best} ({top:.3f}), then {second} ({values.iloc[1]:.3f})"
+        if d is not None:
+            text += f"; {best} minus {second} is {call(d, 'a clear lead', 'behind')}"
     rep = reported.dropna() if reported is not None else pd.Series(dtype=float)
     if not rep.empty:
         p_best = rep.idxmax()
         text += f"; {reported_label}: {p_best} best ({rep.max():.3f})"
         if p_best in tied:
             text += ", the same strategy as ours" if len(tied) == 1 else ", one of our best"
+        elif len(values) > 1 and p_best == values.index[1] and len(tied) == 1:
+            text += ", our runner-up (above)"
         elif p_best in values.index:
-            behind = top - float(values[p_best])
-            text += (f"; here {p_best} is {behind:.3f} behind our best ({side(behind, tie)}: "
-                     f"{'behind' if behind >= tie else 'level with it'})")
+            d = pair(order, best, p_best)
+            if d is not None:
+                text += (f"; here {p_best} ({values[p_best]:.3f}) is behind our best by "
+                         f"{call(d, f'{p_best} is behind', f'{p_best} is ahead')}")
     return text + "."
 
 
-def short_text(t1: pd.DataFrame, where: str, tie: float = RANK_TIE) -> list[str]:
-    """Table 1: the leader and whether every strategy is near the ceiling the paper reports."""
-    if t1.empty or "MRR" not in t1:
-        return [f"Table 1 ({where}): no strategy ran, so nothing to compare."]
-    reported = paper.table1()["MRR"]
-    out = [leader(f"Table 1 ({where})", t1["MRR"], "MRR", tie, reported)]
-    mrr = t1["MRR"].dropna()
-    if mrr.empty:
+def short_text(t1: pd.DataFrame, t1_ci: Mapping[str, pd.DataFrame], order: pd.DataFrame, where: str) -> list[str]:
+    """Table 1: the leader, and whether the lowest MRR's interval lies above the ceiling the paper reports."""
+    if t1.empty or "MRR" not in t1 or t1["MRR"].dropna().empty:
         return [f"Table 1 ({where}): no strategy has an MRR, so nothing to compare."]
-    low, who = float(mrr.min()), mrr.idxmin()
-    if low > CEILING:
-        out.append(f"Every strategy's MRR is above {CEILING:g} (lowest {low:.3f}, {who}): near the ceiling, as the "
-                   f"paper reports on its abstracts (paper-reported lowest {reported.min():.3f}).")
+    reported = paper.table1()["MRR"]
+    out = [leader(f"Table 1 ({where})", t1["MRR"], order, "MRR", reported)]
+    mrr = t1["MRR"].dropna()
+    who = mrr.idxmin()
+    lo, hi = float(t1_ci["ci_low"]["MRR"].get(who, math.nan)), float(t1_ci["ci_high"]["MRR"].get(who, math.nan))
+    shown = format_ci(float(mrr[who]), lo, hi)
+    where_ = verdict(lo, hi, CEILING)
+    setting = f"the near-ceiling setting the paper reports on its abstracts (paper-reported lowest {reported.min():.3f})"
+    if where_ == SUPPORTED:
+        out.append(f"The lowest MRR, {shown} ({who}), lies above {CEILING:g} with its whole interval: {setting}.")
+    elif where_ == CONTRADICTED:
+        out.append(f"The lowest MRR, {shown} ({who}), lies below {CEILING:g}: not {setting}.")
     else:
-        out.append(f"The lowest MRR is {low:.3f} ({who}), not above {CEILING:g}: not the near-ceiling setting the "
-                   f"paper reports on its abstracts (paper-reported lowest {reported.min():.3f}).")
+        out.append(f"The lowest MRR, {shown} ({who}), has an interval spanning {CEILING:g}: whether this is {setting} "
+                   "is not decided.")
     return out
 
 
-def ablation(t1: pd.DataFrame, where: str, tie: float = RANK_TIE) -> str | None:
-    """Table 2: each component's ΔMRR against late chunking, sized against ``tie``."""
-    t2, reported = table2(t1), paper.table2()
-    parts, moved = [], 0
-    for row in t2.index[1:]:
-        d = float(t2.loc[row, "ΔMRR"])
-        if math.isnan(d):
-            continue
-        moved += abs(d) >= tie
-        verdict = "no measurable change" if abs(d) < tie else ("raises MRR" if d > 0 else "lowers MRR")
-        rep = f"; paper-reported {reported.loc[row, 'ΔMRR']:+.4f}" if row in reported.index else ""
-        parts.append(f"{row} {d:+.4f} (size {side(abs(d), tie)}: {verdict}{rep})")
-    if not parts:
+def ablation(diffs: pd.DataFrame, where: str) -> str | None:
+    """Table 2: each component's ΔMRR against late chunking (``comparisons.ablation``)."""
+    if diffs.empty:
         return None
-    return (f"Ablation ({where}, ΔMRR against the late-chunking base): " + "; ".join(parts)
-            + f". {moved} of {len(parts)} components move MRR by {tie:.3g} or more.")
+    reported = paper.table2()
+    parts = []
+    for step, row in diffs.iterrows():
+        rep = f"; paper-reported {reported.loc[step, 'ΔMRR']:+.4f}" if step in reported.index else ""
+        parts.append(f"{step} {call(row, 'raises MRR', 'lowers MRR')}{rep}")
+    moved = sum(decided(r) != "inconclusive" for _, r in diffs.iterrows())
+    return (f"Ablation ({where}, ΔMRR against the late-chunking base, paired by question): " + "; ".join(parts)
+            + f". {moved} of {len(parts)} components change MRR beyond their 95% interval.")
 
 
 def longest_condition(conditions: Sequence[str]) -> str | None:
     return next((c for c in LONG_CONDITIONS if c in conditions), None)
 
 
-def by_length(t4: pd.DataFrame, tie: float = RANK_TIE) -> str:
-    """Table 4: the leader in the longest condition that ran (or why there is none)."""
+def by_length(t4: pd.DataFrame, order: pd.DataFrame) -> str:
+    """Table 4: the leader in the longest condition that ran (``order``: that condition's pairwise
+    table), or why there is none."""
     cond = longest_condition(list(t4.index.get_level_values(0))) if not t4.empty else None
     if cond is None:
         return ("Tables 4–5: no introduction, partial or full condition ran on this data, so there is no ranking "
                 "by document length and no section coverage to report.")
-    return leader(f"Table 4 ({cond} condition)", t4.loc[cond]["MRR"], "MRR", tie,
-                  paper.table4().loc[cond]["MRR"])
+    return leader(f"Table 4 ({cond} condition)", t4.loc[cond]["MRR"], order, "MRR", paper.table4().loc[cond]["MRR"])
 
 
-def coverage(t5: pd.DataFrame, cond: str) -> list[str]:
-    """Table 5: content-only against structure-aware SecCov in ``cond``, against SECTION_TIE."""
-    reported, out = paper.table5(), []
-    for col in [c for c in t5.columns if c.startswith("SecCov@") and c.endswith(f" {cond}")]:
-        c, s = group_mean(t5[col], CONTENT_ONLY), group_mean(t5[col], STRUCTURE_AWARE)
-        if math.isnan(c) or math.isnan(s):
+def coverage(contrast: pd.DataFrame, cond: str) -> list[str]:
+    """Table 5's headline: structure-aware minus content-only SecCov in ``cond`` on both readings
+    (``comparisons.seccov_contrast``), which reading reproduces the paper's pattern, and the count
+    over every condition and k."""
+    if contrast.empty:
+        return []
+    out = []
+    ks = sorted({k for _, k, c in contrast.index if c == cond})
+    words = ("structure-aware strategies cover more sections", "content-only strategies cover more sections")
+    for k in ks:
+        if (PATTERN, k, cond) not in contrast.index or (FAIR, k, cond) not in contrast.index:
             continue
-        d = s - c
-        verdict = ("no clear difference" if abs(d) < SECTION_TIE else
-                   "structure-aware strategies cover more sections" if d > 0 else "content-only strategies cover more")
-        text = (f"{col.rsplit(' ', 1)[0]}, {cond} condition: content-only strategies average {c:.2f} sections, "
-                f"structure-aware ones {s:.2f} (Δ {d:+.2f}, size {side(abs(d), SECTION_TIE)} sections: {verdict})")
-        if col in reported.columns:
-            pc, ps = group_mean(reported[col], CONTENT_ONLY), group_mean(reported[col], STRUCTURE_AWARE)
-            text += f"; paper-reported {pc:.2f} vs {ps:.2f} (Δ {ps - pc:+.2f})"
-        out.append(text + ".")
+        pat, fair = contrast.loc[(PATTERN, k, cond)], contrast.loc[(FAIR, k, cond)]
+        text = (f"SecCov@{k}, {cond} condition, structure-aware minus content-only (each group's mean, paired by "
+                f"question): on the pattern reading (section labels at any level across all retrieved articles, content-only "
+                f"chunks unlabelled) {call(pat, *words)}, "
+                f"paper-reported {pat['paper-reported diff']:+.2f}")
+        if pat["content-only"] == 1.0:
+            text += (" — there the content-only strategies score 1.00 on every question by construction (their "
+                     "chunks carry no section label, so they count as one)")
+        text += (f"; on the source article's sections, every chunk labelled by the section holding most of its "
+                 f"characters (the fair reading), content-only {fair['content-only']:.2f} vs structure-aware "
+                 f"{fair['structure-aware']:.2f}: {call(fair, *words)}.")
+        yes = lambda r: "reproduces" if decided(r) == SUPPORTED else "does not reproduce"   # noqa: E731
+        text += (f" The paper's SecCov finding (structure-aware strategies cover more sections) {yes(pat)} on the "
+                 f"pattern reading and {yes(fair)} on the fair reading here.")
+        out.append(text)
+    for reading, name in ((PATTERN, "the pattern reading"), (FAIR, "the fair reading")):
+        part = contrast.xs(reading, level="reading")
+        verdicts = [decided(r) for _, r in part.iterrows()]
+        out.append(f"Over all {len(verdicts)} condition × k cells, on {name} structure-aware strategies cover more "
+                   f"sections in {verdicts.count(SUPPORTED)}, content-only ones in {verdicts.count(CONTRADICTED)}, "
+                   f"and the questions cannot decide {verdicts.count('inconclusive')}.")
     return out
 
 
-def cross_section(t5: pd.DataFrame, cond: str) -> str | None:
-    """Table 5: CS Recall in ``cond`` against the paper's 0 for every strategy, and in the shorter conditions."""
+def cross_section(t5: pd.DataFrame, t5_ci: Mapping[str, pd.DataFrame], cond: str) -> str | None:
+    """Table 5: CS Recall in ``cond`` against the paper's 0 for every strategy (read from our intervals),
+    and in the shorter conditions."""
     cols = [c for c in t5.columns if c.startswith("CS Recall@")]
     main = next((c for c in cols if c.endswith(f" {cond}")), None)
     if main is None:
@@ -169,8 +157,11 @@ def cross_section(t5: pd.DataFrame, cond: str) -> str | None:
     v, name = t5[main].dropna(), main.rsplit(" ", 1)[0]
     if v.empty:
         return None
+    low = t5_ci["ci_low"][main].reindex(v.index)
+    above = int((low > 0).sum())
     if v.max() > 0:
-        text = (f"{name}, {cond} condition: {v.min():.3f} to {v.max():.3f} (best {v.idxmax()}) — above 0, unlike the "
+        text = (f"{name}, {cond} condition: {v.min():.3f} to {v.max():.3f} (best {v.idxmax()}); the 95% interval "
+                f"lies above 0 for {above} of {len(v)} strategies (lowest lower bound {low.min():.3f}), against the "
                 "paper-reported 0.000 for every strategy")
     else:
         text = f"{name}, {cond} condition: 0.000 for every strategy, as paper-reported"
@@ -185,46 +176,42 @@ def cross_section(t5: pd.DataFrame, cond: str) -> str | None:
     return text + "."
 
 
-def answers(t6: pd.DataFrame, reasoner: str, cond: str, tie: float = RANK_TIE) -> list[str]:
-    """Table 6: proxy F1 leader and section diversity, content-only against structure-aware."""
+def answers(t6: pd.DataFrame, order: pd.DataFrame, diversity: Mapping | None, reasoner: str, cond: str) -> list[str]:
+    """Table 6: proxy F1 leader (``order``: pairwise on proxy F1) and section diversity, structure-aware
+    minus content-only (``diversity``: ``comparisons.group_difference``)."""
     if t6.empty:
         return []
     reported = paper.table6()
-    out = [leader(f"Answers ({reasoner} reasoner, {cond} condition)", t6["Avg F1"], "proxy F1 (answer vs question)",
-                  tie, reported["Avg F1"], "paper-reported with GPT-4o-mini")]
-    c, s = group_mean(t6["Sec Diversity"], CONTENT_ONLY), group_mean(t6["Sec Diversity"], STRUCTURE_AWARE)
-    if not (math.isnan(c) or math.isnan(s)):
-        d = s - c
-        verdict = ("no clear difference" if abs(d) < SECTION_TIE else
-                   "structure-aware contexts span more sections" if d > 0 else "content-only contexts span more")
-        pc, ps = group_mean(reported["Sec Diversity"], CONTENT_ONLY), group_mean(reported["Sec Diversity"], STRUCTURE_AWARE)
-        out.append(f"Section diversity of the answer contexts: content-only {c:.2f}, structure-aware {s:.2f} "
-                   f"(Δ {d:+.2f}, size {side(abs(d), SECTION_TIE)} sections: {verdict}); paper-reported "
-                   f"{pc:.2f} vs {ps:.2f}.")
+    out = [leader(f"Answers ({reasoner} reasoner, {cond} condition)", t6["Avg F1"], order,
+                  "proxy F1 (answer vs question)", reported["Avg F1"], "paper-reported with GPT-4o-mini")]
+    if diversity is not None and not math.isnan(float(diversity["diff"])):
+        content, structure = paper.ORDER[:3], paper.ORDER[3:]     # content-only, structure-aware
+        pc, ps = reported.loc[content, "Sec Diversity"].mean(), reported.loc[structure, "Sec Diversity"].mean()
+        out.append(f"Section diversity of the answer contexts: content-only {diversity['second']:.2f}, structure-aware "
+                   f"{diversity['first']:.2f}, difference "
+                   f"{call(diversity, 'structure-aware contexts span more sections', 'content-only contexts span more sections')}; "
+                   f"paper-reported {pc:.2f} vs {ps:.2f} (its content-only 1.00 is the unlabelled reading of Table 5).")
     return out
 
 
-def evidence_paragraphs(evidence: pd.DataFrame | None, cond: str, tie: float = RANK_TIE) -> str | None:
-    """Ours only: which strategy reaches the two evidence paragraphs most often in ``cond``."""
-    if evidence is None or evidence.empty:
+def evidence_paragraphs(evidence: pd.DataFrame | None, order: pd.DataFrame, cond: str) -> str | None:
+    """Ours only: which strategy reaches the two evidence paragraphs most often in ``cond`` (``order``:
+    pairwise on the smallest-k context recall there)."""
+    if evidence is None or evidence.empty or cond not in evidence.index.get_level_values(0):
         return None
-    cols = sorted((c for c in evidence.columns if c[0] == cond and c[1].startswith("ctx R@")),
-                  key=lambda c: int(c[1].split("@")[1]))
-    if not cols:
+    metric = min((c for c in dict.fromkeys(evidence.columns.get_level_values(0)) if c.startswith("ctx R@")),
+                 key=lambda c: int(c.split("@")[1]), default=None)
+    if metric is None:
         return None
-    text = leader(f"Evidence paragraphs ({cond} condition, ours only)", evidence[cols[0]], cols[0][1], tie)
-    r = evidence[cols[0]].dropna().sort_values(ascending=False, kind="stable")
-    if text and r.index[0] == "GraLC-RAG (+Graph)" and (len(r) == 1 or r.iloc[0] - r.iloc[1] >= tie):
-        text += (" Its concept-proximity score matches the template slots, which are vocabulary concepts: an "
-                 "inside advantage on these questions.")
+    values = evidence.loc[cond][(metric, "ours")]
+    text = leader(f"Evidence paragraphs ({cond} condition, ours only)", values, order, metric)
+    r = values.dropna().sort_values(ascending=False, kind="stable")
+    if text and r.index[0] == "GraLC-RAG (+Graph)" and len(r) > 1:
+        d = pair(order, r.index[0], r.index[1])
+        if d is not None and decided(d) == SUPPORTED:
+            text += (" Its concept-proximity score matches the template slots, which are vocabulary concepts: an "
+                     "inside advantage on these questions.")
     return text
-
-
-def _moves(sweep: pd.DataFrame, col: str, ref: float) -> tuple[str, float]:
-    others = [x for x in sweep.index if x != ref]
-    diffs = [float(sweep.loc[x, col] - sweep.loc[ref, col]) for x in others]
-    listed = " and ".join(f"{d:+.3f} at λ = {x:g}" for d, x in zip(diffs, others))
-    return listed, max(abs(d) for d in diffs)
 
 
 PAPER_LAM = 0.1      # §3.1.4: the gate's initial value, the only λ the paper reports
@@ -243,12 +230,11 @@ def reported_infusion_delta(cond: str, short: str) -> tuple[str, float] | None:
     return where, float(t["GraLC-RAG (KG)"] - t["Structure-Aware"])
 
 
-def infusion(sweep: pd.DataFrame, cond: str, tie: float = RANK_TIE,
-             reported: tuple[str, float] | None = None) -> list[str]:
-    """The λ ablation: retrieval changes against the first λ, sized per metric, and how far the
-    infused token vectors turned (mean cosine to the originals over the mention tokens).
-    ``reported``: (where, value) of the paper's MRR change from infusion at λ = 0.1, quoted beside our
-    λ = 0.1 − λ = 0 when both λ ran."""
+def infusion(sweep: pd.DataFrame, diffs: pd.DataFrame, cond: str, reported: tuple[str, float] | None = None) -> list[str]:
+    """The λ ablation: each retrieval column at every λ against the first λ, paired by question (``diffs``:
+    ``comparisons.sweep_differences``), and how far the infused token vectors turned (mean cosine to the
+    originals over the mention tokens, a size compared with ``COSINE_TIE``). ``reported``: (where, value)
+    of the paper's MRR change from infusion at λ = 0.1, quoted beside our λ = 0.1 − λ = 0 when both ran."""
     lams = list(sweep.index)
     if len(lams) < 2:
         return [f"λ ablation: only λ = {lams[0]:g} ran, so there is nothing to compare." if lams else
@@ -258,12 +244,12 @@ def infusion(sweep: pd.DataFrame, cond: str, tie: float = RANK_TIE,
     metrics = [c for c in sweep.columns if c.startswith(("MRR@", "R@", "SecCov@"))]
     missing = [c for c in metrics if sweep[c].isna().any()]
     for col in [c for c in metrics if c not in missing]:
-        limit = SECTION_TIE if col.startswith("SecCov@") else tie
-        listed, largest = _moves(sweep, col, ref)
-        if largest >= limit:
+        rows = [(x, diffs.loc[(col, x)]) for x in lams[1:] if (col, x) in diffs.index]
+        if not rows:
+            continue
+        if any(decided(r) != "inconclusive" for _, r in rows):
             moved.append(col)
-        parts.append(f"{col} moves by {listed} (largest {largest:.3f}, {side(largest, limit)}: "
-                     f"{'a measurable change' if largest >= limit else 'no measurable change'})")
+        parts.append(f"{col} " + ", ".join(f"at λ = {x:g} {call(r, 'higher', 'lower')}" for x, r in rows))
     if missing:
         why = " (the documents have no sections)" if all(c.startswith("SecCov@") for c in missing) else ""
         parts.append(f"{' and '.join(missing)} not measured in this run{why}")
@@ -272,7 +258,7 @@ def infusion(sweep: pd.DataFrame, cond: str, tie: float = RANK_TIE,
         ours = float(sweep.loc[PAPER_LAM, mrr] - sweep.loc[ref, mrr])
         parts.append(f"at the paper's λ = {PAPER_LAM:g} our {mrr} changes by {ours:+.3f} against no infusion, "
                      f"paper-reported {reported[1]:+.4f} (GraLC-RAG (KG) minus Structure-Aware, {reported[0]})")
-    out = [f"λ ablation (gralc-kg, {cond} condition, against λ = {ref:g}): " + "; ".join(parts) + "."]
+    out = [f"λ ablation (gralc-kg, {cond} condition, against λ = {ref:g}, paired by question): " + "; ".join(parts) + "."]
     changed = [c for c in sweep.columns if c.startswith("top ")]
     if changed:
         share = sweep[changed[0]]
@@ -287,24 +273,24 @@ def infusion(sweep: pd.DataFrame, cond: str, tie: float = RANK_TIE,
         out.append("Infused mention tokens keep a mean cosine to their original vectors of "
                    + ", ".join(f"{sweep.loc[x, MENTION_COSINE]:.4f} at λ = {x:g}" for x in lams)
                    + " (all tokens: " + ", ".join(f"{sweep.loc[x, ALL_COSINE]:.4f}" for x in lams)
-                   + f"); the largest 1 − cos is {worst:.4f} ({side(worst, COSINE_TIE)}: the vectors "
-                   f"{'turn measurably' if turned else 'barely turn'}).")
+                   + f"); the largest 1 − cos is {worst:.4f} ({'≥' if turned else '<'} {COSINE_TIE:g}: the vectors "
+                   f"{'turn' if turned else 'barely turn'}).")
         if moved:
-            verdict = f"the random infusion changes retrieval measurably ({', '.join(moved)})."
+            verdict_ = f"the random infusion changes retrieval beyond the 95% interval ({', '.join(moved)})."
         elif turned:
-            verdict = "the random infusion turns the mention vectors but leaves retrieval within the thresholds."
+            verdict_ = "the random infusion turns the mention vectors, but no retrieval change is decided by these questions."
         else:
-            verdict = "the random infusion barely touches the vectors and leaves retrieval within the thresholds."
-        out.append(f"Over λ ∈ {{{', '.join(f'{x:g}' for x in lams)}}}, {verdict}")
+            verdict_ = "the random infusion barely touches the vectors, and no retrieval change is decided by these questions."
+        out.append(f"Over λ ∈ {{{', '.join(f'{x:g}' for x in lams)}}}, {verdict_}")
     return out
 
 
 def table1_intervals_sentence(t1_side: pd.DataFrame, where: str, like_for_like: bool) -> str:
     """How many of Table 1's paper-reported numbers lie inside our 95% intervals (``t1_side``:
-    ``experiment.beside_paper`` with intervals), or why the intervals say nothing about them."""
+    ``tables.beside_paper`` with intervals), or why the intervals say nothing about them."""
     if not like_for_like:
         return (f"Table 1 ({where}): other data than the paper's PubMedQA*, so our 95% intervals are not set "
-                "against its numbers (column 'paper in our 95% CI': not like-for-like).")
+                "against its numbers (the table prints no difference from them).")
     parts = []
     for metric in dict.fromkeys(c for c, _ in t1_side.columns):
         col = t1_side[(metric, IN_CI)]
@@ -316,7 +302,7 @@ def table1_intervals_sentence(t1_side: pd.DataFrame, where: str, like_for_like: 
 
 
 def order_sentence(order: pd.DataFrame, where: str) -> str:
-    """Our MRR order and which of its places the questions can tell apart (``experiment.table1_order``),
+    """Our MRR order and which of its places the questions can tell apart (``comparisons.order``),
     set against the paper's order: a pair the paper ranks the other way contradicts it only when our
     verdict on it is decided (Holm-adjusted p < 0.05 across the pairs)."""
     if order.empty:
@@ -344,22 +330,27 @@ def order_sentence(order: pd.DataFrame, where: str) -> str:
     return text
 
 
-def findings(t1: pd.DataFrame, t4: pd.DataFrame, t5: pd.DataFrame, t6: pd.DataFrame, sweep: pd.DataFrame, *,
-             short: str, reasoner: str, generation_condition: str, sweep_condition: str,
-             questions: Mapping[str, int], answered: int, evidence: pd.DataFrame | None = None) -> list[str]:
-    """Every sentence, in the notebook's order: the thresholds, Tables 1–2 (on the ``short``
-    condition), 4–5 (the longest condition that ran), 6 (``answered`` questions answered on
-    ``generation_condition``), the evidence paragraphs, the λ ablation (on ``sweep_condition``).
-    ``questions``: the number of questions per condition, which sets each rank threshold."""
-    tie = {c: rank_tie(n) for c, n in questions.items()}
-    lines = [thresholds(questions, answered)]
-    lines += short_text(t1, f"{short} condition", tie.get(short, RANK_TIE))
-    lines += [ablation(t1, f"{short} condition", tie.get(short, RANK_TIE))]
+def findings(*, short: str, t1: pd.DataFrame, t1_ci: Mapping[str, pd.DataFrame], t1_order: pd.DataFrame,
+             ablation_diffs: pd.DataFrame, t4: pd.DataFrame, t4_order: pd.DataFrame, contrast: pd.DataFrame,
+             t5: pd.DataFrame, t5_ci: Mapping[str, pd.DataFrame], t6: pd.DataFrame, f1_order: pd.DataFrame,
+             diversity: Mapping | None, reasoner: str, generation_condition: str, sweep: pd.DataFrame,
+             sweep_diffs: pd.DataFrame, sweep_condition: str, evidence: pd.DataFrame | None = None,
+             evidence_order: pd.DataFrame | None = None) -> list[str]:
+    """Every sentence, in the notebook's order: how verdicts are decided, the SecCov headline (Table 5,
+    the longest condition that ran), Tables 1–2 (on the ``short`` condition), 4, CS Recall, the evidence
+    paragraphs, 6 (answers on ``generation_condition``), the λ ablation (on ``sweep_condition``). Each
+    order / diffs argument is the ``comparisons`` table behind the sentence."""
+    lines = [METHOD]
     cond = longest_condition(list(t4.index.get_level_values(0))) if not t4.empty else None
-    lines.append(by_length(t4, tie.get(cond, RANK_TIE)))
     if cond is not None:
-        lines += coverage(t5, cond) + [cross_section(t5, cond), evidence_paragraphs(evidence, cond, tie.get(cond, RANK_TIE))]
-    lines += answers(t6, reasoner, generation_condition, rank_tie(answered))
-    lines += infusion(sweep, sweep_condition, tie.get(sweep_condition, RANK_TIE),
-                      reported_infusion_delta(sweep_condition, short))
+        lines += coverage(contrast, cond)
+    lines += short_text(t1, t1_ci, t1_order, f"{short} condition")
+    lines += [ablation(ablation_diffs, f"{short} condition")]
+    lines.append(by_length(t4, t4_order))
+    if cond is not None:
+        lines += [cross_section(t5, t5_ci, cond)]
+        if evidence_order is not None:
+            lines += [evidence_paragraphs(evidence, evidence_order, cond)]
+    lines += answers(t6, f1_order, diversity, reasoner, generation_condition)
+    lines += infusion(sweep, sweep_diffs, sweep_condition, reported_infusion_delta(sweep_condition, short))
     return [line for line in lines if line]

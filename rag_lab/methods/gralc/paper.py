@@ -145,13 +145,26 @@ def by_condition(side: pd.DataFrame, conditions: Sequence[str] = CONDITION_ORDER
         return pd.DataFrame(index=index, columns=pd.MultiIndex.from_arrays([[], []], names=["condition", ""]))
     out = pd.concat(frames)
     order = [c for c in [*conditions, ""] if c in out.columns.get_level_values(0)]
-    parts = ["ours", "paper-reported", "difference"]
+    parts = ["ours", "n", "ci_low", "ci_high", "paper-reported", "difference"]
     cols = sorted(out.columns, key=lambda c: (order.index(c[0]), parts.index(c[1]) if c[1] in parts else len(parts)))
     return out[cols].rename_axis(columns=["condition", ""])
 
 
+def by_metric(side: pd.DataFrame) -> pd.DataFrame:
+    """A table beside the paper with columns (metric, part) turned long: rows (metric, strategy),
+    columns the parts (ours, n, ci_low, ..., paper-reported), so a table of many metrics prints whole."""
+    metrics = list(dict.fromkeys(side.columns.get_level_values(0)))
+    frames = []
+    for metric in metrics:
+        frame = side[metric].copy()
+        frame.index = pd.MultiIndex.from_product([[metric], side.index], names=["metric", "strategy"])
+        frames.append(frame)
+    parts = list(dict.fromkeys(side.columns.get_level_values(1)))
+    return pd.concat(frames)[parts] if frames else pd.DataFrame()
+
+
 def ablation_intervals(intervals: dict[str, pd.DataFrame], column: str = "MRR") -> dict[str, pd.Series]:
-    """Table 1's intervals (``experiment.table1_intervals``) of one column re-indexed by the ablation's
+    """Table 1's intervals (``tables.table1_intervals``) of one column re-indexed by the ablation's
     row labels (``ABLATION``), for the ablation figure."""
     rows = dict(zip(ABLATION, [label(n) for n in ABLATION_STRATEGIES]))
     return {part: pd.Series({step: intervals[part][column].get(name, float("nan")) for step, name in rows.items()})

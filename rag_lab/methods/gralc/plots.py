@@ -1,5 +1,5 @@
 """Plotly figures for the GraLC-RAG notebook (the paper's Figures 2–7, a boundary-score trace
-and a λ sweep). Inputs are the tables of ``rag_lab.methods.gralc.experiment``; "paper-reported"
+and a λ sweep). Inputs are the tables of ``rag_lab.methods.gralc.tables``; "paper-reported"
 series are always drawn dashed or hatched and labelled as such."""
 from __future__ import annotations
 
@@ -55,26 +55,43 @@ def _fmt(v) -> str:
     return "" if v is None or pd.isna(v) else f"{v:.3f}"
 
 
+def _dodge(i: int, count: int, width: float) -> float:
+    """The x offset of series ``i`` of ``count`` drawn side by side, so their error bars do not stack."""
+    return (i - (count - 1) / 2) * width
+
+
+def _paper_legend(fig) -> None:
+    """One legend entry for the line style of every paper-reported series (they share their strategy's
+    colour and legend group), instead of one entry per paper series."""
+    import plotly.graph_objects as go
+
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name="paper-reported (dashed)",
+                             line={**PAPER_STYLE, "color": "#7f7f7f"}))
+
+
 def recall_curves(ours: pd.DataFrame, paper: pd.DataFrame | None, ks: Sequence[int], title: str,
                   note: str | None = None, intervals: dict[str, pd.DataFrame] | None = None):
-    """Recall@k against k, one line per strategy (paper-reported dashed); with ``intervals``
-    (``experiment.table1_intervals``) our points carry their 95% interval."""
+    """Recall@k against k, one line per strategy (paper-reported dashed, one legend entry per strategy);
+    with ``intervals`` (``tables.table1_intervals``) our points carry their 95% interval, the
+    strategies drawn a little apart at each k so the bars do not stack."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
     cols = [f"R@{k}" for k in ks]
-    for name, row in ours.iterrows():
+    width = 0.08 * min((b - a for a, b in zip(ks, ks[1:])), default=1)
+    for i, (name, row) in enumerate(ours.iterrows()):
         values = [row.get(c) for c in cols]
         error = None if intervals is None else _error(
             values, intervals["ci_low"].loc[name].reindex(cols), intervals["ci_high"].loc[name].reindex(cols), cols)
-        fig.add_trace(go.Scatter(x=list(ks), y=values, mode="lines+markers", name=name,
-                                 line={"color": colour(name)}, error_y=error))
+        fig.add_trace(go.Scatter(x=[k + _dodge(i, len(ours), width) for k in ks], y=values, mode="lines+markers",
+                                 name=name, legendgroup=name, line={"color": colour(name)}, error_y=error))
     if paper is not None:
         pk = [k for k in ks if f"R@{k}" in paper.columns]
         for name, row in paper.iterrows():
-            fig.add_trace(go.Scatter(x=pk, y=[row[f"R@{k}"] for k in pk], mode="lines",
-                                     line={**PAPER_STYLE, "color": colour(name)},
+            fig.add_trace(go.Scatter(x=pk, y=[row[f"R@{k}"] for k in pk], mode="lines", legendgroup=name,
+                                     line={**PAPER_STYLE, "color": colour(name)}, showlegend=False,
                                      name=f"{name} (paper-reported)", opacity=0.6))
+        _paper_legend(fig)
     fig.update_layout(title=title + _subtitle(None, note), xaxis={"title": "k", "tickvals": list(ks)},
                       yaxis={"title": "Recall@k (document level)" + (", 95% interval" if intervals else ""),
                              "rangemode": "tozero"})
@@ -105,47 +122,62 @@ def ablation_steps(ours: pd.DataFrame, paper: pd.DataFrame, title: str, note: st
 
 
 def efficiency_chart(table: pd.DataFrame, title: str, paper: pd.DataFrame | None = None, note: str | None = None):
-    """Chunk count (bars, left axis) and indexing seconds (line, right axis) per strategy: our run on
-    the left, the paper-reported numbers (200 PMC articles) on the right."""
+    """Chunk count (top row) and indexing seconds (bottom row) per strategy: our run on the left, the
+    paper-reported numbers (200 PMC articles) on the right. Each quantity has its own axis from zero
+    (no second y-axis, whose ticks would follow the first axis's grid)."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     panels = [("ours", table)] + ([("paper-reported", paper)] if paper is not None else [])
-    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[p for p, _ in panels],
-                        specs=[[{"secondary_y": True}] * len(panels)])
+    fig = make_subplots(rows=2, cols=len(panels), shared_xaxes=True, vertical_spacing=0.1, horizontal_spacing=0.12,
+                        subplot_titles=[f"{what} ({label})" for what in ("chunks", "indexing seconds")
+                                        for label, _ in panels])
     for col, (label, frame) in enumerate(panels, 1):
-        fig.add_trace(go.Bar(x=list(frame.index), y=frame["Chunks"], name=f"chunks ({label})",
-                             marker_color="#636efa", opacity=1.0 if col == 1 else 0.5), row=1, col=col,
-                      secondary_y=False)
-        fig.add_trace(go.Scatter(x=list(frame.index), y=frame["Time (s)"], mode="lines+markers",
-                                 name=f"indexing seconds ({label})", line={"color": "#ef553b",
-                                                                           **({} if col == 1 else PAPER_STYLE)}),
-                      row=1, col=col, secondary_y=True)
-        fig.update_yaxes(title_text="chunks", row=1, col=col, secondary_y=False, rangemode="tozero")
-        fig.update_yaxes(title_text="seconds", row=1, col=col, secondary_y=True, rangemode="tozero",
-                         showgrid=False)
-    fig.update_layout(title=title + _subtitle(None, note), legend={"orientation": "h", "y": -0.3})
+        opacity = 1.0 if col == 1 else 0.5
+        fig.add_trace(go.Bar(x=list(frame.index), y=frame["Chunks"], marker_color="#636efa", opacity=opacity,
+                             text=[f"{v:,.0f}" for v in frame["Chunks"]], textangle=0, showlegend=False), row=1, col=col)
+        fig.add_trace(go.Bar(x=list(frame.index), y=frame["Time (s)"], marker_color="#ef553b", opacity=opacity,
+                             text=[f"{v:,.1f}" for v in frame["Time (s)"]], textangle=0, showlegend=False), row=2, col=col)
+        fig.update_yaxes(title_text="chunks", row=1, col=col, rangemode="tozero")
+        fig.update_yaxes(title_text="seconds", row=2, col=col, rangemode="tozero")
+    fig.update_layout(title=title + _subtitle(None, note), height=650)
     return fig
 
 
 def metric_by_condition(ours: pd.Series, paper: pd.Series | None, title: str, yaxis: str,
-                        conditions: Sequence[str], note: str | None = None):
-    """A metric across document-length conditions, one line per strategy.
-
-    ``ours``/``paper``: Series indexed by (condition, strategy)."""
+                        conditions: Sequence[str], note: str | None = None,
+                        low: pd.Series | None = None, high: pd.Series | None = None):
+    """A metric across document-length conditions, one line per strategy (one legend entry each; the
+    paper-reported series dashed in the same colour). ``ours``/``paper``/``low``/``high``: Series
+    indexed by (condition, strategy); with ``low``/``high`` our points carry their 95% interval and
+    the strategies are drawn a little apart at each condition so the bars do not stack."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    for label, series, style, opacity in (("", ours, {}, 1.0), (" (paper-reported)", paper, PAPER_STYLE, 0.55)):
-        if series is None:
-            continue
-        for strategy in dict.fromkeys(series.index.get_level_values(1)):
-            xs = [c for c in conditions if (c, strategy) in series.index]
-            fig.add_trace(go.Scatter(x=xs, y=[series[(c, strategy)] for c in xs], mode="lines+markers",
-                                     name=f"{strategy}{label}", line={**style, "color": colour(strategy)},
-                                     opacity=opacity))
-    fig.update_layout(title=title + _subtitle(None, note), xaxis={"title": "document-length condition"},
-                      yaxis={"title": yaxis})
+    x_of = {c: i for i, c in enumerate(conditions)}
+    strategies = list(dict.fromkeys(ours.index.get_level_values(1)))
+    for i, strategy in enumerate(strategies):
+        xs = [c for c in conditions if (c, strategy) in ours.index]
+        values = [ours[(c, strategy)] for c in xs]
+        error = None
+        if low is not None and high is not None:
+            keys = [(c, strategy) for c in xs]
+            error = _error(values, pd.Series(low.reindex(keys).to_numpy(), index=xs),
+                           pd.Series(high.reindex(keys).to_numpy(), index=xs), xs)
+        fig.add_trace(go.Scatter(x=[x_of[c] + _dodge(i, len(strategies), 0.05 if error else 0) for c in xs], y=values,
+                                 mode="lines+markers", name=strategy, legendgroup=strategy,
+                                 line={"color": colour(strategy)}, error_y=error))
+    if paper is not None:
+        for strategy in dict.fromkeys(paper.index.get_level_values(1)):
+            xs = [c for c in conditions if (c, strategy) in paper.index]
+            fig.add_trace(go.Scatter(x=[x_of[c] for c in xs], y=[paper[(c, strategy)] for c in xs], mode="lines+markers",
+                                     name=f"{strategy} (paper-reported)", legendgroup=strategy, showlegend=False,
+                                     line={**PAPER_STYLE, "color": colour(strategy)}, opacity=0.55))
+        _paper_legend(fig)
+    fig.update_layout(title=title + _subtitle(None, note),
+                      xaxis={"title": "document-length condition", "tickvals": list(range(len(conditions))),
+                             "ticktext": list(conditions)},
+                      yaxis={"title": yaxis + (", 95% interval" if low is not None else ""), "rangemode": "tozero"})
     return fig
 
 

@@ -1,0 +1,115 @@
+"""The paired comparisons behind notebook 04's verdicts and the interval columns of its tables, on hand-made
+tidy rows whose answers are worked out by hand in the comments."""
+import math
+
+import pandas as pd
+import pytest
+
+from rag_lab.methods.gralc import comparisons as cmp
+from rag_lab.methods.gralc import experiment as ex
+from rag_lab.methods.gralc import tables as tb
+from rag_lab.methods.gralc import paper
+from test_gralc_experiment import rows
+
+CONTENT = ["gralc-naive", "gralc-semantic", "gralc-late"]
+STRUCTURE = ["gralc-structure", "gralc-kg", "gralc-graph"]
+
+
+def seccov_rows(cond, pattern_content, pattern_structure, fair_content, fair_structure, k=5):
+    data = []
+    for m in CONTENT:
+        data += rows(m, tb.SECCOV, k, pattern_content, cond) + rows(m, tb.SOURCE_SECCOV, k, fair_content, cond)
+    for m in STRUCTURE:
+        data += rows(m, tb.SECCOV, k, pattern_structure, cond) + rows(m, tb.SOURCE_SECCOV, k, fair_structure, cond)
+    return data
+
+
+def test_group_difference_pairs_each_questions_group_means():
+    # per question: structure mean − content mean = (3 − 1, 5 − 1, 4 − 1) = (2, 4, 3): mean 3
+    data = pd.DataFrame(seccov_rows("full", [1, 1, 1], [3, 5, 4], [2, 2, 2], [2, 2, 2]))
+    d = cmp.group_difference(data, f"{tb.SECCOV}@5")
+    assert (d["first"], d["second"], d["diff"], d["n"]) == (4.0, 1.0, 3.0, 3)
+    assert 2.0 <= d["ci_low"] <= 3.0 <= d["ci_high"] <= 4.0
+    same = cmp.group_difference(data, f"{tb.SOURCE_SECCOV}@5")            # both groups 2 on every question
+    assert same["diff"] == 0 and same["ci_low"] == same["ci_high"] == 0 and same["p"] == 1.0
+
+
+def test_seccov_contrast_both_readings_beside_the_papers_difference():
+    data = pd.DataFrame(seccov_rows("full", [1, 1, 1], [3, 5, 4], [2, 3, 2], [2, 2, 2]))
+    contrast = cmp.seccov_contrast(data, (5,), ["introduction", "full"])    # introduction did not run: no row
+    pattern, fair = list(cmp.READINGS)
+    assert list(contrast.index) == [(pattern, 5, "full"), (fair, 5, "full")]
+    assert contrast.loc[(pattern, 5, "full"), "diff"] == 3.0 and contrast.loc[(pattern, 5, "full"), "content-only"] == 1.0
+    # fair: structure 2 on each question, content (2, 3, 2): differences (0, −1, 0), mean −1/3
+    assert contrast.loc[(fair, 5, "full"), "diff"] == pytest.approx(-1 / 3)
+    # the paper's full SecCov@5: structure (4.26 + 4.46 + 4.36) / 3 = 4.36, content 1.00: +3.36
+    assert contrast.loc[(pattern, 5, "full"), "paper-reported diff"] == pytest.approx(3.36)
+    assert math.isnan(contrast.loc[(fair, 5, "full"), "paper-reported diff"])
+    assert (contrast["p_holm"] >= contrast["p"] - 1e-12).all()
+
+
+def test_ablation_and_order_pair_by_question():
+    data = []
+    for name, mrr in [("gralc-late", [1.0, 1.0, 0.5, 0.5]), ("gralc-structure", [1.0, 1.0, 0.5, 0.5]),
+                      ("gralc-kg", [0.5, 0.5, 0.5, 0.5]), ("gralc-graph", [1.0, 1.0, 1.0, 1.0])]:
+        data += rows(name, "doc_mrr", 10, mrr)
+    data = pd.DataFrame(data)
+    diffs = cmp.ablation(data, "doc_mrr@10")
+    assert list(diffs.index) == paper.ABLATION[1:]
+    # step minus the late base per question: structure (0, 0, 0, 0), kg (−.5, −.5, 0, 0), graph (0, 0, .5, .5)
+    assert diffs["diff"].tolist() == [0.0, -0.25, 0.25] and (diffs["n"] == 4).all()
+    order = cmp.order(data, "doc_mrr@10")
+    assert order.iloc[0][["method", "below"]].tolist() == ["GraLC-RAG (+Graph)", "Late Chunking"]   # 1.0 vs 0.75 first
+    assert len(order) == 6 and (order["diff"] >= 0).all()
+    assert cmp.against(data, "doc_mrr@10", "gralc-naive", ["gralc-kg"]).empty        # no naive rows: no comparison
+
+
+def test_sweep_differences_each_lambda_against_the_first():
+    scores = pd.DataFrame(rows("λ = 0", "doc_mrr", 5, [1.0, 0.5, 0.5]) + rows("λ = 0.5", "doc_mrr", 5, [1.0, 1.0, 1.0])
+                          + rows("λ = 0", "doc_recall", 5, [1, 1, 1]) + rows("λ = 0.5", "doc_recall", 5, [1, 1, 1]))
+    table = pd.DataFrame({"MRR@5": [2 / 3, 1.0], "R@5": [1.0, 1.0]}, index=pd.Index([0.0, 0.5], name="lambda"))
+    diffs = cmp.sweep_differences(ex.Sweep(table, scores))
+    # MRR: (0, .5, .5) → +1/3; recall unchanged → 0 with p = 1
+    assert diffs.loc[("MRR@5", 0.5), "diff"] == pytest.approx(1 / 3)
+    assert diffs.loc[("R@5", 0.5), "diff"] == 0 and diffs.loc[("R@5", 0.5), "p"] == 1.0
+    assert cmp.sweep_differences(ex.Sweep(table.iloc[:1], scores)).empty
+
+
+def test_interval_columns_sit_after_ours_and_no_difference_is_printed():
+    data = pd.DataFrame(rows("gralc-naive", "doc_mrr", 20, [1.0, 0.0], "full") + rows("gralc-naive", "doc_recall", 1, [1, 0], "full")
+                        + rows("gralc-naive", "doc_recall", 5, [1, 1], "full"))
+    t4, ci = tb.table4(data, (1, 5, 20)), tb.table4_intervals(data, (1, 5, 20))
+    side = tb.ours_with_intervals(t4, ci, paper.table4())
+    assert list(side["MRR"].columns) == ["ours", "n", "ci_low", "ci_high", "paper-reported"]
+    assert side.loc[("full", "Naive"), ("MRR", "ours")] == 0.5 and side.loc[("full", "Naive"), ("MRR", "n")] == 2
+    assert side.loc[("full", "Naive"), ("MRR", "paper-reported")] == 0.344
+    assert side.loc[("full", "Naive"), ("R@5", "ci_low")] == side.loc[("full", "Naive"), ("R@5", "ci_high")] == 1.0
+    assert "difference" not in set(side.columns.get_level_values(1))
+
+
+def test_table2_beside_carries_the_paired_interval_of_each_step():
+    t2 = pd.DataFrame({"MRR": [0.8, 0.7], "R@1": [0.5, 0.5], "R@5": [0.9, 0.9], "ΔMRR": [math.nan, -0.1]},
+                      index=paper.ABLATION[:2])
+    diffs = pd.DataFrame({"diff": [-0.1], "n": [4], "ci_low": [-0.2], "ci_high": [0.0], "p": [0.5], "p_holm": [0.5],
+                          "mde": [0.1]}, index=paper.ABLATION[1:2])
+    side = tb.table2_beside(t2, diffs)
+    assert list(side["ΔMRR"].columns) == ["ours", "n", "ci_low", "ci_high", "Holm p", "paper-reported"]
+    assert side.loc[paper.ABLATION[1], ("ΔMRR", "ci_low")] == -0.2
+    assert side.loc[paper.ABLATION[1], ("ΔMRR", "paper-reported")] == -0.0003
+    assert math.isnan(side.loc[paper.ABLATION[0], ("ΔMRR", "n")])
+
+
+def test_long_layouts_print_every_column():
+    side = pd.DataFrame({("MRR", "ours"): [0.5, 0.6], ("MRR", "n"): [2, 2], ("R@1", "ours"): [0.1, 0.2],
+                         ("R@1", "n"): [2, 2]}, index=["Naive", "Semantic"])
+    long = paper.by_metric(side)
+    assert list(long.index) == [("MRR", "Naive"), ("MRR", "Semantic"), ("R@1", "Naive"), ("R@1", "Semantic")]
+    assert list(long.columns) == ["ours", "n"] and long.loc[("R@1", "Semantic"), "ours"] == 0.2
+
+
+def test_condition_series_reads_one_label_across_conditions():
+    frame = pd.DataFrame({"A introduction": [1.0, 2.0], "A full": [3.0, 4.0], "B full": [9.0, 9.0]},
+                         index=["Naive", "Semantic"])
+    s = tb.condition_series(frame, "A", ["introduction", "partial", "full"])     # partial did not run: no entry
+    assert s.to_dict() == {("introduction", "Naive"): 1.0, ("introduction", "Semantic"): 2.0,
+                           ("full", "Naive"): 3.0, ("full", "Semantic"): 4.0}
