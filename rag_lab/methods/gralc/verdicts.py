@@ -7,7 +7,7 @@ from typing import Mapping
 
 import pandas as pd
 
-from ...evaluation.statistics import CONTRADICTED, SUPPORTED, verdict
+from ...evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, verdict
 
 METHOD = ("How the verdicts below are decided: every difference is paired by question, with one test giving "
           "its p and its 95% interval (rag_lab.evaluation.statistics: Tango's test for 0/1 scores, the paired "
@@ -46,6 +46,11 @@ def decided(row: Mapping) -> str:
     p = float(row.get("p_holm", math.nan))
     if math.isnan(p):
         p = float(row.get("p", math.nan))
+    if math.isnan(p):
+        # no test beside it (e.g. a mean's interval against the paper's 0.95 ceiling): that interval is
+        # its own test at the 5% level
+        lo, hi = float(row["ci_low"]), float(row["ci_high"])
+        return SUPPORTED if lo > 0 else CONTRADICTED if hi < 0 else INCONCLUSIVE
     floor = row.get("p_floor", 0.0)
     floor = 0.0 if floor is None or (isinstance(floor, float) and math.isnan(floor)) else float(floor)
     return verdict(float(row["diff"]), p, 0.0, floor)
