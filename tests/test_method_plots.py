@@ -133,7 +133,9 @@ def test_recall_curves_one_line_per_strategy_paper_dashed_at_its_ks():
     ours = pd.DataFrame({"R@1": [0.2, 0.4], "R@5": [0.6, 0.8]}, index=["Naive", "Structure-Aware"])
     paper = pd.DataFrame({"R@5": [0.7]}, index=["Naive"])
     fig = gralc_plots.recall_curves(ours, paper, [1, 5], "recall")
-    assert list(trace(fig, "Naive").x) == [1, 5] and list(trace(fig, "Structure-Aware").y) == [0.4, 0.8]
+    # two strategies drawn side by side so their error bars do not stack: k -/+ 0.16
+    assert list(trace(fig, "Naive").x) == pytest.approx([0.84, 4.84]) and list(trace(fig, "Structure-Aware").y) == [0.4, 0.8]
+    assert list(trace(fig, "Structure-Aware").x) == pytest.approx([1.16, 5.16])
     reported = trace(fig, "Naive (paper-reported)")
     assert list(reported.x) == [5] and list(reported.y) == [0.7] and reported.line.dash == "dash"
     assert reported.line.color == trace(fig, "Naive").line.color       # one colour per strategy
@@ -150,19 +152,22 @@ def test_efficiency_chart_puts_ours_and_the_paper_in_two_panels():
     ours = pd.DataFrame({"Chunks": [10, 4], "Time (s)": [1.5, 3.0]}, index=["Naive", "GraLC-RAG (KG)"])
     paper = pd.DataFrame({"Chunks": [900], "Time (s)": [60.0]}, index=["Naive"])
     fig = gralc_plots.efficiency_chart(ours, "efficiency", paper)
-    assert [t.name for t in fig.data] == ["chunks (ours)", "indexing seconds (ours)", "chunks (paper-reported)",
-                                          "indexing seconds (paper-reported)"]
-    assert list(fig.data[0].y) == [10, 4] and list(fig.data[1].y) == [1.5, 3.0] and list(fig.data[3].y) == [60.0]
-    assert fig.data[1].line.dash is None and fig.data[3].line.dash == "dash"
-    assert fig.data[0].xaxis == "x" and fig.data[2].xaxis == "x2"          # one panel each
+    # a 2 x 2 grid: chunks on top, seconds below; ours left, the paper's right; each panel its own axis
+    assert [a.text for a in fig.layout.annotations] == ["chunks (ours)", "chunks (paper-reported)",
+                                                        "indexing seconds (ours)", "indexing seconds (paper-reported)"]
+    assert list(fig.data[0].y) == [10, 4] and list(fig.data[1].y) == [1.5, 3.0]
+    assert list(fig.data[2].y) == [900] and list(fig.data[3].y) == [60.0]
+    assert [t.xaxis for t in fig.data] == ["x", "x3", "x2", "x4"]
 
 
 def test_metric_by_condition_orders_conditions_and_skips_missing_ones():
     index = pd.MultiIndex.from_tuples([("full", "Naive"), ("abstract", "Naive"), ("abstract", "Late Chunking")])
     ours = pd.Series([0.3, 0.5, 0.6], index=index)
     fig = gralc_plots.metric_by_condition(ours, None, "MRR by length", "MRR", ["abstract", "partial", "full"])
-    assert list(trace(fig, "Naive").x) == ["abstract", "full"] and list(trace(fig, "Naive").y) == [0.5, 0.3]
-    assert list(trace(fig, "Late Chunking").x) == ["abstract"]
+    # conditions are positions 0, 1, 2 named by the axis ticks; "partial" did not run and is skipped
+    assert list(fig.layout.xaxis.ticktext) == ["abstract", "partial", "full"]
+    assert list(trace(fig, "Naive").x) == [0, 2] and list(trace(fig, "Naive").y) == [0.5, 0.3]
+    assert list(trace(fig, "Late Chunking").x) == [0]
 
 
 def test_boundary_trace_weights_each_signal_and_marks_the_chosen_boundaries():
