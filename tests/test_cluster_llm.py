@@ -67,18 +67,27 @@ def test_the_share_of_each_worker_process_by_hand():
     assert cluster_module.llm_share(offline, workers) == (["tcp://a", "tcp://b", "tcp://c"], offline)
 
 
+def sketch_built_on(address: str, folder, monkeypatch, release: threading.Event | None = None):
+    """SKETCH over two documents, in a fresh cache, with ``address`` as its cluster; ``release`` is set
+    before the clients close (a partition waiting on it can end)."""
+    fresh_cache(folder, monkeypatch)
+    retriever = get_retriever("sketch", reasoner=OfflineReasoner(Embedder()), embedder=Embedder())
+    try:
+        with cluster_address(address):
+            retriever.build(DATA.documents[:2])
+    finally:
+        if release is not None:
+            release.set()
+        cluster_module.close_clients()
+    return retriever
+
+
 def test_a_cluster_with_no_worker_is_given_up_and_built_here(tmp_path, monkeypatch, caplog):
     from distributed import LocalCluster
 
     monkeypatch.setenv(NO_WORKER_ENV, "1")
     with LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None, processes=False, protocol="tcp://") as c:
-        fresh_cache(tmp_path / "c", monkeypatch)
-        retriever = get_retriever("sketch", reasoner=OfflineReasoner(Embedder()), embedder=Embedder())
-        try:
-            with cluster_address(c.scheduler_address):
-                retriever.build(DATA.documents[:2])
-        finally:
-            cluster_module.close_clients()
+        retriever = sketch_built_on(c.scheduler_address, tmp_path / "c", monkeypatch)
     assert retriever.cluster_build is None and len(retriever.chunks) > 0
     assert "has no worker; building here instead" in caplog.text
 
@@ -101,14 +110,7 @@ def test_a_stalled_cluster_is_given_up_and_its_partitions_built_here(tmp_path, m
     try:
         with LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
                           processes=False, protocol="tcp://") as c:
-            fresh_cache(tmp_path / "c", monkeypatch)
-            retriever = get_retriever("sketch", reasoner=OfflineReasoner(Embedder()), embedder=Embedder())
-            try:
-                with cluster_address(c.scheduler_address):
-                    retriever.build(DATA.documents[:2])
-            finally:
-                RELEASE.set()
-                cluster_module.close_clients()
+            retriever = sketch_built_on(c.scheduler_address, tmp_path / "c", monkeypatch, release=RELEASE)
     finally:
         RELEASE.set()
     record = retriever.cluster_build

@@ -194,20 +194,24 @@ def best(scores: Sequence[float], keys: Sequence | None = None, *, what: str = "
     return order(scores, keys, k=1, what=what, names=names, tol=tol)[0]
 
 
-def above(value: float, threshold: float, *, what: str = "threshold", name="value") -> bool:
-    """``value > threshold``, noting a value within ``NOISE`` of the threshold."""
+def _noted_against(value: float, threshold: float, what: str, name) -> float:
+    """``value`` as a float, noting it when it lies within ``NOISE`` of ``threshold``."""
     value = float(value)
     if abs(value - threshold) <= NOISE:
         note(what, name, f"threshold {threshold:g}", value - threshold)
+    return value
+
+
+def above(value: float, threshold: float, *, what: str = "threshold", name="value") -> bool:
+    """``value > threshold``, noting a value within ``NOISE`` of the threshold."""
+    value = _noted_against(value, threshold, what, name)
     return value > threshold
 
 
 
 def at_least(value: float, threshold: float, *, what: str = "threshold", name="value") -> bool:
     """``value >= threshold``, noting a value within ``NOISE`` of the threshold."""
-    value = float(value)
-    if abs(value - threshold) <= NOISE:
-        note(what, name, f"threshold {threshold:g}", value - threshold)
+    value = _noted_against(value, threshold, what, name)
     return value >= threshold
 
 
