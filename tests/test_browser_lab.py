@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import signal
 import shutil
 import subprocess
 import time
@@ -21,10 +22,17 @@ from rag_lab.runs.lab import lab_command
 pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group("quickstart")]   # one browser at a time
 NOTEBOOK = "00_quickstart.ipynb"
 RUN_SECONDS = 600            # generous: the notebook takes ~20 s warm, more with a cold embedding cache
-# The cells' prompts read [n]: once run; JupyterLab renders an error output with this mime type.
-ALL_RUN = """() => {
+# The cells' prompts read [n]: once run, [*]: running or queued; JupyterLab renders an error output with this
+# mime type. One poll of the page says how far the run is.
+RUN_STATE = """() => {
   const prompts = [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputArea-prompt')];
-  return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+  const text = prompts.map(p => p.textContent.trim());
+  const errors = [...document.querySelectorAll(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")];
+  const indicator = document.querySelector('.jp-Notebook-ExecutionIndicator');
+  return {cells: text.length, done: text.filter(t => /\\[\\d+\\]/.test(t)).length,
+          queued: text.filter(t => t.includes('*')).length, prompts: text,
+          errors: errors.map(e => e.innerText.slice(0, 2000)),
+          kernel: indicator ? indicator.getAttribute('data-status') : null};
 }"""
 
 
@@ -39,7 +47,9 @@ def lab(tmp_path_factory):
     settings.mkdir(parents=True)
     (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     token = secrets.token_hex(16)
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(root / ".runtime")}
+    # PYTHONFAULTHANDLER: a kernel stopped with SIGABRT prints every thread's stack into the server's log
+    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(root / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(root / ".runtime"),
+           "PYTHONFAULTHANDLER": "1"}
     # port 0: the server asks the OS for a free port as it starts and writes it to its jpserver-<pid>.json (no
     # port is picked here and handed over seconds later). jupyter_server still binds it, closes it and binds it
     # again moments later: if another process took it in between, the server exits saying so and starts again.
@@ -53,7 +63,7 @@ def lab(tmp_path_factory):
             try:
                 url = _serving(proc, root / ".runtime" / f"jpserver-{proc.pid}.json", token, log_path)
                 if url is not None:
-                    yield url, token, root
+                    yield url, token, root, proc, log_path
                     return
             finally:
                 proc.terminate()
@@ -85,7 +95,7 @@ def _serving(proc, info: Path, token: str, log: Path) -> str | None:
 
 
 def test_quickstart_runs_top_to_bottom_in_jupyterlab(lab):
-    url, token, root = lab
+    url, token, root, server, log_path = lab
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         try:
@@ -93,10 +103,7 @@ def test_quickstart_runs_top_to_bottom_in_jupyterlab(lab):
             page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell", timeout=90_000)
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
             t0 = time.monotonic()
-            page.locator(".jp-NotebookPanel .jp-Cell").first.click()            # the notebook has the focus
-            page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-            page.locator(".lm-Menu-item", has_text="Run All Cells").first.click()
-            page.wait_for_function(ALL_RUN, timeout=RUN_SECONDS * 1000, polling=1000)
+            _run_all_cells(page, server, log_path)
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
             seconds = time.monotonic() - t0
             artifact("lab_run_seconds.txt").write_text(f"{seconds:.1f}\n")
@@ -132,6 +139,48 @@ def test_quickstart_runs_top_to_bottom_in_jupyterlab(lab):
             publish(_shot(widget, "explorer.png"), "explorer.png")
         finally:
             page.screenshot(path=str(artifact("lab_quickstart.png")))
+
+
+def _run_all_cells(page, server, log_path: Path) -> None:
+    """Run > Run All Cells, then watch the prompts until every code cell has run. Fails at once on an error
+    output; asks again once if no cell started within a minute (a menu click lost on a loaded machine); on
+    time-out, says which cells had not run and puts the kernel's stack into the failure (SIGABRT with
+    PYTHONFAULTHANDLER set) instead of a bare 'Timeout exceeded'."""
+    def click_run_all():
+        page.locator(".jp-NotebookPanel .jp-Cell").first.click()            # the notebook has the focus
+        page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+        page.locator(".lm-Menu-item", has_text="Run All Cells").first.click()
+
+    click_run_all()
+    started, asked_again = time.monotonic(), False
+    while True:
+        state = page.evaluate(RUN_STATE)
+        assert not state["errors"], f"a cell failed in JupyterLab:\n{state['errors'][0]}"
+        if state["cells"] and state["done"] == state["cells"]:
+            return
+        waited = time.monotonic() - started
+        if not asked_again and waited > 60 and state["done"] == 0 and state["queued"] == 0:
+            click_run_all()
+            asked_again = True
+        if waited > RUN_SECONDS:
+            kernels = _abort_kernels(server)
+            time.sleep(3)
+            pytest.fail(f"00_quickstart had not run within {RUN_SECONDS} s in JupyterLab (asked again: {asked_again}); "
+                        f"prompts {state['prompts']}, kernel {state['kernel']}, kernels stopped for their stacks "
+                        f"{kernels}; the server's log ends:\n{log_path.read_text()[-6000:]}")
+        time.sleep(1)
+
+
+def _abort_kernels(server) -> list[int]:
+    """SIGABRT the server's kernel processes: with PYTHONFAULTHANDLER each prints its threads' stacks."""
+    import psutil                                     # ipykernel's own dependency
+    pids = [child.pid for child in psutil.Process(server.pid).children(recursive=True)]
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGABRT)
+        except ProcessLookupError:
+            pass
+    return pids
 
 
 def _shot(locator, name: str) -> Path:

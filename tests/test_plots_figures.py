@@ -67,3 +67,26 @@ def test_png_export_without_a_browser_says_so(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match=r"(?s)could not export nobrowser.png as PNG.*png=False"):
         save_figure(fig, tmp_path, "nobrowser")
     assert figures._server == "off" and (tmp_path / "nobrowser.html").exists() and not (tmp_path / "nobrowser.png").exists()
+
+
+def test_a_served_image_that_never_comes_is_an_error_not_a_hang(tmp_path, monkeypatch):
+    """kaleido's server waits on its task queue for ever once its thread has died: every served image has a
+    deadline, after which the export says so, and later exports in the process fail at once."""
+    import threading
+
+    from rag_lab.core import figures
+
+    release = threading.Event()
+    monkeypatch.setattr(figures, "_server", "on")
+    monkeypatch.setattr(figures, "IMAGE_S", 0.2)
+    monkeypatch.setattr(figures, "_served_png", lambda fig, width, height: release.wait(30) and b"")
+    fig = grouped_bars(pd.DataFrame({"MRR": [0.5]}, index=["naive"]), ["MRR"], "stuck", reasoner="offline")
+    try:
+        with pytest.raises(RuntimeError, match=r"(?s)could not export stuck.png.*gave no image within 0 s"):
+            save_figure(fig, tmp_path, "stuck")
+        assert figures._server == "broken"
+        with pytest.raises(RuntimeError, match="stopped answering earlier in this process"):
+            save_figure(fig, tmp_path, "after")
+    finally:
+        release.set()
+    assert not (tmp_path / "stuck.png").exists() and (tmp_path / "stuck.html").exists()

@@ -41,6 +41,7 @@ def save_figure(fig, folder: str | Path, name: str, width: int = 1000, height: i
 
 
 SERVER_START_S = 90.0   # how long the first image may take while kaleido's server starts its browser
+IMAGE_S = 90.0          # how long any later image may take (kaleido's own render timeout is 90 s too)
 _server = "off"         # kaleido's persistent server in this process: "off", "on" or "broken"
 
 
@@ -53,34 +54,37 @@ def _served_png(fig, width: int, height: int) -> bytes:
 def _png_bytes(fig, width: int, height: int) -> bytes:
     """``fig`` as PNG, through kaleido's persistent server (started on the first image).
 
-    A server whose browser cannot start never answers (kaleido's worker thread dies and the
-    caller would wait for ever), so: with no browser found, a one-shot export raises kaleido's
-    own error; and the first served image is waited for at most ``SERVER_START_S`` seconds."""
+    A server whose browser cannot start, or whose thread has died, never answers: kaleido's
+    caller waits on its task queue for ever. So: with no browser found, a one-shot export raises
+    kaleido's own error; and every served image is waited for at most ``SERVER_START_S`` (the
+    first) or ``IMAGE_S`` seconds, after which this process says so instead of hanging."""
     global _server
     import kaleido
     from choreographer.browsers.chromium import Chromium
 
-    if _server == "on":
-        return _served_png(fig, width, height)
     if _server == "broken":
-        raise RuntimeError(f"kaleido's browser gave no image within {SERVER_START_S:.0f} s earlier in this process")
-    if not os.environ.get("BROWSER_PATH") and Chromium.find_browser(skip_local=False) is None:
-        return fig.to_image(format="png", width=width, height=height)     # raises: no Chrome/Chromium
-    kaleido.start_sync_server(silence_warnings=True)
+        raise RuntimeError(f"kaleido's browser stopped answering earlier in this process (no image within "
+                           f"{IMAGE_S:.0f} s); restart the kernel or process to export PNGs again")
+    first = _server == "off"
+    if first:
+        if not os.environ.get("BROWSER_PATH") and Chromium.find_browser(skip_local=False) is None:
+            return fig.to_image(format="png", width=width, height=height)     # raises: no Chrome/Chromium
+        kaleido.start_sync_server(silence_warnings=True)
     result: dict = {}
 
-    def first_image():
+    def image():
         try:
             result["png"] = _served_png(fig, width, height)
         except Exception as e:  # handed to the caller below
             result["error"] = e
 
-    worker = threading.Thread(target=first_image, daemon=True)
+    worker = threading.Thread(target=image, daemon=True)
     worker.start()
-    worker.join(SERVER_START_S)
+    wait = SERVER_START_S if first else IMAGE_S
+    worker.join(wait)
     if worker.is_alive():
         _server = "broken"
-        raise RuntimeError(f"kaleido's browser gave no image within {SERVER_START_S:.0f} s")
+        raise RuntimeError(f"kaleido's browser gave no image within {wait:.0f} s")
     _server = "on"
     if "error" in result:
         raise result["error"]
