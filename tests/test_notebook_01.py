@@ -3,6 +3,7 @@ values in range, sets the paper's numbers down as transcribed and names the reas
 question shows the Cypher it sent to Kùzu."""
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -94,6 +95,9 @@ def test_sketch_notebook_tables(tmp_path):
     executed = json.loads((tmp_path / "runs" / manifest["run_id"] / entry["output"]).read_text(encoding="utf-8"))
     printed = "".join(t for c in executed["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
                       for t in o.get("text", []))
+    shown = "".join(t for c in executed["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+                    for t in o.get("data", {}).get("text/plain", []))
+    assert not re.search(r"\b\d+\.0{6}\b", printed + shown), "a count printed as a float (12.000000)"
     assert "graph store: kuzu" in printed and "MATCH (s:Entity)-[p:RELATES* SHORTEST 1.." in printed
     assert printed.count("Not like-for-like with the paper") == 2 and "Not RAPTOR's own setting" in printed
     assert "sketch minus naive (paired, n = 3): context precision " in printed          # details from paired intervals

@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from rag_lab.core.figures import save_figure, save_table
+from rag_lab.core.figures import readable_numbers, save_figure, save_table
 from rag_lab.core.plots import grouped_bars, question_metric_heatmap, similarity_heatmap, with_paper
 
 
@@ -90,3 +90,15 @@ def test_a_served_image_that_never_comes_is_an_error_not_a_hang(tmp_path, monkey
     finally:
         release.set()
     assert not (tmp_path / "stuck.png").exists() and (tmp_path / "stuck.html").exists()
+
+
+def test_readable_numbers_prints_counts_as_integers():
+    import numpy as np
+
+    # worked by hand: 12.0 and 90 are counts -> "12", "90"; 78.2889 -> "78.289"; NaN -> ""; text stays text
+    stats = pd.Series({"chunks": 12.0, "pieces": np.int64(90), "mean tokens": 78.28888, "none": float("nan")}, name="s")
+    shown = readable_numbers(stats)
+    assert shown["s"].tolist() == ["12", "90", "78.289", ""]
+    frame = pd.DataFrame({"chunks": [58.0, 12.0], "seconds": [4.6912, 2.0], "note": ["a", "b"]})
+    assert readable_numbers(frame, digits=1).to_dict("list") == {"chunks": ["58", "12"], "seconds": ["4.7", "2"],
+                                                                  "note": ["a", "b"]}

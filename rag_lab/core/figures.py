@@ -105,6 +105,20 @@ def save_table(df: pd.DataFrame, folder: str | Path, name: str, index: bool = Tr
     return [csv, write_text(folder / f"{name}.md", md)]
 
 
+def readable_numbers(table: pd.DataFrame | pd.Series, digits: int = 3) -> pd.DataFrame:
+    """The same numbers as text a reader meets: whole numbers (counts) as integers, ``12`` not
+    ``12.000000``, others rounded to ``digits`` places, NaN as an empty cell. A column that mixes counts
+    with a mean (an index's statistics) cannot keep both readable as one float dtype, hence text."""
+    frame = table.to_frame() if isinstance(table, pd.Series) else table
+
+    def text(value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or pd.isna(value):
+            return "" if value is None or (isinstance(value, float) and pd.isna(value)) else value
+        return f"{int(value)}" if float(value).is_integer() else f"{value:.{digits}f}"
+
+    return frame.map(lambda v: text(v.item() if hasattr(v, "item") else v))
+
+
 def readable_headers(df: pd.DataFrame) -> pd.DataFrame:
     """Multi-level column headers joined by `` · `` (Markdown has one header row; a tuple is unreadable)."""
     if not isinstance(df.columns, pd.MultiIndex):
