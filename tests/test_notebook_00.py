@@ -48,6 +48,11 @@ def test_quickstart_runs(notebook_run, embedder):
     step = config.size - config.overlap
     assert stats.loc["fixed", "chunks"] == sum(1 + math.ceil(max(0, n - config.size) / step) for n in pieces)
 
+    # the similarity heatmap draws a line between each pair of neighbouring documents on both axes
+    heatmap = paths["chunk_similarity_heatmap.html"].read_text(encoding="utf-8")
+    assert heatmap.count('"type":"line"') == 2 * (len(data.documents) - 1)
+    assert "chunks, grouped by document (lines: document boundaries)" in heatmap
+
     # per-question rows: both methods on the same four questions
     per_question = pd.read_csv(paths["retrieval_per_question.csv"])
     assert set(per_question["method"]) == {"naive", "semantic"} and per_question["question_id"].nunique() == 4

@@ -102,3 +102,26 @@ def test_readable_numbers_prints_counts_as_integers():
     frame = pd.DataFrame({"chunks": [58.0, 12.0], "seconds": [4.6912, 2.0], "note": ["a", "b"]})
     assert readable_numbers(frame, digits=1).to_dict("list") == {"chunks": ["58", "12"], "seconds": ["4.7", "2"],
                                                                   "note": ["a", "b"]}
+
+
+def test_similarity_heatmap_marks_document_boundaries():
+    import numpy as np
+
+    from rag_lab.core.plots import group_boundaries
+
+    # by hand: documents a a | b b b | a -> runs a 0-1, b 2-4, a 5-5; lines between cells 1|2 and 4|5,
+    # i.e. at 1.5 and 4.5 on both axes; each document named at its block's middle (0.5, 3, 5)
+    docs = ["a", "a", "b", "b", "b", "a"]
+    assert group_boundaries(docs) == [("a", 0, 1), ("b", 2, 4), ("a", 5, 5)]
+    fig = similarity_heatmap(np.eye(6, dtype=np.float32), [f"c{i}" for i in range(6)], "t", groups=docs)
+    vertical = sorted(s.x0 for s in fig.layout.shapes if s.x0 == s.x1)
+    horizontal = sorted(s.y0 for s in fig.layout.shapes if s.y0 == s.y1)
+    assert vertical == horizontal == [1.5, 4.5]
+    assert list(fig.layout.xaxis.tickvals) == [0.5, 3, 5] and list(fig.layout.xaxis.ticktext) == ["a", "b", "a"]
+    assert "document" in fig.layout.xaxis.title.text and fig.layout.yaxis.title.text == fig.layout.xaxis.title.text
+    assert fig.data[0].text[2][5] == "c2 × c5"                       # hover names both chunks
+    # without groups: chunk ids as ticks, no lines; a wrong number of groups is refused
+    plain = similarity_heatmap(np.eye(3), ["x", "y", "z"], "t")
+    assert not plain.layout.shapes and list(plain.layout.xaxis.ticktext) == ["x", "y", "z"]
+    with pytest.raises(ValueError, match="groups"):
+        similarity_heatmap(np.eye(3), ["x", "y", "z"], "t", groups=["a"])

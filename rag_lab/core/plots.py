@@ -16,15 +16,47 @@ def wrap_title(title: str, width: int = 95) -> str:
                                    or [""]) for part in title.split("<br>"))
 
 
-def similarity_heatmap(vectors: np.ndarray, labels: Sequence[str], title: str):
-    """Cosine similarity of every pair of (normalised) vectors."""
+def group_boundaries(groups: Sequence[str]) -> list[tuple[str, int, int]]:
+    """Runs of equal consecutive labels (a chunk's document, in document order) as (label, first, last)
+    positions; a label that comes back after another starts a new run."""
+    runs: list[tuple[str, int, int]] = []
+    for i, g in enumerate(groups):
+        if runs and runs[-1][0] == g:
+            runs[-1] = (g, runs[-1][1], i)
+        else:
+            runs.append((g, i, i))
+    return runs
+
+
+def similarity_heatmap(vectors: np.ndarray, labels: Sequence[str], title: str, groups: Sequence[str] | None = None):
+    """Cosine similarity of every pair of (normalised) vectors, cells at positions 0..n-1 in the given
+    order (hover names the chunk). With ``groups`` (each vector's document) a white line is drawn
+    between documents and each document is named at the middle of its block, so that a bright block
+    on the diagonal can be read as "one document" and an off-diagonal bright cell as "two documents"."""
     import plotly.graph_objects as go
 
+    labels = list(labels)
+    if groups is not None and len(groups) != len(labels):
+        raise ValueError(f"groups: expected one per vector ({len(labels)}), got {len(groups)}")
     sim = vectors @ vectors.T
-    fig = go.Figure(go.Heatmap(z=sim, x=list(labels), y=list(labels), colorscale="Viridis", zmin=float(sim.min()),
+    n = len(labels)
+    hover = [[f"{labels[i]} × {labels[j]}" for j in range(n)] for i in range(n)]
+    fig = go.Figure(go.Heatmap(z=sim, x=list(range(n)), y=list(range(n)), text=hover, colorscale="Viridis",
+                               hovertemplate="%{text}<br>cosine %{z:.3f}<extra></extra>", zmin=float(sim.min()),
                                zmax=1.0, colorbar={"title": "cosine"}))
-    fig.update_layout(title=title, xaxis={"showticklabels": len(labels) <= 40},
-                      yaxis={"showticklabels": len(labels) <= 40, "autorange": "reversed"})
+    axis = {"title": "chunk position (document order)", "showgrid": False, "zeroline": False}
+    if groups is not None:
+        runs = group_boundaries(groups)
+        axis = {**axis, "title": "chunks, grouped by document (lines: document boundaries)",
+                "tickvals": [(first + last) / 2 for _, first, last in runs], "ticktext": [g for g, _, _ in runs]}
+        line = {"color": "white", "width": 1.5}
+        for _, first, _ in runs[1:]:
+            edge = first - 0.5
+            fig.add_shape(type="line", x0=edge, x1=edge, y0=-0.5, y1=n - 0.5, line=line)
+            fig.add_shape(type="line", x0=-0.5, x1=n - 0.5, y0=edge, y1=edge, line=line)
+    elif n <= 40:
+        axis = {**axis, "title": "chunk", "tickvals": list(range(n)), "ticktext": labels}
+    fig.update_layout(title=title, xaxis=axis, yaxis={**axis, "autorange": "reversed"})
     return fig
 
 
