@@ -6,7 +6,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from rag_lab.explore.explorer import Explorer, ExplorerView, gold_segments, main_knob, trace_lines, MAIN_KNOBS
+from rag_lab.evaluation.worked import gold_segments
+from rag_lab.explore.explorer import Explorer, ExplorerView, main_knob, trace_lines, MAIN_KNOBS
 from rag_lab.evaluation.metrics import GoldSpan
 from rag_lab.evaluation.retrievers import registered_config
 from rag_lab.core.types import Chunk, Dataset, Document, Question

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..datasets import load_dataset, shipped_datasets
-from ..evaluation.metrics import GoldSpan, locate_contexts, span_overlap_match
+from ..evaluation.metrics import locate_contexts, span_overlap_match
+from ..evaluation.worked import gold_segments  # noqa: F401  (re-exported: the explorer marks gold with it)
 from ..methods import available_methods, get_retriever
 from ..evaluation.retrievers import Retriever, registered_config
 from ..core.types import Chunk, Dataset, Question
@@ -108,40 +109,6 @@ class ExplorerView:
     def failed(cls, dataset: str, method: str, k: int, query: str, error: str) -> "ExplorerView":
         """A view with no hits that says why (shown by the widget instead of raising)."""
         return cls(dataset, method, {}, None, k, query or "", None, None, [], [], [], 0.0, 0.0, False, error)
-
-
-def gold_segments(chunk: Chunk, golds: Sequence[GoldSpan], min_overlap: float = 0.5) -> list[tuple[str, bool]]:
-    """``chunk.text`` cut into (piece, is_gold) runs. A span chunk marks the characters it shares
-    with a gold span of its document; a derived chunk (a summary) marks verbatim copies of a gold
-    context's text. Only golds that match the hit under the metrics' rule are marked."""
-    text, ranges = chunk.text, []
-    for g in golds:
-        if g.doc_id is None or not span_overlap_match(chunk, g, min_overlap):
-            continue
-        if chunk.is_span and chunk.doc_id == g.doc_id:
-            a, b = max(chunk.start, g.start) - chunk.start, min(chunk.end, g.end) - chunk.start
-            if b > a:
-                ranges.append((a, b))
-        else:
-            needle, i = g.text.strip(), text.find(g.text.strip())
-            while needle and i >= 0:
-                ranges.append((i, i + len(needle)))
-                i = text.find(needle, i + 1)
-    merged: list[list[int]] = []
-    for a, b in sorted(ranges):
-        if merged and a <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], b)
-        else:
-            merged.append([a, b])
-    out, cursor = [], 0
-    for a, b in merged:
-        if a > cursor:
-            out.append((text[cursor:a], False))
-        out.append((text[a:b], True))
-        cursor = b
-    if cursor < len(text) or not out:
-        out.append((text[cursor:], False))
-    return out
 
 
 def _short(items: Sequence[Any], n: int = 8) -> str:

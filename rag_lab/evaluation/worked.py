@@ -1,0 +1,154 @@
+"""A worked example read for the reader: which gold *passages* (not just gold documents) each retrieved
+chunk holds, marked in its text, and what the answer is against its reference and its context.
+
+A chunk from a gold document may hold none of the gold passages; marking documents would show it as
+gold. The passages are matched by the context-level rule of ``metrics`` (``span_overlap_match``), so
+what is marked here is what ``ctx_recall`` counts. The answer is read with the project's own answer
+scores (``answer_metrics.exact_match`` and ``token_f1``) and a plain word-for-word search of its
+sentences in the contexts handed over: an extractive reasoner pastes context sentences, and an answer
+spliced from two chunks reads as one when nothing says so.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from ..core.types import Chunk, Document, Question
+from .answer_metrics import exact_match, normalize_answer, token_f1
+from .metrics import GoldSpan, locate_contexts, span_overlap_match
+
+MARKS = ("⟦", "⟧")   # around a gold passage's characters in a printed chunk
+
+
+def gold_segments(chunk: Chunk, golds: Sequence[GoldSpan], min_overlap: float = 0.5) -> list[tuple[str, bool]]:
+    """``chunk.text`` cut into (piece, is_gold) runs. A span chunk marks the characters it shares
+    with a gold span of its document; a derived chunk (a summary) marks verbatim copies of a gold
+    context's text. Only golds that match the hit under the metrics' rule are marked."""
+    text, ranges = chunk.text, []
+    for g in golds:
+        if g.doc_id is None or not span_overlap_match(chunk, g, min_overlap):
+            continue
+        if chunk.is_span and chunk.doc_id == g.doc_id:
+            a, b = max(chunk.start, g.start) - chunk.start, min(chunk.end, g.end) - chunk.start
+            if b > a:
+                ranges.append((a, b))
+        else:
+            needle, i = g.text.strip(), text.find(g.text.strip())
+            while needle and i >= 0:
+                ranges.append((i, i + len(needle)))
+                i = text.find(needle, i + 1)
+    merged: list[list[int]] = []
+    for a, b in sorted(ranges):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    out, cursor = [], 0
+    for a, b in merged:
+        if a > cursor:
+            out.append((text[cursor:a], False))
+        out.append((text[a:b], True))
+        cursor = b
+    if cursor < len(text) or not out:
+        out.append((text[cursor:], False))
+    return out
+
+
+def marked_text(chunk: Chunk, golds: Sequence[GoldSpan], min_overlap: float = 0.5) -> str:
+    """The chunk's text with each gold passage's characters between ``MARKS``."""
+    return "".join(f"{MARKS[0]}{piece}{MARKS[1]}" if gold else piece for piece, gold in gold_segments(chunk, golds, min_overlap))
+
+
+def gold_passages_held(chunk: Chunk, golds: Sequence[GoldSpan], min_overlap: float = 0.5) -> list[int]:
+    """1-based numbers of the gold passages the chunk matches (the rule ``ctx_recall`` counts)."""
+    return [j + 1 for j, g in enumerate(golds) if g.doc_id is not None and span_overlap_match(chunk, g, min_overlap)]
+
+
+def worked_hits(chunks: Sequence[Chunk], question: Question, documents: Mapping[str, Document] | Sequence[Document],
+                min_overlap: float = 0.5) -> list[str]:
+    """Printable lines: the question's gold passages numbered (with the ranks that hold each, or "not
+    retrieved"), then each ranked chunk with the passages it holds and its text, gold marked."""
+    if not question.gold_contexts:
+        return ["This question lists no gold passages: nothing to mark."]
+    docs = dict(documents) if isinstance(documents, Mapping) else {d.id: d for d in documents}
+    golds = locate_contexts(question, docs)
+    held = [gold_passages_held(c, golds, min_overlap) for c in chunks]
+    lines = [f"Gold passages of this question ({MARKS[0]}…{MARKS[1]} in the chunks below):"]
+    for j, g in enumerate(golds, start=1):
+        ranks = [str(r) for r, h in enumerate(held, start=1) if j in h]
+        where = f"in rank {', '.join(ranks)}" if ranks else f"NOT in the top {len(chunks)}"
+        place = g.doc_id if g.doc_id is not None else "not found in any document"
+        lines.append(f"  gold {j} ({place}; {where}): {_short(g.text, 110)}")
+    for r, (c, h) in enumerate(zip(chunks, held), start=1):
+        tag = f"holds gold {', '.join(map(str, h))}" if h else "no gold passage" + (
+            " (a gold document, other passages)" if c.doc_id in question.gold_doc_ids else "")
+        lines.append(f"\n#{r} {c.id} — {tag}:\n{marked_text(c, golds, min_overlap)}")
+    return lines
+
+
+def answer_pieces(answer: str, contexts: Sequence[str]) -> list[tuple[str, int | None]]:
+    """The answer's sentences, each with the 0-based index of the first context that holds it word for
+    word (None: found in none)."""
+    from ..core.chunking import sentence_spans
+
+    return [(answer[s:e], next((i for i, c in enumerate(contexts) if answer[s:e] in c), None))
+            for s, e in sentence_spans(answer)]
+
+
+def answer_reading(answer: str, reference: str | None, contexts: Sequence[str],
+                   context_names: Sequence[str] | None = None) -> str:
+    """One sentence on the worked answer: does it match the reference (exact match after SQuAD's
+    normalisation, with its token F1), and is it pasted word for word from the context (from which
+    contexts, spliced when from several)."""
+    names = list(context_names) if context_names is not None else [f"context {i + 1}" for i in range(len(contexts))]
+    if len(names) != len(contexts):
+        raise ValueError(f"context_names: expected one per context ({len(contexts)}), got {len(names)}")
+    if not answer.strip():
+        return "No answer was given, so there is nothing to compare with the reference."
+    if not reference:
+        verdict = "There is no reference answer to compare it with"
+    elif exact_match(answer, reference):
+        verdict = "The answer matches the reference (exact match 1 after normalisation)"
+    elif reference_in_answer(answer, reference):
+        verdict = (f"The answer holds the reference's words in order but adds more (exact match 0; token F1 "
+                   f"against it {token_f1(answer, reference):.2f})")
+    else:
+        verdict = (f"The answer does not match the reference (exact match 0; token F1 against it "
+                   f"{token_f1(answer, reference):.2f})")
+    whole = next((names[i] for i, c in enumerate(contexts) if answer.strip() in c), None)
+    pieces = answer_pieces(answer, contexts)
+    sources = list(dict.fromkeys(names[i] for _, i in pieces if i is not None))
+    copied = sum(i is not None for _, i in pieces)
+    if whole is not None:
+        paste = f"it is pasted word for word from {whole}"
+    elif pieces and copied == len(pieces) and len(sources) > 1:
+        paste = (f"it is pasted word for word: its {len(pieces)} sentences are copied from {_and(sources)} "
+                 f"and spliced together")
+    elif copied:
+        paste = (f"{copied} of its {len(pieces)} sentences are copied word for word from {_and(sources)}")
+    else:
+        paste = "none of its sentences appears word for word in the context"
+    return f"{verdict}; {paste}."
+
+
+def worked_answer(retriever, reasoner, question: Question, retrieval) -> tuple[str, str]:
+    """The reasoner's answer from what ``retriever`` hands over for ``retrieval`` (its context blocks, then
+    its hits), and ``answer_reading`` of it with each context named (a block by its kind, a hit by its id)."""
+    contexts = retriever.answer_contexts(retrieval)
+    names = [f"the {kind} block" for kind, _ in retriever.context_blocks(retrieval)] + [h.chunk.id for h in retrieval.hits]
+    answer = reasoner.answer(question.question, contexts)
+    return answer, answer_reading(answer, question.answer, contexts, names)
+
+
+def reference_in_answer(answer: str, reference: str) -> bool:
+    """Whether the normalised reference appears inside the normalised answer (a long answer that holds it)."""
+    ref = normalize_answer(reference)
+    return bool(ref) and f" {ref} " in f" {normalize_answer(answer)} "
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"

@@ -1,0 +1,79 @@
+"""The worked example's reading, on hand-made chunks and answers: gold passages (not documents) marked
+and numbered, and the answer read against its reference and its context."""
+import pytest
+
+from rag_lab.core.types import Chunk, Document, Question
+from rag_lab.evaluation.worked import answer_pieces, answer_reading, gold_passages_held, marked_text, worked_answer, worked_hits
+from rag_lab.evaluation.metrics import locate_contexts
+
+RICE = "Risotto alla milanese is coloured with saffron. Carnaroli rice keeps its bite. It is stirred for long."
+PASTA = "Pesto comes from Genoa. It is made with basil."
+DOCS = {"rice": Document("rice", RICE, "Rice"), "pasta": Document("pasta", PASTA, "Pasta")}
+Q = Question("q", "Which spice colours risotto, and where is pesto from?", "saffron", ["rice", "pasta"],
+             ["Risotto alla milanese is coloured with saffron.", "Pesto comes from Genoa."])
+
+
+def test_gold_passages_are_marked_and_numbered_not_gold_documents():
+    golds = locate_contexts(Q, DOCS)     # gold 1 = RICE[0:47], gold 2 = PASTA[0:23]
+    first = Chunk("rice#0", "rice", RICE[:78], 0, 78)          # holds gold 1 whole
+    second = Chunk("rice#1", "rice", RICE[48:], 48, len(RICE))  # the gold document, but none of its gold passage
+    pesto = Chunk("pasta#0", "pasta", PASTA, 0, len(PASTA))    # holds gold 2
+    assert gold_passages_held(first, golds) == [1] and gold_passages_held(second, golds) == [] \
+        and gold_passages_held(pesto, golds) == [2]
+    assert marked_text(first, golds) == "⟦Risotto alla milanese is coloured with saffron.⟧ Carnaroli rice keeps its bite."
+    assert marked_text(second, golds) == RICE[48:]
+    lines = worked_hits([second, first], Q, DOCS)
+    assert lines[1].startswith("  gold 1 (rice; in rank 2): Risotto alla")
+    assert lines[2].startswith("  gold 2 (pasta; NOT in the top 2): Pesto")
+    assert lines[3] == f"\n#1 rice#1 — no gold passage (a gold document, other passages):\n{RICE[48:]}"
+    assert lines[4].startswith("\n#2 rice#0 — holds gold 1:\n⟦Risotto")
+    no_gold = Question("n", "?", None, [], [])
+    assert worked_hits([first], no_gold, DOCS) == ["This question lists no gold passages: nothing to mark."]
+
+
+def test_answer_reading_says_match_and_paste():
+    contexts = ["Saffron colours risotto. It is yellow.", "Pesto comes from Genoa. Basil is its base."]
+    # one sentence from each context: copied word for word and spliced. Token F1 by hand: the answer has
+    # 7 normalised tokens (saffron colours risotto pesto comes from genoa), the reference 3 (genoa and
+    # basil), 1 in common -> P 1/7, R 1/3, F1 = 2 * (1/21) / (1/7 + 1/3) = 0.20
+    spliced = "Saffron colours risotto. Pesto comes from Genoa."
+    assert [i for _, i in answer_pieces(spliced, contexts)] == [0, 1]
+    said = answer_reading(spliced, "genoa and basil", contexts, ["naive#3", "naive#7"])
+    assert said.startswith("The answer does not match the reference (exact match 0; token F1 against it 0.20)")
+    assert "its 2 sentences are copied from naive#3 and naive#7 and spliced together" in said
+    assert answer_reading("Saffron colours risotto.", "saffron colours risotto", contexts).startswith(
+        "The answer matches the reference (exact match 1")
+    assert "pasted word for word from context 1" in answer_reading("Saffron colours risotto. It is yellow.", None, contexts)
+    held = answer_reading("Saffron colours risotto.", "saffron", contexts)
+    assert held.startswith("The answer holds the reference's words in order but adds more (exact match 0; token F1 "
+                           "against it 0.50)")          # P 1/3, R 1 -> F1 0.5
+    assert answer_reading("Rice is boiled. It is yellow.", "x", contexts).endswith(
+        "1 of its 2 sentences are copied word for word from context 1.")
+    assert answer_reading("Rice is boiled.", "x", contexts).endswith(
+        "none of its sentences appears word for word in the context.")
+    assert answer_reading("", "x", contexts).startswith("No answer was given")
+    with pytest.raises(ValueError, match="context_names"):
+        answer_reading("a", "b", contexts, ["one"])
+
+
+def test_worked_answer_names_a_block_by_its_kind_and_hits_by_id():
+    from types import SimpleNamespace
+
+    from rag_lab.core.types import Hit, Retrieval
+
+    rice = Chunk("rice#0", "rice", RICE[:47], 0, 47)
+    retrieval = Retrieval("q", [Hit(rice, 0.9, "vector")])
+
+    class Facts:                      # a retriever handing a facts block before its hits (as SKETCH does)
+        def context_blocks(self, r):
+            return [("graph facts", "Facts:\nrisotto colour saffron")]
+
+        def answer_contexts(self, r):
+            return ["Facts:\nrisotto colour saffron", *(h.chunk.text for h in r.hits)]
+
+    echo = SimpleNamespace(answer=lambda q, contexts: contexts[1])   # pastes the chunk back
+    answer, said = worked_answer(Facts(), echo, Q, retrieval)
+    assert answer == RICE[:47] and said.endswith("it is pasted word for word from rice#0.")
+    assert said.startswith("The answer holds the reference's words in order but adds more")   # reference "saffron"
+    echo_facts = SimpleNamespace(answer=lambda q, contexts: contexts[0])
+    assert worked_answer(Facts(), echo_facts, Q, retrieval)[1].endswith("pasted word for word from the graph facts block.")
