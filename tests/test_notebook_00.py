@@ -92,6 +92,18 @@ def test_quickstart_runs(notebook_run, embedder):
     assert int(cut.group(3)) == round(stats.loc["semantic", "mean_tokens"]) and int(cut.group(4)) == embedder.max_tokens
     tied = re.search(r"semantic - naive on ctx_recall@5 = (-?\d\.\d{3}) \[[^]]*\] \(n = 4\)", text)
     assert tied and float(tied.group(1)) == pytest.approx(float(paired.group(1)), abs=1e-9)
+    # the worked example: gold passages numbered and marked, every hit labelled, and the reading of the
+    # answer quotes the token F1 the per-question table holds for naive on the first question
+    assert "Gold passages of this question" in text and re.search(r"  gold 1 \(\S+; (in rank|NOT in the top)", text)
+    assert len(re.findall(r"^#\d+ \S+ — (holds gold|no gold passage)", text, flags=re.M)) == 5
+    reading = re.search(r"The answer (matches the reference|does not match the reference|holds the reference's words)"
+                        r"[^;]*?(?:token F1 against it (\d\.\d\d))?\)?; (it is pasted|\d+ of its|none of its)", text)
+    assert reading, text[-3000:]
+    first = per_question[(per_question["method"] == "naive") & (per_question["metric"] == "token_f1")
+                         & (per_question["k"] == 5)].iloc[0]
+    assert first["question_id"] == data.questions[0].id
+    if reading.group(2):
+        assert float(reading.group(2)) == pytest.approx(first["value"], abs=0.006)
     # the answers' comparison names what the offline reasoner's answers are and that no judge ran
     answers_line = next(line for line in text.splitlines() if line.startswith("Answers: semantic - naive on token_f1@5: "))
     assert "extractive" in answers_line and "no judge ran" in answers_line

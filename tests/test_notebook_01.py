@@ -102,6 +102,20 @@ def test_sketch_notebook_tables(tmp_path):
     assert printed.count("Not like-for-like with the paper") == 2 and "Not RAPTOR's own setting" in printed
     assert "sketch minus naive (paired, n = 3): context precision " in printed          # details from paired intervals
     check_findings(printed, pd.read_csv(paths["retrieval_metrics.csv"]), stats)
+    # the worked question: gold passages marked in the merged chunks; the answer read against the reference
+    # with the per-question token F1 of sketch on that question
+    assert "Gold passages of this question" in printed and "#1 " in printed
+    reading = re.search(r"The answer (?:matches|does not match|holds)[^;]*?(?:token F1 against it (\d\.\d\d))?\)?; "
+                        r"(?:it is pasted|\d+ of its|none of its)", printed)
+    assert reading, printed[-3000:]
+    from rag_lab.datasets import load_dataset
+
+    per_question = pd.read_csv(paths["per_question.csv"])
+    f1 = per_question[(per_question["method"] == "sketch") & (per_question["metric"] == "token_f1")
+                      & (per_question["k"] == 5) & (per_question["question_id"] == load_dataset("italian_cuisine").questions[0].id)]
+    assert len(f1) == 1
+    if reading.group(1):
+        assert float(reading.group(1)) == pytest.approx(f1.iloc[0]["value"], abs=0.006)
     assert_captions_name_reasoners(manifest, paper_only=tuple(f"paper_table{n}" for n in range(1, 5)))
 
 
