@@ -100,7 +100,9 @@ def test_sketch_notebook_tables(tmp_path):
     assert not re.search(r"\b\d+\.0{6}\b", printed + shown), "a count printed as a float (12.000000)"
     assert "graph store: kuzu" in printed and "MATCH (s:Entity)-[p:RELATES* SHORTEST 1.." in printed
     assert printed.count("Not like-for-like with the paper") == 2 and "Not RAPTOR's own setting" in printed
-    assert "sketch minus naive (paired, n = 3): context precision " in printed          # details from paired intervals
+    assert "sketch minus naive (paired, n = 3): ctx_recall@5 " in printed               # details: span metrics first
+    assert "; string-match context precision " in printed                                # then string-match, named so
+    check_lead(printed, paths, pd.read_csv(paths["retrieval_metrics.csv"]))
     check_findings(printed, pd.read_csv(paths["retrieval_metrics.csv"]), stats)
     # the worked question: gold passages marked in the merged chunks; the answer read against the reference
     # with the per-question token F1 of sketch on that question
@@ -117,6 +119,25 @@ def test_sketch_notebook_tables(tmp_path):
     if reading.group(1):
         assert float(reading.group(1)) == pytest.approx(f1.iloc[0]["value"], abs=0.006)
     assert_captions_name_reasoners(manifest, paper_only=tuple(f"paper_table{n}" for n in range(1, 5)))
+
+
+def check_lead(printed: str, paths, retrieval: pd.DataFrame):
+    """Notebook 01 leads with the span metrics under notebook 10's names: sketch minus each baseline, the
+    difference of the retrieval table's means, a verdict from the statistics layer; string-match after."""
+    from rag_lab.evaluation.statistics import VERDICTS
+
+    lead = pd.read_csv(paths["sketch_minus_baselines.csv"])
+    spans = [f"{m}@5" for m in ("ctx_recall", "ctx_precision", "ctx_mrr", "ctx_ndcg")]
+    assert list(dict.fromkeys(lead["column"])) == spans + ["string-match context precision", "string-match context recall"]
+    assert set(lead["baseline"]) == {"naive", "semantic", "kg", "raptor"} and (lead["n"] == 3).all()
+    assert set(lead["verdict"]) <= set(VERDICTS)
+    means = retrieval.set_index(["method", "metric"])["mean"]
+    for _, row in lead[lead["column"].isin(spans)].iterrows():
+        assert row["diff"] == pytest.approx(means[("sketch", row["column"])] - means[(row["baseline"], row["column"])],
+                                            abs=1.1e-3), row.to_dict()
+    span_at, string_at = printed.find("Span metrics (a hit counts"), printed.find("String-match columns (ragas'")
+    assert 0 <= span_at < string_at < printed.find("Table 1 — ")
+    assert "favour" not in printed[span_at:string_at] and "long chunks lower" in printed[string_at:string_at + 400]
 
 
 def check_findings(printed: str, retrieval: pd.DataFrame, stats: pd.DataFrame):

@@ -111,3 +111,49 @@ def test_answer_sources_count_the_facts_pasted_back():
     assert text.startswith("1 of the 2 graph facts handed over appear word for word in this answer (30% of its "
                            "characters): the offline reasoner answers extractively")
     assert answer_sentence({**sources, "answer chars": 0}, "offline").endswith("close enough to extract.")
+
+
+def test_comparisons_cluster_by_document_when_given_units():
+    # the same eight questions as above, but four per document: whole-document sign flips over 2 units
+    # give no p below 2/2^2 = 0.5, so the difference (still 0.8125 over n = 8) cannot be decided
+    sketch = [1, 1, 0.5, 1, 1, 1, 0.5, 0.5]
+    results = tidy({"ctx_recall@5": {"sketch": sketch, "naive": [0] * 8}})
+    units = {f"q{i}": "doc_a" if i < 4 else "doc_b" for i in range(8)}
+    row = comparisons(results, {"ctx_recall@5": "ctx_recall@5"}, units=units).iloc[0]
+    assert row["diff"] == 0.8125 and row["n"] == 8 and row["verdict"] == "cannot be decided at this n"
+
+
+def test_span_metrics_lead_and_string_match_columns_follow():
+    from rag_lab.methods.sketch.findings import lead_sentences, span_columns, string_match_columns, verdict_table
+
+    assert span_columns(5, ["doc_mrr@5", "ctx_ndcg@5", "ctx_recall@5", "ctx_recall@3"]) == {
+        "ctx_recall@5": "ctx_recall@5", "ctx_ndcg@5": "ctx_ndcg@5"}          # notebook 10's order and names
+    assert string_match_columns(5, judged=False) == {"string-match context precision": "nonllm_context_precision@5",
+                                                     "string-match context recall": "nonllm_context_recall@5"}
+    assert string_match_columns(5, judged=True) == {}
+    pairs = HAND.assign(column=HAND["column"].replace({"context_precision": "string-match context precision"}))
+    shown = verdict_table(pairs)
+    assert list(shown.columns) == ["ctx_recall@5 (n = 20)", "string-match context precision (n = 20)"]
+    assert shown.loc["naive", "ctx_recall@5 (n = 20)"] == "0.100 [-0.050, 0.250] not told apart"
+    assert shown.loc["semantic", "string-match context precision (n = 20)"] == "0.400 [0.200, 0.600] ahead"
+    span, strings = lead_sentences(pairs, {"ctx_recall@5": "ctx_recall@5"},
+                                   {"string-match context precision": "x"}, {"sketch": 80.0, "semantic": 531.0})
+    assert span.startswith("Span metrics (a hit counts when its characters overlap a gold passage; notebook 10's names). "
+                           "On ctx_recall@5 sketch is ahead of semantic 0.200 [0.050, 0.350]; not told apart from "
+                           "naive 0.100 [-0.050, 0.250]. 1 of 2 differences are decided at 95%.")
+    assert strings.startswith("String-match columns (ragas' non-LLM context precision and recall")
+    assert "mean chunk size here, word pieces: sketch 80, semantic 531)" in strings
+    assert strings.endswith("On string-match context precision sketch is ahead of naive 0.300 [0.100, 0.500], semantic "
+                            "0.400 [0.200, 0.600]. 2 of 2 differences are decided at 95%.")
+
+
+def test_string_match_named_renames_the_unjudged_context_columns_only():
+    from rag_lab.methods.sketch.findings import string_match_named
+
+    bars = pd.DataFrame({"ctx_recall@5": [0.5], "context_precision": [0.2], "f1": [0.3], "faithfulness": [0.9]})
+    metrics = {"ctx_recall@5": "ctx_recall@5", "context_precision": "nonllm_context_precision@5"}
+    named, named_metrics = string_match_named(bars, metrics, judged=False)
+    assert list(named.columns) == ["ctx_recall@5", "string-match context_precision", "string-match f1", "faithfulness"]
+    assert named_metrics == {"ctx_recall@5": "ctx_recall@5", "string-match context_precision": "nonllm_context_precision@5"}
+    same, same_metrics = string_match_named(bars, metrics, judged=True)
+    assert list(same.columns) == list(bars.columns) and same_metrics == metrics

@@ -49,11 +49,11 @@ def test_ours_in_paper_columns_and_findings():
     results = pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
     sentences = findings(results, ours, paper_table(1))
     assert sentences[0] == (
-        "sketch minus naive (paired): context precision -0.375 [-0.500, -0.250] (n = 8), behind "
-        "(paper-reported 0.99 vs 0.81, ahead); context recall 0.125 [-0.019, 0.269] (n = 6), not told apart "
+        "sketch minus naive (paired): string-match context precision -0.375 [-0.500, -0.250] (n = 8), behind "
+        "(paper-reported 0.99 vs 0.81, ahead); string-match context recall 0.125 [-0.019, 0.269] (n = 6), not told apart "
         "(paper-reported 0.72 vs 0.88, behind).")
     same_n = findings(results[results["metric"] == "nonllm_context_precision"], ours, None)
-    assert same_n[0].startswith("sketch minus naive (paired, n = 8): context precision -0.375")
+    assert same_n[0].startswith("sketch minus naive (paired, n = 8): string-match context precision -0.375")
     assert "f1" not in sentences[0]                                          # two means: no per-question interval
     with pytest.raises(ValueError, match="no row 'kg'"):
         findings(results, ours, None, method="kg")

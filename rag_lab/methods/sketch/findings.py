@@ -21,26 +21,31 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ...evaluation.statistics import UNDECIDABLE, format_ci, paired_difference
-from ...evaluation.uncertainty import per_question
+from ...evaluation.uncertainty import Units, per_question, unit_labels
 
 COLUMNS = ["baseline", "column", "diff", "ci_low", "ci_high", "n", "p", "verdict"]
 SIDE = {"supported": "ahead", "contradicted": "behind", "inconclusive": "not told apart",
         UNDECIDABLE: "too few questions to tell"}
 STRING_COLUMNS = ("context_precision", "context_recall")
 LONG_FACTOR = 2.0     # a method's chunks are "long" when their mean size is at least this many times SKETCH's
+# the span-based context metrics (metrics.py), under the names notebook 10's leaderboards use
+SPAN_METRICS = ("ctx_recall", "ctx_precision", "ctx_mrr", "ctx_ndcg")
+STRING_MATCH = "string-match"   # label of ragas' non-LLM context metrics wherever they are shown
 
 
-def comparisons(results: pd.DataFrame, columns: Mapping[str, str], method: str = "sketch") -> pd.DataFrame:
+def comparisons(results: pd.DataFrame, columns: Mapping[str, str], method: str = "sketch",
+                units: Units | None = None) -> pd.DataFrame:
     """``method`` minus every other method of ``results`` (evaluate's tidy table) on each column
     (``columns``: label -> metric@k), paired by question: ``COLUMNS``, one row per baseline and column
-    both were scored on."""
+    both were scored on. ``units`` (question id -> its document): clustered by document, as notebook 10."""
     rows = []
     for label, metric in columns.items():
         table = per_question(results, metric)
         if method not in table.columns:
             continue
+        labels = unit_labels(list(table.index), units)
         for base in [m for m in table.columns if m != method]:
-            d = paired_difference(table[method].to_numpy(), table[base].to_numpy())
+            d = paired_difference(table[method].to_numpy(), table[base].to_numpy(), units=labels)
             if d.n:
                 rows.append({"baseline": base, "column": label, "diff": d.diff, "ci_low": d.ci_low,
                              "ci_high": d.ci_high, "n": d.n, "p": d.p, "verdict": d.verdict()})
@@ -64,6 +69,65 @@ def _grouped(rows: pd.DataFrame) -> str:
 
 def _name(column: str) -> str:
     return column.replace("_", " ")
+
+
+def span_columns(k: int, available: Sequence[str]) -> dict[str, str]:
+    """The span metrics at ``k`` present in a summary's columns, label = metric@k (notebook 10's names)."""
+    return {f"{m}@{k}": f"{m}@{k}" for m in SPAN_METRICS if f"{m}@{k}" in set(available)}
+
+
+def string_match_columns(answer_k: int, judged: bool) -> dict[str, str]:
+    """ragas' non-LLM context precision and recall at ``answer_k``, labelled as string matching; none when a
+    judge scored the paper's context columns (then they are LLM-judged, not string matching)."""
+    if judged:
+        return {}
+    return {f"{STRING_MATCH} {m.replace('_', ' ')}": f"nonllm_{m}@{answer_k}" for m in STRING_COLUMNS}
+
+
+def string_match_named(frame: pd.DataFrame, metrics: Mapping[str, str], judged: bool
+                       ) -> tuple[pd.DataFrame, dict[str, str]]:
+    """``frame`` (and its label -> metric@k map) with the paper's context columns and their F1 renamed
+    ``string-match …`` when no judge scored them (then they are ragas' string matching)."""
+    if judged:
+        return frame, dict(metrics)
+    names = {c: f"{STRING_MATCH} {c}" for c in (*STRING_COLUMNS, "f1")}
+    return frame.rename(columns=names), {names.get(c, c): m for c, m in metrics.items()}
+
+
+def verdict_table(pairs: pd.DataFrame, method: str = "sketch") -> pd.DataFrame:
+    """``comparisons``' rows as a reader's table: one row per baseline, per column ``diff [low, high]``
+    and the verdict word, with each column's n in its header."""
+    if pairs.empty:
+        return pd.DataFrame()
+    out = {}
+    for col in dict.fromkeys(pairs["column"]):
+        rows = pairs[pairs["column"] == col].set_index("baseline")
+        ns = sorted({int(v) for v in rows["n"]})
+        head = f"{col} (n = {ns[0] if len(ns) == 1 else f'{ns[0]}-{ns[-1]}'})"
+        out[head] = {b: f"{format_ci(r['diff'], r['ci_low'], r['ci_high'])} {SIDE[r['verdict']]}" for b, r in rows.iterrows()}
+    return pd.DataFrame(out).rename_axis(f"{method} minus")
+
+
+def lead_sentences(pairs: pd.DataFrame, span: Mapping[str, str], strings: Mapping[str, str],
+                   chunk_tokens: Mapping[str, float], method: str = "sketch") -> list[str]:
+    """What ``verdict_table`` shows, in words: the span metrics first (where the comparison is decided),
+    then the string-match columns as what they are, with this run's chunk sizes."""
+    out = []
+    for cols, head in ((span, "Span metrics (a hit counts when its characters overlap a gold passage; notebook "
+                              "10's names)"),
+                       (strings, f"{STRING_MATCH.capitalize()} columns (ragas' non-LLM context precision and recall: "
+                                 "each retrieved chunk's text set against the gold passages' text by string "
+                                 "similarity, so chunks about as long as the gold sentences score higher and long "
+                                 "chunks lower; mean chunk size here, word pieces: "
+                                 + ", ".join(f"{m} {t:.0f}" for m, t in chunk_tokens.items()) + ")")):
+        rows = pairs[pairs["column"].isin(list(cols))]
+        if rows.empty:
+            continue
+        said = " ".join(f"On {c} {method} is {_grouped(rows[rows['column'] == c])}." for c in cols
+                        if (rows["column"] == c).any())
+        decided = rows[rows["verdict"].isin(["supported", "contradicted"])]
+        out.append(f"{head}. {said} {len(decided)} of {len(rows)} differences are decided at 95%.")
+    return out
 
 
 def long_chunk_methods(chunk_tokens: Mapping[str, float], method: str = "sketch") -> list[str]:

@@ -147,16 +147,17 @@ def _paper_order(paper: pd.DataFrame | None, method: str, base: str, col: str) -
 
 
 def findings(results: pd.DataFrame, ours: pd.DataFrame, paper: pd.DataFrame | None, method: str = "sketch",
-             answer_k: int = 5, judged: bool = False) -> list[str]:
+             answer_k: int = 5, judged: bool = False, units=None) -> list[str]:
     """One sentence per baseline: for every column of ``ours`` that is the mean of a per-question metric
     (``results``: evaluate's tidy table), ``method`` minus the baseline, paired by question, with its
     95% interval: "ahead" or "behind" only when its p is below 0.05 (the interval then excludes 0),
     "not told apart" otherwise, "too few questions to tell" when no p below 0.05 is possible — next to
     the order the paper reported for the same pair. n is said once when every column has the same n,
-    else per column. F1 (from two means) is left out."""
+    else per column. F1 (from two means) is left out. Without a judge the context columns are ragas'
+    string matching and are named so. ``units`` (question id -> document): clustered by document."""
     from ...evaluation.statistics import format_ci, paired_difference
-    from ...evaluation.uncertainty import per_question
-    from .findings import SIDE
+    from ...evaluation.uncertainty import per_question, unit_labels
+    from .findings import SIDE, STRING_COLUMNS, STRING_MATCH
 
     if method not in ours.index:
         raise ValueError(f"no row {method!r} in our results; rows: {list(ours.index)}")
@@ -170,11 +171,13 @@ def findings(results: pd.DataFrame, ours: pd.DataFrame, paper: pd.DataFrame | No
             table = per_question(results, metrics[col])
             if method not in table.columns or base not in table.columns:
                 continue
-            d = paired_difference(table[method].to_numpy(), table[base].to_numpy())
+            d = paired_difference(table[method].to_numpy(), table[base].to_numpy(),
+                                  units=unit_labels(list(table.index), units))
             if d.n == 0:
                 continue
             ns.append(d.n)
-            parts.append((f"{col.replace('_', ' ')} {format_ci(d.diff, d.ci_low, d.ci_high)}", d.n,
+            name = f"{STRING_MATCH} " * (not judged and col in STRING_COLUMNS) + col.replace('_', ' ')
+            parts.append((f"{name} {format_ci(d.diff, d.ci_low, d.ci_high)}", d.n,
                           f"{SIDE[d.verdict()]}{_paper_order(paper, method, base, col)}"))
         if parts:
             same = len(set(ns)) == 1      # one n for the sentence, else each column says its own
