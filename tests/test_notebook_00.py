@@ -96,14 +96,14 @@ def test_quickstart_runs(notebook_run, embedder):
     # answer quotes the token F1 the per-question table holds for naive on the first question
     assert "Gold passages of this question" in text and re.search(r"  gold 1 \(\S+; (in rank|NOT in the top)", text)
     assert len(re.findall(r"^#\d+ \S+ — (holds gold|no gold passage)", text, flags=re.M)) == 5
-    reading = re.search(r"The answer (matches the reference|does not match the reference|holds the reference's words)"
-                        r"[^;]*?(?:token F1 against it (\d\.\d\d))?\)?; (it is pasted|\d+ of its|none of its)", text)
-    assert reading, text[-3000:]
+    reading = next(line for line in text.splitlines() if line.startswith("The answer "))
+    assert re.search(r"\); (it is pasted|\d+ of its \d+ sentences|none of its sentences)", reading), reading
     first = per_question[(per_question["method"] == "naive") & (per_question["metric"] == "token_f1")
-                         & (per_question["k"] == 5)].iloc[0]
-    assert first["question_id"] == data.questions[0].id
-    if reading.group(2):
-        assert float(reading.group(2)) == pytest.approx(first["value"], abs=0.006)
+                         & (per_question["k"] == 5) & (per_question["question_id"] == data.questions[0].id)]
+    f1 = re.search(r"token F1 against it (\d\.\d\d)\)", reading)
+    assert len(first) == 1 and (f1 is not None) == (first["value"].iloc[0] < 1), reading
+    if f1:
+        assert float(f1.group(1)) == pytest.approx(first["value"].iloc[0], abs=0.006)
     # the answers' comparison names what the offline reasoner's answers are and that no judge ran
     answers_line = next(line for line in text.splitlines() if line.startswith("Answers: semantic - naive on token_f1@5: "))
     assert "extractive" in answers_line and "no judge ran" in answers_line

@@ -37,7 +37,7 @@ def test_answer_reading_says_match_and_paste():
     # 7 normalised tokens (saffron colours risotto pesto comes from genoa), the reference 3 (genoa and
     # basil), 1 in common -> P 1/7, R 1/3, F1 = 2 * (1/21) / (1/7 + 1/3) = 0.20
     spliced = "Saffron colours risotto. Pesto comes from Genoa."
-    assert [i for _, i in answer_pieces(spliced, contexts)] == [0, 1]
+    assert [i for _, i in answer_pieces(spliced, contexts)] == [(0,), (1,)]
     said = answer_reading(spliced, "genoa and basil", contexts, ["naive#3", "naive#7"])
     assert said.startswith("The answer does not match the reference (exact match 0; token F1 against it 0.20)")
     assert "its 2 sentences are copied from naive#3 and naive#7 and spliced together" in said
@@ -52,6 +52,16 @@ def test_answer_reading_says_match_and_paste():
     assert answer_reading("Rice is boiled.", "x", contexts).endswith(
         "none of its sentences appears word for word in the context.")
     assert answer_reading("", "x", contexts).startswith("No answer was given")
+    # a sentence cut by a chunk boundary: "It is yellow" ends context 1 without its stop, "and bright."
+    # opens context 2; the answer joins them at the space: both fragments found, one in each context
+    cut = ["Saffron colours risotto. It is yellow", "and bright. Pesto comes from Genoa."]
+    assert [i for _, i in answer_pieces("Saffron colours risotto. It is yellow and bright.", cut)] == [(0,), (0, 1)]
+    said = answer_reading("Saffron colours risotto. It is yellow and bright.", "x", cut, ["a#1", "a#2"])
+    assert said.endswith("it is pasted word for word: its 2 sentences are copied from a#1 and a#2 and spliced together; "
+                         "one sentence joins the end of a#1 to the start of a#2: two fragments left by chunk "
+                         "boundaries, read as one sentence.")
+    # a fragment found inside a context but not at its end is not taken for a cut sentence
+    assert answer_pieces("It is yellow and bright.", ["It is yellow. More", "and bright."]) == [("It is yellow and bright.", ())]
     with pytest.raises(ValueError, match="context_names"):
         answer_reading("a", "b", contexts, ["one"])
 

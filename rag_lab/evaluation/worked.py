@@ -85,13 +85,37 @@ def worked_hits(chunks: Sequence[Chunk], question: Question, documents: Mapping[
     return lines
 
 
-def answer_pieces(answer: str, contexts: Sequence[str]) -> list[tuple[str, int | None]]:
-    """The answer's sentences, each with the 0-based index of the first context that holds it word for
-    word (None: found in none)."""
+def answer_pieces(answer: str, contexts: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
+    """The answer's sentences, each with the 0-based indexes of the contexts it was copied from word for
+    word: one index when a context holds the whole sentence; two when it is the end of one context and
+    the start of another joined at a space (two fragments a chunk boundary left, read as one sentence);
+    () when neither."""
     from ..core.chunking import sentence_spans
 
-    return [(answer[s:e], next((i for i, c in enumerate(contexts) if answer[s:e] in c), None))
-            for s, e in sentence_spans(answer)]
+    def first(piece: str, where=lambda piece, c: piece in c) -> int | None:
+        return next((i for i, c in enumerate(contexts) if where(piece, c)), None)
+
+    def ends(piece: str, c: str) -> bool:
+        return c.rstrip().endswith(piece)
+
+    def starts(piece: str, c: str) -> bool:
+        return c.lstrip().startswith(piece)
+
+    out = []
+    for s, e in sentence_spans(answer):
+        sentence = answer[s:e]
+        whole = first(sentence)
+        if whole is not None:
+            out.append((sentence, (whole,)))
+            continue
+        joined: tuple[int, ...] = ()
+        for cut in (i for i, ch in enumerate(sentence) if ch == " "):
+            left, right = first(sentence[:cut], ends), first(sentence[cut + 1:], starts)
+            if left is not None and right is not None:
+                joined = (left, right)
+                break
+        out.append((sentence, joined))
+    return out
 
 
 def answer_reading(answer: str, reference: str | None, contexts: Sequence[str],
@@ -116,17 +140,21 @@ def answer_reading(answer: str, reference: str | None, contexts: Sequence[str],
                    f"{token_f1(answer, reference):.2f})")
     whole = next((names[i] for i, c in enumerate(contexts) if answer.strip() in c), None)
     pieces = answer_pieces(answer, contexts)
-    sources = list(dict.fromkeys(names[i] for _, i in pieces if i is not None))
-    copied = sum(i is not None for _, i in pieces)
+    sources = list(dict.fromkeys(names[i] for _, found in pieces for i in found))
+    copied = sum(bool(found) for _, found in pieces)
+    joined = [found for _, found in pieces if len(found) == 2]
     if whole is not None:
         paste = f"it is pasted word for word from {whole}"
     elif pieces and copied == len(pieces) and len(sources) > 1:
         paste = (f"it is pasted word for word: its {len(pieces)} sentences are copied from {_and(sources)} "
                  f"and spliced together")
     elif copied:
-        paste = (f"{copied} of its {len(pieces)} sentences are copied word for word from {_and(sources)}")
+        paste = f"{copied} of its {len(pieces)} sentences are copied word for word from {_and(sources)}"
     else:
         paste = "none of its sentences appears word for word in the context"
+    if joined:
+        paste += "; " + "; ".join(f"one sentence joins the end of {names[a]} to the start of {names[b]}: two "
+                                  "fragments left by chunk boundaries, read as one sentence" for a, b in joined)
     return f"{verdict}; {paste}."
 
 
