@@ -198,3 +198,23 @@ def test_lambda_curve_sends_each_column_to_its_panel():
     assert [(s.x0, s.xref) for s in fig.layout.shapes] == [(0.1, "x"), (0.1, "x2"), (0.1, "x3")]   # the paper's λ
     assert list(fig.layout.yaxis.range) == [0, 1.05] and fig.layout.yaxis2.rangemode == "tozero"
     assert list(fig.layout.yaxis3.range) == [0, 1.05]
+
+
+def test_packed_layout_puts_components_side_by_side_in_unit_cells():
+    from rag_lab.methods.sketch.plots import packed_layout
+
+    # by hand: components {a, b, c} (3 nodes), {d, e} (2), {f} (1) -> 2 columns; cells (gap 0.3) centred at
+    # x 0.5 | 1.8 on the first row (y -0.5) and x 0.5 on the second (y -1.8); the triangle spans its whole
+    # cell (scale 1), the pair sqrt(2/3) = 0.816 of it, the single node sits at its cell's centre (scale 0.577)
+    edges = [Edge("a", "r", "b", "c0"), Edge("b", "r", "c", "c0"), Edge("c", "r", "a", "c0"), Edge("d", "r", "e", "c1")]
+    pos = packed_layout(list("abcdef"), edges, seed=0)
+    tri_x = [pos[k][0] for k in "abc"]
+    assert max(tri_x) <= 1.0 + 1e-9 and min(tri_x) >= -1e-9
+    assert all(1.3 - 1e-9 <= pos[k][0] <= 2.3 + 1e-9 and -1.0 - 1e-9 <= pos[k][1] <= 1e-9 for k in "de")
+    span = max(abs(pos["d"][0] - pos["e"][0]), abs(pos["d"][1] - pos["e"][1]))
+    assert span == pytest.approx((2 / 3) ** 0.5)
+    assert pos["f"] == pytest.approx((0.5, -1.8))
+    assert packed_layout([], [], seed=0) == {}
+    fig = kg_network(NODES, EDGES, "KG", packed=True)      # the figure takes it when asked
+    assert {n.key for n in NODES} <= set(packed_layout([n.key for n in NODES], EDGES, seed=0))
+    assert len(fig.data) >= 2

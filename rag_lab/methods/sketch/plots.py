@@ -55,22 +55,54 @@ def _layout(nodes: Sequence[Node], edges: Sequence[Edge], seed: int) -> dict[str
     return {k: (float(x), float(y)) for k, (x, y) in nx.spring_layout(g, seed=seed).items()}
 
 
+def packed_layout(keys: Sequence[str], edges: Sequence[Edge], seed: int, gap: float = 0.3
+                  ) -> dict[str, tuple[float, float]]:
+    """Each connected component laid out on its own (spring layout), fitted into a unit cell and the
+    cells packed in a near-square grid, largest component first. One spring layout of a disconnected
+    graph pushes its components to the far corners and leaves the figure mostly white space."""
+    import math
+
+    import networkx as nx
+
+    g = nx.Graph()
+    g.add_nodes_from(keys)
+    g.add_edges_from((e.source, e.target) for e in edges if e.source in g and e.target in g)
+    parts = sorted((sorted(c) for c in nx.connected_components(g)), key=lambda c: (-len(c), c[0]))
+    if not parts:
+        return {}
+    cols = math.ceil(math.sqrt(len(parts)))
+    pos: dict[str, tuple[float, float]] = {}
+    for i, part in enumerate(parts):
+        raw = nx.spring_layout(g.subgraph(part), seed=seed) if len(part) > 1 else {part[0]: (0.0, 0.0)}
+        xs, ys = [float(p[0]) for p in raw.values()], [float(p[1]) for p in raw.values()]
+        span = max(max(xs) - min(xs), max(ys) - min(ys)) or 1.0
+        scale = max(0.5, math.sqrt(len(part) / len(parts[0])))     # a pair need not fill a whole cell
+        row, col = divmod(i, cols)
+        cx, cy = col * (1 + gap) + 0.5, -(row * (1 + gap) + 0.5)
+        for key, (x, y) in raw.items():
+            pos[key] = (cx + (float(x) - (max(xs) + min(xs)) / 2) / span * scale,
+                        cy + (float(y) - (max(ys) + min(ys)) / 2) / span * scale)
+    return pos
+
+
 def _snippet(node: Node, chars: int = 140) -> str:
     text = node.texts[0] if node.texts else ""
     return (text[:chars] + "…") if len(text) > chars else text
 
 
 def kg_network(nodes: Sequence[Node], edges: Sequence[Edge], title: str, highlight: dict[str, int] | None = None,
-               label_top: int = 25, label_all: bool = False, edge_labels: bool = False, seed: int = 0):
+               label_top: int = 25, label_all: bool = False, edge_labels: bool = False, seed: int = 0,
+               packed: bool = False):
     """The graph as a network: marker size by degree, colour by entity type, hover = name, type,
     chunks and the first node context; one distinct colour per type (``type_colors``), named in the
     legend. ``highlight`` (key -> hop distance) rings the nodes a query reached; ``label_top`` names up
     to that many of the best-connected nodes whose labels do not overlap (``label_all`` names every one);
-    ``edge_labels`` writes each relation at its edge's midpoint (for small graphs)."""
+    ``edge_labels`` writes each relation at its edge's midpoint (for small graphs); ``packed`` lays each
+    connected component out apart and packs them (``packed_layout``), for a small graph in pieces."""
     import plotly.graph_objects as go
 
     nodes = list(nodes)
-    pos = _layout(nodes, edges, seed)
+    pos = packed_layout([n.key for n in nodes], edges, seed) if packed else _layout(nodes, edges, seed)
     degree = {n.key: 0 for n in nodes}
     for e in edges:
         if e.source in degree and e.target in degree:
