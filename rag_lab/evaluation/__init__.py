@@ -3,7 +3,7 @@
 the same index, and one built index handed to another), the per-document work of a build
 done on a Dask cluster (``cluster``, ``cluster_worker``) and the LangChain face (``langchain``); the
 retrieval metrics (``metrics``), ragas' answer metrics (``answer_metrics``; ``string_match``: when its
-non-LLM context metrics cannot exceed zero),
+non-LLM context metrics cannot exceed zero; ``worked``: a worked example's gold passages and answer, read),
 the harness that runs retrievers over a question set into one tidy table (``harness``), and where a
 result came from (``provenance``: reasoners, parameters, git revision, package versions).
 
