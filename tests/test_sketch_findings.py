@@ -157,3 +157,13 @@ def test_string_match_named_renames_the_unjudged_context_columns_only():
     assert named_metrics == {"ctx_recall@5": "ctx_recall@5", "string-match context_precision": "nonllm_context_precision@5"}
     same, same_metrics = string_match_named(bars, metrics, judged=True)
     assert list(same.columns) == list(bars.columns) and same_metrics == metrics
+
+
+def test_in_sum_counts_only_decided_differences():
+    # both span rows "cannot be decided at this n": the questions tell sketch apart from none of the two
+    table = HAND.copy()
+    table.loc[[0, 1], "verdict"] = "cannot be decided at this n"
+    text = paragraph(table, span="ctx_recall@5", n_questions=3, reasoner="offline", judged=False,
+                     chunk_tokens={"sketch": 80.0, "naive": 125.0})
+    assert "not decidable at this n (too few questions) against naive 0.100 [-0.050, 0.250], semantic" in text
+    assert text.endswith("tell sketch apart from 0 of 2 baselines (0 ahead, 0 behind).")

@@ -58,8 +58,8 @@ def test_answer_reading_says_match_and_paste():
     assert [i for _, i in answer_pieces("Saffron colours risotto. It is yellow and bright.", cut)] == [(0,), (0, 1)]
     said = answer_reading("Saffron colours risotto. It is yellow and bright.", "x", cut, ["a#1", "a#2"])
     assert said.endswith("it is pasted word for word: its 2 sentences are copied from a#1 and a#2 and spliced together; "
-                         "one sentence joins the end of a#1 to the start of a#2: two fragments left by chunk "
-                         "boundaries, read as one sentence.")
+                         "one sentence joins the end of a#1 to the start of a#2: two separate contexts read as "
+                         "one sentence.")
     # a fragment found inside a context but not at its end is not taken for a cut sentence
     assert answer_pieces("It is yellow and bright.", ["It is yellow. More", "and bright."]) == [("It is yellow and bright.", ())]
     with pytest.raises(ValueError, match="context_names"):

@@ -88,8 +88,8 @@ def worked_hits(chunks: Sequence[Chunk], question: Question, documents: Mapping[
 def answer_pieces(answer: str, contexts: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
     """The answer's sentences, each with the 0-based indexes of the contexts it was copied from word for
     word: one index when a context holds the whole sentence; two when it is the end of one context and
-    the start of another joined at a space (two fragments a chunk boundary left, read as one sentence);
-    () when neither."""
+    the start of another joined at a space (two separate contexts, e.g. the halves of sentences a chunk
+    boundary cut, read as one sentence); () when neither."""
     from ..core.chunking import sentence_spans
 
     def first(piece: str, where=lambda piece, c: piece in c) -> int | None:
@@ -154,7 +154,7 @@ def answer_reading(answer: str, reference: str | None, contexts: Sequence[str],
         paste = "none of its sentences appears word for word in the context"
     if joined:
         paste += "; " + "; ".join(f"one sentence joins the end of {names[a]} to the start of {names[b]}: two "
-                                  "fragments left by chunk boundaries, read as one sentence" for a, b in joined)
+                                  "separate contexts read as one sentence" for a, b in joined)
     return f"{verdict}; {paste}."
 
 

@@ -60,7 +60,7 @@ def _grouped(rows: pd.DataFrame) -> str:
     """``ahead of a (d [lo, hi]); not told apart from b (...)`` over the rows of one column."""
     parts = []
     for v, words in (("supported", "ahead of"), ("contradicted", "behind"), ("inconclusive", "not told apart from"),
-                     (UNDECIDABLE, "too few questions to tell from")):
+                     (UNDECIDABLE, "not decidable at this n (too few questions) against")):
         chosen = rows[rows["verdict"] == v]
         if len(chosen):
             parts.append(f"{words} " + ", ".join(_said(r) for _, r in chosen.iterrows()))
@@ -180,7 +180,7 @@ def paragraph(table: pd.DataFrame, *, span: str, n_questions: int, reasoner: str
     judge = ("; with no judge, faithfulness and answer relevancy — where the paper reports SKETCH's largest leads — "
              "were not measured" if not judged else "")
     out.append(f"Not the paper's setting: {model}{judge}.")
-    decided = span_rows[span_rows["verdict"] != "inconclusive"]
+    decided = span_rows[span_rows["verdict"].isin(["supported", "contradicted"])]   # "cannot be decided" is not
     if len(span_rows):
         ahead = int((span_rows["verdict"] == "supported").sum())
         out.append(f"In sum, on {span} the {n} questions tell {method} apart from {len(decided)} of "

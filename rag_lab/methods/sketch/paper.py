@@ -176,7 +176,8 @@ def findings(results: pd.DataFrame, ours: pd.DataFrame, paper: pd.DataFrame | No
             if d.n == 0:
                 continue
             ns.append(d.n)
-            name = f"{STRING_MATCH} " * (not judged and col in STRING_COLUMNS) + col.replace('_', ' ')
+            # metric@k columns keep their names (notebook 10's); the paper's columns read as words
+            name = col if "@" in col else f"{STRING_MATCH} " * (not judged and col in STRING_COLUMNS) + col.replace('_', ' ')
             parts.append((f"{name} {format_ci(d.diff, d.ci_low, d.ci_high)}", d.n,
                           f"{SIDE[d.verdict()]}{_paper_order(paper, method, base, col)}"))
         if parts:
