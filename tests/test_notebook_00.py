@@ -53,6 +53,13 @@ def test_quickstart_runs(notebook_run, embedder):
     assert heatmap.count('"type":"line"') == 2 * (len(data.documents) - 1)
     assert "chunks, grouped by document (lines: document boundaries)" in heatmap
 
+    block = re.search(r"Mean cosine of two chunks of one document \(inside the white squares\): (\d\.\d{3}) over \d+ "
+                      r"pairs; of two chunks from different documents: (\d\.\d{3}) over \d+ pairs; difference ([+-]\d\.\d{3})",
+                      "".join("".join(o.get("text", "")) for c in json.loads((root / "runs" / manifest["run_id"] /
+                              manifest["notebooks"][0]["output"]).read_text("utf-8"))["cells"] if c["cell_type"] == "code"
+                              for o in c.get("outputs", [])))
+    assert block and float(block.group(3)) == pytest.approx(float(block.group(1)) - float(block.group(2)), abs=1.1e-3)
+
     # per-question rows: both methods on the same four questions
     per_question = pd.read_csv(paths["retrieval_per_question.csv"])
     assert set(per_question["method"]) == {"naive", "semantic"} and per_question["question_id"].nunique() == 4

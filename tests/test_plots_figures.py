@@ -125,3 +125,19 @@ def test_similarity_heatmap_marks_document_boundaries():
     assert not plain.layout.shapes and list(plain.layout.xaxis.ticktext) == ["x", "y", "z"]
     with pytest.raises(ValueError, match="groups"):
         similarity_heatmap(np.eye(3), ["x", "y", "z"], "t", groups=["a"])
+
+
+def test_block_sentence_gives_inside_and_across_means():
+    import numpy as np
+
+    from rag_lab.core.plots import block_sentence
+
+    # by hand: unit vectors a0 = a1 = (1, 0), b0 = (0, 1): inside pairs (a0, a1) cosine 1 (1 pair);
+    # across pairs (a0, b0), (a1, b0) cosine 0 (2 pairs); difference +1
+    v = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    assert block_sentence(v, ["a", "a", "b"]) == (
+        "Mean cosine of two chunks of one document (inside the white squares): 1.000 over 1 pairs; of two chunks "
+        "from different documents: 0.000 over 2 pairs; difference +1.000.")
+    assert block_sentence(v, ["a", "a", "a"]).startswith("One document only")
+    with pytest.raises(ValueError, match="groups"):
+        block_sentence(v, ["a"])

@@ -28,6 +28,24 @@ def group_boundaries(groups: Sequence[str]) -> list[tuple[str, int, int]]:
     return runs
 
 
+def block_sentence(vectors: np.ndarray, groups: Sequence[str]) -> str:
+    """What the heatmap's document squares hold, in numbers: the mean cosine of distinct chunk pairs
+    inside one document and of pairs from two documents (the diagonal of ones left out)."""
+    groups = list(groups)
+    if len(groups) != len(vectors):
+        raise ValueError(f"groups: expected one per vector ({len(vectors)}), got {len(groups)}")
+    sim = vectors @ vectors.T
+    same = np.equal.outer(np.array(groups, dtype=object), np.array(groups, dtype=object))
+    off = ~np.eye(len(groups), dtype=bool)
+    inside, across = sim[same & off], sim[~same]
+    if not inside.size or not across.size:
+        return "One document only, or one chunk per document: no inside/across comparison to make."
+    a, b = float(inside.mean()), float(across.mean())
+    return (f"Mean cosine of two chunks of one document (inside the white squares): {a:.3f} over {inside.size // 2} "
+            f"pairs; of two chunks from different documents: {b:.3f} over {across.size // 2} pairs; difference "
+            f"{a - b:+.3f}.")
+
+
 def similarity_heatmap(vectors: np.ndarray, labels: Sequence[str], title: str, groups: Sequence[str] | None = None):
     """Cosine similarity of every pair of (normalised) vectors, cells at positions 0..n-1 in the given
     order (hover names the chunk). With ``groups`` (each vector's document) a white line is drawn
