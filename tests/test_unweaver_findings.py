@@ -3,12 +3,13 @@ agreement, why they agree, and the findings paragraph."""
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 import pandas as pd
 
 from rag_lab.core.types import Retrieval
 from rag_lab.methods.unweaver.classes import EntityClass, Mention
-from rag_lab.methods.unweaver.findings import (answer_classes, paragraph, rule_agreement, voting_classes,
-                                               why_rules_agree)
+from rag_lab.methods.unweaver.findings import (agreement_sentence, answer_classes, paragraph, rule_agreement,
+                                               voting_classes, why_rules_agree)
 from rag_lab.methods.unweaver.paper import paper_fc_gap
 
 S1 = "In Lombardy the signature dish is risotto alla milanese."
@@ -60,6 +61,30 @@ def test_rule_agreement_counts_lists_and_sets():
     assert rule_agreement(elected) == {"questions": 3, "same list": 1, "same set": 2}
 
 
+def test_agreement_sentence_draws_its_conclusion_from_the_counts():
+    # by hand: 5 of 18 is not most, so the rows are not said to differ little (the issue's contradiction)
+    few = agreement_sentence("ml", {"questions": 18, "same list": 2, "same set": 5})
+    assert few == ("on ml approval, PAV and CC elect the same set on only 5 of 18 questions and different sets on 13, "
+                   "so their rows can differ")
+    assert "differ little" not in few
+    # exactly half is not most either
+    assert "differ little" not in agreement_sentence("x", {"questions": 4, "same list": 0, "same set": 2})
+    # 13 of 18 is most: differ little, with the 5 questions that differ named
+    assert agreement_sentence("ml", {"questions": 18, "same list": 9, "same set": 13}) == (
+        "on ml approval, PAV and CC elect the same set on 13 of 18 questions, so their rows differ little "
+        "(a different set on 5)")
+    # every set equal but not every order: recall and precision equal, rank scores may differ
+    assert agreement_sentence("ic", {"questions": 2, "same list": 1, "same set": 2}) == (
+        "on ic approval, PAV and CC elect the same set on 2 of 2 questions (the same ranked list on 1), so their "
+        "recall and precision are equal and only order-sensitive scores such as MRR and nDCG can differ")
+    assert agreement_sentence("ic", {"questions": 2, "same list": 2, "same set": 2}).endswith(
+        "(the same ranked list on all 2), so their rows are identical")
+    for bad in ({"questions": 2, "same list": 2, "same set": 1}, {"questions": 2, "same list": 0, "same set": 3},
+                {"questions": 0, "same list": 0, "same set": 0}):
+        with pytest.raises(ValueError, match="agreement for ic"):
+            agreement_sentence("ic", bad)
+
+
 def tidy(by_method):
     return pd.DataFrame([{"method": m, "question_id": f"q{i}", "metric": metric, "k": 5, "value": v}
                          for m, metrics in by_method.items() for metric, values in metrics.items()
@@ -81,5 +106,6 @@ def test_paragraph_reads_each_data_set_with_its_caveats():
     assert f"at most {gap:.4f} in factual correctness, another metric" in text
     assert "the context-recall intervals here are 2.00 to 2.00 wide" in text and "could not be told from zero" in text
     assert "answers are extractive" in text and "needs a judge and was not computed" in text
-    assert "on tiny approval, PAV and CC elect the same set on 3 of 3 questions" in text
+    assert "on tiny approval, PAV and CC elect the same set on 3 of 3 questions (the same ranked list on all 3), so " \
+           "their rows are identical" in text
     assert paragraph({}, 5, 5, "offline", False).startswith("Findings: UnWeaver and naive were not both scored")

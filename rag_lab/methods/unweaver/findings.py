@@ -5,6 +5,7 @@ paragraph its comparison ends with, computed from the run.
   descriptions), whether those are sentences copied from the chunk, and how many voters share them.
 - ``answer_classes``: where the classes named in the question's reference answer rank.
 - ``rule_agreement``: on how many questions approval, PAV and CC elect the same list / the same set.
+- ``agreement_sentence``: what those counts say about the rules' rows (identical, differ little, or not).
 - ``why_rules_agree``: the sentence reading those three tables, with what an LLM reasoner would change.
 - ``paragraph``: UnWeaver against VectorRAG (our naive) per data set, paired by question with 95%
   intervals, the paper's claim (at least as good) as a non-inferiority verdict, and the caveats
@@ -80,6 +81,27 @@ def rule_agreement(elected: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[s
         same_list += all(x == lists[0] for x in lists)
         same_set += all(set(x) == set(lists[0]) for x in lists)
     return {"questions": len(elected), "same list": same_list, "same set": same_set}
+
+
+def agreement_sentence(name: str, agreement: Mapping[str, int]) -> str:
+    """What ``rule_agreement`` on one data set says about the rules' rows, read from its counts: identical
+    when every question elects the same ranked list; equal on the set metrics (recall, precision) when
+    every question elects the same set; "differ little" only when the same set is elected on most (more
+    than half of the) questions; otherwise how many questions the rules elect different sets on."""
+    n, same_set, same_list = agreement["questions"], agreement["same set"], agreement["same list"]
+    if not 0 <= same_list <= same_set <= n or n < 1:
+        raise ValueError(f"agreement for {name} must have 0 <= 'same list' <= 'same set' <= 'questions' >= 1, "
+                         f"got {dict(agreement)}")
+    head = f"on {name} approval, PAV and CC elect the same set on {same_set} of {n} questions"
+    if same_list == n:
+        return f"{head} (the same ranked list on all {n}), so their rows are identical"
+    if same_set == n:
+        return (f"{head} (the same ranked list on {same_list}), so their recall and precision are equal and only "
+                "order-sensitive scores such as MRR and nDCG can differ")
+    if 2 * same_set > n:
+        return f"{head}, so their rows differ little (a different set on {n - same_set})"
+    return (f"on {name} approval, PAV and CC elect the same set on only {same_set} of {n} questions and different "
+            f"sets on {n - same_set}, so their rows can differ")
 
 
 def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers: pd.DataFrame, k: int,
@@ -166,8 +188,5 @@ def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reason
                        "string overlap with the reference, not generated answers")
     if not judged:
         caveats.append("the paper's measure, ragas' factual correctness, needs a judge and was not computed")
-    for name, a in (agreement or {}).items():
-        if a.get("questions"):
-            caveats.append(f"on {name} approval, PAV and CC elect the same set on {a['same set']} of "
-                           f"{a['questions']} questions, so their rows differ little")
+    caveats += [agreement_sentence(name, a) for name, a in (agreement or {}).items() if a.get("questions")]
     return " ".join([head, *out, "; ".join(caveats) + "."])
