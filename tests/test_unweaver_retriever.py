@@ -218,6 +218,29 @@ def test_views_of_a_built_index():
     assert on_query["selected"]["constrained lsq"].tolist() == ["d1#fixed-0", "d0#fixed-0"]
 
 
+def test_readable_build_config_and_solver_views():
+    import pandas as pd
+    from rag_lab.methods.unweaver import views
+
+    r = built(top_n=2)
+    knobs = views.config_table(r.config)
+    assert knobs.loc["top_n", "value"] == "2" and knobs.loc["rule", "value"] == "pav" and knobs.index.name == "knob"
+    # by hand (test_build_keeps_classes_matrices_and_costs): 3 chunks, 6 mentions, 4 classes, 30 prompt tokens
+    stats = views.build_table(r)
+    assert stats.loc[["chunks", "mentions", "classes", "build_llm_prompt_tokens"], "value"].tolist() == [3, 6, 4, 30]
+    shown = views.readable_values(pd.DataFrame({"value": [1623.0, 2.925926, 0.0]}, index=["a", "b", "c"]))
+    assert shown["value"].tolist() == ["1,623", "2.93", "0"]
+    said = views.solvers_sentence(pd.Series({"kelly iterations": 26, "kelly converged": True, "demanded ideas": "A, B",
+                                             "demanded for uniqueness": "B", "bounded lsq status": 1}))
+    assert said == ("Kelly's price iteration converged after 26 iterations; the constrained form demands A, B (of which "
+                    "B only so that its solution stays unique); the bounded form (scipy's lsq_linear) converged "
+                    "(first-order optimality within tolerance).")
+    said = views.solvers_sentence(pd.Series({"kelly iterations": 500, "kelly converged": False, "demanded ideas": "A",
+                                             "demanded for uniqueness": "none", "bounded lsq status": 7}))
+    assert said == ("Kelly's price iteration did not converge after 500 iterations; the constrained form demands A; "
+                    "the bounded form (scipy's lsq_linear) ended with status 7.")
+
+
 def test_compare_with_baselines_reports_missing_methods():
     from rag_lab.methods.unweaver.paper import compare_with_baselines
     from rag_lab.core.types import Dataset, Question

@@ -18,6 +18,23 @@ def chunk_entities(retriever, chunk_index: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["name", "type", "key", "class", "description"])
 
 
+def config_table(config) -> pd.DataFrame:
+    """A config's knobs, one row each (its one-line repr is hard to read)."""
+    knobs = config.as_dict()
+    return pd.DataFrame({"value": [str(v) for v in knobs.values()]}, index=pd.Index(list(knobs), name="knob"))
+
+
+def build_table(retriever) -> pd.DataFrame:
+    """What the build made (the index's own counts) and what it cost (``build_*``), one row each."""
+    stats = {**retriever.build_stats, **{f"build_{f}": v for f, v in retriever.build_cost.as_dict().items()}}
+    return pd.DataFrame({"value": [float(v) for v in stats.values()]}, index=list(stats))
+
+
+def readable_values(table: pd.DataFrame) -> pd.DataFrame:
+    """For display: whole numbers without decimals, others to two places (the CSV keeps the numbers)."""
+    return table.map(lambda v: f"{v:,.0f}" if float(v).is_integer() else f"{v:,.2f}")
+
+
 def largest_classes(retriever, n: int = 10) -> pd.DataFrame:
     """The n classes spread over most chunks (ties: more mentions, then earlier class)."""
     ranked = sorted(retriever.classes, key=lambda c: (-len(c.chunks), -c.size, c.index))[:n]
@@ -112,6 +129,23 @@ def alignment_report(R, w, c, chunks, ideas, k: int = 2, demanded: int = 1) -> d
                                  "demanded for uniqueness": ", ".join(ideas[e] for e in demand.forced) or "none",
                                  "bounded lsq status": ours.status}),
     }
+
+
+LSQ_STATUS = {-1: "stopped: it could not make progress", 0: "stopped at its iteration limit",
+              1: "converged (first-order optimality within tolerance)",
+              2: "converged (cost change within tolerance)", 3: "found the unconstrained solution inside the bounds"}
+
+
+def solvers_sentence(iterations: pd.Series) -> str:
+    """``alignment_report``'s ``iterations`` in words: how each solver ended and which ideas were demanded."""
+    kelly = (f"Kelly's price iteration {'converged' if iterations['kelly converged'] else 'did not converge'} after "
+             f"{iterations['kelly iterations']} iterations")
+    forced = iterations["demanded for uniqueness"]
+    demanded = (f"the constrained form demands {iterations['demanded ideas']}"
+                + (f" (of which {forced} only so that its solution stays unique)" if forced != "none" else ""))
+    status = int(iterations["bounded lsq status"])
+    bounded = f"the bounded form (scipy's lsq_linear) {LSQ_STATUS.get(status, f'ended with status {status}')}"
+    return f"{kelly}; {demanded}; {bounded}."
 
 
 def _padded(items: list, n: int) -> list:
