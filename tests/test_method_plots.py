@@ -105,10 +105,17 @@ def test_chunk_class_heatmap_keeps_the_most_widespread_classes():
 
 def test_votes_bar_marks_the_elected_chunks_with_their_rank():
     ret = SimpleNamespace(trace={"approvals": {"c0": 3, "c1": 1, "c2": 2}, "elected": ["c2", "c0"], "rule": "pav"})
-    bar = votes_bar(ret).data[0]
-    assert list(bar.x) == ["c0", "c1", "c2"] and list(bar.y) == [3, 1, 2]
-    assert list(bar.text) == ["#2", "", "#1"]
-    assert list(bar.marker.color) == ["#d62728", "#9aa5b1", "#d62728"]
+    fig = votes_bar(ret)
+    elected, other = trace(fig, "elected (label: its rank)"), trace(fig, "approved, not elected")
+    assert list(elected.x) == ["c0", "c2"] and list(elected.y) == [3, 2] and list(elected.text) == ["#2", "#1"]
+    assert list(other.x) == ["c1"] and list(other.y) == [1] and list(other.text) == [""]
+    assert (elected.marker.color, other.marker.color) == ("#d62728", "#9aa5b1")
+    # the bars stay in the trace's order, and the legend names both colours
+    assert list(fig.layout.xaxis.categoryarray) == ["c0", "c1", "c2"] and fig.layout.barmode == "overlay"
+    assert fig.layout.showlegend and len(fig.data) == 2
+    # every approved chunk elected: no grey entry in the legend
+    assert [t.name for t in votes_bar(SimpleNamespace(trace={**ret.trace, "elected": ["c0", "c1", "c2"]})).data] == [
+        "elected (label: its rank)"]
 
 
 def test_alignment_bars_one_budget_series_then_one_per_solver():

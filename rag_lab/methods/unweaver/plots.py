@@ -21,18 +21,26 @@ def chunk_class_heatmap(retriever, max_classes: int = 40, title: str = ""):
     return fig
 
 
+ELECTED, NOT_ELECTED = "#d62728", "#9aa5b1"
+
+
 def votes_bar(retrieval, title: str = ""):
-    """Approvals per approved chunk; elected chunks coloured and labelled with their rank."""
+    """Approvals per approved chunk (in the trace's order); elected chunks red and labelled with their rank,
+    the others grey, one legend entry each."""
     import plotly.graph_objects as go
 
     elected = {cid: i + 1 for i, cid in enumerate(retrieval.trace["elected"])}
     chunks = list(retrieval.trace["approvals"])
-    approvals = [retrieval.trace["approvals"][c] for c in chunks]
-    colours = ["#d62728" if c in elected else "#9aa5b1" for c in chunks]
-    labels = [f"#{elected[c]}" if c in elected else "" for c in chunks]
-    fig = go.Figure(go.Bar(x=chunks, y=approvals, marker_color=colours, text=labels, textposition="outside"))
-    fig.update_layout(title=title or f"Votes of the top classes (rule: {retrieval.trace['rule']}); red = elected",
-                      xaxis={"title": "chunk", "tickangle": -45}, yaxis={"title": "approvals"})
+    groups = [("elected (label: its rank)", ELECTED, [c for c in chunks if c in elected]),
+              ("approved, not elected", NOT_ELECTED, [c for c in chunks if c not in elected])]
+    fig = go.Figure([go.Bar(name=name, x=members, y=[retrieval.trace["approvals"][c] for c in members],
+                            marker_color=colour, text=[f"#{elected[c]}" if c in elected else "" for c in members],
+                            textposition="outside")
+                     for name, colour, members in groups if members])
+    fig.update_layout(title=title or f"Votes of the top classes (rule: {retrieval.trace['rule']})", barmode="overlay",
+                      showlegend=True, legend={"title": "chunk"},
+                      xaxis={"title": "chunk", "tickangle": -45, "categoryorder": "array", "categoryarray": chunks},
+                      yaxis={"title": "approvals (voting classes that occur in the chunk)"})
     return fig
 
 
