@@ -113,6 +113,12 @@ def test_votes_bar_marks_the_elected_chunks_with_their_rank():
     # the bars stay in the trace's order, and the legend names both colours
     assert list(fig.layout.xaxis.categoryarray) == ["c0", "c1", "c2"] and fig.layout.barmode == "overlay"
     assert fig.layout.showlegend and len(fig.data) == 2
+    # chunks holding a gold passage are hatched, with a legend entry of their own
+    hatched = votes_bar(ret, gold={"c1", "c2"})
+    assert list(trace(hatched, "elected (label: its rank)").marker.pattern.shape) == ["", "/"]
+    assert list(trace(hatched, "approved, not elected").marker.pattern.shape) == ["/"]
+    assert trace(hatched, "holds a gold passage").marker.pattern.shape == "/"
+    assert "holds a gold passage" not in [t.name for t in fig.data]
     # every approved chunk elected: no grey entry in the legend
     assert [t.name for t in votes_bar(SimpleNamespace(trace={**ret.trace, "elected": ["c0", "c1", "c2"]})).data] == [
         "elected (label: its rank)"]

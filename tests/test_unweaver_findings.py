@@ -8,8 +8,8 @@ import pandas as pd
 
 from rag_lab.core.types import Retrieval
 from rag_lab.methods.unweaver.classes import EntityClass, Mention
-from rag_lab.methods.unweaver.findings import (agreement_sentence, answer_classes, paragraph, rule_agreement,
-                                               voting_classes, why_rules_agree)
+from rag_lab.methods.unweaver.findings import (agreement_sentence, answer_classes, gold_passage_sentence, paragraph,
+                                               rule_agreement, voting_classes, why_rules_agree)
 from rag_lab.methods.unweaver.paper import paper_fc_gap
 
 S1 = "In Lombardy the signature dish is risotto alla milanese."
@@ -83,6 +83,21 @@ def test_agreement_sentence_draws_its_conclusion_from_the_counts():
                 {"questions": 0, "same list": 0, "same set": 0}):
         with pytest.raises(ValueError, match="agreement for ic"):
             agreement_sentence("ic", bad)
+
+
+def test_gold_passage_sentence_reads_each_passage_and_each_rules_recall():
+    table = pd.DataFrame({"document": ["a", "b", "b"], "text": ["x", "y", "z"],
+                          "approval": ["rank 1", "not elected", "rank 3"], "pav": ["rank 2", "rank 4", "not elected"],
+                          "cc": ["rank 1", "not elected", "not elected"]}, index=pd.Index(["P1", "P2", "P3"], name="passage"))
+    # by hand: P1 by all three; P2 by pav only; P3 by approval only; recall approval 2/3, pav 2/3, cc 1/3
+    assert gold_passage_sentence(table, 5) == (
+        "Of the 3 gold passages: P1 is elected by all of the 3 rules; P2 is elected by 1 (pav) of the 3 rules; "
+        "P3 is elected by 1 (approval) of the 3 rules — context recall@5 on this question: approval 0.67, pav 0.67, "
+        "cc 0.33.")
+    one = table.iloc[:1]
+    assert gold_passage_sentence(one, 5) == ("Of the 1 gold passage: P1 is elected by all of the 3 rules — every "
+                                             "rule's context recall@5 on this question is 1.00.")
+    assert gold_passage_sentence(table.iloc[:0], 5).startswith("This question lists no gold passages")
 
 
 def tidy(by_method):

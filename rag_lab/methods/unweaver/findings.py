@@ -7,6 +7,7 @@ paragraph its comparison ends with, computed from the run.
 - ``rule_agreement``: on how many questions approval, PAV and CC elect the same list / the same set.
 - ``agreement_sentence``: what those counts say about the rules' rows (identical, differ little, or not).
 - ``why_rules_agree``: the sentence reading those three tables, with what an LLM reasoner would change.
+- ``gold_passage_sentence``: which gold passages of the worked question each rule elects, and its recall.
 - ``paragraph``: UnWeaver against VectorRAG (our naive) per data set, paired by question with 95%
   intervals, the paper's claim (at least as good) as a non-inferiority verdict, and the caveats
   (n, reasoner, judge, string-matching answer metrics, identical rules).
@@ -23,6 +24,7 @@ from ...core.types import Retrieval
 from ...evaluation.statistics import NON_INFERIORITY_MARGIN, UNDECIDABLE, format_ci, format_p
 from .classes import class_descriptions
 from .paper import paired_on, paper_fc_gap
+from .views import NOT_ELECTED
 
 SIDE = {"supported": "ahead of", "contradicted": "behind", "inconclusive": "not told apart from",
         UNDECIDABLE: "too few questions to tell from"}
@@ -102,6 +104,27 @@ def agreement_sentence(name: str, agreement: Mapping[str, int]) -> str:
         return f"{head}, so their rows differ little (a different set on {n - same_set})"
     return (f"on {name} approval, PAV and CC elect the same set on only {same_set} of {n} questions and different "
             f"sets on {n - same_set}, so their rows can differ")
+
+
+def gold_passage_sentence(table: pd.DataFrame, k: int) -> str:
+    """``views.gold_passage_table`` in words: per gold passage, how many rules elect a chunk holding it, and
+    each rule's context recall@k on this question (passages held / passages)."""
+    if table.empty:
+        return "This question lists no gold passages, so no elected chunk is marked and recall cannot be read here."
+    rules = [c for c in table.columns if c not in ("document", "text")]
+    n, parts = len(table), []
+    for label, row in table.iterrows():
+        by = [r for r in rules if row[r] != NOT_ELECTED]
+        who = ("all" if len(by) == len(rules) else "none" if not by else f"{len(by)} ({', '.join(by)})")
+        parts.append(f"{label} is elected by {who} of the {len(rules)} rules")
+    recall = {r: float((table[r] != NOT_ELECTED).mean()) for r in rules}
+    if len(set(recall.values())) == 1:
+        said = f"every rule's context recall@{k} on this question is {next(iter(recall.values())):.2f}"
+    else:
+        said = f"context recall@{k} on this question: " + ", ".join(f"{r} {v:.2f}" for r, v in recall.items())
+    missed = [label for label, row in table.iterrows() if all(row[r] == NOT_ELECTED for r in rules)]
+    tail = f"; no rule elects a chunk holding {' or '.join(missed)}" if missed else ""
+    return f"Of the {n} gold passage{'s' if n != 1 else ''}: " + "; ".join(parts) + f" — {said}{tail}."
 
 
 def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers: pd.DataFrame, k: int,

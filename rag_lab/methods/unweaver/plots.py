@@ -1,7 +1,7 @@
 """Plotly figures of notebook 02 (UnWeaver): the chunk-class matrix, one query's votes, the alignment."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Collection, Sequence
 
 import numpy as np
 
@@ -24,19 +24,23 @@ def chunk_class_heatmap(retriever, max_classes: int = 40, title: str = ""):
 ELECTED, NOT_ELECTED = "#d62728", "#9aa5b1"
 
 
-def votes_bar(retrieval, title: str = ""):
+def votes_bar(retrieval, title: str = "", gold: Collection[str] = ()):
     """Approvals per approved chunk (in the trace's order); elected chunks red and labelled with their rank,
-    the others grey, one legend entry each."""
+    the others grey, one legend entry each; chunks in ``gold`` (those holding a gold passage) hatched."""
     import plotly.graph_objects as go
 
     elected = {cid: i + 1 for i, cid in enumerate(retrieval.trace["elected"])}
     chunks = list(retrieval.trace["approvals"])
     groups = [("elected (label: its rank)", ELECTED, [c for c in chunks if c in elected]),
               ("approved, not elected", NOT_ELECTED, [c for c in chunks if c not in elected])]
-    fig = go.Figure([go.Bar(name=name, x=members, y=[retrieval.trace["approvals"][c] for c in members],
-                            marker_color=colour, text=[f"#{elected[c]}" if c in elected else "" for c in members],
-                            textposition="outside")
-                     for name, colour, members in groups if members])
+    bars = [go.Bar(name=name, x=members, y=[retrieval.trace["approvals"][c] for c in members],
+                   marker={"color": colour, "pattern": {"shape": ["/" if c in gold else "" for c in members]}},
+                   text=[f"#{elected[c]}" if c in elected else "" for c in members], textposition="outside")
+            for name, colour, members in groups if members]
+    if any(c in gold for c in chunks):     # a legend entry for the hatching alone
+        bars.append(go.Bar(name="holds a gold passage", x=[None], y=[None],
+                           marker={"color": "white", "line": {"color": "black", "width": 1}, "pattern": {"shape": "/"}}))
+    fig = go.Figure(bars)
     fig.update_layout(title=title or f"Votes of the top classes (rule: {retrieval.trace['rule']})", barmode="overlay",
                       showlegend=True, legend={"title": "chunk"},
                       xaxis={"title": "chunk", "tickangle": -45, "categoryorder": "array", "categoryarray": chunks},
