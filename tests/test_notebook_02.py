@@ -56,6 +56,10 @@ def test_unweaver_notebook_runs(tmp_path, monkeypatch, embedder):
     assert "all datasets available" in text and "ragbench_covidqa: skipped" not in text
     assert "At least as good as VectorRAG on context recall@5" in text and "on ragbench_covidqa" in text
     check_findings(text, pd.read_csv(paths["evaluation.csv"]), pd.read_csv(paths["voting_classes.csv"]))
+    # the opening says whether the rules elect the same chunks on the worked question, as its table shows
+    elected = pd.read_csv(paths["question_elected.csv"], index_col=0).fillna("")
+    sets = {frozenset(m.split(" ✓")[0] for m in elected[r] if m) for r in RULES}
+    assert ("Why approval, pav and cc elect the same chunks:" in text) == (len(sets) == 1)
     check_gold_passages(text, pd.read_csv(paths["question_elected.csv"], index_col=0),
                         pd.read_csv(paths["question_gold_passages.csv"], index_col=0))
     check_readable(executed(manifest, tmp_path), text, Path(paths["build_stats.md"]).read_text("utf-8"))
@@ -108,7 +112,8 @@ def check_findings(text: str, evaluation: pd.DataFrame, voters: pd.DataFrame):
     import re
 
     assert len(voters) >= UnWeaverConfig().top_n and voters["copied from its chunk"].all()   # offline: sentences
-    why = re.search(r"Why approval, pav and cc elect the same chunks: (\d+) of the (\d+) voting classes embed "
+    why = re.search(r"(?:Why approval, pav and cc elect the same chunks:|Approval, pav and cc elect different chunks "
+                    r"here \(\d+ distinct chunks between them\) although) (\d+) of the (\d+) voting classes embed "
                     r"descriptions copied word for word from their chunk, and the \d+ voters embed only (\d+) distinct", text)
     assert why, text[:3000]
     assert int(why.group(1)) == int(why.group(2)) == len(voters)

@@ -52,6 +52,17 @@ def test_voting_classes_show_copied_sentences_shared_by_voters():
     assert "Over 4 questions the rules elect the same set on 3 and the same ranked list on 2." in text
     assert "'Saffron' (2 mentions in 2 chunks), is #3 of 3 by similarity to the question: not among the 2 voters" in text
     assert "a class is in effect a sentence" in text and "(Saffron: what it is, in words of its own)" in text
+    # the same on the worked question: the "why they agree" opening; different sets: said so, counted by hand
+    same = {"approval": ["c0"], "pav": ["c0"], "cc": ["c0"]}
+    assert why_rules_agree(table, {}, answers, 1, ["approval", "pav", "cc"], "offline", elected=same).startswith(
+        "Why approval, pav and cc elect the same chunks: 2 of the 2")
+    apart = {"approval": ["c0", "c1"], "pav": ["c0", "c2"], "cc": ["c1", "c0"]}
+    text = why_rules_agree(table, {}, answers, 2, ["approval", "pav", "cc"], "offline", elected=apart)
+    assert text.startswith("Approval, pav and cc elect different chunks here (3 distinct chunks between them) although 2 "
+                           "of the 2 voting classes embed descriptions copied word for word from their chunk, and the 2 "
+                           "voters embed only 1 distinct texts and approve 1 chunks between them, for k = 2 seats — the "
+                           "proportional rules still found voters left unrepresented to favour.")
+    assert "Why approval" not in text
 
 
 def test_rule_agreement_counts_lists_and_sets():

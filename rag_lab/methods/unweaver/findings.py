@@ -128,19 +128,28 @@ def gold_passage_sentence(table: pd.DataFrame, k: int) -> str:
 
 
 def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers: pd.DataFrame, k: int,
-                    rules: Sequence[str], reasoner: str, keyword: str = "") -> str:
-    """Why the rules elect the same chunks, from ``voting_classes``, ``rule_agreement`` and
-    ``answer_classes`` of the worked question."""
+                    rules: Sequence[str], reasoner: str, keyword: str = "",
+                    elected: Mapping[str, Sequence[str]] | None = None) -> str:
+    """Why the rules elect the same chunks (or, when ``elected`` — rule -> the chunk ids it elects on the
+    worked question — shows different sets, what their voters share), from ``voting_classes``,
+    ``rule_agreement`` and ``answer_classes`` of the worked question."""
     if voters.empty:
         return "No class voted for this question, so there is no election to explain."
     n = len(voters)
     copied = int(voters["copied from its chunk"].sum())
     distinct = voters["description (embedded)"].nunique()
     approved = len({c for cell in voters["approves"] for c in cell.split(", ") if c})
-    out = [f"Why {', '.join(rules[:-1])} and {rules[-1]} elect the same chunks: {copied} of the {n} voting classes "
-           f"embed descriptions copied word for word from their chunk, and the {n} voters embed only {distinct} "
-           f"distinct texts and approve {approved} chunks between them, for k = {k} seats"]
-    if approved <= k:
+    named = f"{', '.join(rules[:-1])} and {rules[-1]}"
+    sets = {frozenset(v) for v in (elected or {}).values()}
+    differ = len(sets) > 1
+    opening = (f"{named} elect different chunks here ({len(frozenset().union(*sets))} distinct chunks between them) "
+               "although" if differ else f"Why {named} elect the same chunks:")
+    out = [f"{opening} {copied} of the {n} voting classes embed descriptions copied word for word from their chunk, "
+           f"and the {n} voters embed only {distinct} distinct texts and approve {approved} chunks between them, for "
+           f"k = {k} seats"]
+    if differ:
+        out[0] = out[0][0].upper() + out[0][1:] + " — the proportional rules still found voters left unrepresented to favour."
+    elif approved <= k:
         out[0] += " — every approved chunk is elected whatever the rule, so the rules have nothing to trade off."
     else:
         out[0] += (f" — with so few distinct ballots, the proportional rules find few voters left unrepresented to "
