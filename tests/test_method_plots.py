@@ -112,7 +112,11 @@ def test_votes_bar_marks_the_elected_chunks_with_their_rank():
     assert (elected.marker.color, other.marker.color) == ("#d62728", "#9aa5b1")
     # the bars stay in the trace's order, and the legend names both colours
     assert list(fig.layout.xaxis.categoryarray) == ["c0", "c1", "c2"] and fig.layout.barmode == "overlay"
-    assert fig.layout.showlegend and len(fig.data) == 2
+    # the legend: one plain swatch per colour (its own empty bar), the data bars themselves left out of it
+    assert fig.layout.showlegend and [(t.name, t.showlegend) for t in fig.data] == [
+        ("elected (label: its rank)", False), ("approved, not elected", False),
+        ("elected (label: its rank)", None), ("approved, not elected", None)]
+    assert [t.marker.pattern.shape for t in fig.data[2:]] == [None, None]
     # chunks holding a gold passage are hatched, with a legend entry of their own
     hatched = votes_bar(ret, gold={"c1", "c2"})
     assert list(trace(hatched, "elected (label: its rank)").marker.pattern.shape) == ["", "/"]
@@ -120,8 +124,8 @@ def test_votes_bar_marks_the_elected_chunks_with_their_rank():
     assert trace(hatched, "holds a gold passage").marker.pattern.shape == "/"
     assert "holds a gold passage" not in [t.name for t in fig.data]
     # every approved chunk elected: no grey entry in the legend
-    assert [t.name for t in votes_bar(SimpleNamespace(trace={**ret.trace, "elected": ["c0", "c1", "c2"]})).data] == [
-        "elected (label: its rank)"]
+    assert {t.name for t in votes_bar(SimpleNamespace(trace={**ret.trace, "elected": ["c0", "c1", "c2"]})).data} == {
+        "elected (label: its rank)"}
 
 
 def test_alignment_bars_one_budget_series_then_one_per_solver():

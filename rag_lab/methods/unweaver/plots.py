@@ -33,13 +33,17 @@ def votes_bar(retrieval, title: str = "", gold: Collection[str] = ()):
     chunks = list(retrieval.trace["approvals"])
     groups = [("elected (label: its rank)", ELECTED, [c for c in chunks if c in elected]),
               ("approved, not elected", NOT_ELECTED, [c for c in chunks if c not in elected])]
-    bars = [go.Bar(name=name, x=members, y=[retrieval.trace["approvals"][c] for c in members],
-                   marker={"color": colour, "pattern": {"shape": ["/" if c in gold else "" for c in members]}},
+    groups = [g for g in groups if g[2]]
+    bars = [go.Bar(name=name, x=members, y=[retrieval.trace["approvals"][c] for c in members], legendgroup=name,
+                   showlegend=False, marker={"color": colour, "pattern": {"shape": ["/" if c in gold else "" for c in members]}},
                    text=[f"#{elected[c]}" if c in elected else "" for c in members], textposition="outside")
-            for name, colour, members in groups if members]
-    if any(c in gold for c in chunks):     # a legend entry for the hatching alone
-        bars.append(go.Bar(name="holds a gold passage", x=[None], y=[None],
-                           marker={"color": "white", "line": {"color": "black", "width": 1}, "pattern": {"shape": "/"}}))
+            for name, colour, members in groups]
+    # the legend's swatches are bars of their own, so a hatched first bar does not hatch its colour's swatch
+    swatches = [(name, {"color": colour}) for name, colour, _ in groups]
+    if any(c in gold for c in chunks):
+        swatches.append(("holds a gold passage", {"color": "white", "line": {"color": "black", "width": 1},
+                                                  "pattern": {"shape": "/"}}))
+    bars += [go.Bar(name=name, x=[None], y=[None], legendgroup=name, marker=marker) for name, marker in swatches]
     fig = go.Figure(bars)
     fig.update_layout(title=title or f"Votes of the top classes (rule: {retrieval.trace['rule']})", barmode="overlay",
                       showlegend=True, legend={"title": "chunk"},
