@@ -90,3 +90,17 @@ def test_a_served_image_that_never_comes_is_an_error_not_a_hang(tmp_path, monkey
     finally:
         release.set()
     assert not (tmp_path / "stuck.png").exists() and (tmp_path / "stuck.html").exists()
+
+
+def test_log_log_lines_titles_every_axis_with_its_unit():
+    from rag_lab.core.plots import log_log_lines
+
+    df = pd.DataFrame({"method": ["a", "a"], "documents": [3, 6], "index_seconds": [1.0, 2.0]})
+    fig = log_log_lines(df, "documents", "index_seconds", "t", x_title="corpus size (documents)",
+                        y_title="index time (seconds)", legend_title="index · build")
+    assert fig.layout.xaxis.title.text == "corpus size (documents)"
+    assert fig.layout.yaxis.title.text == "index time (seconds)"
+    assert fig.layout.legend.title.text == "index · build"
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    with pytest.raises(ValueError, match="y_title"):
+        log_log_lines(df, "documents", "index_seconds", "t", x_title="corpus size (documents)", y_title=" ")

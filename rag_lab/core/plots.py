@@ -188,9 +188,15 @@ def method_metric_heatmap(summary: pd.DataFrame, columns: Sequence[str], title: 
     return fig
 
 
-def log_log_lines(df: pd.DataFrame, x: str, y: str, title: str):
-    """One line per method of ``y`` against ``x`` on log axes (growth with corpus size)."""
+def log_log_lines(df: pd.DataFrame, x: str, y: str, title: str, *, x_title: str, y_title: str,
+                  legend_title: str = "method"):
+    """One line per method of ``y`` against ``x`` on log axes (growth with corpus size). The axis titles
+    are required: a column name such as ``index_seconds`` is no title for a reader (say the unit)."""
     import plotly.express as px
 
-    fig = px.line(df, x=x, y=y, color="method", markers=True, log_x=True, log_y=True, title=title)
+    for name, text in (("x_title", x_title), ("y_title", y_title)):
+        if not str(text).strip():
+            raise ValueError(f"log_log_lines: {name} must be a readable axis title with its unit, got {text!r}")
+    fig = px.line(df, x=x, y=y, color="method", markers=True, log_x=True, log_y=True, title=title,
+                  labels={x: x_title, y: y_title, "method": legend_title})
     return fig
