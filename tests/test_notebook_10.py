@@ -98,6 +98,19 @@ def test_compare_notebook_tables(tmp_path):
     # no two of these methods retrieve alike here, so each is shown (Run.same finds the twins)
     assert "italian_cuisine: no two methods retrieve exactly alike." in printed(manifest, tmp_path)
     check_budgets(files, family, printed(manifest, tmp_path))
+    check_heatmaps(manifest, tmp_path, ["italian_cuisine"], per_question)
+
+
+HEATMAP_CELL = "3a8754d3"
+
+
+def check_heatmaps(manifest: dict, tmp_path: Path, datasets: list[str], per_question: pd.DataFrame) -> None:
+    """Every data set's heatmap is shown (not only the last drawn in the loop)."""
+    nb = json.loads((tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
+    cell = next(c for c in nb["cells"] if c.get("id") == HEATMAP_CELL)
+    shown = [o["data"]["application/vnd.plotly.v1+json"] for o in cell["outputs"]
+             if "application/vnd.plotly.v1+json" in o.get("data", {})]
+    assert [f["layout"]["title"]["text"].split(":")[0] for f in shown] == datasets
 
 
 def check_budgets(files: dict[str, Path], family: list[str], text: str) -> None:
