@@ -105,12 +105,21 @@ HEATMAP_CELL = "3a8754d3"
 
 
 def check_heatmaps(manifest: dict, tmp_path: Path, datasets: list[str], per_question: pd.DataFrame) -> None:
-    """Every data set's heatmap is shown (not only the last drawn in the loop)."""
+    """Every data set's heatmap is shown (not only the last drawn in the loop), and exact_match, 0 on
+    every row because the offline reasoner answered, is left out with the sentence saying why."""
     nb = json.loads((tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
     cell = next(c for c in nb["cells"] if c.get("id") == HEATMAP_CELL)
     shown = [o["data"]["application/vnd.plotly.v1+json"] for o in cell["outputs"]
              if "application/vnd.plotly.v1+json" in o.get("data", {})]
     assert [f["layout"]["title"]["text"].split(":")[0] for f in shown] == datasets
+    em = per_question[per_question["metric"] == "exact_match"]
+    assert not em.empty and (em["value"] == 0).all() and (em["answer_reasoner"] == "offline").all()   # kept in the CSV
+    for figure in shown:
+        columns = {str(x) for trace in figure["data"] for x in trace.get("x", [])}
+        assert columns and not any(c.startswith("exact_match") for c in columns), columns
+    text = "".join("".join(o.get("text", "")) for o in cell["outputs"] if o.get("output_type") == "stream")
+    assert ("Not shown: exact_match and answer_llm_tokens, which are 0 for every method and question because no answer "
+            "model ran") in text
 
 
 def check_budgets(files: dict[str, Path], family: list[str], text: str) -> None:
