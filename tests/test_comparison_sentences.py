@@ -51,3 +51,16 @@ def test_gralc_twins_sentence_says_why_only_when_the_cause_holds():
     differ[("gralc-kg", "q1", "ctx_recall")] = 0.0
     differ[("gralc-graph", "q1", "ctx_recall")] = 0.5
     assert gralc_twins_sentence(data, tidy(differ), retrievers) == ""
+
+
+def test_alike_sentence_adds_the_gralc_cause_to_the_twins_line():
+    from rag_lab.compare.comparison import alike_sentence
+
+    data = Dataset("t", [Document("d1", "pasta")], [Question("q1", "which pasta?")])
+    scores = tidy({(m, "q1", "ctx_recall"): 1.0 for m in ("gralc-structure", "gralc-kg")})
+    run = SimpleNamespace(dataset=data, same={}, retrievers={"gralc-kg": SimpleNamespace(linker=Linker())})
+    assert alike_sentence(run, scores) == ("t: no two methods retrieve exactly alike. t: gralc-kg scores as "
+                                           "gralc-structure: KG infusion moves only the token vectors of linked concept "
+                                           "mentions, the 1 document holds none, and here that moves no hit scored "
+                                           "(every per-question score is equal).")
+    assert alike_sentence(run, tidy({("gralc-kg", "q1", "ctx_recall"): 1.0})) == "t: no two methods retrieve exactly alike."

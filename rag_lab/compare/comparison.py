@@ -85,6 +85,10 @@ def questions_sentence(results: dict[str, pd.DataFrame], k: int) -> str:
     return f"Questions scored at k={k}: " + ", ".join(parts) + " (a question without gold is not scored)."
 
 
+def _documents(n: int) -> str:
+    return "1 document holds" if n == 1 else f"{n} documents hold"
+
+
 GRALC_CHAIN = ("gralc-structure", "gralc-kg", "gralc-graph")   # each adds one step to the one before
 
 
@@ -112,9 +116,15 @@ def gralc_twins_sentence(dataset: Dataset, results: pd.DataFrame, retrievers: di
     if "gralc-kg" in same:
         held = "none" if in_docs == 0 else f"only {in_docs}"
         parts.append(f"gralc-kg scores as {same['gralc-kg']}: KG infusion moves only the token vectors of linked "
-                     f"concept mentions, the {len(dataset.documents)} documents hold {held}, and here that moves no "
+                     f"concept mentions, the {_documents(len(dataset.documents))} {held}, and here that moves no "
                      "hit scored (every per-question score is equal)")
     return f"{dataset.name}: " + "; ".join(parts) + "." if parts else ""
+
+
+def alike_sentence(run: Run, results: pd.DataFrame) -> str:
+    """``same_sentence`` of one dataset's run, followed by ``gralc_twins_sentence`` where it says anything."""
+    return " ".join(t for t in (same_sentence(run.dataset.name, run.same),
+                                gralc_twins_sentence(run.dataset, results, run.retrievers)) if t)
 
 
 def compare(datasets: Sequence[str], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,
