@@ -60,8 +60,9 @@ def _methods(df: pd.DataFrame) -> list[str]:
 
 def twins(df: pd.DataFrame, methods: list[str]) -> dict[str, str]:
     """method -> the earlier method whose every per-question score it equals (NaN matching NaN):
-    the same retrievals in practice (e.g. llm_guided_traversal making query_traversal's choices)."""
-    d = df[df["method"].isin(methods)]
+    the same retrievals in practice (e.g. llm_guided_traversal making query_traversal's choices).
+    Latency rows are left out: they measure the machine, so two runs of one retrieval never match."""
+    d = df[df["method"].isin(methods) & (df["metric"] != "latency_seconds")]
     wide = d.pivot_table(index=["question_id", "metric", "k"], columns="method", values="value", aggfunc="first",
                          dropna=False)
     kept: list[str] = []
