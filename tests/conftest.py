@@ -30,6 +30,11 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Several test processes share the cores (make test: one per core): each runs ONNX Runtime, BLAS and numba
+# on one thread, so no two thread pools spin against each other (notebook kernels inherit it).
+if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+    for _var in ("RAG_LAB_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
 # Every test (and every notebook kernel the tests start) uses a fresh cache, and so a fresh data cache
 # (downloads live in $RAG_LAB_DATA, else <cache>/data): a user's downloaded data sets never leak into tests.
 # Each test process (each xdist worker) makes its own.

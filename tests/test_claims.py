@@ -128,6 +128,10 @@ def test_the_ssg_majority_counts_a_twin_once():
               "ssg-ssg-traversal": {"gold_sentence_precision": hits(0.0), "gold_sentence_recall": hits(0.0)}}
     results = {"d": tidy(scores)}
     assert twins(results["d"], list(scores)) == {"ssg-llm-guided-traversal": "ssg-query-traversal"}
+    # as evaluate() writes them: each method's latency rows (no k) differ from run to run, twins or not
+    latency = pd.DataFrame([(m, f"q{i}", "latency_seconds", np.nan, 0.01 * (j + 1) + 0.001 * i)
+                            for j, m in enumerate(scores) for i in range(N)], columns=results["d"].columns)
+    assert twins(pd.concat([results["d"], latency]), list(scores)) == {"ssg-llm-guided-traversal": "ssg-query-traversal"}
     row = claims_table(results).set_index("paper").loc["SSG traversal"]
     assert row["this run"] == "contradicted" and "1/2 algorithms beat basic_retrieval" in row["numbers"]
     # one question apart -> no longer a twin: 2 of 3 beat it -> supported

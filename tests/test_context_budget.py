@@ -9,9 +9,10 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from rag_lab.compare.budget import (HANDED, TOKENS, EqualBudget, block_tokens, budget_metric, budget_sentence,
-                                    context_token_rows, cut_to_budget, equal_budget_board, equal_budget_rows,
-                                    pick_budget, semantic_truncation_sentence)
+from rag_lab.compare.budget import (HANDED, TOKENS, EqualBudget, block_tokens, budget_differences, budget_metric,
+                                    budget_sentence, context_token_rows, cut_to_budget, equal_budget_board,
+                                    equal_budget_rows, mid_budget, pick_budget, semantic_truncation_sentence,
+                                    with_tokens)
 from rag_lab.core.types import Chunk, Dataset, Document, Hit, Question, Retrieval
 from rag_lab.reasoning.tokens import count_text_tokens, first_tokens
 
@@ -169,3 +170,46 @@ def test_semantic_truncation_sentence_counts_chunks_past_the_limit():
     assert semantic_truncation_sentence({"gralc-semantic": retrievers["gralc-semantic"]}).endswith(
         "No semantic chunk is cut off here.")
     assert semantic_truncation_sentence({"naive": retrievers["naive"]}) == "No method with semantic chunks ran."
+
+
+def test_mid_budget_is_the_baselines_median_at_k():
+    rows = pd.DataFrame([("naive", "q1", TOKENS, 5, 100.0), ("naive", "q2", TOKENS, 5, 151.5),
+                         ("naive", "q3", TOKENS, 5, 400.0), ("naive", "q1", TOKENS, 1, 9.0),
+                         ("ssg", "q1", TOKENS, 5, 20.0)], columns=["method", "question_id", "metric", "k", "value"])
+    # by hand: naive at k=5 hands over 100, 151.5, 400 -> median 151.5 -> 151 (k=1 and ssg left out)
+    assert mid_budget(rows, 5, "naive") == 151
+    with pytest.raises(ValueError, match="'bm25'"):
+        mid_budget(rows, 5, "bm25")
+
+
+def test_differences_at_a_budget_are_paired_and_show_each_sides_tokens():
+    whole = Chunk("whole", "d", TEXT, 0, len(TEXT))
+    deepest = {"long": {"q1": retrieval(whole), "q2": retrieval(whole)},
+               "short": {"q1": retrieval(C3, C1), "q2": retrieval(C1)}}
+    rows = equal_budget_rows(deepest, dataset(), 3)
+    equal = EqualBudget(3, "short", 10, rows, equal_budget_board(rows, 3), {}, "the smallest method's budget")
+    diff = budget_differences(equal, "long").set_index("metric")
+    # by hand, q1 (q2 has no gold): at 3 tokens short hands over "eight nine ten" (the gold), long "one two
+    # three" (the right document only): ctx_recall 1 - 0, doc_recall 1 - 1, one question
+    assert diff.loc[budget_metric("ctx_recall", 3), "diff"] == 1.0
+    assert diff.loc[budget_metric("doc_recall", 3), "diff"] == 0.0
+    assert (diff["n"] == 1).all() and (diff["method"] == "short").all() and (diff["baseline"] == "long").all()
+    assert (diff["verdict"] == "cannot be decided at this n").all()
+    # both sides hand over 3 tokens on each of q1 and q2
+    assert (diff["method_tokens"] == 3.0).all() and (diff["baseline_tokens"] == 3.0).all()
+    assert (diff["setting"] == "at 3 tokens (the smallest method's budget)").all()
+    assert budget_differences(equal, "absent").empty
+
+
+def test_with_tokens_puts_each_sides_budget_at_k_beside_a_difference():
+    rows = pd.DataFrame([("a", "q1", TOKENS, 5, 10.0), ("a", "q2", TOKENS, 5, 30.0), ("b", "q1", TOKENS, 5, 300.0),
+                         ("b", "q2", TOKENS, 5, 500.0), ("a", "q1", TOKENS, 10, 99.0)],
+                        columns=["method", "question_id", "metric", "k", "value"])
+    diff = pd.DataFrame({"method": ["a"], "baseline": ["b"], "metric": ["ctx_recall@5"], "diff": [-0.2]})
+    shown = with_tokens(diff, rows, f"{TOKENS}@5", "at k=5, unequal budgets")
+    # by hand: a hands over (10 + 30) / 2 = 20 tokens at k=5, b (300 + 500) / 2 = 400
+    assert shown.iloc[0].to_dict() == {"setting": "at k=5, unequal budgets", "method": "a", "baseline": "b",
+                                       "metric": "ctx_recall@5", "diff": -0.2, "method_tokens": 20.0,
+                                       "baseline_tokens": 400.0}
+    with pytest.raises(ValueError, match="tokens_handed"):
+        with_tokens(diff, rows, HANDED, "x")

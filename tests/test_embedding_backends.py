@@ -172,3 +172,20 @@ def test_the_export_leaves_no_warning_for_a_reader(tmp_path):
              if not issubclass(w.category, DeprecationWarning) or "ONNX export" in str(w.message)]
     assert shown == []            # other DeprecationWarnings are hidden outside __main__ by Python's defaults
     assert not any(f[0] == "ignore" and f[2] is UserWarning and f[1] is None for f in warnings.filters)
+
+
+@pytest.mark.parametrize(("raw", "threads"), [("", None), ("1", 1), (" 3 ", 3)])
+def test_threads_come_from_the_environment(monkeypatch, raw, threads):
+    from rag_lab.core.onnx_encoder import THREADS_ENV, _threads_from_env
+
+    monkeypatch.setenv(THREADS_ENV, raw)
+    assert _threads_from_env() == threads
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "two", "1.5"])
+def test_a_bad_thread_count_names_the_variable(monkeypatch, raw):
+    from rag_lab.core.onnx_encoder import THREADS_ENV, _threads_from_env
+
+    monkeypatch.setenv(THREADS_ENV, raw)
+    with pytest.raises(ValueError, match=f"RAG_LAB_THREADS={raw!r}: expected a whole number"):
+        _threads_from_env()

@@ -105,10 +105,27 @@ def test_chunk_class_heatmap_keeps_the_most_widespread_classes():
 
 def test_votes_bar_marks_the_elected_chunks_with_their_rank():
     ret = SimpleNamespace(trace={"approvals": {"c0": 3, "c1": 1, "c2": 2}, "elected": ["c2", "c0"], "rule": "pav"})
-    bar = votes_bar(ret).data[0]
-    assert list(bar.x) == ["c0", "c1", "c2"] and list(bar.y) == [3, 1, 2]
-    assert list(bar.text) == ["#2", "", "#1"]
-    assert list(bar.marker.color) == ["#d62728", "#9aa5b1", "#d62728"]
+    fig = votes_bar(ret)
+    elected, other = trace(fig, "elected (label: its rank)"), trace(fig, "approved, not elected")
+    assert list(elected.x) == ["c0", "c2"] and list(elected.y) == [3, 2] and list(elected.text) == ["#2", "#1"]
+    assert list(other.x) == ["c1"] and list(other.y) == [1] and list(other.text) == [""]
+    assert (elected.marker.color, other.marker.color) == ("#d62728", "#9aa5b1")
+    # the bars stay in the trace's order, and the legend names both colours
+    assert list(fig.layout.xaxis.categoryarray) == ["c0", "c1", "c2"] and fig.layout.barmode == "overlay"
+    # the legend: one plain swatch per colour (its own empty bar), the data bars themselves left out of it
+    assert fig.layout.showlegend and [(t.name, t.showlegend) for t in fig.data] == [
+        ("elected (label: its rank)", False), ("approved, not elected", False),
+        ("elected (label: its rank)", None), ("approved, not elected", None)]
+    assert [t.marker.pattern.shape for t in fig.data[2:]] == [None, None]
+    # chunks holding a gold passage are hatched, with a legend entry of their own
+    hatched = votes_bar(ret, gold={"c1", "c2"})
+    assert list(trace(hatched, "elected (label: its rank)").marker.pattern.shape) == ["", "/"]
+    assert list(trace(hatched, "approved, not elected").marker.pattern.shape) == ["/"]
+    assert trace(hatched, "holds a gold passage").marker.pattern.shape == "/"
+    assert "holds a gold passage" not in [t.name for t in fig.data]
+    # every approved chunk elected: no grey entry in the legend
+    assert {t.name for t in votes_bar(SimpleNamespace(trace={**ret.trace, "elected": ["c0", "c1", "c2"]})).data} == {
+        "elected (label: its rank)"}
 
 
 def test_alignment_bars_one_budget_series_then_one_per_solver():

@@ -23,8 +23,12 @@ DATASETS = ["italian_cuisine", "ragbench_covidqa"]
 METHODS = {"unweaver", "naive"} | {f"unweaver-{r}" for r in RULES if r != UnWeaverConfig().rule}
 
 
+def executed(manifest: dict, tmp_path: Path) -> dict:
+    return json.loads((tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
+
+
 def printed(manifest: dict, tmp_path: Path) -> str:
-    nb = json.loads((tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
+    nb = executed(manifest, tmp_path)
     return "".join("".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code"
                    for o in c.get("outputs", []) if o.get("output_type") == "stream")
 
@@ -52,6 +56,13 @@ def test_unweaver_notebook_runs(tmp_path, monkeypatch, embedder):
     assert "all datasets available" in text and "ragbench_covidqa: skipped" not in text
     assert "At least as good as VectorRAG on context recall@5" in text and "on ragbench_covidqa" in text
     check_findings(text, pd.read_csv(paths["evaluation.csv"]), pd.read_csv(paths["voting_classes.csv"]))
+    # the opening says whether the rules elect the same chunks on the worked question, as its table shows
+    elected = pd.read_csv(paths["question_elected.csv"], index_col=0).fillna("")
+    sets = {frozenset(m.split(" ✓")[0] for m in elected[r] if m) for r in RULES}
+    assert ("Why approval, pav and cc elect the same chunks:" in text) == (len(sets) == 1)
+    check_gold_passages(text, pd.read_csv(paths["question_elected.csv"], index_col=0),
+                        pd.read_csv(paths["question_gold_passages.csv"], index_col=0))
+    check_readable(executed(manifest, tmp_path), text, Path(paths["build_stats.md"]).read_text("utf-8"))
 
     # the comparison with the baselines: n and a 95% interval around every mean
     evaluation = pd.read_csv(paths["evaluation.csv"])
@@ -101,7 +112,8 @@ def check_findings(text: str, evaluation: pd.DataFrame, voters: pd.DataFrame):
     import re
 
     assert len(voters) >= UnWeaverConfig().top_n and voters["copied from its chunk"].all()   # offline: sentences
-    why = re.search(r"Why approval, pav and cc elect the same chunks: (\d+) of the (\d+) voting classes embed "
+    why = re.search(r"(?:Why approval, pav and cc elect the same chunks:|Approval, pav and cc elect different chunks "
+                    r"here \(\d+ distinct chunks between them\) although) (\d+) of the (\d+) voting classes embed "
                     r"descriptions copied word for word from their chunk, and the \d+ voters embed only (\d+) distinct", text)
     assert why, text[:3000]
     assert int(why.group(1)) == int(why.group(2)) == len(voters)
@@ -115,4 +127,57 @@ def check_findings(text: str, evaluation: pd.DataFrame, voters: pd.DataFrame):
         assert said and int(said.group(1)) == 2, name
         assert float(said.group(2)) == pytest.approx(means[(name, "unweaver")] - means[(name, "naive")], abs=1.1e-3)
     assert "factual correctness, needs a judge and was not computed" in text and "answers are extractive" in text
-    assert "approval, PAV and CC elect the same set on" in text
+    # the agreement caveat's conclusion follows its counts: "differ little" only when most (not all) sets agree
+    for name in DATASETS:
+        said = re.search(rf"on {name} approval, PAV and CC elect the same set on (?:only )?(\d+) of (\d+) questions"
+                         r"([^;.]*)", text)
+        assert said, name
+        same, n = int(said.group(1)), int(said.group(2))
+        assert ("differ little" in said.group(3)) == (n / 2 < same < n), said.group(0)
+        if same == n:
+            assert "identical" in said.group(3) or "only order-sensitive scores" in said.group(3), said.group(0)
+        elif same <= n / 2:
+            assert "can differ" in said.group(0) and "only" in said.group(0), said.group(0)
+
+
+def check_gold_passages(text: str, elected: pd.DataFrame, passages: pd.DataFrame):
+    """The worked question's gold passages (ic-q01: the saffron-in-risotto and the protected-saffron
+    passages): a chunk is marked only with the passages it holds, each passage's rank under each rule is
+    the rank of its first marked chunk, and the printed sentence reads that table."""
+    import re
+    from rag_lab.methods.unweaver.findings import gold_passage_sentence
+
+    question = load_dataset("italian_cuisine", limit=2).questions[0]
+    assert list(passages.index) == [f"P{i + 1}" for i in range(len(dict.fromkeys(question.gold_contexts)))]
+    assert passages["document"].isin(question.gold_doc_ids).all()
+    assert list(passages.columns[2:]) == list(elected.columns)
+    for rule in elected.columns:
+        marks = elected[rule].fillna("").tolist()
+        assert all(re.fullmatch(r"[\w#-]+( ✓ P\d+(, P\d+)*)?", m) for m in marks if m), marks
+        for label, row in passages.iterrows():
+            ranks = [i + 1 for i, m in enumerate(marks) if re.search(rf"\b{label}\b", m)]
+            assert row[rule] == (f"rank {ranks[0]}" if ranks else "not elected"), (rule, label)
+    assert gold_passage_sentence(passages, 5) in text
+
+
+def check_readable(nb: dict, text: str, build_md: str):
+    """No raw dict, Series or dataclass repr printed; whole counts shown whole; every data set's
+    evaluation figure shown; the votes figure has a legend."""
+    import re
+
+    assert "UnWeaverConfig(" not in text and "{'kelly" not in text and "dtype:" not in text
+    plain = "".join("".join(o.get("data", {}).get("text/plain", "")) for c in nb["cells"] if c["cell_type"] == "code"
+                    for o in c.get("outputs", []))
+    assert "dtype:" not in plain
+    assert "| chunks" in build_md and ".000 " not in build_md and re.search(r"\| build_seconds +\| \d+\.\d\d s", build_md)
+    assert re.search(r"Kelly's price iteration (converged|did not converge) after \d+ iterations; the constrained form "
+                     r"demands ", text)
+    figures = {"".join(c["source"]).split("\n")[0]: [o for o in c.get("outputs", []) if "application/vnd.plotly.v1+json"
+                                                      in o.get("data", {})]
+               for c in nb["cells"] if c["cell_type"] == "code"}
+    evaluation = next(v for src, v in figures.items() if src.startswith("for name, s in summaries.items()"))
+    assert len(evaluation) == len(DATASETS)
+    votes = next(v for src, v in figures.items() if src.startswith("fig = votes_bar("))
+    layout = votes[0]["data"]["application/vnd.plotly.v1+json"]
+    names = [t.get("name") for t in layout["data"]]
+    assert "elected (label: its rank)" in names and layout["layout"]["showlegend"]

@@ -13,8 +13,10 @@ import pytest
 
 from conftest import assert_captions_name_reasoners, run_notebook_smoke
 from rag_lab.compare.claims import CLAIMS
+from rag_lab.compare.settings import MID, SMALLEST, unequal
 
 pytestmark = pytest.mark.notebook
+SETTINGS = [SMALLEST, MID, unequal(5)]
 
 
 def written(manifest: dict) -> dict[str, Path]:
@@ -72,17 +74,25 @@ def test_compare_notebook_tables(tmp_path):
     for _, row in diffs[diffs["metric"] == "ctx_recall@5"].iterrows():
         assert abs(row["diff"] - (means[(row["method"], "ctx_recall@5")] - means[("naive", "ctx_recall@5")])) < 1e-3
     assert "forest_italian_cuisine.png" in files
+    check_decision_settings(files, diffs, per_question, family, printed(manifest, tmp_path))
 
     flips = pd.read_csv(files["flip_counts.csv"])
     assert {("sketch", "naive"), ("unweaver", "naive")} <= set(zip(flips["method"], flips["baseline"]))
     assert ((flips["wins"] + flips["losses"] + flips["ties"]) == flips["n"]).all()
     listed = pd.read_csv(files["flips_italian_cuisine.csv"])
-    counted = flips.set_index("method")
-    for method in ("sketch", "unweaver"):
-        assert (listed["method"] == method).sum() == counted.loc[method, "wins"] + counted.loc[method, "losses"]
+    assert list(dict.fromkeys(flips["setting"])) == SETTINGS == list(dict.fromkeys(listed["setting"]))
+    for setting in SETTINGS:
+        counted = flips[flips["setting"] == setting].set_index("method")
+        mine = listed[listed["setting"] == setting]
+        for method in ("sketch", "unweaver"):
+            assert (mine["method"] == method).sum() == counted.loc[method, "wins"] + counted.loc[method, "losses"]
+    assert flips.loc[flips["setting"] == SETTINGS[2], "cut"].eq("k=5").all()
+    assert flips.loc[flips["setting"] == SETTINGS[0], "cut"].str.endswith(" tokens").all()
 
     claims = pd.read_csv(files["claims.csv"])
-    assert list(claims["paper"]) == [c.paper for c in CLAIMS]
+    assert list(dict.fromkeys(claims["setting"])) == SETTINGS
+    for setting in SETTINGS:
+        assert list(claims.loc[claims["setting"] == setting, "paper"]) == [c.paper for c in CLAIMS]
     assert set(claims["this run"]) <= {"supported", "contradicted", "inconclusive", "cannot be decided at this n",
                                        "not tested"}
     assert claims["numbers"].notna().all()
@@ -94,10 +104,65 @@ def test_compare_notebook_tables(tmp_path):
     # two questions: no p below 0.05 is attainable, and no decided row may have p Holm >= 0.05
     assert not (comparisons["verdict"].isin(["supported", "contradicted"]) & (comparisons["p_holm"] >= 0.05)).any()
     assert (comparisons["family"] == comparisons["paper"]).all()
+    # each setting reads its own columns: the tokens of its budget, or k
+    sketch = comparisons[(comparisons["paper"] == "SKETCH") & comparisons["metric"].str.startswith("ctx_recall")]
+    suffixes = sketch.groupby("setting")["metric"].first().str.split("@").str[1]
+    assert suffixes[SETTINGS[2]] == "5" and suffixes[SETTINGS[0]].endswith("tok") and suffixes[SETTINGS[1]].endswith("tok")
     assert (comparisons.groupby("paper").size().reindex(tested["paper"]).fillna(0) > 0).all()
     # no two of these methods retrieve alike here, so each is shown (Run.same finds the twins)
     assert "italian_cuisine: no two methods retrieve exactly alike." in printed(manifest, tmp_path)
     check_budgets(files, family, printed(manifest, tmp_path))
+    check_heatmaps(manifest, tmp_path, ["italian_cuisine"], per_question)
+
+
+def check_decision_settings(files: dict[str, Path], diffs: pd.DataFrame, per_question: pd.DataFrame, family: list[str],
+                            text: str) -> None:
+    """Every difference is made at the two equal budgets and, beside them, at k=5 labelled as unequal; the
+    mid budget is naive's median budget at k=5 (recomputed here from the per-question rows); each row
+    shows both methods' tokens, and the sentences count the questions and name the verdicts that move."""
+    budget_at_5 = per_question[(per_question["metric"] == "context_budget") & (per_question["k"] == 5)]
+    smallest = int(math.floor(budget_at_5.groupby("method")["value"].mean().min()))
+    mid = int(math.floor(budget_at_5.loc[budget_at_5["method"] == "naive", "value"].median()))
+    kinds = diffs["setting"].str.split(":").str[0]
+    assert list(dict.fromkeys(kinds)) == SETTINGS
+    assert diffs.loc[kinds == SMALLEST, "metric"].str.endswith(f"@{smallest}tok").all()
+    assert diffs.loc[kinds == MID, "metric"].str.endswith(f"@{mid}tok").all()
+    assert diffs.loc[kinds == unequal(5), "metric"].str.endswith("@5").all()
+    for kind in SETTINGS:
+        assert set(diffs.loc[kinds == kind, "method"]) == set(family) - {"naive"}
+        assert diffs.loc[kinds == kind, "family_size"].nunique() == 1          # one Holm family per setting
+    # tokens beside every row: at a budget at most the budget, at k the context budget of the leaderboard
+    assert (diffs.loc[kinds == SMALLEST, ["method_tokens", "baseline_tokens"]] <= smallest + 1e-9).all().all()
+    assert (diffs.loc[kinds == MID, ["method_tokens", "baseline_tokens"]] <= mid + 1e-9).all().all()
+    at_k = budget_at_5.groupby("method")["value"].mean()
+    for _, row in diffs[kinds == unequal(5)].iterrows():
+        assert row["method_tokens"] == pytest.approx(at_k[row["method"]], abs=1e-3)
+        assert row["baseline_tokens"] == pytest.approx(at_k["naive"], abs=1e-3)
+    mid_board = pd.read_csv(files["equal_budget_mid_italian_cuisine.csv"])
+    assert {f"ctx_recall@{mid}tok", "tokens_handed"} <= set(mid_board["metric"])
+    assert "Questions scored at k=5: italian_cuisine 2 of 2" in text
+    assert "decided at k=5 (unequal budgets)" in text
+
+
+HEATMAP_CELL = "3a8754d3"
+
+
+def check_heatmaps(manifest: dict, tmp_path: Path, datasets: list[str], per_question: pd.DataFrame) -> None:
+    """Every data set's heatmap is shown (not only the last drawn in the loop), and exact_match, 0 on
+    every row because the offline reasoner answered, is left out with the sentence saying why."""
+    nb = json.loads((tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
+    cell = next(c for c in nb["cells"] if c.get("id") == HEATMAP_CELL)
+    shown = [o["data"]["application/vnd.plotly.v1+json"] for o in cell["outputs"]
+             if "application/vnd.plotly.v1+json" in o.get("data", {})]
+    assert [f["layout"]["title"]["text"].split(":")[0] for f in shown] == datasets
+    em = per_question[per_question["metric"] == "exact_match"]
+    assert not em.empty and (em["value"] == 0).all() and (em["answer_reasoner"] == "offline").all()   # kept in the CSV
+    for figure in shown:
+        columns = {str(x) for trace in figure["data"] for x in trace.get("x", [])}
+        assert columns and not any(c.startswith("exact_match") for c in columns), columns
+    text = "".join("".join(o.get("text", "")) for o in cell["outputs"] if o.get("output_type") == "stream")
+    assert ("Not shown: exact_match and answer_llm_tokens, which are 0 for every method and question because no answer "
+            "model ran") in text
 
 
 def check_budgets(files: dict[str, Path], family: list[str], text: str) -> None:

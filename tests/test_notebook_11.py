@@ -83,3 +83,12 @@ def test_cost_and_speed_notebook_tables(tmp_path, embedder):
                         line), line
         assert "n = 2 builds each" in line and "95% interval" in line
     assert re.match(r"(Fastest queries: .*|The two fastest query times cannot be told apart .*)n = 3 queries", lines[2])
+
+    # the growth figures: every axis titled in words with its unit, never a raw column name
+    from rag_lab.compare.costs import AXIS_TITLES
+    figures = [o["data"]["application/vnd.plotly.v1+json"]["layout"] for c in nb["cells"] if c["cell_type"] == "code"
+               for o in c["outputs"] if "application/vnd.plotly.v1+json" in o.get("data", {})]
+    titles = [(f["xaxis"]["title"]["text"], f["yaxis"]["title"]["text"]) for f in figures]
+    assert titles == [(AXIS_TITLES["documents"], AXIS_TITLES["index_seconds"]),
+                      (AXIS_TITLES["documents"], AXIS_TITLES["peak_heap_mb"])], titles
+    assert all("(" in t and "_" not in t for pair in titles for t in pair), titles

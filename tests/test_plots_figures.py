@@ -141,3 +141,40 @@ def test_block_sentence_gives_inside_and_across_means():
     assert block_sentence(v, ["a", "a", "a"]).startswith("One document only")
     with pytest.raises(ValueError, match="groups"):
         block_sentence(v, ["a"])
+
+
+def test_log_log_lines_titles_every_axis_with_its_unit():
+    from rag_lab.core.plots import log_log_lines
+
+    df = pd.DataFrame({"method": ["a", "a"], "documents": [3, 6], "index_seconds": [1.0, 2.0]})
+    fig = log_log_lines(df, "documents", "index_seconds", "t", x_title="corpus size (documents)",
+                        y_title="index time (seconds)", legend_title="index · build")
+    assert fig.layout.xaxis.title.text == "corpus size (documents)"
+    assert fig.layout.yaxis.title.text == "index time (seconds)"
+    assert fig.layout.legend.title.text == "index · build"
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    with pytest.raises(ValueError, match="y_title"):
+        log_log_lines(df, "documents", "index_seconds", "t", x_title="corpus size (documents)", y_title=" ")
+
+
+def test_forest_grid_has_a_row_per_setting_and_labels_every_budget():
+    from rag_lab.core.plots import forest_grid
+
+    rows = []
+    for setting, suffix, tokens in (("smallest equal budget: 6 tokens (x)", "@6tok", (6.0, 6.0)),
+                                    ("at k=5, unequal budgets", "@5", (6.0, 10.0))):
+        for metric in ("ctx_recall", "doc_recall"):
+            rows.append({"setting": setting, "method": "sketch", "baseline": "naive", "metric": metric + suffix,
+                         "diff": 0.5, "ci_low": 0.1, "ci_high": 0.9, "n": 2, "p_holm": 0.01, "mde": 0.2,
+                         "verdict": "supported" if suffix == "@6tok" else "inconclusive",
+                         "method_tokens": tokens[0], "baseline_tokens": tokens[1]})
+    fig = forest_grid(pd.DataFrame(rows), "t")
+    # 2 settings x 2 metrics = 4 panels, each a trace; y labels carry the method's tokens in that setting
+    assert len(fig.data) == 4
+    assert [list(t.y) for t in fig.data] == [["sketch (6 tok)"]] * 2 + [["sketch (6 tok)"]] * 2
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles == ["ctx_recall · smallest equal budget: 6 tokens · naive 6 tok",
+                      "doc_recall · smallest equal budget: 6 tokens · naive 6 tok",
+                      "ctx_recall · at k=5, unequal budgets · naive 10 tok",
+                      "doc_recall · at k=5, unequal budgets · naive 10 tok"]
+    assert [t.marker.color[0] for t in fig.data] == ["#1f77b4", "#1f77b4", "#999999", "#999999"]

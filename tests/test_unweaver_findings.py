@@ -3,12 +3,13 @@ agreement, why they agree, and the findings paragraph."""
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 import pandas as pd
 
 from rag_lab.core.types import Retrieval
 from rag_lab.methods.unweaver.classes import EntityClass, Mention
-from rag_lab.methods.unweaver.findings import (answer_classes, paragraph, rule_agreement, voting_classes,
-                                               why_rules_agree)
+from rag_lab.methods.unweaver.findings import (agreement_sentence, answer_classes, gold_passage_sentence, paragraph,
+                                               rule_agreement, voting_classes, why_rules_agree)
 from rag_lab.methods.unweaver.paper import paper_fc_gap
 
 S1 = "In Lombardy the signature dish is risotto alla milanese."
@@ -51,6 +52,17 @@ def test_voting_classes_show_copied_sentences_shared_by_voters():
     assert "Over 4 questions the rules elect the same set on 3 and the same ranked list on 2." in text
     assert "'Saffron' (2 mentions in 2 chunks), is #3 of 3 by similarity to the question: not among the 2 voters" in text
     assert "a class is in effect a sentence" in text and "(Saffron: what it is, in words of its own)" in text
+    # the same on the worked question: the "why they agree" opening; different sets: said so, counted by hand
+    same = {"approval": ["c0"], "pav": ["c0"], "cc": ["c0"]}
+    assert why_rules_agree(table, {}, answers, 1, ["approval", "pav", "cc"], "offline", elected=same).startswith(
+        "Why approval, pav and cc elect the same chunks: 2 of the 2")
+    apart = {"approval": ["c0", "c1"], "pav": ["c0", "c2"], "cc": ["c1", "c0"]}
+    text = why_rules_agree(table, {}, answers, 2, ["approval", "pav", "cc"], "offline", elected=apart)
+    assert text.startswith("Approval, pav and cc elect different chunks here (3 distinct chunks between them) although 2 "
+                           "of the 2 voting classes embed descriptions copied word for word from their chunk, and the 2 "
+                           "voters embed only 1 distinct texts and approve 1 chunks between them, for k = 2 seats — the "
+                           "proportional rules still found voters left unrepresented to favour.")
+    assert "Why approval" not in text
 
 
 def test_rule_agreement_counts_lists_and_sets():
@@ -58,6 +70,45 @@ def test_rule_agreement_counts_lists_and_sets():
                "q2": {"approval": ["a", "b"], "pav": ["b", "a"], "cc": ["a", "b"]},
                "q3": {"approval": ["a", "b"], "pav": ["a", "c"], "cc": ["a", "b"]}}
     assert rule_agreement(elected) == {"questions": 3, "same list": 1, "same set": 2}
+
+
+def test_agreement_sentence_draws_its_conclusion_from_the_counts():
+    # by hand: 5 of 18 is not most, so the rows are not said to differ little (the issue's contradiction)
+    few = agreement_sentence("ml", {"questions": 18, "same list": 2, "same set": 5})
+    assert few == ("on ml approval, PAV and CC elect the same set on only 5 of 18 questions and different sets on 13, "
+                   "so their rows can differ")
+    assert "differ little" not in few
+    # exactly half is not most either
+    assert "differ little" not in agreement_sentence("x", {"questions": 4, "same list": 0, "same set": 2})
+    # 13 of 18 is most: differ little, with the 5 questions that differ named
+    assert agreement_sentence("ml", {"questions": 18, "same list": 9, "same set": 13}) == (
+        "on ml approval, PAV and CC elect the same set on 13 of 18 questions, so their rows differ little "
+        "(a different set on 5)")
+    # every set equal but not every order: recall and precision equal, rank scores may differ
+    assert agreement_sentence("ic", {"questions": 2, "same list": 1, "same set": 2}) == (
+        "on ic approval, PAV and CC elect the same set on 2 of 2 questions (the same ranked list on 1), so their "
+        "recall and precision are equal and only order-sensitive scores such as MRR and nDCG can differ")
+    assert agreement_sentence("ic", {"questions": 2, "same list": 2, "same set": 2}).endswith(
+        "(the same ranked list on all 2), so their rows are identical")
+    for bad in ({"questions": 2, "same list": 2, "same set": 1}, {"questions": 2, "same list": 0, "same set": 3},
+                {"questions": 0, "same list": 0, "same set": 0}):
+        with pytest.raises(ValueError, match="agreement for ic"):
+            agreement_sentence("ic", bad)
+
+
+def test_gold_passage_sentence_reads_each_passage_and_each_rules_recall():
+    table = pd.DataFrame({"document": ["a", "b", "b"], "text": ["x", "y", "z"],
+                          "approval": ["rank 1", "not elected", "rank 3"], "pav": ["rank 2", "rank 4", "not elected"],
+                          "cc": ["rank 1", "not elected", "not elected"]}, index=pd.Index(["P1", "P2", "P3"], name="passage"))
+    # by hand: P1 by all three; P2 by pav only; P3 by approval only; recall approval 2/3, pav 2/3, cc 1/3
+    assert gold_passage_sentence(table, 5) == (
+        "Of the 3 gold passages: P1 is elected by all of the 3 rules; P2 is elected by 1 (pav) of the 3 rules; "
+        "P3 is elected by 1 (approval) of the 3 rules — context recall@5 on this question: approval 0.67, pav 0.67, "
+        "cc 0.33.")
+    one = table.iloc[:1]
+    assert gold_passage_sentence(one, 5) == ("Of the 1 gold passage: P1 is elected by all of the 3 rules — every "
+                                             "rule's context recall@5 on this question is 1.00.")
+    assert gold_passage_sentence(table.iloc[:0], 5).startswith("This question lists no gold passages")
 
 
 def tidy(by_method):
@@ -81,5 +132,6 @@ def test_paragraph_reads_each_data_set_with_its_caveats():
     assert f"at most {gap:.4f} in factual correctness, another metric" in text
     assert "the context-recall intervals here are 2.00 to 2.00 wide" in text and "could not be told from zero" in text
     assert "answers are extractive" in text and "needs a judge and was not computed" in text
-    assert "on tiny approval, PAV and CC elect the same set on 3 of 3 questions" in text
+    assert "on tiny approval, PAV and CC elect the same set on 3 of 3 questions (the same ranked list on all 3), so " \
+           "their rows are identical" in text
     assert paragraph({}, 5, 5, "offline", False).startswith("Findings: UnWeaver and naive were not both scored")

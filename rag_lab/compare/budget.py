@@ -12,6 +12,12 @@ different sizes against each other: more text at k finds more gold. Two remedies
   whose hits differ in size. ``pick_budget`` takes the budget from the run: the smallest method's
   mean budget at k, so that every method can fill it from its ranking.
 
+Decisions (paired differences, their verdicts from ``evaluation.statistics``) are made at two budgets: the
+smallest method's (``pick_budget``, about one naive chunk: it favours sentence-level methods) and a mid-size
+one (``mid_budget``: the baseline's median budget at k), by ``budget_differences``; the differences at k
+stay beside them, labelled as made at unequal budgets, each row with both methods' tokens
+(``with_tokens``).
+
 Tokens are cl100k_base tokens (``reasoning.tokens.count_text_tokens``): the count the project uses for
 what reaches an answering model (RAPTOR's context budget, the reasoners' usage). Context blocks a
 method hands over besides its hits (SKETCH's graph facts) are not counted: no retrieval metric scores
@@ -98,6 +104,15 @@ def pick_budget(results: pd.DataFrame, k: int) -> tuple[int, str]:
     return max(int(math.floor(means[method])), 1), method
 
 
+def mid_budget(results: pd.DataFrame, k: int, baseline: str) -> int:
+    """A mid-size budget: the median over questions of ``baseline``'s ``context_budget`` at ``k``, rounded
+    down (a typical list the baseline hands over at k, where ``pick_budget`` gives the smallest method's)."""
+    d = results[(results["metric"] == TOKENS) & (results["k"] == k) & (results["method"] == baseline)]
+    if d.empty:
+        raise ValueError(f"no {TOKENS} rows of {baseline!r} at k={k}: run the baseline with context_token_rows")
+    return max(int(math.floor(d["value"].median())), 1)
+
+
 def budget_metric(metric: str, budget: int) -> str:
     """The label of a metric at a token budget: ``ctx_recall@130tok``."""
     return f"{metric}@{budget}tok"
@@ -140,6 +155,42 @@ def equal_budget_board(rows: pd.DataFrame, budget: int, metrics: Sequence[str] =
     if long.empty:
         raise ValueError(f"no rows at a budget of {budget} tokens")
     return ranked(long, wanted, budget_metric(RANK_METRIC, budget))
+
+
+DECIDED = ("doc_recall", "ctx_recall", "ctx_precision")    # the metrics every comparison is decided on
+
+
+def with_tokens(diff: pd.DataFrame, rows: pd.DataFrame, tokens: str, setting: str) -> pd.DataFrame:
+    """``diff`` (``paired_differences`` rows) with each side's mean tokens handed over (``tokens``: the
+    column of ``rows`` holding them, ``context_budget@5`` or ``tokens_handed``) and the ``setting`` the
+    comparison was made in ("at k=5, unequal budgets", "at 136 tokens"), so no difference is read
+    without the budgets behind it."""
+    from ..evaluation.uncertainty import metric_column
+
+    d = rows[[metric_column(m, k) == tokens for m, k in zip(rows["metric"], rows["k"])]]
+    if d.empty:
+        raise ValueError(f"no {tokens} rows to show the budgets beside the differences")
+    means = d.groupby("method")["value"].mean()
+    out = diff.copy()
+    out.insert(0, "setting", setting)
+    out["method_tokens"] = out["method"].map(means)
+    out["baseline_tokens"] = out["baseline"].map(means)
+    return out
+
+
+def budget_differences(equal: "EqualBudget", baseline: str, units=None, metrics: Sequence[str] = DECIDED) -> pd.DataFrame:
+    """Each method minus ``baseline`` at ``equal``'s budget on ``metrics``, paired by question (clustered
+    by document with ``units``): the procedure of ``evaluation.uncertainty.paired_differences`` on the
+    equal-budget rows, one family, with both sides' tokens handed (``with_tokens``). Empty when the
+    baseline did not run."""
+    from ..evaluation.uncertainty import DIFFERENCE_COLUMNS, paired_differences
+
+    if baseline not in set(equal.rows["method"]):
+        return pd.DataFrame(columns=["setting", *DIFFERENCE_COLUMNS, "method_tokens", "baseline_tokens"])
+    columns = [budget_metric(m, equal.budget) for m in metrics]
+    diff = paired_differences(equal.rows, baseline, metrics=columns, units=units,
+                              family=f"each method minus {baseline} on {', '.join(columns)}")
+    return with_tokens(diff, equal.rows, HANDED, f"at {equal.budget} tokens ({equal.label})")
 
 
 def block_tokens(retrievers: Mapping[str, object], retrievals: Mapping[str, Mapping[str, Retrieval]]) -> dict[str, float]:
@@ -238,15 +289,22 @@ class EqualBudget:
     rows: pd.DataFrame
     board: pd.DataFrame
     blocks: dict[str, float]      # method -> mean tokens at k of the context blocks it hands over besides its hits
+    label: str = "the smallest method's budget"   # where the budget comes from, in words
 
 
-def equal_budget(results: pd.DataFrame, run, k: int) -> EqualBudget:
+def equal_budget(results: pd.DataFrame, run, k: int, budget: int | None = None, label: str | None = None) -> EqualBudget:
     """The equal-budget comparison of one dataset of ``compare``: the budget from ``pick_budget`` at
-    ``k``, each method's ranking at the run's deepest k (``run``: a ``comparison.Run``) cut to it and scored."""
-    budget, method = pick_budget(results, k)
+    ``k`` (or ``budget``, e.g. ``mid_budget``'s, described by ``label``), each method's ranking at the
+    run's deepest k (``run``: a ``comparison.Run``) cut to it and scored."""
+    smallest, method = pick_budget(results, k)
+    if budget is None:
+        budget, label = smallest, f"the smallest method's mean budget at k={k}, {method}'s"
+    elif budget <= 0:
+        raise ValueError(f"the budget must be a positive number of tokens, got {budget}")
     deepest = max(run.retrievals)
     pools = {name: r.chunks for name, r in run.retrievers.items()}
     rows = equal_budget_rows(run.retrievals[deepest], run.dataset, budget, pools,
                              results.attrs.get("min_overlap", 0.5), results.attrs.get("section_level", "section"))
     blocks = block_tokens(run.retrievers, run.retrievals[k]) if k in run.retrievals else {}
-    return EqualBudget(budget, method, deepest, rows, equal_budget_board(rows, budget), blocks)
+    return EqualBudget(budget, method, deepest, rows, equal_budget_board(rows, budget), blocks,
+                       label or f"{budget} tokens")

@@ -50,7 +50,7 @@ class Comparison:
 class Claim:
     paper: str
     claim: str
-    comparisons: Callable[[Results, int], list[Comparison]]
+    comparisons: Callable[[Results, Mapping[str, str]], list[Comparison]]   # (results, dataset -> metric suffix)
     combine: Callable[[pd.DataFrame], tuple[str, str]]   # the claim's comparisons -> verdict, how it was reached
 
 
@@ -60,8 +60,9 @@ def _methods(df: pd.DataFrame) -> list[str]:
 
 def twins(df: pd.DataFrame, methods: list[str]) -> dict[str, str]:
     """method -> the earlier method whose every per-question score it equals (NaN matching NaN):
-    the same retrievals in practice (e.g. llm_guided_traversal making query_traversal's choices)."""
-    d = df[df["method"].isin(methods)]
+    the same retrievals in practice (e.g. llm_guided_traversal making query_traversal's choices).
+    Latency rows are left out: they measure the machine, so two runs of one retrieval never match."""
+    d = df[df["method"].isin(methods) & (df["metric"] != "latency_seconds")]
     wide = d.pivot_table(index=["question_id", "metric", "k"], columns="method", values="value", aggfunc="first",
                          dropna=False)
     kept: list[str] = []
@@ -76,13 +77,13 @@ def twins(df: pd.DataFrame, methods: list[str]) -> dict[str, str]:
 
 
 def _pairs(method: str, rivals: list[str], metrics: list[str], threshold: float = 0.0):
-    def comparisons(results: Results, k: int) -> list[Comparison]:
+    def comparisons(results: Results, at: Mapping[str, str]) -> list[Comparison]:
         out = []
         for name, df in results.items():
             present = _methods(df)
             if method not in present:
                 continue
-            out += [Comparison(name, method, r, m.format(k=k), threshold)
+            out += [Comparison(name, method, r, m.format(k=at[name]), threshold)
                     for m in metrics for r in rivals if r in present]
         return out
     return comparisons
@@ -112,7 +113,7 @@ def ssg_gathered_rows(retrievers: dict, dataset: Dataset, max_sentences=None) ->
                                                                                       "k", "value"])
 
 
-def _ssg_pairs(results: Results, k: int) -> list[Comparison]:
+def _ssg_pairs(results: Results, at: Mapping[str, str]) -> list[Comparison]:
     base = "ssg-basic-retrieval"
     out = []
     for name, df in results.items():
@@ -125,13 +126,13 @@ def _ssg_pairs(results: Results, k: int) -> list[Comparison]:
     return out
 
 
-def _gralc_pairs(results: Results, k: int) -> list[Comparison]:
+def _gralc_pairs(results: Results, at: Mapping[str, str]) -> list[Comparison]:
     content = ["gralc-naive", "gralc-semantic", "gralc-late"]
     structure = ["gralc-structure", "gralc-kg", "gralc-graph"]
     out = []
     for name, df in results.items():
         present = _methods(df)
-        out += [Comparison(name, s, c, f"section_coverage_source@{k}")
+        out += [Comparison(name, s, c, f"section_coverage_source@{at[name]}")
                 for s in structure if s in present for c in content if c in present]
     return out
 
@@ -191,14 +192,18 @@ CLAIMS = [
 ]
 
 
-def claim_comparisons(results: Results, k: int = 5, units: Mapping[str, Units] | None = None) -> pd.DataFrame:
+def claim_comparisons(results: Results, k: int = 5, units: Mapping[str, Units] | None = None,
+                      at: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Every comparison of every claim (``COMPARISON_COLUMNS``): difference, interval, p against the
     comparison's threshold, Holm p within the claim's family (``family`` = the paper), MDE and verdict.
-    ``units``: dataset -> question id -> unit, to cluster each dataset's questions by document."""
+    ``units``: dataset -> question id -> unit, to cluster each dataset's questions by document. ``at``:
+    dataset -> the suffix of the metric columns read (default ``k``: ``ctx_recall@5``; an equal budget's
+    ``136tok`` reads ``ctx_recall@136tok``)."""
+    at = {name: str(k) for name in results} if at is None else at
     frames = []
     for claim in CLAIMS:
         rows = []
-        for c in claim.comparisons(results, k):
+        for c in claim.comparisons(results, at):
             table = per_question(results[c.dataset], c.metric)
             if c.method not in table.columns or c.rival not in table.columns:
                 continue

@@ -75,6 +75,58 @@ def same_sentence(dataset: str, same: dict[str, str]) -> str:
             "every question at every k): shown once, under the first.")
 
 
+def questions_sentence(results: dict[str, pd.DataFrame], k: int) -> str:
+    """How many questions each dataset's tables score at k (those with a ``ctx_recall@k`` or
+    ``doc_recall@k`` row; questions without gold are not scored), from the run itself."""
+    parts = []
+    for name, df in results.items():
+        scored = df.loc[df["metric"].isin(["ctx_recall", "doc_recall"]) & (df["k"] == k), "question_id"].nunique()
+        parts.append(f"{name} {scored} of {df['question_id'].nunique()}")
+    return f"Questions scored at k={k}: " + ", ".join(parts) + " (a question without gold is not scored)."
+
+
+def _documents(n: int) -> str:
+    return "1 document holds" if n == 1 else f"{n} documents hold"
+
+
+GRALC_CHAIN = ("gralc-structure", "gralc-kg", "gralc-graph")   # each adds one step to the one before
+
+
+def gralc_twins_sentence(dataset: Dataset, results: pd.DataFrame, retrievers: dict) -> str:
+    """Why gralc-kg or gralc-graph score exactly as the GraLC strategy before them on a dataset (every
+    per-question score at every k equal, ``claims.twins``), said only for the causes that hold: gralc-graph's graph
+    term is 0 for every chunk when no question mentions a concept of the vocabulary; gralc-kg's infusion
+    moves only the token vectors of linked mentions, so few mentions may move no hit. Empty when none is alike."""
+    from .claims import twins
+
+    present = [m for m in GRALC_CHAIN if m in set(results["method"])]
+    linker_of = next((retrievers[m] for m in ("gralc-kg", "gralc-graph") if m in retrievers), None)
+    scored = results[results["k"].notna()]          # the scores at k (latency and the like differ run to run)
+    same = twins(scored, present) if len(present) > 1 else {}
+    if not same or linker_of is None:
+        return ""
+    linker = linker_of.linker
+    in_docs = sum(len(linker.link(d.text)) for d in dataset.documents)
+    asked = sum(1 for q in dataset.questions if linker.concepts_in(q.question))
+    parts = []
+    if "gralc-graph" in same and asked == 0:
+        parts.append(f"gralc-graph scores as {same['gralc-graph']}: none of the {len(dataset.questions)} questions "
+                     "mentions a concept of the vocabulary, so its graph term kg_prox is 0 for every chunk and only "
+                     "the cosine ranks")
+    if "gralc-kg" in same:
+        held = "none" if in_docs == 0 else f"only {in_docs}"
+        parts.append(f"gralc-kg scores as {same['gralc-kg']}: KG infusion moves only the token vectors of linked "
+                     f"concept mentions, the {_documents(len(dataset.documents))} {held}, and here that moves no "
+                     "hit scored (every per-question score is equal)")
+    return f"{dataset.name}: " + "; ".join(parts) + "." if parts else ""
+
+
+def alike_sentence(run: Run, results: pd.DataFrame) -> str:
+    """``same_sentence`` of one dataset's run, followed by ``gralc_twins_sentence`` where it says anything."""
+    return " ".join(t for t in (same_sentence(run.dataset.name, run.same),
+                                gralc_twins_sentence(run.dataset, results, run.retrievers)) if t)
+
+
 def compare(datasets: Sequence[str], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,
             limit: int | None = None, judge_repeats: int = 1, keep: dict | None = None) -> dict[str, pd.DataFrame]:
     """dataset -> tidy results of every method; datasets without questions are skipped (logged).

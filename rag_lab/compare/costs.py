@@ -38,6 +38,9 @@ from ..methods import get_retriever
 
 COLD, WARM = "cold", "warm"
 MEASURES = {COLD: "first build, empty caches", WARM: "rebuild, every text already in the caches"}
+# the growth figures' axis titles, with units (the columns of ``scaling`` / ``growth_lines`` they plot)
+AXIS_TITLES = {"documents": "corpus size (documents, log scale)", "index_seconds": "index time (seconds, log scale)",
+               "peak_heap_mb": "peak Python/NumPy heap (MB, log scale)"}
 
 
 @contextmanager

@@ -38,6 +38,10 @@ BACKEND_ENV = "RAG_LAB_EMBED_BACKEND"
 # data set (measured by benchmarks/encoder_backends.py; numbers in docs/performance.md, "Encoder").
 # That run picks "onnx" (identical MRR and Recall@5 to torch on every method and shipped data set).
 DEFAULT_BACKEND = "onnx"
+# Threads ONNX Runtime may use per process; unset: its default (one per core). Several processes
+# sharing the cores (the test suite on two workers) set 1, so no two thread pools spin against
+# each other. Vectors do not depend on it beyond the last bits the ties rule absorbs (issue 34).
+THREADS_ENV = "RAG_LAB_THREADS"
 OPSET = 17
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 FILES = {"onnx": "model.onnx", "onnx-int8": "model.int8.onnx"}
@@ -226,6 +230,16 @@ def _hidden_states(model):
 
 # -- the encoder ------------------------------------------------------------------------------------
 
+def _threads_from_env() -> int | None:
+    """``$RAG_LAB_THREADS`` as a positive count of threads, None when unset or empty."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ValueError(f"{THREADS_ENV}={raw!r}: expected a whole number of threads, 1 or more (or unset)")
+    return int(raw)
+
+
 class OnnxEncoder:
     """What ``Embedder`` calls on a SentenceTransformer (``encode``, ``tokenizer``,
     ``max_seq_length``, ``get_embedding_dimension``), plus ``token_embeddings`` for late chunking."""
@@ -233,6 +247,8 @@ class OnnxEncoder:
     def __init__(self, folder: str | os.PathLike, onnx_path: str | os.PathLike, threads: int | None = None):
         import onnxruntime as ort
         from transformers import AutoTokenizer
+
+        threads = threads or _threads_from_env()
 
         self.folder, self.onnx_path = Path(folder), Path(onnx_path)
         plan = pooling_plan(self.folder)

@@ -122,32 +122,69 @@ def interval_bars(board: pd.DataFrame, metric: str, title: str):
     return fig
 
 
+def _forest_panel(fig, d: pd.DataFrame, y: Sequence[str], row: int, col: int) -> None:
+    """One panel of a forest plot: each row of ``d`` (its dot, interval and decided colour) at ``y``."""
+    import plotly.graph_objects as go
+
+    decided = (d["verdict"].isin(["supported", "contradicted"]).tolist() if "verdict" in d else
+               [lo > 0 or hi < 0 for lo, hi in zip(d["ci_low"], d["ci_high"])])
+    fig.add_trace(go.Scatter(
+        x=d["diff"], y=list(y), mode="markers", showlegend=False,
+        marker={"size": 9, "color": ["#1f77b4" if s else "#999999" for s in decided]},
+        error_x={"type": "data", "symmetric": False, "array": (d["ci_high"] - d["diff"]).tolist(),
+                 "arrayminus": (d["diff"] - d["ci_low"]).tolist()},
+        customdata=list(zip(d["n"], d["p_holm"], d["mde"])),
+        hovertemplate="%{y}: %{x:.3f}<br>n=%{customdata[0]}, p Holm=%{customdata[1]:.3f}, "
+                      "MDE=%{customdata[2]:.3f}<extra></extra>"), row=row, col=col)
+    fig.add_vline(x=0, line_dash="dash", line_color="black", row=row, col=col)
+
+
+def _forest_title(differences: pd.DataFrame, title: str) -> str:
+    baseline = differences["baseline"].iloc[0] if len(differences) else "baseline"
+    grey = "not decided at Holm p < 0.05" if "verdict" in differences else "crosses zero"
+    return f"{title}: each method minus {baseline}, 95% interval (grey: {grey})"
+
+
 def forest_plot(differences: pd.DataFrame, title: str):
     """Each method minus the baseline with its 95% interval, one panel per metric, and the zero line. A
     point is coloured when its verdict is decided (the ``verdict`` column: Holm-adjusted p < 0.05 in the
     table's family), else when its interval excludes zero (a table without verdicts); grey otherwise."""
-    import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     metrics = list(dict.fromkeys(differences["metric"]))
     fig = make_subplots(rows=1, cols=max(1, len(metrics)), shared_yaxes=True, subplot_titles=metrics)
     for col, metric in enumerate(metrics, start=1):
         d = differences[differences["metric"] == metric]
-        decided = (d["verdict"].isin(["supported", "contradicted"]).tolist() if "verdict" in d else
-                   [lo > 0 or hi < 0 for lo, hi in zip(d["ci_low"], d["ci_high"])])
-        fig.add_trace(go.Scatter(
-            x=d["diff"], y=d["method"], mode="markers", showlegend=False,
-            marker={"size": 9, "color": ["#1f77b4" if s else "#999999" for s in decided]},
-            error_x={"type": "data", "symmetric": False, "array": (d["ci_high"] - d["diff"]).tolist(),
-                     "arrayminus": (d["diff"] - d["ci_low"]).tolist()},
-            customdata=list(zip(d["n"], d["p_holm"], d["mde"])),
-            hovertemplate="%{y}: %{x:.3f}<br>n=%{customdata[0]}, p Holm=%{customdata[1]:.3f}, "
-                          "MDE=%{customdata[2]:.3f}<extra></extra>"), row=1, col=col)
-        fig.add_vline(x=0, line_dash="dash", line_color="black", row=1, col=col)
-    baseline = differences["baseline"].iloc[0] if len(differences) else "baseline"
-    grey = "not decided at Holm p < 0.05" if "verdict" in differences else "crosses zero"
-    fig.update_layout(title=f"{title}: each method minus {baseline}, 95% interval (grey: {grey})",
+        _forest_panel(fig, d, d["method"], 1, col)
+    fig.update_layout(title=_forest_title(differences, title),
                       height=max(350, 26 * differences["method"].nunique() + 150))
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def forest_grid(differences: pd.DataFrame, title: str):
+    """``forest_plot`` with one row of panels per ``setting`` (e.g. two equal budgets, then k) and one
+    column per metric (its name before ``@``): each method is labelled with the tokens it hands over in
+    that setting and each panel title names the baseline's, so no difference is read without its budgets."""
+    from plotly.subplots import make_subplots
+
+    settings = list(dict.fromkeys(differences["setting"]))
+    bases = list(dict.fromkeys(differences["metric"].str.split("@").str[0]))
+    baseline = differences["baseline"].iloc[0] if len(differences) else "baseline"
+    titles = []
+    for setting in settings:
+        tokens = differences.loc[differences["setting"] == setting, "baseline_tokens"]
+        short = setting.split(" (")[0]           # "smallest equal budget: 136 tokens", "at k=5, unequal budgets"
+        titles += [f"{base} · {short} · {baseline} {tokens.mean():.0f} tok" for base in bases]
+    fig = make_subplots(rows=len(settings), cols=len(bases), shared_yaxes=True, subplot_titles=titles,
+                        vertical_spacing=0.35 / max(1, len(settings)))
+    for row, setting in enumerate(settings, start=1):
+        for col, base in enumerate(bases, start=1):
+            d = differences[(differences["setting"] == setting) & (differences["metric"].str.split("@").str[0] == base)]
+            _forest_panel(fig, d, [f"{m} ({t:.0f} tok)" for m, t in zip(d["method"], d["method_tokens"])], row, col)
+    fig.update_annotations(font_size=10)
+    fig.update_layout(title=_forest_title(differences, title),
+                      height=max(450, len(settings) * (24 * differences["method"].nunique() + 110) + 120))
     fig.update_yaxes(autorange="reversed")
     return fig
 
@@ -238,9 +275,15 @@ def method_metric_heatmap(summary: pd.DataFrame, columns: Sequence[str], title: 
     return fig
 
 
-def log_log_lines(df: pd.DataFrame, x: str, y: str, title: str):
-    """One line per method of ``y`` against ``x`` on log axes (growth with corpus size)."""
+def log_log_lines(df: pd.DataFrame, x: str, y: str, title: str, *, x_title: str, y_title: str,
+                  legend_title: str = "method"):
+    """One line per method of ``y`` against ``x`` on log axes (growth with corpus size). The axis titles
+    are required: a column name such as ``index_seconds`` is no title for a reader (say the unit)."""
     import plotly.express as px
 
-    fig = px.line(df, x=x, y=y, color="method", markers=True, log_x=True, log_y=True, title=title)
+    for name, text in (("x_title", x_title), ("y_title", y_title)):
+        if not str(text).strip():
+            raise ValueError(f"log_log_lines: {name} must be a readable axis title with its unit, got {text!r}")
+    fig = px.line(df, x=x, y=y, color="method", markers=True, log_x=True, log_y=True, title=title,
+                  labels={x: x_title, y: y_title, "method": legend_title})
     return fig

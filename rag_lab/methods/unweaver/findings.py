@@ -5,7 +5,9 @@ paragraph its comparison ends with, computed from the run.
   descriptions), whether those are sentences copied from the chunk, and how many voters share them.
 - ``answer_classes``: where the classes named in the question's reference answer rank.
 - ``rule_agreement``: on how many questions approval, PAV and CC elect the same list / the same set.
+- ``agreement_sentence``: what those counts say about the rules' rows (identical, differ little, or not).
 - ``why_rules_agree``: the sentence reading those three tables, with what an LLM reasoner would change.
+- ``gold_passage_sentence``: which gold passages of the worked question each rule elects, and its recall.
 - ``paragraph``: UnWeaver against VectorRAG (our naive) per data set, paired by question with 95%
   intervals, the paper's claim (at least as good) as a non-inferiority verdict, and the caveats
   (n, reasoner, judge, string-matching answer metrics, identical rules).
@@ -22,6 +24,7 @@ from ...core.types import Retrieval
 from ...evaluation.statistics import NON_INFERIORITY_MARGIN, UNDECIDABLE, format_ci, format_p
 from .classes import class_descriptions
 from .paper import paired_on, paper_fc_gap
+from .views import NOT_ELECTED
 
 SIDE = {"supported": "ahead of", "contradicted": "behind", "inconclusive": "not told apart from",
         UNDECIDABLE: "too few questions to tell from"}
@@ -82,20 +85,71 @@ def rule_agreement(elected: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[s
     return {"questions": len(elected), "same list": same_list, "same set": same_set}
 
 
+def agreement_sentence(name: str, agreement: Mapping[str, int]) -> str:
+    """What ``rule_agreement`` on one data set says about the rules' rows, read from its counts: identical
+    when every question elects the same ranked list; equal on the set metrics (recall, precision) when
+    every question elects the same set; "differ little" only when the same set is elected on most (more
+    than half of the) questions; otherwise how many questions the rules elect different sets on."""
+    n, same_set, same_list = agreement["questions"], agreement["same set"], agreement["same list"]
+    if not 0 <= same_list <= same_set <= n or n < 1:
+        raise ValueError(f"agreement for {name} must have 0 <= 'same list' <= 'same set' <= 'questions' >= 1, "
+                         f"got {dict(agreement)}")
+    head = f"on {name} approval, PAV and CC elect the same set on {same_set} of {n} questions"
+    if same_list == n:
+        return f"{head} (the same ranked list on all {n}), so their rows are identical"
+    if same_set == n:
+        return (f"{head} (the same ranked list on {same_list}), so their recall and precision are equal and only "
+                "order-sensitive scores such as MRR and nDCG can differ")
+    if 2 * same_set > n:
+        return f"{head}, so their rows differ little (a different set on {n - same_set})"
+    return (f"on {name} approval, PAV and CC elect the same set on only {same_set} of {n} questions and different "
+            f"sets on {n - same_set}, so their rows can differ")
+
+
+def gold_passage_sentence(table: pd.DataFrame, k: int) -> str:
+    """``views.gold_passage_table`` in words: per gold passage, how many rules elect a chunk holding it, and
+    each rule's context recall@k on this question (passages held / passages)."""
+    if table.empty:
+        return "This question lists no gold passages, so no elected chunk is marked and recall cannot be read here."
+    rules = [c for c in table.columns if c not in ("document", "text")]
+    n, parts = len(table), []
+    for label, row in table.iterrows():
+        by = [r for r in rules if row[r] != NOT_ELECTED]
+        who = ("all" if len(by) == len(rules) else "none" if not by else f"{len(by)} ({', '.join(by)})")
+        parts.append(f"{label} is elected by {who} of the {len(rules)} rules")
+    recall = {r: float((table[r] != NOT_ELECTED).mean()) for r in rules}
+    if len(set(recall.values())) == 1:
+        said = f"every rule's context recall@{k} on this question is {next(iter(recall.values())):.2f}"
+    else:
+        said = f"context recall@{k} on this question: " + ", ".join(f"{r} {v:.2f}" for r, v in recall.items())
+    missed = [label for label, row in table.iterrows() if all(row[r] == NOT_ELECTED for r in rules)]
+    tail = f"; no rule elects a chunk holding {' or '.join(missed)}" if missed else ""
+    return f"Of the {n} gold passage{'s' if n != 1 else ''}: " + "; ".join(parts) + f" — {said}{tail}."
+
+
 def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers: pd.DataFrame, k: int,
-                    rules: Sequence[str], reasoner: str, keyword: str = "") -> str:
-    """Why the rules elect the same chunks, from ``voting_classes``, ``rule_agreement`` and
-    ``answer_classes`` of the worked question."""
+                    rules: Sequence[str], reasoner: str, keyword: str = "",
+                    elected: Mapping[str, Sequence[str]] | None = None) -> str:
+    """Why the rules elect the same chunks (or, when ``elected`` — rule -> the chunk ids it elects on the
+    worked question — shows different sets, what their voters share), from ``voting_classes``,
+    ``rule_agreement`` and ``answer_classes`` of the worked question."""
     if voters.empty:
         return "No class voted for this question, so there is no election to explain."
     n = len(voters)
     copied = int(voters["copied from its chunk"].sum())
     distinct = voters["description (embedded)"].nunique()
     approved = len({c for cell in voters["approves"] for c in cell.split(", ") if c})
-    out = [f"Why {', '.join(rules[:-1])} and {rules[-1]} elect the same chunks: {copied} of the {n} voting classes "
-           f"embed descriptions copied word for word from their chunk, and the {n} voters embed only {distinct} "
-           f"distinct texts and approve {approved} chunks between them, for k = {k} seats"]
-    if approved <= k:
+    named = f"{', '.join(rules[:-1])} and {rules[-1]}"
+    sets = {frozenset(v) for v in (elected or {}).values()}
+    differ = len(sets) > 1
+    opening = (f"{named} elect different chunks here ({len(frozenset().union(*sets))} distinct chunks between them) "
+               "although" if differ else f"Why {named} elect the same chunks:")
+    out = [f"{opening} {copied} of the {n} voting classes embed descriptions copied word for word from their chunk, "
+           f"and the {n} voters embed only {distinct} distinct texts and approve {approved} chunks between them, for "
+           f"k = {k} seats"]
+    if differ:
+        out[0] = out[0][0].upper() + out[0][1:] + " — the proportional rules still found voters left unrepresented to favour."
+    elif approved <= k:
         out[0] += " — every approved chunk is elected whatever the rule, so the rules have nothing to trade off."
     else:
         out[0] += (f" — with so few distinct ballots, the proportional rules find few voters left unrepresented to "
@@ -166,8 +220,5 @@ def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reason
                        "string overlap with the reference, not generated answers")
     if not judged:
         caveats.append("the paper's measure, ragas' factual correctness, needs a judge and was not computed")
-    for name, a in (agreement or {}).items():
-        if a.get("questions"):
-            caveats.append(f"on {name} approval, PAV and CC elect the same set on {a['same set']} of "
-                           f"{a['questions']} questions, so their rows differ little")
+    caveats += [agreement_sentence(name, a) for name, a in (agreement or {}).items() if a.get("questions")]
     return " ".join([head, *out, "; ".join(caveats) + "."])

@@ -1,7 +1,7 @@
 """Plotly figures of notebook 02 (UnWeaver): the chunk-class matrix, one query's votes, the alignment."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Collection, Sequence
 
 import numpy as np
 
@@ -21,18 +21,34 @@ def chunk_class_heatmap(retriever, max_classes: int = 40, title: str = ""):
     return fig
 
 
-def votes_bar(retrieval, title: str = ""):
-    """Approvals per approved chunk; elected chunks coloured and labelled with their rank."""
+ELECTED, NOT_ELECTED = "#d62728", "#9aa5b1"
+
+
+def votes_bar(retrieval, title: str = "", gold: Collection[str] = ()):
+    """Approvals per approved chunk (in the trace's order); elected chunks red and labelled with their rank,
+    the others grey, one legend entry each; chunks in ``gold`` (those holding a gold passage) hatched."""
     import plotly.graph_objects as go
 
     elected = {cid: i + 1 for i, cid in enumerate(retrieval.trace["elected"])}
     chunks = list(retrieval.trace["approvals"])
-    approvals = [retrieval.trace["approvals"][c] for c in chunks]
-    colours = ["#d62728" if c in elected else "#9aa5b1" for c in chunks]
-    labels = [f"#{elected[c]}" if c in elected else "" for c in chunks]
-    fig = go.Figure(go.Bar(x=chunks, y=approvals, marker_color=colours, text=labels, textposition="outside"))
-    fig.update_layout(title=title or f"Votes of the top classes (rule: {retrieval.trace['rule']}); red = elected",
-                      xaxis={"title": "chunk", "tickangle": -45}, yaxis={"title": "approvals"})
+    groups = [("elected (label: its rank)", ELECTED, [c for c in chunks if c in elected]),
+              ("approved, not elected", NOT_ELECTED, [c for c in chunks if c not in elected])]
+    groups = [g for g in groups if g[2]]
+    bars = [go.Bar(name=name, x=members, y=[retrieval.trace["approvals"][c] for c in members], legendgroup=name,
+                   showlegend=False, marker={"color": colour, "pattern": {"shape": ["/" if c in gold else "" for c in members]}},
+                   text=[f"#{elected[c]}" if c in elected else "" for c in members], textposition="outside")
+            for name, colour, members in groups]
+    # the legend's swatches are bars of their own, so a hatched first bar does not hatch its colour's swatch
+    swatches = [(name, {"color": colour}) for name, colour, _ in groups]
+    if any(c in gold for c in chunks):
+        swatches.append(("holds a gold passage", {"color": "white", "line": {"color": "black", "width": 1},
+                                                  "pattern": {"shape": "/"}}))
+    bars += [go.Bar(name=name, x=[None], y=[None], legendgroup=name, marker=marker) for name, marker in swatches]
+    fig = go.Figure(bars)
+    fig.update_layout(title=title or f"Votes of the top classes (rule: {retrieval.trace['rule']})", barmode="overlay",
+                      showlegend=True, legend={"title": "chunk"},
+                      xaxis={"title": "chunk", "tickangle": -45, "categoryorder": "array", "categoryarray": chunks},
+                      yaxis={"title": "approvals (voting classes that occur in the chunk)"})
     return fig
 
 

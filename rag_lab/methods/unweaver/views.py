@@ -4,7 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...core.types import Retrieval
+from ...core.types import Document, Question, Retrieval
+from ...evaluation.metrics import GoldSpan, context_matches, locate_contexts
+
+NOT_ELECTED = "not elected"
 
 
 def chunk_entities(retriever, chunk_index: int) -> pd.DataFrame:
@@ -16,6 +19,26 @@ def chunk_entities(retriever, chunk_index: int) -> pd.DataFrame:
              "description": m.description}
             for m in retriever.mentions if m.chunk_index == chunk_index]
     return pd.DataFrame(rows, columns=["name", "type", "key", "class", "description"])
+
+
+def config_table(config) -> pd.DataFrame:
+    """A config's knobs, one row each (its one-line repr is hard to read)."""
+    knobs = config.as_dict()
+    return pd.DataFrame({"value": [str(v) for v in knobs.values()]}, index=pd.Index(list(knobs), name="knob"))
+
+
+def build_table(retriever) -> pd.DataFrame:
+    """What the build made (the index's own counts) and what it cost (``build_*``), one row each."""
+    stats = {**retriever.build_stats, **{f"build_{f}": v for f, v in retriever.build_cost.as_dict().items()}}
+    return pd.DataFrame({"value": [float(v) for v in stats.values()]}, index=list(stats))
+
+
+def readable_build(stats: pd.DataFrame) -> pd.DataFrame:
+    """``build_table`` for display: counts whole (thousands separated), ``*_seconds`` rows to two places
+    with their unit (the CSV keeps the numbers). As text, the Markdown copy prints them as given too."""
+    return pd.DataFrame({"value": [f"{v:,.2f} s" if str(name).endswith("seconds") else
+                                   f"{v:,.0f}" if float(v).is_integer() else f"{v:,.2f}"
+                                   for name, v in stats["value"].items()]}, index=stats.index)
 
 
 def largest_classes(retriever, n: int = 10) -> pd.DataFrame:
@@ -55,13 +78,53 @@ def query_votes(retrieval: Retrieval) -> pd.DataFrame:
                          for cid, n in retrieval.trace["approvals"].items()])
 
 
-def rule_comparison(retrievals: dict[str, Retrieval], gold_doc_ids=()) -> pd.DataFrame:
-    """Elected chunks side by side, one column per rule (or selection); a chunk of a gold document
-    is marked with a check."""
-    gold = set(gold_doc_ids)
+def gold_passages(question: Question, documents: list[Document]) -> list[GoldSpan]:
+    """The question's gold passages found in the corpus, exactly as the context-level metrics find them."""
+    return locate_contexts(question, {d.id: d for d in documents})
+
+
+def passage_label(j: int) -> str:
+    """P1, P2 …: a gold passage's label, in the order the question lists them."""
+    return f"P{j + 1}"
+
+
+def _passages_held(retrieval: Retrieval, golds: list[GoldSpan]) -> list[set[int]]:
+    """Per elected chunk, the gold passages it holds by the context metrics' overlap rule (ctx_recall's)."""
+    return context_matches([h.chunk for h in retrieval.hits], golds)
+
+
+def chunks_holding(chunks, golds: list[GoldSpan]) -> set[str]:
+    """Ids of the chunks that hold some gold passage (the overlap rule of ctx_recall)."""
+    chunks = list(chunks)
+    return {c.id for c, held in zip(chunks, context_matches(chunks, list(golds))) if held}
+
+
+def rule_comparison(retrievals: dict[str, Retrieval], golds: list[GoldSpan] = ()) -> pd.DataFrame:
+    """Elected chunks side by side, one column per rule (or selection); a chunk that holds a gold passage
+    (``gold_passages``; the overlap rule of ctx_recall) is marked with a check and the passage's label."""
+    golds = list(golds)
     width = max(len(r.hits) for r in retrievals.values())
-    return pd.DataFrame({name: _padded([h.chunk.id + (" ✓" if h.chunk.doc_id in gold else "") for h in r.hits], width)
-                         for name, r in retrievals.items()}, index=pd.RangeIndex(1, width + 1, name="rank"))
+    columns = {}
+    for name, r in retrievals.items():
+        marks = [h.chunk.id + (" ✓ " + ", ".join(passage_label(j) for j in sorted(held)) if held else "")
+                 for h, held in zip(r.hits, _passages_held(r, golds))]
+        columns[name] = _padded(marks, width)
+    return pd.DataFrame(columns, index=pd.RangeIndex(1, width + 1, name="rank"))
+
+
+def gold_passage_table(retrievals: dict[str, Retrieval], golds: list[GoldSpan], width: int = 90) -> pd.DataFrame:
+    """One row per gold passage (its label, document and opening words), one column per rule: the rank of
+    the first elected chunk that holds it, or "not elected"."""
+    rows = []
+    held = {name: _passages_held(r, list(golds)) for name, r in retrievals.items()}
+    for j, g in enumerate(golds):
+        text = g.text if len(g.text) <= width else g.text[:width - 1] + "…"
+        row = {"passage": passage_label(j), "document": g.doc_id or "not found in the corpus", "text": text}
+        for name, per_hit in held.items():
+            ranks = [i + 1 for i, s in enumerate(per_hit) if j in s]
+            row[name] = f"rank {ranks[0]}" if ranks else NOT_ELECTED
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["passage", "document", "text", *retrievals]).set_index("passage")
 
 
 SOLVERS = ("kelly", "constrained lsq", "bounded lsq")   # the paper's two forms, then ours
@@ -112,6 +175,23 @@ def alignment_report(R, w, c, chunks, ideas, k: int = 2, demanded: int = 1) -> d
                                  "demanded for uniqueness": ", ".join(ideas[e] for e in demand.forced) or "none",
                                  "bounded lsq status": ours.status}),
     }
+
+
+LSQ_STATUS = {-1: "stopped: it could not make progress", 0: "stopped at its iteration limit",
+              1: "converged (first-order optimality within tolerance)",
+              2: "converged (cost change within tolerance)", 3: "found the unconstrained solution inside the bounds"}
+
+
+def solvers_sentence(iterations: pd.Series) -> str:
+    """``alignment_report``'s ``iterations`` in words: how each solver ended and which ideas were demanded."""
+    kelly = (f"Kelly's price iteration {'converged' if iterations['kelly converged'] else 'did not converge'} after "
+             f"{iterations['kelly iterations']} iterations")
+    forced = iterations["demanded for uniqueness"]
+    demanded = (f"the constrained form demands {iterations['demanded ideas']}"
+                + (f" (of which {forced} only so that its solution stays unique)" if forced != "none" else ""))
+    status = int(iterations["bounded lsq status"])
+    bounded = f"the bounded form (scipy's lsq_linear) {LSQ_STATUS.get(status, f'ended with status {status}')}"
+    return f"{kelly}; {demanded}; {bounded}."
 
 
 def _padded(items: list, n: int) -> list:

@@ -1,0 +1,159 @@
+"""Where notebook 10 decides: at two equal context budgets, with the decisions at k beside them.
+
+A hit is a sentence for one method and a passage of several hundred tokens for another, so a paired
+difference at k (recall@5, a flip at 5, a claim at 5) sets lists many times apart in length against
+each other. The decisions are therefore made at two equal budgets (``budget.equal_budget``): the
+smallest method's mean budget at k (about one naive chunk, which favours sentence-level methods) and a
+mid-size one, the baseline's median budget at k (``budget.mid_budget``, which favours passage-level ones
+less than k does and sentence-level ones less than the smallest). The results at k stay beside them,
+labelled as what they are: at unequal budgets. Every verdict comes from ``evaluation.statistics``'
+one procedure (``budget.budget_differences``, ``intervals.differences_table``, ``claims``), clustered by
+document where units are given, and every comparison carries both methods' tokens.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import pandas as pd
+
+from .budget import TOKENS, EqualBudget, budget_differences, equal_budget, mid_budget, with_tokens
+from .claims import SSG_METRICS, claim_comparisons, claims_table
+from .intervals import differences_table, flip_summary, flipped_questions
+
+SMALLEST, MID = "smallest equal budget", "mid-size equal budget"
+
+
+def unequal(k: int) -> str:
+    """The label of the decisions at k, said as what they are."""
+    return f"at k={k}, unequal budgets"
+
+
+def decision_budgets(results: pd.DataFrame, run, k: int, baseline: str) -> dict[str, EqualBudget]:
+    """The two budgets of one dataset, each method's deepest ranking cut to them and scored: ``SMALLEST``
+    (``pick_budget``) and ``MID`` (``baseline``'s median budget at k; only the smallest when the baseline
+    did not run)."""
+    out = {SMALLEST: equal_budget(results, run, k)}
+    if baseline in set(results["method"]):
+        out[MID] = equal_budget(results, run, k, mid_budget(results, k, baseline), f"{baseline}'s median budget at k={k}")
+    return out
+
+
+def at_budget(results: pd.DataFrame, equal: EqualBudget) -> pd.DataFrame:
+    """One dataset's tidy rows at ``equal``'s budget: the equal-budget rows plus the rows that do not
+    depend on a cut (SSG's gold-sentence scores over every sentence gathered, no k), so a claim read on
+    those reads the same rows in every setting."""
+    gathered = results[results["metric"].isin(SSG_METRICS) & results["k"].isna()]
+    return pd.concat([equal.rows, gathered[equal.rows.columns]], ignore_index=True)
+
+
+def as_k(rows: pd.DataFrame, budget: int) -> pd.DataFrame:
+    """Equal-budget rows (``metric@<budget>tok``, no k) as rows at "k" = ``budget`` with the bare metric
+    names, for the functions that read a metric at k (``flip_counts``: is the first gold within the cut)."""
+    suffix = f"@{budget}tok"
+    d = rows[rows["metric"].str.endswith(suffix)]
+    return d.assign(metric=d["metric"].str.removesuffix(suffix), k=float(budget))
+
+
+def decision_differences(results: pd.DataFrame, budgets: Mapping[str, EqualBudget], baseline: str, k: int,
+                         units=None) -> pd.DataFrame:
+    """Each method minus ``baseline`` at each budget (one Holm family per setting) and at k beside them,
+    stacked with a ``setting`` column and both methods' tokens (handed at a budget, ``context_budget@k``
+    at k). Empty when the baseline did not run."""
+    frames = [budget_differences(eb, baseline, units).assign(setting=f"{label}: {eb.budget} tokens ({eb.label})")
+              for label, eb in budgets.items()]
+    at_k = differences_table(results, baseline, k, units=units)
+    if not at_k.empty:
+        frames.append(with_tokens(at_k, results, f"{TOKENS}@{k}", unequal(k)))
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def decision_flips(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, Mapping[str, EqualBudget]],
+                   k: int) -> pd.DataFrame:
+    """``flip_summary`` at each budget (is the first gold within the tokens handed) and at k, with the
+    ``setting`` and what it cuts at (``cut``: tokens or k) in columns."""
+    frames = []
+    for label in (SMALLEST, MID):
+        for name, by_label in budgets.items():
+            if label not in by_label:
+                continue
+            eb = by_label[label]
+            table = flip_summary({name: as_k(eb.rows, eb.budget)}, eb.budget).drop(columns="k")
+            frames.append(table.assign(setting=label, cut=f"{eb.budget} tokens"))
+    frames.append(flip_summary(results, k).drop(columns="k").assign(setting=unequal(k), cut=f"k={k}"))
+    out = pd.concat(frames, ignore_index=True)
+    return out[["setting", "cut", "dataset", "method", "baseline", "wins", "losses", "ties", "n"]]
+
+
+def decision_claims(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, Mapping[str, EqualBudget]], k: int,
+                    units=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every paper claim checked in each setting: (comparisons, claims). A budget differs per dataset, so
+    each dataset is read at its own budget (the metric column names it, ``ctx_recall@136tok``); the claims
+    table holds one row per claim with its verdict in each setting and the numbers behind each."""
+    comparisons, verdicts = [], []
+    settings = [(label, {name: at_budget(results[name], by[label]) for name, by in budgets.items() if label in by},
+                 {name: f"{by[label].budget}tok" for name, by in budgets.items() if label in by})
+                for label in (SMALLEST, MID)]
+    settings = [s for s in settings if s[1]]
+    settings.append((unequal(k), dict(results), {name: str(k) for name in results}))
+    for label, data, at in settings:
+        comps = claim_comparisons(data, k, units, at=at)
+        comparisons.append(comps.assign(setting=label))
+        verdicts.append(claims_table(data, k, comps).assign(setting=label))
+    return pd.concat(comparisons, ignore_index=True), pd.concat(verdicts, ignore_index=True)
+
+
+def verdict_table(claims: pd.DataFrame) -> pd.DataFrame:
+    """The claims in each setting side by side: one row per claim, one verdict column per setting (the
+    equal budgets first, k last)."""
+    wide = claims.pivot(index=["paper", "claim"], columns="setting", values="this run")
+    order = [s for s in (SMALLEST, MID) if s in wide.columns] + [s for s in wide.columns if s not in (SMALLEST, MID)]
+    papers = list(dict.fromkeys(claims["paper"]))
+    out = wide[order].reset_index().set_index("paper").loc[papers].reset_index()
+    out.columns.name = None
+    return out
+
+
+
+def decision_flipped_questions(results: pd.DataFrame, budgets: Mapping[str, EqualBudget], dataset: str, k: int,
+                               limit: int | None = None) -> pd.DataFrame:
+    """``flipped_questions`` of one dataset in each setting (each budget, then k), with its ``setting``."""
+    frames = [flipped_questions(as_k(eb.rows, eb.budget), dataset, eb.budget, limit).assign(setting=label)
+              for label, eb in budgets.items()]
+    frames.append(flipped_questions(results, dataset, k, limit).assign(setting=unequal(k)))
+    out = pd.concat(frames, ignore_index=True)
+    return out[["setting", *[c for c in out.columns if c != "setting"]]]
+
+
+def _setting_of(setting: str) -> str:
+    return setting.split(":")[0]
+
+
+def verdict_changes(diff: pd.DataFrame, k: int) -> str:
+    """In words, from ``decision_differences``: how many comparisons decided at k (unequal budgets) keep
+    their verdict at every equal budget, and each one that does not (its verdict in each setting), plus
+    the comparisons decided at a budget but not at k."""
+    if diff.empty:
+        return "No differences: the baseline did not run."
+    d = diff.assign(kind=[_setting_of(s) for s in diff["setting"]], base=diff["metric"].str.split("@").str[0])
+    wide = d.pivot_table(index=["method", "base"], columns="kind", values="verdict", aggfunc="first")
+    at_k = unequal(k)
+    budgets = [c for c in (SMALLEST, MID) if c in wide.columns]
+    if at_k not in wide.columns or not budgets:
+        return "No comparison was made both at k and at an equal budget."
+    decided = wide[at_k].isin(["supported", "contradicted"])
+    kept = decided & wide[budgets].eq(wide[at_k], axis=0).all(axis=1)
+    changed = wide[decided & ~kept]
+    new = wide[~decided & wide[budgets].isin(["supported", "contradicted"]).any(axis=1)]
+
+    def said(rows: pd.DataFrame) -> str:
+        return "; ".join(f"{m} {b} ({', '.join(f'{c}: {r[c]}' for c in [at_k, *budgets])})" for (m, b), r in rows.iterrows())
+    if decided.any():
+        text = (f"Of the {int(decided.sum())} differences decided at k={k} (unequal budgets), {int(kept.sum())} keep their "
+                f"verdict at {'both equal budgets' if len(budgets) == 2 else 'the equal budget'}")
+        text += f"; changed at an equal budget: {said(changed)}." if len(changed) else "."
+    else:
+        text = f"No difference is decided at k={k} (unequal budgets)."
+    if len(new):
+        text += f" Decided at an equal budget but not at k={k}: {said(new)}."
+    return text

@@ -1,0 +1,106 @@
+"""Notebook 10's decisions at two equal budgets with k beside them (compare/settings.py), on a hand-worked
+corpus: the ten-word document of test_context_budget, each word one cl100k_base token."""
+from types import SimpleNamespace
+
+import pandas as pd
+
+from rag_lab.compare.budget import TOKENS
+from rag_lab.compare.settings import (MID, SMALLEST, as_k, decision_budgets, decision_claims, decision_differences,
+                                      decision_flips, unequal, verdict_table)
+from rag_lab.core.types import Chunk, Dataset, Question
+from test_context_budget import C1, C3, DOC, TEXT, retrieval
+
+WHOLE = Chunk("whole", "d", TEXT, 0, len(TEXT))
+DATA = Dataset("t", [DOC], [Question("q1", "which?", gold_doc_ids=["d"], gold_contexts=["eight nine ten"]),
+                            Question("q2", "first?", gold_doc_ids=["d"], gold_contexts=["one two three"])])
+
+
+def results_at_5() -> pd.DataFrame:
+    """The run at k=5, by hand: naive hands over the whole text (10 tokens) and finds both golds; sketch
+    hands over two 3-token sentences and, at k=5, misses q1's gold."""
+    rows = []
+    for method, tokens, found in (("naive", 10.0, {"q1": 1.0, "q2": 1.0}), ("sketch", 6.0, {"q1": 0.0, "q2": 1.0})):
+        for q in ("q1", "q2"):
+            rows += [(method, q, TOKENS, 5.0, tokens)]
+            rows += [(method, q, m, 5.0, found[q]) for m in ("ctx_recall", "ctx_precision", "doc_recall", "ctx_mrr")]
+            rows += [(method, q, "doc_mrr", 5.0, 1.0)]
+    return pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
+
+
+def run():
+    deepest = {"naive": {"q1": retrieval(WHOLE), "q2": retrieval(WHOLE)},
+               "sketch": {"q1": retrieval(C3, C1), "q2": retrieval(C1, C3)}}
+    retrievers = {"naive": SimpleNamespace(chunks=[WHOLE]), "sketch": SimpleNamespace(chunks=[C1, C3])}
+    return SimpleNamespace(retrievals={10: deepest}, dataset=DATA, retrievers=retrievers)
+
+
+def test_decisions_are_made_at_both_budgets_with_k_beside():
+    results = results_at_5()
+    budgets = decision_budgets(results, run(), 5, "naive")
+    # by hand: the smallest mean budget at k=5 is sketch's 6 tokens; naive's median at k=5 is 10
+    assert (budgets[SMALLEST].budget, budgets[MID].budget) == (6, 10)
+    assert budgets[MID].label == "naive's median budget at k=5"
+
+    diff = decision_differences(results, budgets, "naive", 5).set_index(["setting", "metric"])
+    small = f"{SMALLEST}: 6 tokens (the smallest method's mean budget at k=5, sketch's)"
+    mid = f"{MID}: 10 tokens (naive's median budget at k=5)"
+    # at 6 tokens naive hands over "one ... six": q2's gold only; sketch both -> (1 + 0) / 2 = +0.5
+    assert diff.loc[(small, "ctx_recall@6tok"), "diff"] == 0.5
+    # at 10 tokens both find both golds: 0; at k=5 (unequal: 6 against 10 tokens) sketch misses q1: -0.5
+    assert diff.loc[(mid, "ctx_recall@10tok"), "diff"] == 0.0
+    assert diff.loc[(unequal(5), "ctx_recall@5"), "diff"] == -0.5
+    tokens = diff[["method_tokens", "baseline_tokens"]]
+    assert tokens.loc[(small, "ctx_recall@6tok")].tolist() == [6.0, 6.0]
+    assert tokens.loc[(mid, "ctx_recall@10tok")].tolist() == [6.0, 10.0]      # sketch's ranking holds 6
+    assert tokens.loc[(unequal(5), "ctx_recall@5")].tolist() == [6.0, 10.0]
+    # one family per setting (three metrics each), verdicts from the statistics layer: two questions decide nothing
+    assert diff.groupby("setting")["family_size"].first().tolist() == [3, 3, 3]
+    assert set(diff["verdict"]) == {"cannot be decided at this n"}
+
+    by = {"t": budgets}
+    flips = decision_flips({"t": results}, by, 5).set_index("setting")
+    # the first gold within the cut: at 6 tokens sketch wins q1, ties q2; at k=5 it loses q1
+    assert flips.loc[SMALLEST, ["cut", "wins", "losses", "ties", "n"]].tolist() == ["6 tokens", 1, 0, 1, 2]
+    assert flips.loc[MID, ["cut", "wins", "losses", "ties"]].tolist() == ["10 tokens", 0, 0, 2]
+    assert flips.loc[unequal(5), ["cut", "wins", "losses", "ties"]].tolist() == ["k=5", 0, 1, 1]
+
+    comparisons, claims = decision_claims({"t": results}, by, 5)
+    recall = comparisons[comparisons["metric"].str.startswith("ctx_recall")].set_index("setting")
+    assert recall["metric"].to_dict() == {SMALLEST: "ctx_recall@6tok", MID: "ctx_recall@10tok", unequal(5): "ctx_recall@5"}
+    assert recall["diff"].to_dict() == {SMALLEST: 0.5, MID: 0.0, unequal(5): -0.5}
+    table = verdict_table(claims)
+    assert list(table.columns) == ["paper", "claim", SMALLEST, MID, unequal(5)]
+    assert table.set_index("paper").loc["SKETCH"].tolist()[1:] == ["cannot be decided at this n"] * 3
+    assert table.set_index("paper").loc["UnWeaver", SMALLEST] == "not tested"
+
+
+def test_as_k_reads_budget_rows_as_rows_at_k():
+    rows = pd.DataFrame([("a", "q1", "ctx_mrr@6tok", float("nan"), 0.5), ("a", "q1", "tokens_handed", float("nan"), 6.0)],
+                        columns=["method", "question_id", "metric", "k", "value"])
+    assert as_k(rows, 6)[["metric", "k", "value"]].values.tolist() == [["ctx_mrr", 6.0, 0.5]]
+
+
+def test_verdict_changes_names_what_moves_between_k_and_the_budgets():
+    from rag_lab.compare.settings import verdict_changes
+
+    def row(setting, metric, verdict, method="sketch"):
+        return {"setting": setting, "method": method, "metric": metric, "verdict": verdict}
+    small, mid = f"{SMALLEST}: 6 tokens (x)", f"{MID}: 10 tokens (y)"
+    diff = pd.DataFrame([row(unequal(5), "ctx_recall@5", "contradicted"), row(small, "ctx_recall@6tok", "supported"),
+                         row(mid, "ctx_recall@10tok", "inconclusive"),
+                         row(unequal(5), "doc_recall@5", "supported"), row(small, "doc_recall@6tok", "supported"),
+                         row(mid, "doc_recall@10tok", "supported"),
+                         row(unequal(5), "ctx_recall@5", "inconclusive", "kg"), row(small, "ctx_recall@6tok", "inconclusive", "kg"),
+                         row(mid, "ctx_recall@10tok", "supported", "kg")])
+    # by hand: decided at k: sketch ctx (changes) and sketch doc (kept); kg ctx is decided only at the mid budget
+    assert verdict_changes(diff, 5) == (
+        "Of the 2 differences decided at k=5 (unequal budgets), 1 keep their verdict at both equal budgets; changed at "
+        f"an equal budget: sketch ctx_recall ({unequal(5)}: contradicted, {SMALLEST}: supported, {MID}: inconclusive). "
+        f"Decided at an equal budget but not at k=5: kg ctx_recall ({unequal(5)}: inconclusive, {SMALLEST}: inconclusive, "
+        f"{MID}: supported).")
+    assert verdict_changes(pd.DataFrame(), 5) == "No differences: the baseline did not run."
+    undecided = diff[diff["method"] == "kg"]
+    # by hand: kg is decided only at the mid budget
+    assert verdict_changes(undecided, 5) == (
+        f"No difference is decided at k=5 (unequal budgets). Decided at an equal budget but not at k=5: kg ctx_recall "
+        f"({unequal(5)}: inconclusive, {SMALLEST}: inconclusive, {MID}: supported).")
