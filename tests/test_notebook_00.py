@@ -101,8 +101,8 @@ def test_quickstart_runs(notebook_run, embedder):
     assert tied and float(tied.group(1)) == pytest.approx(float(paired.group(1)), abs=1e-9)
     # the worked example: gold passages numbered and marked, every hit labelled, and the reading of the
     # answer quotes the token F1 the per-question table holds for naive on the first question
-    assert "Gold passages of this question" in text and re.search(r"  gold 1 \(\S+; (in rank|NOT in the top)", text)
-    assert len(re.findall(r"^#\d+ \S+ — (holds gold|no gold passage)", text, flags=re.M)) == 5
+    assert "Gold passages of this question" in text and re.search(r"  P1 \(\S+; (in rank|NOT in the top)", text)
+    assert len(re.findall(r"^#\d+ \S+ — (holds P\d|no gold passage)", text, flags=re.M)) == 5
     reading = next(line for line in text.splitlines() if line.startswith("The answer "))
     assert re.search(r"\); (it is pasted|\d+ of its \d+ sentences|none of its sentences)", reading), reading
     first = per_question[(per_question["method"] == "naive") & (per_question["metric"] == "token_f1")

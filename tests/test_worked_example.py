@@ -23,10 +23,10 @@ def test_gold_passages_are_marked_and_numbered_not_gold_documents():
     assert marked_text(first, golds) == "⟦Risotto alla milanese is coloured with saffron.⟧ Carnaroli rice keeps its bite."
     assert marked_text(second, golds) == RICE[48:]
     lines = worked_hits([second, first], Q, DOCS)
-    assert lines[1].startswith("  gold 1 (rice; in rank 2): Risotto alla")
-    assert lines[2].startswith("  gold 2 (pasta; NOT in the top 2): Pesto")
+    assert lines[1].startswith("  P1 (rice; in rank 2): Risotto alla")
+    assert lines[2].startswith("  P2 (pasta; NOT in the top 2): Pesto")
     assert lines[3] == f"\n#1 rice#1 — no gold passage (a gold document, other passages):\n{RICE[48:]}"
-    assert lines[4].startswith("\n#2 rice#0 — holds gold 1:\n⟦Risotto")
+    assert lines[4].startswith("\n#2 rice#0 — holds P1:\n⟦Risotto")
     no_gold = Question("n", "?", None, [], [])
     assert worked_hits([first], no_gold, DOCS) == ["This question lists no gold passages: nothing to mark."]
 

@@ -72,14 +72,14 @@ def worked_hits(chunks: Sequence[Chunk], question: Question, documents: Mapping[
     docs = dict(documents) if isinstance(documents, Mapping) else {d.id: d for d in documents}
     golds = locate_contexts(question, docs)
     held = [gold_passages_held(c, golds, min_overlap) for c in chunks]
-    lines = [f"Gold passages of this question ({MARKS[0]}…{MARKS[1]} in the chunks below):"]
+    lines = [f"Gold passages of this question, P1, P2 … as notebook 02 labels them ({MARKS[0]}…{MARKS[1]} in the chunks below):"]
     for j, g in enumerate(golds, start=1):
         ranks = [str(r) for r, h in enumerate(held, start=1) if j in h]
         where = f"in rank {', '.join(ranks)}" if ranks else f"NOT in the top {len(chunks)}"
         place = g.doc_id if g.doc_id is not None else "not found in any document"
-        lines.append(f"  gold {j} ({place}; {where}): {_short(g.text, 110)}")
+        lines.append(f"  P{j} ({place}; {where}): {_short(g.text, 110)}")
     for r, (c, h) in enumerate(zip(chunks, held), start=1):
-        tag = f"holds gold {', '.join(map(str, h))}" if h else "no gold passage" + (
+        tag = f"holds {', '.join(f'P{j}' for j in h)}" if h else "no gold passage" + (
             " (a gold document, other passages)" if c.doc_id in question.gold_doc_ids else "")
         lines.append(f"\n#{r} {c.id} — {tag}:\n{marked_text(c, golds, min_overlap)}")
     return lines
