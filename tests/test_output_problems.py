@@ -43,6 +43,7 @@ def test_clean_outputs_have_no_problems():
     (stream("embedding: 100%|##########| 560/560 [00:01<00:00, 538.60text/s]\n", "stderr"), "progress bar"),
     (display("sketch: triples: 100%|##########| 90/90 [00:05<00:00, 26.82it/s]"), "progress bar"),
     (display(["SSG themes: 10/10 [00:07<00:00,  2.50s/it]"]), "progress bar"),
+    (display(repr(__import__("pandas").DataFrame({"x": range(100)}))), "cut table"),     # over display.max_rows
 ])
 def test_each_kind_is_found_with_its_cell_and_output(output, kind):
     problems = output_problems(notebook(*CLEAN, output))

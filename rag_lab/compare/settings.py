@@ -157,3 +157,14 @@ def verdict_changes(diff: pd.DataFrame, k: int) -> str:
     if len(new):
         text += f" Decided at an equal budget but not at k={k}: {said(new)}."
     return text
+
+
+def flip_view(flips: pd.DataFrame) -> pd.DataFrame:
+    """``decision_flips`` as one row per data set and method, one column per setting, each cell
+    "wins–losses (ties)" against the baseline: the long table (settings x data sets x methods rows)
+    read at a glance; the long one is the saved CSV."""
+    cells = flips.assign(cell=[f"{w}–{l} ({t})" for w, l, t in zip(flips["wins"], flips["losses"], flips["ties"])])
+    order = list(dict.fromkeys(flips["setting"]))
+    wide = cells.pivot_table(index=["dataset", "method", "baseline"], columns="setting", values="cell", aggfunc="first",
+                             sort=False)
+    return wide[order].rename_axis(columns=None)

@@ -248,6 +248,31 @@ def with_paper(ours: pd.DataFrame, paper: pd.DataFrame, intervals: dict[str, pd.
     return pd.DataFrame(parts, index=index)
 
 
+def per_metric(side: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """``with_paper``'s wide table turned long, one block of rows per metric (``(metric, method)`` rows,
+    the ``ours`` / ``n`` / … / ``difference`` columns once), so it is shown whole instead of cut; and the
+    metrics left out because we have no score of our own for them (every "ours" empty: e.g. judge metrics
+    when no judge ran), whose paper-reported numbers stay in the saved CSV."""
+    blocks, unscored = {}, []
+    for metric in dict.fromkeys(side.columns.get_level_values(0)):
+        part = side[metric]
+        if "ours" in part and part["ours"].isna().all():
+            unscored.append(metric)
+        else:
+            blocks[metric] = part
+    long = pd.concat(blocks, names=["metric", side.index.name or "method"]) if blocks else side.iloc[:0, :0]
+    return long, unscored
+
+
+def left_out_note(unscored: Sequence[str], judge: str | None, csv_name: str) -> str:
+    """The line after a ``per_metric`` table naming the metrics it left out ("" when none: print it with
+    ``end=""``)."""
+    if not unscored:
+        return ""
+    return (f"Left out above, with no score of ours in this run (judge: {judge or 'none'}): {', '.join(unscored)}; "
+            f"their paper-reported numbers are in {csv_name}.\n")
+
+
 def _inside(reported: pd.Series, low, high, comparable: bool) -> list[str]:
     """Per row: "yes" / "no" when the paper's number is inside / outside our interval, "" where either is
     missing, "not like-for-like" for a column whose setting differs from the paper's."""

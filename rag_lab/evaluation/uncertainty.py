@@ -8,6 +8,7 @@ metric and k), built on ``statistics``.
   difference's interval, p, the Holm-adjusted p within the table's declared family, the MDE and the
   verdict (``decide``).
 - ``flips``: the questions one method gets right (gold found at k) and the other does not.
+- ``readable_decisions``: a test table narrowed to what a reader decides by (the rest stays in its CSV).
 """
 from __future__ import annotations
 
@@ -295,3 +296,18 @@ def judge_spread(repeats: Sequence[Sequence[float]]) -> float:
     with np.errstate(all="ignore"):
         per_sample = np.nanstd(arr, axis=0, ddof=1)
     return float(np.nanmean(per_sample)) if np.isfinite(per_sample).any() else float("nan")
+
+
+READ_COLUMNS = ("diff", "n", "ci_low", "ci_high", "p_holm", "verdict")
+
+
+def readable_decisions(table: pd.DataFrame) -> pd.DataFrame:
+    """A table of tests (``TEST_COLUMNS`` after the columns naming what is compared) as a reader reads it:
+    what is compared, the difference, n, its interval, the Holm p and the verdict. The other test
+    columns (interval method, units, resamples, family …) stay in the saved CSV; shown whole they make the
+    table too wide to show without cutting it."""
+    missing = [c for c in READ_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"expected a table of tests with columns {list(READ_COLUMNS)}; missing {missing}")
+    named = [c for c in table.columns if c not in TEST_COLUMNS]
+    return table[[*named, *READ_COLUMNS]]

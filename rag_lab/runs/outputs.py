@@ -1,5 +1,5 @@
 """What a reader should never meet in an executed notebook's output: a Python warning, a traceback, a
-log warning, or a progress-bar fragment.
+log warning, a progress-bar fragment, or a table pandas cut to its display limits.
 
 Why: an executed notebook is read, not watched. A warning a reader cannot act on reads as a bug; a
 bar saved mid-run is a stack of ``\\r`` fragments (or a stale widget). Library warnings are filtered
@@ -26,6 +26,8 @@ PATTERNS = (
     ("log warning", re.compile(r"^(?:WARNING|ERROR|CRITICAL):(?!rag_lab\.)", re.MULTILINE)),
     ("traceback", re.compile(r"Traceback \(most recent call last\)")),
     ("progress bar", re.compile(r"\r|\d%\||\w/s\]|\ds/\w+\]")),   # tqdm: \r, 40%|, 3.1it/s], 2.5s/it]
+    # pandas prints its "[162 rows x 9 columns]" footer only under a table it cut to display.max_rows/_columns
+    ("cut table", re.compile(r"^\[\d+ rows x \d+ columns\]$", re.MULTILINE)),
 )
 SHOWN_CHARS = 160
 
@@ -51,7 +53,7 @@ def _outputs(nb: Mapping[str, Any]) -> Iterator[tuple[int, str, str]]:
 
 def output_problems(notebook: str | Path | Mapping[str, Any]) -> list[str]:
     """Every output of ``notebook`` (a path to an ``.ipynb`` or its parsed JSON) holding a warning, a log
-    warning, a traceback or a progress-bar fragment, as ``"cell 7 (stderr): progress bar: '…'"``;
+    warning, a traceback, a progress-bar fragment or a cut table, as ``"cell 7 (stderr): progress bar: '…'"``;
     empty when the notebook reads clean."""
     if isinstance(notebook, (str, Path)):
         path = Path(notebook)

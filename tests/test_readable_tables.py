@@ -1,0 +1,45 @@
+"""Wide tables shown whole: a test table narrowed to what a reader decides by, notebook 10's flips as one
+row per method, and the ours-vs-paper table long, one block of rows per metric (hand-made inputs)."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from rag_lab.compare.settings import flip_view
+from rag_lab.core.plots import left_out_note, per_metric, with_paper
+from rag_lab.evaluation.uncertainty import DIFFERENCE_COLUMNS, readable_decisions
+
+
+def test_readable_decisions_keeps_what_is_compared_and_the_decision():
+    row = {c: 0 for c in DIFFERENCE_COLUMNS} | {"method": "sketch", "baseline": "naive", "metric": "ctx_recall@5",
+                                                "diff": 0.1, "verdict": "inconclusive"}
+    shown = readable_decisions(pd.DataFrame([row]))
+    assert list(shown.columns) == ["method", "baseline", "metric", "diff", "n", "ci_low", "ci_high", "p_holm", "verdict"]
+    assert shown.iloc[0]["verdict"] == "inconclusive"
+    with pytest.raises(ValueError, match=r"missing \['p_holm', 'verdict'\]"):
+        readable_decisions(pd.DataFrame([row]).drop(columns=["p_holm", "verdict"]))
+
+
+def test_flip_view_puts_each_setting_in_a_column():
+    flips = pd.DataFrame({"setting": ["smallest", "smallest", "at k=5"], "cut": ["172 tokens", "172 tokens", "k=5"],
+                          "dataset": ["d", "d", "d"], "method": ["b", "a", "b"], "baseline": ["naive"] * 3,
+                          "wins": [1, 2, 3], "losses": [13, 0, 4], "ties": [6, 18, 13], "n": [20, 20, 20]})
+    view = flip_view(flips)
+    assert list(view.columns) == ["smallest", "at k=5"]            # settings in the order they came
+    assert list(view.index) == [("d", "b", "naive"), ("d", "a", "naive")]
+    assert view.loc[("d", "b", "naive"), "smallest"] == "1–13 (6)" and view.loc[("d", "b", "naive"), "at k=5"] == "3–4 (13)"
+    assert pd.isna(view.loc[("d", "a", "naive"), "at k=5"])        # a never compared at k=5
+
+
+def test_per_metric_splits_and_names_the_metrics_we_did_not_score():
+    ours = pd.DataFrame({"faithfulness": [np.nan, np.nan], "f1": [0.5, 0.25]}, index=["naive", "sketch"])
+    paper = pd.DataFrame({"faithfulness": [0.8, 0.9], "f1": [0.4, 0.5]}, index=["naive", "sketch"])
+    ours["recall"], paper["recall"] = [1.0, 0.5], [0.5, 0.5]
+    long, unscored = per_metric(with_paper(ours, paper))
+    assert unscored == ["faithfulness"]
+    assert list(long.index) == [("f1", "naive"), ("f1", "sketch"), ("recall", "naive"), ("recall", "sketch")]
+    assert list(long.columns) == ["ours", "paper-reported", "difference"]
+    assert long["difference"].tolist() == pytest.approx([0.1, -0.25, 0.5, 0.0])
+
+    assert left_out_note(unscored, None, "t.csv") == ("Left out above, with no score of ours in this run (judge: none): "
+                                                       "faithfulness; their paper-reported numbers are in t.csv.\n")
+    assert left_out_note([], "openai:m", "t.csv") == ""
