@@ -98,6 +98,8 @@ def test_unweaver_notebook_runs(tmp_path, monkeypatch, embedder):
     ours = side.xs("ours (reasoner: offline)", level="source")
     assert {d for d, _ in ours.index} == labels
     assert ours[("FC", "mean")].isna().all()                  # no judge, no factual correctness
+    # ...so the shown token table leaves the empty FC columns out and says so
+    assert "Left out above, with no score of ours in this run (judge: none): FC; the column stays in token_usage.csv." in text
     reported = side.xs("paper-reported", level="source")
     expected = paper_table1()
     assert list(reported.index) == list(expected.index)

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from rag_lab.compare.settings import flip_view
-from rag_lab.core.plots import left_out_note, per_metric, with_paper
+from rag_lab.core.plots import left_out_note, per_metric, with_paper, without_empty
 from rag_lab.evaluation.uncertainty import DIFFERENCE_COLUMNS, readable_decisions
 
 
@@ -40,6 +40,15 @@ def test_per_metric_splits_and_names_the_metrics_we_did_not_score():
     assert list(long.columns) == ["ours", "paper-reported", "difference"]
     assert long["difference"].tolist() == pytest.approx([0.1, -0.25, 0.5, 0.0])
 
-    assert left_out_note(unscored, None, "t.csv") == ("Left out above, with no score of ours in this run (judge: none): "
-                                                       "faithfulness; their paper-reported numbers are in t.csv.\n")
-    assert left_out_note([], "openai:m", "t.csv") == ""
+    assert left_out_note(unscored, None, "their paper-reported numbers are in t.csv") == (
+        "Left out above, with no score of ours in this run (judge: none): faithfulness; their paper-reported numbers "
+        "are in t.csv.\n")
+    assert left_out_note([], "openai:m", "anything") == ""
+
+
+def test_without_empty_drops_columns_with_no_value_and_names_them_by_their_group():
+    table = pd.DataFrame({("FC", "mean"): [np.nan, np.nan], ("FC", "spread"): [np.nan, np.nan],
+                          ("tokens", "index"): [10, np.nan]}, index=["unweaver", "naive"])
+    shown, empty = without_empty(table)
+    assert empty == ["FC"] and list(shown.columns) == [("tokens", "index")]
+    assert left_out_note(empty, "none") == "Left out above, with no score of ours in this run (judge: none): FC.\n"

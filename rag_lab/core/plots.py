@@ -264,13 +264,22 @@ def per_metric(side: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return long, unscored
 
 
-def left_out_note(unscored: Sequence[str], judge: str | None, csv_name: str) -> str:
-    """The line after a ``per_metric`` table naming the metrics it left out ("" when none: print it with
-    ``end=""``)."""
+def left_out_note(unscored: Sequence[str], judge: str | None, kept: str = "") -> str:
+    """The line after a table that left out metrics with no score of ours (``per_metric``,
+    ``without_empty``), naming them and the judge setting; ``kept``: where what was left out can still be
+    read. "" when nothing was left out (print it with ``end=""``)."""
     if not unscored:
         return ""
-    return (f"Left out above, with no score of ours in this run (judge: {judge or 'none'}): {', '.join(unscored)}; "
-            f"their paper-reported numbers are in {csv_name}.\n")
+    return (f"Left out above, with no score of ours in this run (judge: {judge or 'none'}): {', '.join(unscored)}"
+            f"{'; ' + kept if kept else ''}.\n")
+
+
+def without_empty(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """``table`` without its columns that hold no value at all (e.g. a judge's metric when no judge ran),
+    and what they were (a multi-level column by its first level)."""
+    empty = [c for c in table.columns if table[c].isna().all()]
+    names = list(dict.fromkeys(str(c[0] if isinstance(c, tuple) else c) for c in empty))
+    return table.drop(columns=empty), names
 
 
 def _inside(reported: pd.Series, low, high, comparable: bool) -> list[str]:
