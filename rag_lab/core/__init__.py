@@ -2,7 +2,7 @@
 Section, Chunk, Question, Dataset, Hit, Retrieval, Cost), ``io`` (the generic on-disk form),
 ``chunking``, ``embedding`` (the cached sentence encoder) with its ONNX backends (``onnx_encoder``),
 ``index`` (FAISS), ``configs`` (the frozen config base every method's knobs derive from),
-``progress`` (progress bars), figure saving and plot helpers (``figures``, ``plots``), and ``redact``
+``progress`` (progress bars), ``environment`` (numbers read from and variables set in the environment), figure saving and plot helpers (``figures``, ``plots``), and ``redact``
 (secrets out of URLs before they reach an error, a log or a manifest).
 
 May import: caching.

@@ -29,6 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from ..caching.atomic import sha256_file
+from .environment import env_number
 
 log = logging.getLogger(__name__)
 
@@ -232,12 +233,7 @@ def _hidden_states(model):
 
 def _threads_from_env() -> int | None:
     """``$RAG_LAB_THREADS`` as a positive count of threads, None when unset or empty."""
-    raw = os.environ.get(THREADS_ENV, "").strip()
-    if not raw:
-        return None
-    if not raw.isdigit() or int(raw) < 1:
-        raise ValueError(f"{THREADS_ENV}={raw!r}: expected a whole number of threads, 1 or more (or unset)")
-    return int(raw)
+    return env_number(THREADS_ENV, int, "a whole number of threads, 1 or more (or unset)")
 
 
 class OnnxEncoder:

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..caching.atomic import inside, write_bytes
+from ..core.environment import env_number, environment
 from ..core.progress import progress_bar
 
 log = logging.getLogger(__name__)
@@ -71,15 +72,8 @@ def cluster_address(address: str | None) -> Iterator[None]:
         return
     if "://" not in address:
         raise ValueError(f"--address {address!r}: expected a Dask scheduler address such as tcp://host:8786")
-    before = os.environ.get(ADDRESS_ENV)
-    os.environ[ADDRESS_ENV] = address
-    try:
+    with environment({ADDRESS_ENV: address}):
         yield
-    finally:
-        if before is None:
-            os.environ.pop(ADDRESS_ENV, None)
-        else:
-            os.environ[ADDRESS_ENV] = before
 
 
 def partition(documents: Sequence, parts: int) -> list[list]:
@@ -152,16 +146,7 @@ def _token_files(root: Path) -> frozenset:
 
 def timeout_setting(name: str, default: float) -> float:
     """Seconds from the environment variable ``name`` (a positive number), else ``default``."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise ValueError(f"{name}={raw!r}: expected a positive number of seconds")
-    return value
+    return env_number(name, float, "a positive number of seconds") or default
 
 
 def receive(delivery, retriever) -> None:

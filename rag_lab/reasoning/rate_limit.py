@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import random
 import threading
 import time
 from typing import Callable, Iterator
+
+from ..core.environment import env_number
 
 log = logging.getLogger(__name__)
 CONCURRENCY_ENV = "RAG_LAB_LLM_CONCURRENCY"   # calls in flight at once (default: the backend's)
@@ -200,20 +201,6 @@ def shared_limiter(identity: str, tokens_per_minute: float | None = None,
                      limiter.tokens_per_minute or "no ceiling on")
             limiter.configure(tokens_per_minute, concurrency)
         return limiter
-
-
-def env_number(name: str, kind: type):
-    """A positive number from the environment variable ``name`` (None when unset or empty)."""
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return None
-    try:
-        value = kind(raw)
-    except ValueError:
-        value = None
-    if value is None or value <= 0:
-        raise ValueError(f"{name}={raw!r}: expected a positive {'integer' if kind is int else 'number'}")
-    return value
 
 
 def resolve_concurrency(concurrency: int | None, backend) -> int:

@@ -21,7 +21,6 @@ per-document work on that Dask cluster (``rag_lab.evaluation.cluster``); the man
 from __future__ import annotations
 
 import ast
-import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..caching.atomic import atomic_path, write_bytes, write_text
+from ..core.environment import environment
 from ..core.progress import HEADLESS_ENV
 from ..evaluation.provenance import embedding_backend, git_revision, package_versions
 from ..core.ties import NEAR_TIES_ENV, read_near_ties
@@ -263,7 +263,7 @@ def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, 
     near_ties_file.parent.mkdir(parents=True, exist_ok=True)
     near_ties_file.unlink(missing_ok=True)
     t0 = time.perf_counter()
-    with atomic_path(out_path) as tmp, _environment(NEAR_TIES_ENV, str(near_ties_file)):
+    with atomic_path(out_path) as tmp, environment({NEAR_TIES_ENV: str(near_ties_file)}):
         try:
             pm.execute_notebook(str(nb), str(tmp), parameters={**given, "figures_dir": str(figures_dir)},
                                 kernel_name=kernel, cwd=str(nb.parent), progress_bar=progress, language="python",
@@ -287,20 +287,6 @@ def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, 
     entry["near_ties"] = [asdict(t) for t in near]
     entry["reference"] = reference_check(entry, figures_dir)
     return entry
-
-
-@contextlib.contextmanager
-def _environment(name: str, value: str):
-    """``os.environ[name] = value`` inside the block (kernels started there inherit it)."""
-    old = os.environ.get(name)
-    os.environ[name] = value
-    try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = old
 
 
 def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any] | None = None,
@@ -359,19 +345,9 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
 HEADLESS = {HEADLESS_ENV: "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1", "TQDM_DISABLE": "1"}
 
 
-@contextlib.contextmanager
 def headless_kernels():
     """Within the block, kernels started from this process have ``HEADLESS`` in their environment."""
-    before = {key: os.environ.get(key) for key in HEADLESS}
-    os.environ.update(HEADLESS)
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    return environment(HEADLESS)
 
 
 def read_runs(runs_dir: Path = RUNS_DIR) -> list[tuple[Path, dict[str, Any]]]:
