@@ -24,9 +24,11 @@ top_k = 2 intra, top_x = 1 inter:
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from rag_lab.methods.ssg.config import SSGConfig
 from rag_lab.methods.ssg.graph import assemble_graph, segment
+from rag_lab.methods.ssg.method import method_name
 from rag_lab.methods.ssg.query import QueryContext
 from rag_lab.core.types import Document
 
@@ -130,3 +132,10 @@ class ThemeReasoner:
     def usage_since(self, before):
         from rag_lab.core.types import Cost
         return Cost()
+
+
+def scores_frame(rows):
+    """(algorithm, question, gold-sentence precision, recall, sentences) -> a gathered_scores-like frame."""
+    return pd.DataFrame([{"method": method_name(a), "algorithm": a, "question_id": q, "strategy": "s",
+                          "gold_sentence_precision": p, "gold_sentence_recall": r, "sentences": n}
+                         for a, q, p, r, n in rows])

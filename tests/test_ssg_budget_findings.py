@@ -1,29 +1,20 @@
 """Notebook 03's equal-sentence-budget view and its "highest mean" sentence, on inputs worked out by hand."""
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from rag_lab.core.types import Dataset, Question
 from rag_lab.methods.ssg import experiment
-from rag_lab.methods.ssg.method import method_name
-from ssg_handmade import main_graph, unit
-
-
-def _scores(rows):
-    """(algorithm, question, gold-sentence precision, recall, sentences) -> a gathered_scores-like frame."""
-    return pd.DataFrame([{"method": method_name(a), "algorithm": a, "question_id": q, "strategy": "s",
-                          "gold_sentence_precision": p, "gold_sentence_recall": r, "sentences": n}
-                         for a, q, p, r, n in rows])
+from ssg_handmade import main_graph, scores_frame, unit
 
 
 def test_equal_budgets_and_the_budget_table():
-    own = _scores([("basic_retrieval", "a", 0.8, 0.4, 5), ("basic_retrieval", "b", 0.6, 0.6, 8),
-                   ("query_traversal", "a", 0.5, 0.6, 9), ("query_traversal", "b", 0.4, 0.7, 7)])
+    own = scores_frame([("basic_retrieval", "a", 0.8, 0.4, 5), ("basic_retrieval", "b", 0.6, 0.6, 8),
+                         ("query_traversal", "a", 0.5, 0.6, 9), ("query_traversal", "b", 0.4, 0.7, 7)])
     # the fewest sentences on each question: a 5 (basic), b 7 (query)
     assert experiment.equal_budgets(own).to_dict() == {"a": 5, "b": 7}
-    equal = _scores([("basic_retrieval", "a", 0.8, 0.4, 5), ("basic_retrieval", "b", 0.7, 0.5, 7),
-                     ("query_traversal", "a", 0.6, 0.5, 5), ("query_traversal", "b", 0.4, 0.7, 7)])
+    equal = scores_frame([("basic_retrieval", "a", 0.8, 0.4, 5), ("basic_retrieval", "b", 0.7, 0.5, 7),
+                           ("query_traversal", "a", 0.6, 0.5, 5), ("query_traversal", "b", 0.4, 0.7, 7)])
     table = experiment.budget_table(own, equal)
     assert list(table.index) == ["basic_retrieval", "query_traversal"]
     assert table.loc["query_traversal", "sentences (own stop)"] == 8.0
@@ -73,7 +64,7 @@ def test_leader_sentence_agrees_with_the_paired_test():
     rows = [("basic_retrieval", q, 0.5, 0.5, 5) for q in "abcd"]
     rows += [("query_traversal", q, 0.5, 0.75, 9) for q in "abcd"]
     rows += [("triangulation_average", q, 0.5, r, 6) for q, r in zip("abcd", (1.0, 0.5, 0.5, 0.5))]
-    scores = _scores(rows)
+    scores = scores_frame(rows)
     line = experiment.leader_sentence(scores, "gold_sentence_recall")
     assert line.startswith("highest mean gold_sentence_recall: query_traversal (0.75), but with n = 4 questions the "
                            "data cannot tell it from ")
@@ -89,7 +80,7 @@ def test_leader_sentence_ahead_of_all_only_when_every_pair_is_decided():
     # 30 questions: query .9 +- .05 against basic .5 +- .05 on each; the paired differences are far from 0
     rows = [("basic_retrieval", f"q{i}", 0.5, 0.5 + 0.05 * (-1) ** i, 5) for i in range(30)]
     rows += [("query_traversal", f"q{i}", 0.5, 0.9 + 0.05 * (-1) ** (i // 2), 9) for i in range(30)]
-    assert experiment.leader_sentence(_scores(rows), "gold_sentence_recall", label="Run: ") == (
+    assert experiment.leader_sentence(scores_frame(rows), "gold_sentence_recall", label="Run: ") == (
         "Run: highest mean gold_sentence_recall: query_traversal (0.90), ahead of every other algorithm "
         "(each paired difference decided, Holm p < 0.05, n = 30).")
 
@@ -99,7 +90,7 @@ def test_leader_sentence_names_basic_when_the_test_beside_it_does_not_decide():
     # test does not decide, and the leader sentence must say the same about basic_retrieval
     rows = [("basic_retrieval", q, 0.5, 0.5, 5) for q in "abc"]
     rows += [("triangulation_fulldim", q, 0.5, r, 9) for q, r in zip("abc", (0.9, 0.6, 0.3))]
-    scores = _scores(rows)
+    scores = scores_frame(rows)
     vs = experiment.versus_basic(scores, "gold_sentence_recall").set_index("method")
     assert vs.loc["triangulation_fulldim", "side"] in ("not told apart", "too few questions")
     line = experiment.leader_sentence(scores, "gold_sentence_recall")
@@ -111,8 +102,8 @@ def test_shown_comparison_narrows_the_paper_table():
     from rag_lab.methods.ssg.paper import compare_with_paper, shown_comparison
 
     # two algorithms, no judge: precision/recall ours, the judged columns empty
-    scores = _scores([("basic_retrieval", "a", 0.8, 0.4, 5), ("basic_retrieval", "b", 0.6, 0.6, 8),
-                      ("query_traversal", "a", 0.5, 0.6, 9), ("query_traversal", "b", 0.4, 0.7, 7)])
+    scores = scores_frame([("basic_retrieval", "a", 0.8, 0.4, 5), ("basic_retrieval", "b", 0.6, 0.6, 8),
+                            ("query_traversal", "a", 0.5, 0.6, 9), ("query_traversal", "b", 0.4, 0.7, 7)])
     ours = experiment.results_table(scores)
     wide = compare_with_paper(ours, "20q theme_based (paper-reported)", False, {},
                               experiment.results_intervals(scores))

@@ -15,7 +15,7 @@ from rag_lab.methods.ssg.config import SSGConfig
 from rag_lab.methods.ssg.method import SSGRetriever, method_name
 from rag_lab.evaluation.retrievers import REGISTRY
 from rag_lab.core.types import Chunk, Hit, Question, Retrieval
-from ssg_handmade import main_graph, sa, sb, unit
+from ssg_handmade import main_graph, sa, sb, scores_frame, unit
 
 
 def test_seven_retrievers_are_registered_with_hyphenated_names():
@@ -115,16 +115,9 @@ def test_gathered_precision_and_recall_by_hand():
     assert s.loc[0, "strategy"] == "theme_based" and s.loc[0, "sentences"] == 3
 
 
-def _scores(rows):
-    """(algorithm, question, gold-sentence precision, recall, sentences) -> a gathered_scores-like frame."""
-    return pd.DataFrame([{"method": method_name(a), "algorithm": a, "question_id": q, "strategy": "s",
-                          "gold_sentence_precision": p, "gold_sentence_recall": r, "sentences": n}
-                         for a, q, p, r, n in rows])
-
-
 def test_results_table_pass_counts_and_beats_basic():
-    scores = _scores([("basic_retrieval", "a", 0.9, 0.4, 5), ("basic_retrieval", "b", 0.7, 0.6, 7),
-                      ("query_traversal", "a", 0.6, 0.8, 9), ("query_traversal", "b", 0.5, 0.5, 9)])
+    scores = scores_frame([("basic_retrieval", "a", 0.9, 0.4, 5), ("basic_retrieval", "b", 0.7, 0.6, 7),
+                            ("query_traversal", "a", 0.6, 0.8, 9), ("query_traversal", "b", 0.5, 0.5, 9)])
     t = experiment.results_table(scores, threshold=0.5)
     # basic: a fails (recall .4), b passes; query: both reach .5 on both metrics
     assert list(t.index) == ["basic_retrieval", "query_traversal"]
@@ -154,7 +147,7 @@ def test_versus_basic_pairs_each_algorithm_with_basic_retrieval():
     rows = [("basic_retrieval", q, 0.5, 0.25, 5) for q in qs]
     rows += [("query_traversal", q, 0.5, 0.5 if i % 2 == 0 else 0.75, 9) for i, q in enumerate(qs)]
     rows += [("triangulation_average", q, 0.5, 0.75 if q == "a" else 0.25, 6) for q in qs]
-    scores = _scores(rows)
+    scores = scores_frame(rows)
     vs = experiment.versus_basic(scores, "gold_sentence_recall").set_index("method")
     assert vs.loc["query_traversal", "diff"] == 0.375 and vs.loc["query_traversal", "p"] == pytest.approx(2 / 256)
     assert vs.loc["query_traversal", "side"] == "above" and vs.loc["triangulation_average", "side"] == "not told apart"
@@ -164,7 +157,7 @@ def test_versus_basic_pairs_each_algorithm_with_basic_retrieval():
                            "beat it (Holm p < 0.05): query_traversal 0.375 [")
     assert "; not told apart: triangulation_average 0.062 [" in line
     # four questions: no p below 2/2^4 = 0.125 is possible, and the sentence says so
-    few = experiment.versus_basic(_scores([r for r in rows if r[1] in "abcd"]), "gold_sentence_recall")
+    few = experiment.versus_basic(scores_frame([r for r in rows if r[1] in "abcd"]), "gold_sentence_recall")
     assert set(few["side"]) == {"too few questions"}
     assert line.endswith("; behind: none.")
 
