@@ -18,23 +18,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rag_lab.core.environment import environment
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [{"id": "genoa", "title": "Pesto", "text": "Pesto comes from Genoa."},
         {"id": "naples", "title": "Pizza", "text": "Pizza is baked in Naples."}]
 
 
-@contextlib.contextmanager
 def _env(**values):
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update({k: str(v) for k, v in values.items()})
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    """The variables set (as text) inside the block, restored after it."""
+    return environment({k: str(v) for k, v in values.items()})
 
 
 def _main(argv, printed: io.StringIO | None = None) -> tuple[int, str]:
