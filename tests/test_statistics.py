@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from rag_lab.core.types import Dataset, Document, Question
-from rag_lab.evaluation.coverage import coverage
 from rag_lab.evaluation.paired_tests import spread
 from rag_lab.evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, decided, format_ci,
                                            format_p, holm, holm_floors, mean_ci, minimum_detectable_effect,
@@ -159,14 +158,6 @@ def test_clustered_by_document_by_hand():
                    [Question("q1", "?", gold_doc_ids=["x"]), Question("q2", "?", gold_doc_ids=["y", "x"]),
                     Question("q3", "?")])
     assert question_units(data) == {"q1": "x", "q2": "y", "q3": "question:q3"}
-
-
-def test_coverage_and_false_decisions_at_twenty_questions():
-    # seeded: 1,000 data sets per scenario; the band 93-97% is about +-3 standard errors of a 95% share
-    for name in ("mean, normal scores", "paired, normal differences (+0.1)", "paired, 0/1 (win 20%, loss 10%)"):
-        assert 0.93 <= coverage(name, 20, 1000)["covered"] <= 0.97, name
-    for name in ("null, normal differences", "null, 0/1 (win 10%, loss 10%)"):
-        assert coverage(name, 20, 1000)["decided"] <= 0.055, name
 
 
 def test_format_p_two_significant_digits_never_rounded_across_alpha():
