@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from .paired_tests import score_roots
 from .statistics import SUPPORTED, CONTRADICTED, mean_ci, paired_difference
 
 
@@ -165,3 +166,76 @@ def _range(s: Scenario) -> tuple[float, float]:
 def coverage_table(names=None, ns=(20, 50), draws: int = 2000, seed: int = 0) -> pd.DataFrame:
     """``coverage`` of each scenario (default every one) at each n: the rows docs/statistics.md shows."""
     return pd.DataFrame([coverage(name, n, draws, seed) for name in (names or SCENARIOS) for n in ns])
+
+
+# --- How the [0, 1] interval was chosen: the candidates, vectorised over data sets (docs/statistics.md) ---
+
+def _with_band(low, high, mean, n_eff, z2):
+    w = z2 / (n_eff + z2)
+    return np.minimum(low, mean - mean * w), np.maximum(high, mean + (1 - mean) * w)
+
+
+def unit_candidates(x: np.ndarray, units: np.ndarray | None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The candidate intervals for the mean of [0, 1] scores ``x`` (data sets x questions; ``units``: each
+    question's document, shared by every data set), each clipped to [0, 1]: name -> (low, high)."""
+    from scipy import stats
+
+    sets, n = x.shape
+    mean, var = x.mean(axis=1), x.var(axis=1, ddof=1)
+    if units is None:
+        deff, z2, t2 = np.ones(sets), stats.norm.ppf(0.975) ** 2, stats.t.ppf(0.975, n - 1) ** 2
+    else:
+        _, inverse = np.unique(units, return_inverse=True)
+        m = inverse.max() + 1
+        sums = np.stack([x[:, inverse == u].sum(axis=1) for u in range(m)], axis=1)
+        counts = np.bincount(inverse)
+        robust = m / (m - 1) * ((sums - counts * mean[:, None]) ** 2).sum(axis=1) / n ** 2
+        with np.errstate(all="ignore"):
+            deff = np.where(var > 0, np.maximum(1.0, robust / (var / n)), n / m)
+        z2 = t2 = stats.t.ppf(0.975, m - 1) ** 2
+    n_eff = n / deff
+    with np.errstate(all="ignore"):
+        phi = np.where(mean * (1 - mean) > 1e-12, var / (mean * (1 - mean)), 1.0)
+    interior = (x * (1 - x)).mean(axis=1)
+    half = np.sqrt(t2 * var / n_eff)
+    out = {"t": (mean - half, mean + half),
+           "wilson at n": score_roots(n_eff, mean, np.sqrt(z2), 1.0, 1.0),
+           "score, interior mass + band": _with_band(*_interior(n_eff, mean, z2, interior), mean, n_eff, z2),
+           "quasi-binomial score": score_roots(n_eff, mean, np.sqrt(z2), phi, phi),
+           "quasi-binomial score + band (chosen)": _with_band(*score_roots(n_eff, mean, np.sqrt(z2), phi, phi), mean, n_eff, z2)}
+    return {k: (np.clip(lo, 0, 1), np.clip(hi, 0, 1)) for k, (lo, hi) in out.items()}
+
+
+def _interior(n_eff, mean, z2, interior):
+    """The score interval with the variance at mu taken as mu (1 - mu) minus the sample's mean x (1 - x)."""
+    a, b, c = n_eff + z2, 2 * n_eff * mean + z2, n_eff * mean ** 2 + z2 * interior
+    root = np.sqrt(np.maximum(b * b - 4 * a * c, 0.0))
+    return np.minimum((b - root) / (2 * a), mean), np.maximum((b + root) / (2 * a), mean)
+
+
+_TIGHT = lambda rng, n: rng.beta(30, 20, n)      # noqa: E731  mid, little spread
+_CEILING_97, CEILING_97_MEAN = _discrete([1, 0.5], [0.94, 0.06])
+CANDIDATE_SCENARIOS = {
+    "near the ceiling (85% ones)": (_alone(_CEILING), CEILING_MEAN),
+    "MRR-like near the ceiling": (_alone(_CEILING_MRR), CEILING_MRR_MEAN),
+    "near the ceiling (94% ones, else 0.5)": (_alone(_CEILING_97), CEILING_97_MEAN),
+    "mid (0.6)": (_alone(_MID), MID_MEAN),
+    "mid, little spread (Beta(30, 20))": (_alone(_TIGHT), 0.6),
+    "clustered mid (12 documents, ICC 0.3)": (_clustered(0.6, 0.3, 12), 0.6),
+    "clustered near the ceiling (12 documents, ICC 0.3)": (_clustered(0.93, 0.3, 12), 0.93),
+}
+
+
+def unit_candidate_table(ns=(20, 50), draws: int = 4000, seed: int = 0) -> pd.DataFrame:
+    """Coverage and mean width of each ``unit_candidates`` interval in each ``CANDIDATE_SCENARIOS`` at each n."""
+    rows = []
+    for name, (draw, truth) in CANDIDATE_SCENARIOS.items():
+        for n in ns:
+            rng = np.random.default_rng(seed)
+            sets = [draw(rng, n) for _ in range(draws)]
+            x, units = np.stack([s[0] for s in sets]), sets[0][1]
+            for method, (low, high) in unit_candidates(x, units).items():
+                rows.append({"scenario": name, "n": n, "method": method, "draws": draws, "seed": seed,
+                             "covered": float(np.mean((low <= truth) & (truth <= high))),
+                             "width": float(np.mean(high - low))})
+    return pd.DataFrame(rows)

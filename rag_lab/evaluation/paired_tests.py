@@ -136,13 +136,14 @@ def wilson(p_hat: float, n_eff: float, crit: float) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def _score_roots(n_eff: float, mean: float, crit: float, slope: float, curve: float) -> tuple[float, float]:
+def score_roots(n_eff, mean, crit, slope, curve):
     """Every mu with n_eff * (mean - mu)^2 <= crit^2 * (slope * mu - curve * mu^2): a score interval whose
-    variance at mu is ``slope * mu - curve * mu^2`` per question (Wilson: slope = curve = 1)."""
+    variance at mu is ``slope * mu - curve * mu^2`` per question (Wilson: slope = curve = 1). Numbers or
+    numpy arrays (``coverage`` runs it over many data sets at once)."""
     z2 = crit * crit
     a, b, c = n_eff + z2 * curve, 2 * n_eff * mean + z2 * slope, n_eff * mean * mean
-    root = math.sqrt(max(b * b - 4 * a * c, 0.0))
-    return min((b - root) / (2 * a), mean), max((b + root) / (2 * a), mean)
+    root = np.sqrt(np.maximum(b * b - 4 * a * c, 0.0))
+    return np.minimum((b - root) / (2 * a), mean), np.maximum((b + root) / (2 * a), mean)
 
 
 def unseen_share(n_eff: float, crit: float) -> float:
@@ -161,7 +162,7 @@ def unit_interval(mean: float, variance: float, n_eff: float, crit: float) -> tu
     Inside [0, 1] by construction. docs/statistics.md has the coverage this was chosen by."""
     spread_part = mean * (1 - mean)
     phi = variance / spread_part if spread_part > TOLERANCE else 1.0
-    low, high = _score_roots(n_eff, mean, crit, phi, phi)
+    low, high = (float(v) for v in score_roots(n_eff, mean, crit, phi, phi))
     w = unseen_share(n_eff, crit)
     return max(0.0, min(low, mean - mean * w)), min(1.0, max(high, mean + (1 - mean) * w))
 
@@ -171,7 +172,7 @@ def count_interval(mean: float, variance: float, largest: float, n_eff: float, c
     phi * mu, phi = variance / mean the sample's; Poisson's when every count is 0), joined with the
     unseen-share band (a share w scoring 0, or one more than the ``largest`` count seen). Never below 0."""
     phi = variance / mean if mean > TOLERANCE else 1.0
-    low, high = _score_roots(n_eff, mean, crit, phi, 0.0)
+    low, high = (float(v) for v in score_roots(n_eff, mean, crit, phi, 0.0))
     w = unseen_share(n_eff, crit)
     return max(0.0, min(low, mean - mean * w)), max(high, mean + (largest + 1 - mean) * w)
 

@@ -345,12 +345,12 @@ def judge_spread(repeats: Sequence[Sequence[float]]) -> float:
     return float(np.nanmean(per_sample)) if np.isfinite(per_sample).any() else float("nan")
 
 
-READ_COLUMNS = ("diff", "n", "ci_low", "ci_high", "p_holm", "verdict")
+READ_COLUMNS = ("diff", "n", "ci_low", "ci_high", "p_holm", "verdict", "reason")
 
 
 def readable_decisions(table: pd.DataFrame) -> pd.DataFrame:
     """A table of tests (``TEST_COLUMNS`` after the columns naming what is compared) as a reader reads it:
-    what is compared, the difference, n, its interval, the Holm p and the verdict. The other test
+    what is compared, the difference, n, its interval, the Holm p, the verdict and its reason. The other test
     columns (interval method, units, resamples, family …) stay in the saved CSV; shown whole they make the
     table too wide to show without cutting it."""
     missing = [c for c in READ_COLUMNS if c not in table.columns]
