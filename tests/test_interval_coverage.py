@@ -39,3 +39,21 @@ def test_clustered_near_the_ceiling_is_conservative_not_short():
 def test_false_decisions_under_a_true_null_are_about_five_percent(name):
     result = coverage(name, 20, draws=1000, seed=0)
     assert 0.02 <= result["decided"] <= 0.08, result
+
+
+def test_the_chosen_candidate_is_the_shipped_interval():
+    # the docs' candidates table computes the chosen interval vectorised; it must be mean_ci's, alone and clustered
+    import numpy as np
+
+    from rag_lab.evaluation.coverage import unit_candidates
+    from rag_lab.evaluation.statistics import mean_ci
+
+    rng = np.random.default_rng(1)
+    x = rng.choice([0.0, 0.5, 0.8, 1.0], size=(30, 24), p=[0.1, 0.1, 0.2, 0.6])
+    x[0] = 1.0                                                        # a constant sample among them
+    units = np.array([f"d{i % 8}" for i in range(24)])
+    for labels in (None, units):
+        low, high = unit_candidates(x, labels)["quasi-binomial score + band (chosen)"]
+        for row, lo, hi in zip(x, low, high):
+            e = mean_ci(row, kind="unit", units=labels)
+            assert (e.ci_low, e.ci_high) == pytest.approx((lo, hi), abs=1e-9)

@@ -8,6 +8,10 @@ there is nothing to find: seeded simulations on data whose truth is known, so th
   intra-document correlation 0.3), counts, and paired nulls.
 - ``coverage``: the share of ``draws`` seeded data sets whose interval holds the true value, and the
   share whose verdict is decided (supported or contradicted; under a null scenario, a false decision).
+- ``unit_candidates`` / ``unit_candidate_table``: the intervals considered for the mean of [0, 1]
+  scores (t, Wilson at n, an interior-mass score, the quasi-binomial score with and without the
+  unseen-share band), vectorised over data sets: the table that chose ``paired_tests.unit_interval``
+  (the chosen one is checked equal to ``mean_ci``'s in tests/test_interval_coverage.py).
 
 Each draw runs the package's own functions (``mean_ci``, ``paired_difference`` and its verdict), not a
 re-implementation, so the numbers are the shipped procedure's.
