@@ -32,9 +32,9 @@ SHARE_LABEL = "bootstrap share best"     # how a table or sentence names ``share
 def rank_uncertainty(results: pd.DataFrame, column: str, methods: Sequence[str] | None = None,
                      units: Mapping[str, str] | None = None, draws: int = DRAWS, seed: int = SEED) -> pd.DataFrame:
     """Per method (``methods``, default every one scored on ``column``, a metric@k of ``evaluate``'s tidy
-    table): its mean over the questions every method scored (``n``), ``share_best`` (the share of resamples
-    it is first on, ties split: a bootstrap share, not a probability; module docstring) and the 2.5-97.5% range of its rank (1 = best; a tie takes the best
-    place of its group), best mean first. Empty when no question is scored by every method."""
+    table): its mean over the questions every method scored (``n``), ``share_best`` (the share of
+    resamples it is first on, ties split: a bootstrap share, not a probability; module docstring) and the
+    2.5-97.5% range of its rank (1 = best; a tie takes the best place of its group), best mean first. Empty when no question is scored by every method."""
     if draws < 1:
         raise ValueError(f"draws must be a positive number of resamples, got {draws}")
     table = per_question(results, column)

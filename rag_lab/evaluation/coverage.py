@@ -202,11 +202,12 @@ def unit_candidates(x: np.ndarray, units: np.ndarray | None) -> dict[str, tuple[
         phi = np.where(mean * (1 - mean) > 1e-12, var / (mean * (1 - mean)), 1.0)
     interior = (x * (1 - x)).mean(axis=1)
     half = np.sqrt(t2 * var / n_eff)
-    out = {"t": (mean - half, mean + half),
+    out = {"t (cut to [0, 1])": (mean - half, mean + half),
            "wilson at n": score_roots(n_eff, mean, np.sqrt(z2), 1.0, 1.0),
            "score, interior mass + band": _with_band(*_interior(n_eff, mean, z2, interior), mean, n_eff, z2),
            "quasi-binomial score": score_roots(n_eff, mean, np.sqrt(z2), phi, phi),
-           "quasi-binomial score + band (chosen)": _with_band(*score_roots(n_eff, mean, np.sqrt(z2), phi, phi), mean, n_eff, z2)}
+           "quasi-binomial score + band (chosen)": _with_band(*score_roots(n_eff, mean, np.sqrt(z2), phi, phi), mean,
+                                                              n_eff, z2)}
     return {k: (np.clip(lo, 0, 1), np.clip(hi, 0, 1)) for k, (lo, hi) in out.items()}
 
 
