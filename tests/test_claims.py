@@ -1,5 +1,5 @@
 """The papers' claims as verdicts on synthetic per-question scores: a case for each of supported,
-contradicted, inconclusive, cannot be decided at this n (and not tested), the non-inferiority margin
+contradicted, inconclusive, cannot be decided (and not tested), the non-inferiority margin
 with its own p, Holm within each claim's family, clustering by document, the majority rule of the SSG
 claim and its counting of twins once."""
 from types import SimpleNamespace
@@ -100,8 +100,9 @@ def test_three_questions_all_against_none_cannot_be_decided():
                                   for metric in ("ctx_precision", "ctx_recall") for i in range(3)],
                                  columns=["method", "question_id", "metric", "k", "value"])}
     rows = claim_comparisons(results)
-    assert set(rows["verdict"]) == {"cannot be decided at this n"} and (rows["p"] == 0.25).all()
-    assert verdicts(results)["SKETCH"] == "cannot be decided at this n"
+    assert set(rows["verdict"]) == {"cannot be decided"} and (rows["p"] == 0.25).all()
+    assert set(rows["reason"]) == {"3 questions: no test at 0.05 is possible"}
+    assert verdicts(results)["SKETCH"] == "cannot be decided"
 
 
 def test_clustered_claims_say_documents_and_design_effect():
@@ -112,7 +113,8 @@ def test_clustered_claims_say_documents_and_design_effect():
     rows = claim_comparisons({"d": tidy(scores)}, units=units)
     assert set(rows["units"]) == {2} and "clustered" in rows["interval"].iloc[0]
     # two documents: the exact sign-flip over 2^2 patterns can give p = 2/4 at best -> undecidable
-    assert set(rows["verdict"]) == {"cannot be decided at this n"}
+    assert set(rows["verdict"]) == {"cannot be decided"}
+    assert set(rows["reason"]) == {"2 documents: no test at 0.05 is possible"}
     assert ", 2 documents" in claims_table({"d": tidy(scores)}, units=units).set_index("paper").loc["SKETCH", "numbers"]
     flat = claim_comparisons({"d": tidy(scores)})
     assert set(flat["verdict"]) == {"supported"}          # independent questions: 10 wins of 20 decide it

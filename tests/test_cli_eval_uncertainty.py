@@ -55,7 +55,8 @@ def test_eval_on_one_question_with_a_baseline_runs_and_says_none(tmp_path, capsy
     summary = pd.read_csv(tmp_path / "r.summary.csv")
     assert summary["interval"].str.startswith("none").all()          # n <= 1: labelled, no interval
     diffs = pd.read_csv(tmp_path / "r.differences.csv")
-    assert diffs["p"].isna().all() and (diffs["verdict"] == "cannot be decided at this n").all()
+    assert diffs["p"].isna().all() and (diffs["verdict"] == "cannot be decided").all()
+    assert (diffs["reason"] == "one question").all()
 
 
 def test_eval_refuses_a_family_of_token_counts(tmp_path, capsys):

@@ -55,7 +55,7 @@ def test_decisions_are_made_at_both_budgets_with_k_beside():
     assert tokens.loc[(unequal(5), "ctx_recall@5")].tolist() == [6.0, 10.0]
     # one family per setting (three metrics each), verdicts from the statistics layer: two questions decide nothing
     assert diff.groupby("setting")["family_size"].first().tolist() == [3, 3, 3]
-    assert set(diff["verdict"]) == {"cannot be decided at this n"}
+    assert set(diff["verdict"]) == {"cannot be decided"}
 
     by = {"t": budgets}
     flips = decision_flips({"t": results}, by, 5).set_index("setting")
@@ -70,7 +70,7 @@ def test_decisions_are_made_at_both_budgets_with_k_beside():
     assert recall["diff"].to_dict() == {SMALLEST: 0.5, MID: 0.0, unequal(5): -0.5}
     table = verdict_table(claims)
     assert list(table.columns) == ["paper", "claim", SMALLEST, MID, unequal(5)]
-    assert table.set_index("paper").loc["SKETCH"].tolist()[1:] == ["cannot be decided at this n"] * 3
+    assert table.set_index("paper").loc["SKETCH"].tolist()[1:] == ["cannot be decided"] * 3
     assert table.set_index("paper").loc["UnWeaver", SMALLEST] == "not tested"
 
 

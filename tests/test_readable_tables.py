@@ -11,9 +11,10 @@ from rag_lab.evaluation.uncertainty import DIFFERENCE_COLUMNS, readable_decision
 
 def test_readable_decisions_keeps_what_is_compared_and_the_decision():
     row = {c: 0 for c in DIFFERENCE_COLUMNS} | {"method": "sketch", "baseline": "naive", "metric": "ctx_recall@5",
-                                                "diff": 0.1, "verdict": "inconclusive"}
+                                                "diff": 0.1, "verdict": "inconclusive", "reason": ""}
     shown = readable_decisions(pd.DataFrame([row]))
-    assert list(shown.columns) == ["method", "baseline", "metric", "diff", "n", "ci_low", "ci_high", "p_holm", "verdict"]
+    assert list(shown.columns) == ["method", "baseline", "metric", "diff", "n", "ci_low", "ci_high", "p_holm", "verdict",
+                                   "reason"]
     assert shown.iloc[0]["verdict"] == "inconclusive"
     with pytest.raises(ValueError, match=r"missing \['p_holm', 'verdict'\]"):
         readable_decisions(pd.DataFrame([row]).drop(columns=["p_holm", "verdict"]))

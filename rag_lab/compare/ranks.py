@@ -1,5 +1,11 @@
-"""How sure a leaderboard's order is: the probability each method is best, and a 95% interval on its
+"""How sure a leaderboard's order is: each method's bootstrap share best, and a 95% interval on its
 rank, from a joint paired bootstrap over the questions every method scored.
+
+``share_best`` is the share of resamples a method is first on. It is not a calibrated probability
+that the method is truly best: the bootstrap re-centres on the observed means, so the observed
+leader gets more than its due (among 5 truly equal methods the observed leader's share averages
+about 0.5, where the truth is 0.2; ``tests/test_ranks.py`` measures it). It is named and labelled a
+bootstrap share, never "P(best)".
 
 A ranking of means hides that two places may be indistinguishable. Resampling the common questions
 (with replacement; whole documents when ``units`` says which document each question targets) and
@@ -19,15 +25,16 @@ from ..evaluation.uncertainty import per_question, unit_labels
 
 DRAWS = 4000
 SEED = 0
-RANK_COLUMNS = ["method", "mean", "n", "units", "p_best", "rank_low", "rank_high", "draws", "seed"]
+RANK_COLUMNS = ["method", "mean", "n", "units", "share_best", "rank_low", "rank_high", "draws", "seed"]
+SHARE_LABEL = "bootstrap share best"     # how a table or sentence names ``share_best``
 
 
 def rank_uncertainty(results: pd.DataFrame, column: str, methods: Sequence[str] | None = None,
                      units: Mapping[str, str] | None = None, draws: int = DRAWS, seed: int = SEED) -> pd.DataFrame:
     """Per method (``methods``, default every one scored on ``column``, a metric@k of ``evaluate``'s tidy
-    table): its mean over the questions every method scored (``n``), ``p_best`` (the share of resamples
-    it is first on, ties split) and the 2.5-97.5% range of its rank (1 = best; a tie takes the best
-    place of its group), best mean first. Empty when no question is scored by every method."""
+    table): its mean over the questions every method scored (``n``), ``share_best`` (the share of
+    resamples it is first on, ties split: a bootstrap share, not a probability; module docstring) and the
+    2.5-97.5% range of its rank (1 = best; a tie takes the best place of its group), best mean first. Empty when no question is scored by every method."""
     if draws < 1:
         raise ValueError(f"draws must be a positive number of resamples, got {draws}")
     table = per_question(results, column)
@@ -46,11 +53,11 @@ def rank_uncertainty(results: pd.DataFrame, column: str, methods: Sequence[str] 
     means = sums[pick].sum(axis=1) / counts[pick].sum(axis=1)[:, None]      # draws x methods
     top = means.max(axis=1, keepdims=True)
     first = np.isclose(means, top, rtol=0, atol=1e-12)
-    p_best = (first / first.sum(axis=1, keepdims=True)).mean(axis=0)
+    share_best = (first / first.sum(axis=1, keepdims=True)).mean(axis=0)
     above = (means[:, None, :] > means[:, :, None] + 1e-12).sum(axis=2)     # methods strictly ahead
     ranks = 1 + above
     out = pd.DataFrame({"method": methods, "mean": scores.mean(axis=0), "n": len(scores), "units": len(counts),
-                        "p_best": p_best, "rank_low": np.percentile(ranks, 2.5, axis=0, method="lower"),
+                        "share_best": share_best, "rank_low": np.percentile(ranks, 2.5, axis=0, method="lower"),
                         "rank_high": np.percentile(ranks, 97.5, axis=0, method="higher"), "draws": draws,
                         "seed": seed})
     return out.sort_values("mean", ascending=False, kind="stable").reset_index(drop=True)[RANK_COLUMNS]
@@ -64,6 +71,7 @@ def save_rank_table(results: pd.DataFrame, column: str, units: Mapping[str, str]
 
     ranks = rank_uncertainty(results, column, units=units).round(4)
     save_table(ranks, folder, f"ranks_{name}", index=False,
-               caption=f"{name}: probability each method is best on {column} and its 95% rank range (joint paired "
+               caption=f"{name}: {SHARE_LABEL} (share of resamples each method is first on, not a probability) on "
+                       f"{column} and its 95% rank range (joint paired "
                        f"bootstrap over the common questions, by document; {caption_reasoners(results)})")
     return ranks

@@ -2,10 +2,16 @@
 there is nothing to find: seeded simulations on data whose truth is known, so the docs' coverage table
 (docs/statistics.md) and the test that guards it (tests/test_statistics.py) measure one thing.
 
-- ``SCENARIOS``: name -> a draw of one data set (a mean's scores, or a pair of methods' scores) and
-  the true value its interval should hold.
+- ``SCENARIOS``: name -> a draw of one data set (a mean's scores, or a pair of methods' scores, with
+  each question's document when clustered), the true value its interval should hold and the metric
+  kind the package is told: 0/1, [0, 1] near the ceiling, mid and clustered (12 documents,
+  intra-document correlation 0.3), counts, and paired nulls.
 - ``coverage``: the share of ``draws`` seeded data sets whose interval holds the true value, and the
   share whose verdict is decided (supported or contradicted; under a null scenario, a false decision).
+- ``unit_candidates`` / ``unit_candidate_table``: the intervals considered for the mean of [0, 1]
+  scores (t, Wilson at n, an interior-mass score, the quasi-binomial score with and without the
+  unseen-share band), vectorised over data sets: the table that chose ``paired_tests.unit_interval``
+  (the chosen one is checked equal to ``mean_ci``'s in tests/test_interval_coverage.py).
 
 Each draw runs the package's own functions (``mean_ci``, ``paired_difference`` and its verdict), not a
 re-implementation, so the numbers are the shipped procedure's.
@@ -16,17 +22,26 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+import pandas as pd
 
+from .paired_tests import score_roots
 from .statistics import SUPPORTED, CONTRADICTED, mean_ci, paired_difference
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """``draw(rng, n)`` gives one data set: one array of scores (a mean) or two (a paired comparison);
-    ``truth``: the mean or mean difference it was drawn around."""
+    """``draw(rng, n)`` gives one data set: one array of scores (a mean) or two (a paired comparison),
+    and each question's unit (its document) or None; ``truth``: the mean or mean difference it was drawn
+    around; ``kind``: the metric kind the package is told (``metric_kinds``)."""
     draw: Callable
     truth: float
     paired: bool
+    kind: str | None = None
+
+
+def _alone(draw):
+    """A draw without units: every question its own document."""
+    return lambda rng, n: (draw(rng, n), None)
 
 
 def _normal_mean(rng, n):
@@ -37,10 +52,44 @@ def _binary_mean(rng, n):
     return (rng.random(n) < 0.3).astype(float)
 
 
+def _discrete(values, probs):
+    """Scores drawn from ``values`` with probabilities ``probs``; the truth is their mean."""
+    values, probs = np.asarray(values, dtype=float), np.asarray(probs, dtype=float)
+    return (lambda rng, n: values[rng.choice(len(values), size=n, p=probs)]), float(values @ probs)
+
+
+def _documents(n: int, docs: int) -> np.ndarray:
+    return np.array([f"doc{i % docs}" for i in range(n)])
+
+
+def _clustered(mean: float, icc: float, docs: int, parts: int = 2):
+    """Each document a Beta-drawn success rate around ``mean``; each question the share of ``parts``
+    Bernoulli draws at its document's rate (scores 0, 0.5, 1): intra-document correlation ``icc``
+    (= parts / (parts + kappa) for a Beta of concentration kappa)."""
+    kappa = parts * (1 - icc) / icc
+
+    def draw(rng, n):
+        labels = np.arange(n) % docs
+        rate = rng.beta(mean * kappa, (1 - mean) * kappa, size=docs)
+        return rng.binomial(parts, rate[labels]) / parts, _documents(n, docs)
+    return draw
+
+
+def _paired_clustered_null(mean: float, icc: float, docs: int, parts: int = 2):
+    """Two methods drawn alike from each document's rate (``_clustered``): a true difference of 0."""
+    kappa = parts * (1 - icc) / icc
+
+    def draw(rng, n):
+        labels = np.arange(n) % docs
+        rate = rng.beta(mean * kappa, (1 - mean) * kappa, size=docs)[labels]
+        return rng.binomial(parts, rate) / parts, rng.binomial(parts, rate) / parts, _documents(n, docs)
+    return draw
+
+
 def _paired_normal(shift):
     def draw(rng, n):
         base = rng.normal(0.5, 0.2, n)
-        return base + rng.normal(shift, 0.2, n), base
+        return base + rng.normal(shift, 0.2, n), base, None
     return draw
 
 
@@ -52,40 +101,146 @@ def _paired_binary(win, loss):
         tie = (rng.random(n) < 0.5).astype(float)
         a = np.where(u < win, 1.0, np.where(u < win + loss, 0.0, tie))
         b = np.where(u < win, 0.0, np.where(u < win + loss, 1.0, tie))
-        return a, b
+        return a, b, None
     return draw
 
 
+_CEILING, CEILING_MEAN = _discrete([1, 0.5, 0.67, 0.8], [0.85, 0.05, 0.05, 0.05])
+_CEILING_MRR, CEILING_MRR_MEAN = _discrete([1, 0.5, 1 / 3, 0], [0.9, 0.05, 0.03, 0.02])
+_MID, MID_MEAN = _discrete([0, 0.25, 0.5, 0.75, 1], [0.15, 0.1, 0.2, 0.2, 0.35])
+_SECCOV = lambda rng, n: rng.binomial(5, 0.3, n).astype(float)      # noqa: E731  sections among the top 5
+_SPARSE = lambda rng, n: rng.poisson(0.3, n).astype(float)           # noqa: E731  mostly 0
+
 SCENARIOS = {
-    "mean, normal scores": Scenario(_normal_mean, 0.5, False),
-    "mean, 0/1 scores (p = 0.3)": Scenario(_binary_mean, 0.3, False),
+    "mean, normal scores": Scenario(_alone(_normal_mean), 0.5, False, "unbounded"),
+    "mean, 0/1 scores (p = 0.3)": Scenario(_alone(_binary_mean), 0.3, False, "binary"),
+    "mean, [0, 1] near the ceiling (85% ones)": Scenario(_alone(_CEILING), CEILING_MEAN, False, "unit"),
+    "mean, [0, 1] MRR-like near the ceiling": Scenario(_alone(_CEILING_MRR), CEILING_MRR_MEAN, False, "unit"),
+    "mean, [0, 1] mid (0.6)": Scenario(_alone(_MID), MID_MEAN, False, "unit"),
+    "mean, [0, 1] clustered mid (12 documents, ICC 0.3)": Scenario(_clustered(0.6, 0.3, 12), 0.6, False, "unit"),
+    "mean, [0, 1] clustered near the ceiling (12 documents, ICC 0.3)":
+        Scenario(_clustered(0.93, 0.3, 12), 0.93, False, "unit"),
+    "mean, counts (0-5, mean 1.5)": Scenario(_alone(_SECCOV), 1.5, False, "count"),
+    "mean, counts near 0 (mean 0.3)": Scenario(_alone(_SPARSE), 0.3, False, "count"),
     "paired, normal differences (+0.1)": Scenario(_paired_normal(0.1), 0.1, True),
     "paired, 0/1 (win 20%, loss 10%)": Scenario(_paired_binary(0.2, 0.1), 0.1, True),
     "null, normal differences": Scenario(_paired_normal(0.0), 0.0, True),
     "null, 0/1 (win 10%, loss 10%)": Scenario(_paired_binary(0.1, 0.1), 0.0, True),
+    "null, [0, 1] clustered (15 documents, ICC 0.3)":
+        Scenario(_paired_clustered_null(0.6, 0.3, 15), 0.0, True, "unit"),
 }
 
 
 def coverage(name: str, n: int, draws: int = 1000, seed: int = 0) -> dict:
     """Scenario ``name`` at ``n`` questions over ``draws`` seeded data sets: ``covered`` (share of intervals
-    holding the truth; a data set with no interval counts as not covering) and ``decided`` (share of paired
-    comparisons with a decided verdict; NaN for a mean)."""
+    holding the truth; a data set with no interval counts as not covering), ``outside`` (share of
+    intervals leaving the kind's range) and ``decided`` (share of paired comparisons with a decided
+    verdict; NaN for a mean)."""
     if name not in SCENARIOS:
         raise ValueError(f"unknown scenario {name!r}; expected one of {list(SCENARIOS)}")
     if n < 2 or draws < 1:
         raise ValueError(f"coverage needs n >= 2 questions and draws >= 1, got n = {n}, draws = {draws}")
     s = SCENARIOS[name]
     rng = np.random.default_rng(seed)
-    covered = decided = 0
+    covered = decided = outside = 0
+    low_end, high_end = _range(s)
     for _ in range(draws):
         if s.paired:
-            a, b = s.draw(rng, n)
-            d = paired_difference(a, b)
+            a, b, units = s.draw(rng, n)
+            d = paired_difference(a, b, units=units, kind=s.kind)
             low, high = d.ci_low, d.ci_high
             decided += d.verdict() in (SUPPORTED, CONTRADICTED)
         else:
-            e = mean_ci(s.draw(rng, n))
+            x, units = s.draw(rng, n)
+            e = mean_ci(x, units=units, kind=s.kind)
             low, high = e.ci_low, e.ci_high
         covered += bool(low <= s.truth <= high)
-    return {"scenario": name, "n": n, "draws": draws, "covered": covered / draws,
-            "decided": decided / draws if s.paired else float("nan")}
+        outside += bool(low < low_end or high > high_end)
+    return {"scenario": name, "n": n, "draws": draws, "seed": seed, "covered": covered / draws,
+            "outside": outside / draws, "decided": decided / draws if s.paired else float("nan")}
+
+
+def _range(s: Scenario) -> tuple[float, float]:
+    """The range an interval of this scenario's kind must stay in."""
+    if s.kind in ("binary", "unit"):
+        return (-1.0, 1.0) if s.paired else (0.0, 1.0)
+    return (0.0, np.inf) if s.kind == "count" else (-np.inf, np.inf)
+
+
+def coverage_table(names=None, ns=(20, 50), draws: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """``coverage`` of each scenario (default every one) at each n: the rows docs/statistics.md shows."""
+    return pd.DataFrame([coverage(name, n, draws, seed) for name in (names or SCENARIOS) for n in ns])
+
+
+# --- How the [0, 1] interval was chosen: the candidates, vectorised over data sets (docs/statistics.md) ---
+
+def _with_band(low, high, mean, n_eff, z2):
+    w = z2 / (n_eff + z2)
+    return np.minimum(low, mean - mean * w), np.maximum(high, mean + (1 - mean) * w)
+
+
+def unit_candidates(x: np.ndarray, units: np.ndarray | None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The candidate intervals for the mean of [0, 1] scores ``x`` (data sets x questions; ``units``: each
+    question's document, shared by every data set), each clipped to [0, 1]: name -> (low, high)."""
+    from scipy import stats
+
+    sets, n = x.shape
+    mean, var = x.mean(axis=1), x.var(axis=1, ddof=1)
+    if units is None:
+        deff, z2, t2 = np.ones(sets), stats.norm.ppf(0.975) ** 2, stats.t.ppf(0.975, n - 1) ** 2
+    else:
+        _, inverse = np.unique(units, return_inverse=True)
+        m = inverse.max() + 1
+        sums = np.stack([x[:, inverse == u].sum(axis=1) for u in range(m)], axis=1)
+        counts = np.bincount(inverse)
+        robust = m / (m - 1) * ((sums - counts * mean[:, None]) ** 2).sum(axis=1) / n ** 2
+        with np.errstate(all="ignore"):
+            deff = np.where(var > 0, np.maximum(1.0, robust / (var / n)), n / m)
+        z2 = t2 = stats.t.ppf(0.975, m - 1) ** 2
+    n_eff = n / deff
+    with np.errstate(all="ignore"):
+        phi = np.where(mean * (1 - mean) > 1e-12, var / (mean * (1 - mean)), 1.0)
+    interior = (x * (1 - x)).mean(axis=1)
+    half = np.sqrt(t2 * var / n_eff)
+    out = {"t (cut to [0, 1])": (mean - half, mean + half),
+           "wilson at n": score_roots(n_eff, mean, np.sqrt(z2), 1.0, 1.0),
+           "score, interior mass + band": _with_band(*_interior(n_eff, mean, z2, interior), mean, n_eff, z2),
+           "quasi-binomial score": score_roots(n_eff, mean, np.sqrt(z2), phi, phi),
+           "quasi-binomial score + band (chosen)": _with_band(*score_roots(n_eff, mean, np.sqrt(z2), phi, phi), mean,
+                                                              n_eff, z2)}
+    return {k: (np.clip(lo, 0, 1), np.clip(hi, 0, 1)) for k, (lo, hi) in out.items()}
+
+
+def _interior(n_eff, mean, z2, interior):
+    """The score interval with the variance at mu taken as mu (1 - mu) minus the sample's mean x (1 - x)."""
+    a, b, c = n_eff + z2, 2 * n_eff * mean + z2, n_eff * mean ** 2 + z2 * interior
+    root = np.sqrt(np.maximum(b * b - 4 * a * c, 0.0))
+    return np.minimum((b - root) / (2 * a), mean), np.maximum((b + root) / (2 * a), mean)
+
+
+_TIGHT = lambda rng, n: rng.beta(30, 20, n)      # noqa: E731  mid, little spread
+_CEILING_97, CEILING_97_MEAN = _discrete([1, 0.5], [0.94, 0.06])
+CANDIDATE_SCENARIOS = {
+    "near the ceiling (85% ones)": (_alone(_CEILING), CEILING_MEAN),
+    "MRR-like near the ceiling": (_alone(_CEILING_MRR), CEILING_MRR_MEAN),
+    "near the ceiling (94% ones, else 0.5)": (_alone(_CEILING_97), CEILING_97_MEAN),
+    "mid (0.6)": (_alone(_MID), MID_MEAN),
+    "mid, little spread (Beta(30, 20))": (_alone(_TIGHT), 0.6),
+    "clustered mid (12 documents, ICC 0.3)": (_clustered(0.6, 0.3, 12), 0.6),
+    "clustered near the ceiling (12 documents, ICC 0.3)": (_clustered(0.93, 0.3, 12), 0.93),
+}
+
+
+def unit_candidate_table(ns=(20, 50), draws: int = 4000, seed: int = 0) -> pd.DataFrame:
+    """Coverage and mean width of each ``unit_candidates`` interval in each ``CANDIDATE_SCENARIOS`` at each n."""
+    rows = []
+    for name, (draw, truth) in CANDIDATE_SCENARIOS.items():
+        for n in ns:
+            rng = np.random.default_rng(seed)
+            sets = [draw(rng, n) for _ in range(draws)]
+            x, units = np.stack([s[0] for s in sets]), sets[0][1]
+            for method, (low, high) in unit_candidates(x, units).items():
+                rows.append({"scenario": name, "n": n, "method": method, "draws": draws, "seed": seed,
+                             "covered": float(np.mean((low <= truth) & (truth <= high))),
+                             "width": float(np.mean(high - low))})
+    return pd.DataFrame(rows)

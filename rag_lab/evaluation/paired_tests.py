@@ -39,6 +39,40 @@ from scipy import stats
 
 EXACT_UNITS = 13          # 2^13 = 8,192 sign patterns: enumerated, never sampled
 _BISECTIONS = 80
+# Two scores closer than this (relative to their size, at least 1) are equal: floating-point noise
+# (0.1 + 0.2 - 0.3 = 5.6e-17) is never a difference, a spread, or a score outside [0, 1].
+TOLERANCE = 1e-12
+
+
+def scale(x: np.ndarray) -> float:
+    """The size the tolerance is taken relative to: the largest |value|, at least 1."""
+    return max(1.0, float(np.abs(x).max())) if len(x) else 1.0
+
+
+def varies(x: np.ndarray) -> bool:
+    """Whether ``x`` has a spread beyond ``TOLERANCE``."""
+    return len(x) > 0 and float(np.ptp(x)) > TOLERANCE * scale(x)
+
+
+def is_binary(x: np.ndarray) -> bool:
+    """Every value 0 or 1 within ``TOLERANCE``."""
+    return bool(((np.abs(x) <= TOLERANCE) | (np.abs(x - 1) <= TOLERANCE)).all())
+
+
+def in_unit_range(x: np.ndarray) -> bool:
+    """Every value in [0, 1] within ``TOLERANCE``."""
+    return bool(((x >= -TOLERANCE) & (x <= 1 + TOLERANCE)).all())
+
+
+def snapped(x: np.ndarray, binary: bool) -> np.ndarray:
+    """``x`` in [0, 1] with the noise taken out: 0/1 values made exact (``binary``), the rest clipped."""
+    return np.round(x) if binary else np.clip(x, 0.0, 1.0)
+
+
+def without_noise(d: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Differences ``d = a - b`` with the ones within ``TOLERANCE`` of 0 (relative to the scores) set to 0."""
+    size = np.maximum(1.0, np.maximum(np.abs(a), np.abs(b)))
+    return np.where(np.abs(d) <= TOLERANCE * size, 0.0, d)
 
 
 @dataclass(frozen=True)
@@ -100,6 +134,47 @@ def wilson(p_hat: float, n_eff: float, crit: float) -> tuple[float, float]:
     centre = (p_hat + z2 / (2 * n_eff)) / (1 + z2 / n_eff)
     half = crit / (1 + z2 / n_eff) * math.sqrt(p_hat * (1 - p_hat) / n_eff + z2 / (4 * n_eff ** 2))
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def score_roots(n_eff, mean, crit, slope, curve):
+    """Every mu with n_eff * (mean - mu)^2 <= crit^2 * (slope * mu - curve * mu^2): a score interval whose
+    variance at mu is ``slope * mu - curve * mu^2`` per question (Wilson: slope = curve = 1). Numbers or
+    numpy arrays (``coverage`` runs it over many data sets at once)."""
+    z2 = crit * crit
+    a, b, c = n_eff + z2 * curve, 2 * n_eff * mean + z2 * slope, n_eff * mean * mean
+    root = np.sqrt(np.maximum(b * b - 4 * a * c, 0.0))
+    return np.minimum((b - root) / (2 * a), mean), np.maximum((b + root) / (2 * a), mean)
+
+
+def unseen_share(n_eff: float, crit: float) -> float:
+    """How large a share of the population could score unlike every question seen (Wilson's upper bound
+    for 0 of ``n_eff``): crit^2 / (n_eff + crit^2), 0.161 at 20 questions."""
+    return crit * crit / (n_eff + crit * crit)
+
+
+def unit_interval(mean: float, variance: float, n_eff: float, crit: float) -> tuple[float, float]:
+    """An interval for the mean of scores in [0, 1] (``mean``, sample ``variance``, ``n_eff`` effective
+    questions): the quasi-binomial score interval (Wilson's, with the variance at mu taken as
+    phi * mu * (1 - mu), phi = variance / (mean * (1 - mean)) the sample's; exactly Wilson's for 0/1 scores
+    at a bound), joined with the unseen-share band [mean - mean * w, mean + (1 - mean) * w]: a share w
+    (``unseen_share``) of questions unlike any seen, scoring 0 or 1. The band is what keeps a constant
+    sample honest (never a point) and never wider than a near-constant one (they get the same band).
+    Inside [0, 1] by construction. docs/statistics.md has the coverage this was chosen by."""
+    spread_part = mean * (1 - mean)
+    phi = variance / spread_part if spread_part > TOLERANCE else 1.0
+    low, high = (float(v) for v in score_roots(n_eff, mean, crit, phi, phi))
+    w = unseen_share(n_eff, crit)
+    return max(0.0, min(low, mean - mean * w)), min(1.0, max(high, mean + (1 - mean) * w))
+
+
+def count_interval(mean: float, variance: float, largest: float, n_eff: float, crit: float) -> tuple[float, float]:
+    """An interval for the mean of non-negative counts: the quasi-Poisson score interval (variance at mu
+    phi * mu, phi = variance / mean the sample's; Poisson's when every count is 0), joined with the
+    unseen-share band (a share w scoring 0, or one more than the ``largest`` count seen). Never below 0."""
+    phi = variance / mean if mean > TOLERANCE else 1.0
+    low, high = (float(v) for v in score_roots(n_eff, mean, crit, phi, 0.0))
+    w = unseen_share(n_eff, crit)
+    return max(0.0, min(low, mean - mean * w)), max(high, mean + (largest + 1 - mean) * w)
 
 
 class TangoScore:

@@ -4,20 +4,26 @@ Every score the project prints is a mean over a few dozen questions. The procedu
 (Wilson, t, Tango's score test, the exact sign-flip test; clustered by document) live in
 ``paired_tests``; this module is the face the rest of the package uses.
 
-- ``mean_ci``: the mean, n (questions scored), n dropped (unscored: NaN) and a 95% interval:
-  Wilson's for 0/1 scores, t otherwise (clustered when the questions' units are given). An interval
-  is never a point for n >= 2: scores in [0, 1] that do not vary get Wilson's interval at their
-  mean (the widest a [0, 1] variable with that mean can need); n = 0 or 1, an infinite value, or
-  one unit give a labelled "none".
+- ``mean_ci``: the mean, n (questions scored), n dropped (unscored: NaN) and a 95% interval chosen
+  by the metric's kind (``metric_kinds``): Wilson's for 0/1 scores, an interval inside [0, 1] for
+  fractions, one that stays >= 0 for counts, t otherwise (clustered when the questions' units are
+  given). A [0, 1] interval is never a point for n >= 2, and a constant sample never gets a wider one
+  than a near-constant one (``paired_tests.unit_interval``); n = 0 or 1, an infinite value, or one
+  unit give a labelled "none".
 - ``paired_difference``: ``a - b`` on the questions both scored, with one procedure's p at the
   claim's threshold (0: "better than"; ``-NON_INFERIORITY_MARGIN``: "at least as good as") and its
   interval (every shift it does not reject), the smallest p this n can give (``p_floor``), the
   design effect, and the minimum detectable effect (MDE).
 - ``holm``: Holm's step-down correction within a declared family of comparisons. scipy has none
   (it has Benjamini-Hochberg only) and statsmodels would be a new dependency for six lines.
-- ``verdict``: the one place a comparison is called decided, from its (Holm-adjusted) p: supported
-  or contradicted only when p < ``ALPHA``; "cannot be decided at this n" when no p below ``ALPHA``
-  is attainable (or, for non-inferiority, the MDE exceeds the margin), inconclusive otherwise.
+- ``verdict_and_reason``: the one place a comparison is called decided, from its (Holm-adjusted) p:
+  supported or contradicted only when p < ``ALPHA``; "cannot be decided" (with its reason in words:
+  no test, no p below ``ALPHA`` attainable with these documents or in this family, or for
+  non-inferiority an MDE above the margin), inconclusive otherwise. ``verdict``: the word alone.
+- ``format_p``: p with two significant digits, never rounded across ``ALPHA``.
+- ``estimand_sentence``: what every interval speaks of, the sentence a notebook prints first.
+
+Scores closer than ``paired_tests.TOLERANCE`` are equal (floating-point noise is never a difference).
 
 Nothing here is random: intervals and p-values are analytic or enumerated, so a table is
 identical run to run.
@@ -31,14 +37,17 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
-from .paired_tests import EXACT_UNITS, Procedure, SignFlip, TangoScore, TTest, critical, spread, wilson
+from .metric_kinds import MetricKind, check_kind
+from .paired_tests import (EXACT_UNITS, TOLERANCE, Procedure, SignFlip, TangoScore, TTest, count_interval, critical,
+                           in_unit_range, is_binary, snapped, spread, unit_interval, varies, wilson, without_noise)
 
 ALPHA = 0.05                    # written out: 1 - 0.95 is 0.05000000000000004 in floating point
 CONFIDENCE = 1 - ALPHA
 POWER = 0.80
 NON_INFERIORITY_MARGIN = 0.05   # "at least as good as": no worse than this on a 0-1 metric (UnWeaver's claim)
 SUPPORTED, CONTRADICTED, INCONCLUSIVE = "supported", "contradicted", "inconclusive"
-UNDECIDABLE = "cannot be decided at this n"
+UNDECIDABLE = "cannot be decided"     # always with its reason (``verdict_and_reason``)
+UNADJUSTED = "unadjusted"             # an interval printed beside a Holm verdict: not simultaneous for its family
 VERDICTS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, UNDECIDABLE)
 NONE = "none"
 
@@ -89,7 +98,12 @@ class Difference:
 
     def verdict(self, alpha: float = ALPHA) -> str:
         """This comparison's verdict on its own (a family of one): ``verdict`` on its p."""
-        return verdict(self.diff, self.p, self.threshold, self.p_floor, self.mde, alpha)
+        return self.verdict_and_reason(alpha)[0]
+
+    def verdict_and_reason(self, alpha: float = ALPHA) -> tuple[str, str]:
+        """This comparison's verdict on its own (a family of one) and, when it cannot be decided, why."""
+        return verdict_and_reason(self.diff, self.p, self.threshold, self.p_floor, self.mde, alpha, n=self.n,
+                                  units=self.units, own_floor=self.p_floor, no_test=_why_none(self.interval))
 
 
 def format_ci(mean: float, low: float, high: float, digits: int = 3) -> str:
@@ -104,11 +118,30 @@ def format_ci(mean: float, low: float, high: float, digits: int = 3) -> str:
     return f"{shown(mean)} [{shown(low)}, {shown(high)}]"
 
 
-def format_p(p: float) -> str:
-    """``0.03``; ``2e-05`` below 0.01 (never a bare "0.00"); ``n/a`` for no test."""
+def format_p(p: float, alpha: float = ALPHA) -> str:
+    """p with two significant digits (``0.049``, ``0.0031``, ``2.1e-05``, ``0.50``, ``1.0``), one more
+    where two would round it across ``alpha`` (0.0496 is ``0.0496``, never "0.050" beside a decided
+    word); ``n/a`` for no test."""
     if math.isnan(p):
         return "n/a"
-    return f"{p:.2f}" if p >= 0.01 else f"{p:.1g}"
+    for digits in range(2, 17):
+        text = f"{p:#.{digits}g}"
+        if (float(text) < alpha) == (p < alpha):
+            return text.rstrip(".") if "e" not in text else text
+    return repr(p)
+
+
+def estimand_sentence(n: int, units: int, confidence: float = CONFIDENCE) -> str:
+    """The one sentence saying what every interval of a notebook speaks of (docs/statistics.md): the
+    mean over the population of questions like these, the documents being the sampled units."""
+    if n < 1 or units < 1 or units > n:
+        raise ValueError(f"expected n >= 1 questions in 1..n units, got n = {n}, units = {units}")
+    level = f"{confidence * 100:.0f}%"
+    if units == n:
+        who = f"with each question its own sampled unit (n = {n} question{'s' * (n != 1)})"
+    else:
+        who = f"with the {units} document{'s' * (units != 1)} as the sampled units (n = {n} questions)"
+    return f"Every interval below is a {level} interval for the mean over questions like these, {who}."
 
 
 def _flat(values: Sequence[float], what: str) -> np.ndarray:
@@ -131,9 +164,29 @@ def _no_estimate(mean: float, n: int, dropped: int, why: str) -> Estimate:
     return Estimate(mean, n, dropped, math.nan, math.nan, f"{NONE}: {why}", n, math.nan)
 
 
-def mean_ci(values: Sequence[float], confidence: float = CONFIDENCE, units: Sequence | None = None) -> Estimate:
+def inferred_kind(x: np.ndarray) -> MetricKind:
+    """The kind read off the values, for a caller that names none: 0/1, [0, 1], or unbounded."""
+    return "binary" if is_binary(x) else "unit" if in_unit_range(x) else "unbounded"
+
+
+def _checked(x: np.ndarray, kind: MetricKind) -> np.ndarray:
+    """``x`` checked against its kind's range (a ValueError naming what was found) and cleaned of noise."""
+    if kind in ("binary", "unit") and not in_unit_range(x):
+        raise ValueError(f"{kind} scores must lie in [0, 1]; got values from {x.min():.6g} to {x.max():.6g}")
+    if kind == "binary" and not is_binary(x):
+        raise ValueError(f"binary scores must be 0 or 1; got {sorted(set(np.round(x, 6).tolist()))[:5]}")
+    if kind == "count" and (x < -TOLERANCE).any():
+        raise ValueError(f"counts must be >= 0; got a value of {x.min():.6g}")
+    if kind == "count":
+        return np.maximum(x, 0.0)
+    return snapped(x, kind == "binary") if kind in ("binary", "unit") else x
+
+
+def mean_ci(values: Sequence[float], confidence: float = CONFIDENCE, units: Sequence | None = None,
+            kind: MetricKind | None = None) -> Estimate:
     """Mean, n (NaN left out: an unscored question is not a miss; counted in ``n_dropped``) and a
-    ``confidence`` interval; ``units``: each question's unit (its document), for clustered data."""
+    ``confidence`` interval by the metric's ``kind`` (``metric_kinds``; when None, read off the values:
+    0/1, [0, 1] or unbounded); ``units``: each question's unit (its document), for clustered data."""
     x = _flat(values, "scores")
     labels = _labels(units, len(x))
     keep = ~np.isnan(x)
@@ -145,20 +198,23 @@ def mean_ci(values: Sequence[float], confidence: float = CONFIDENCE, units: Sequ
         return _no_estimate(math.nan, 0, dropped, "no question scored")
     if not np.isfinite(x).all():
         return _no_estimate(math.nan, n, dropped, "an infinite score")
+    kind = check_kind(kind) if kind is not None else inferred_kind(x)
+    x = _checked(x, kind)
     mean = float(x.mean())
     if n == 1:
         return _no_estimate(mean, 1, dropped, "one question")
     s = spread(x, labels)
     if s.clustered and s.units < 2:
         return _no_estimate(mean, n, dropped, "one unit")
-    varies = bool(np.ptp(x) > 0)
-    binary = bool(np.isin(x, (0.0, 1.0)).all())
-    bounded = bool(((x >= 0) & (x <= 1)).all())
     crit = critical(confidence, s.df if s.clustered else None)
-    if binary or (bounded and not varies):
-        low, high = wilson(mean, n / s.inflation, crit)
-        label = "wilson" if varies or binary else "wilson (no spread, scores in [0, 1])"
-    elif varies:
+    n_eff = n / s.inflation
+    if kind == "binary":
+        (low, high), label = wilson(mean, n_eff, crit), "wilson"
+    elif kind == "unit":
+        (low, high), label = unit_interval(mean, float(x.var(ddof=1)), n_eff, crit), "score in [0, 1]"
+    elif kind == "count":
+        (low, high), label = count_interval(mean, float(x.var(ddof=1)), float(x.max()), n_eff, crit), "count score"
+    elif varies(x):
         half = critical(confidence, s.df) * s.se
         low, high, label = mean - half, mean + half, "t"
     else:
@@ -180,12 +236,12 @@ def paired_procedure(d: np.ndarray, bounded: bool, binary: bool, labels: np.ndar
     s = spread(d, labels)
     if s.clustered and s.units < 2:
         return None, "one unit"
-    varies = bool(np.ptp(d) > 0)
+    spreads = varies(d)
     df = s.df if s.clustered else None
-    if binary or (bounded and not varies):
+    if binary or (bounded and not spreads):
         score = TangoScore(float(np.maximum(d, 0).sum()), float(np.maximum(-d, 0).sum()), s.n, s.inflation, df)
         label = "tango score" if binary else "tango score (no spread, scores in [0, 1])"
-    elif varies:
+    elif spreads:
         score, label = TTest(s.mean, s.se, s.df), "t"
         if bounded:
             score.domain = (-1.0, 1.0)      # differences of [0, 1] scores: the interval never leaves [-1, 1]
@@ -197,10 +253,13 @@ def paired_procedure(d: np.ndarray, bounded: bool, binary: bool, labels: np.ndar
 
 
 def paired_difference(a: Sequence[float], b: Sequence[float], threshold: float = 0.0,
-                      confidence: float = CONFIDENCE, units: Sequence | None = None) -> Difference:
+                      confidence: float = CONFIDENCE, units: Sequence | None = None,
+                      kind: MetricKind | None = None) -> Difference:
     """``a - b`` question by question (``a[i]`` and ``b[i]`` are the same question, ``units[i]`` its
     unit); a question either method left unscored (NaN) is dropped from both. ``p`` tests "the
-    mean difference is ``threshold``"."""
+    mean difference is ``threshold``". ``kind``: the metric's (``metric_kinds``; None: read off the
+    values): a difference of binary or [0, 1] scores stays inside [-1, 1]. Differences within
+    ``TOLERANCE`` of 0 are 0."""
     a, b = _flat(a, "scores"), _flat(b, "scores")
     if a.shape != b.shape:
         raise ValueError(f"paired scores must be two flat sequences of one length, got shapes {a.shape} and {b.shape}")
@@ -214,13 +273,17 @@ def paired_difference(a: Sequence[float], b: Sequence[float], threshold: float =
         return _no_difference(math.nan, 0, dropped, threshold, "no question scored by both")
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         return _no_difference(math.nan, n, dropped, threshold, "an infinite score")
-    d = a - b
+    both = np.concatenate([a, b])
+    kind = check_kind(kind) if kind is not None else inferred_kind(both)
+    bounded = kind in ("binary", "unit")
+    if kind != "unbounded":
+        a, b = _checked(a, kind), _checked(b, kind)
+    d = without_noise(a - b, a, b)
     diff = float(d.mean())
     if n == 1:
         return _no_difference(diff, 1, dropped, threshold, "one question")
-    both = np.concatenate([a, b])
-    bounded = bool(((both >= 0) & (both <= 1)).all())
-    procedure, s = paired_procedure(d, bounded, bool(np.isin(both, (0.0, 1.0)).all()), labels)
+    binary = bounded and is_binary(np.concatenate([a, b]))
+    procedure, s = paired_procedure(d, bounded, binary, labels)
     if procedure is None:
         return _no_difference(diff, n, dropped, threshold, s)
     low, high = procedure.interval(confidence)
@@ -275,21 +338,56 @@ def holm_floors(floors: Sequence[float]) -> np.ndarray:
     return np.where(tested, np.maximum(f, min(1.0, first)), np.nan)
 
 
-def verdict(diff: float, p: float, threshold: float = 0.0, p_floor: float = 0.0, mde: float = math.nan,
-            alpha: float = ALPHA) -> str:
+def verdict_and_reason(diff: float, p: float, threshold: float = 0.0, p_floor: float = 0.0, mde: float = math.nan,
+                       alpha: float = ALPHA, *, n: int | None = None, units: int | None = None, family_size: int = 1,
+                       own_floor: float | None = None, no_test: str = "") -> tuple[str, str]:
     """A claim that the mean difference exceeds ``threshold`` (0: better than; ``-margin``: at least as
     good as, within the margin), from ``p`` (Holm-adjusted within its family where one is declared):
-    supported / contradicted only when p < ``alpha``, on the side the difference lies; "cannot be
-    decided at this n" when there is no p, when no p below ``alpha`` is attainable (``p_floor``), or
-    when a non-inferiority claim left undecided has an MDE above its margin; inconclusive otherwise.
-    Every decided word the package prints comes from here."""
-    if math.isnan(p) or math.isnan(diff) or p_floor >= alpha:
-        return UNDECIDABLE
+    (word, reason). Supported / contradicted only when p < ``alpha``, on the side the difference lies;
+    "cannot be decided" when there is no p (``no_test`` says why), when no p below ``alpha`` is
+    attainable (``p_floor``: the comparison's own, ``own_floor``, or Holm's over a family of
+    ``family_size``), or when a non-inferiority claim left undecided has an MDE above its margin;
+    inconclusive otherwise. The reason is "" for every word but "cannot be decided". ``n`` and
+    ``units`` (questions, documents) only word the reason. Every decided word the package prints
+    comes from here."""
+    if math.isnan(p) or math.isnan(diff):
+        return UNDECIDABLE, no_test or "no test"
+    if p_floor >= alpha:
+        return UNDECIDABLE, _floor_reason(p_floor, alpha, n, units, family_size, own_floor)
     if p < alpha and diff != threshold:
-        return SUPPORTED if diff > threshold else CONTRADICTED
+        return (SUPPORTED if diff > threshold else CONTRADICTED), ""
     if threshold < 0 and mde > -threshold:
-        return UNDECIDABLE
-    return INCONCLUSIVE
+        return UNDECIDABLE, f"MDE {mde:.2f} above the margin {-threshold:.2f}"
+    return INCONCLUSIVE, ""
+
+
+def _sampled(n: int | None, units: int | None) -> str:
+    """``8 documents`` (clustered), ``5 questions`` (one per unit), or "" when not known."""
+    if units is None or (isinstance(units, float) and math.isnan(units)):
+        return ""
+    units = int(units)
+    word = "document" if n is not None and units < n else "question"
+    return f"{units} {word}{'s' * (units != 1)}"
+
+
+def _floor_reason(p_floor: float, alpha: float, n, units, family_size: int, own_floor) -> str:
+    sampled = _sampled(n, units)
+    own_blocks = own_floor is None or (isinstance(own_floor, float) and math.isnan(own_floor)) or own_floor >= alpha
+    if family_size > 1 and not own_blocks:
+        over = f" over {sampled}" if sampled else ""
+        return f"a family of {family_size}{over}: Holm's smallest p is {format_p(p_floor, alpha)}"
+    return f"{sampled or 'these questions'}: no test at {alpha:g} is possible"
+
+
+def verdict(diff: float, p: float, threshold: float = 0.0, p_floor: float = 0.0, mde: float = math.nan,
+            alpha: float = ALPHA) -> str:
+    """The word of ``verdict_and_reason`` alone (for callers that print no reason)."""
+    return verdict_and_reason(diff, p, threshold, p_floor, mde, alpha)[0]
+
+
+def _why_none(interval: str) -> str:
+    """``none: one question`` -> ``one question``; "" for an interval that exists."""
+    return interval.split(":", 1)[1].strip() if isinstance(interval, str) and interval.startswith(f"{NONE}:") else ""
 
 
 def decided(word: str) -> bool:

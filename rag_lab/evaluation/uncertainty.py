@@ -5,8 +5,12 @@ metric and k), built on ``statistics``.
 - ``summary_with_ci``: per method and metric@k the mean, n (questions scored), n dropped and a 95%
   interval with the name of its method, the units and the design effect.
 - ``paired_differences``: each method minus a named baseline on the questions both scored, with the
-  difference's interval, p, the Holm-adjusted p within the table's declared family, the MDE and the
-  verdict (``decide``).
+  difference's interval, p, the Holm-adjusted p within the table's declared family, the MDE, the
+  verdict and its reason (``decide``). Beside a Holm verdict the interval is the comparison's own 95%
+  interval, not a simultaneous one: ``decide`` labels it "unadjusted" in the ``interval`` column of
+  every family of more than one (docs/statistics.md).
+- A (method, question) pair with two rows for one metric@k is refused (a ValueError naming them):
+  it would count the question twice in one mean and once in a paired table.
 - ``flips``: the questions one method gets right (gold found at k) and the other does not.
 - ``readable_decisions``: a test table narrowed to what a reader decides by (the rest stays in its CSV).
 """
@@ -18,12 +22,14 @@ import numpy as np
 import pandas as pd
 
 from ..core.types import Dataset
-from .statistics import Difference, format_ci, format_p, holm, holm_floors, mean_ci, paired_difference, verdict
+from .metric_kinds import declared_kind
+from .statistics import (UNADJUSTED, Difference, format_ci, format_p, holm, holm_floors, mean_ci, paired_difference,
+                         verdict_and_reason)
 
 SUMMARY_COLUMNS = ["method", "metric", "mean", "n", "n_dropped", "ci_low", "ci_high", "interval", "units",
                    "design_effect"]
 TEST_COLUMNS = ["threshold", "diff", "n", "n_dropped", "units", "design_effect", "ci_low", "ci_high", "interval", "p",
-                "p_exact", "resamples", "p_floor", "mde", "family", "family_size", "p_holm", "verdict"]
+                "p_exact", "resamples", "p_floor", "mde", "family", "family_size", "p_holm", "verdict", "reason"]
 DIFFERENCE_COLUMNS = ["method", "baseline", "metric", *TEST_COLUMNS]
 FOUND_METRICS = ("ctx_mrr", "doc_mrr")   # a question is answered right at k when its first gold item is within k
 # Each paper's methods against the baseline of their family (the registry's names): the SSG traversals
@@ -80,15 +86,29 @@ def clustering_note(row) -> str:
 
 def decide(rows: pd.DataFrame, family: str) -> pd.DataFrame:
     """``rows`` (``Difference`` columns) as one declared family of comparisons: ``family`` (its id),
-    ``family_size`` (the comparisons with a p), ``p_holm`` (Holm within the family) and ``verdict``
-    (``statistics.verdict`` on ``p_holm``, with the floor Holm puts under every adjusted p)."""
+    ``family_size`` (the comparisons with a p), ``p_holm`` (Holm within the family), ``verdict`` and
+    ``reason`` (``statistics.verdict_and_reason`` on ``p_holm``, with the floor Holm puts under every
+    adjusted p). In a family of more than one, each interval is labelled ``unadjusted`` (it is the
+    comparison's own 95% interval, not simultaneous for the family)."""
     tested = rows["p"].notna()
+    size = int(tested.sum())
     p_holm = holm(rows["p"].to_numpy(dtype=float)) if len(rows) else np.array([])
     floors = holm_floors(rows["p_floor"].where(tested).to_numpy(dtype=float)) if len(rows) else np.array([])
-    out = rows.assign(family=family, family_size=int(tested.sum()), p_holm=p_holm)
-    out["verdict"] = [verdict(d, p, t, f, m) for d, p, t, f, m in
-                      zip(out["diff"], out["p_holm"], out["threshold"], floors, out["mde"])]
+    out = rows.assign(family=family, family_size=size, p_holm=p_holm)
+    if size > 1:
+        out["interval"] = [i if str(i).startswith("none") or str(i).endswith(UNADJUSTED) else f"{i}, {UNADJUSTED}"
+                           for i in out["interval"]]
+    words = [verdict_and_reason(r["diff"], r["p_holm"], r["threshold"], f, r["mde"], n=r["n"], units=r["units"],
+                                family_size=size, own_floor=r["p_floor"], no_test=_no_test(r["interval"]))
+             for (_, r), f in zip(out.iterrows(), floors)]
+    out["verdict"] = [w for w, _ in words]
+    out["reason"] = [why for _, why in words]
     return out
+
+
+def _no_test(interval) -> str:
+    text = str(interval)
+    return text.split(":", 1)[1].strip() if text.startswith("none:") else ""
 
 
 def family_baseline(method: str) -> str | None:
@@ -115,19 +135,41 @@ def _labelled(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(column=[metric_column(m, k) for m, k in zip(df["metric"], df["k"])])
 
 
+def refuse_duplicates(d: pd.DataFrame) -> pd.DataFrame:
+    """``d`` (``_labelled``) unchanged, or a ValueError naming each method, metric@k and the question ids
+    that have more than one row: one question counted twice would make n differ between a mean and a
+    paired table, silently."""
+    dup = d.duplicated(["method", "column", "question_id"], keep=False)
+    if dup.any():
+        named = d[dup].groupby(["method", "column"], sort=False)["question_id"].agg(
+            lambda q: ", ".join(map(str, dict.fromkeys(q))))
+        listed = "; ".join(f"{m} {c}: {ids}" for (m, c), ids in named.items())
+        raise ValueError(f"several rows for one (method, question) on one metric@k ({listed}); split the table by "
+                         "its other columns (e.g. a condition) so each question has one row")
+    return d
+
+
+def column_kind(column: str):
+    """The declared kind of a metric@k column (``metric_kinds``), or None (read off the values)."""
+    return declared_kind(column)
+
+
 def summary_with_ci(df: pd.DataFrame, metrics: Sequence[str] | None = None, units: Units | None = None) -> pd.DataFrame:
     """One row per method and metric@k (``metrics``: only these columns): ``SUMMARY_COLUMNS``. NaN
     values are not scored questions: they count in neither the mean nor n (``n_dropped`` counts them).
     Rows without k (latency, tokens: the machine and the bill, not findings) are left out unless named
-    in ``metrics``. ``units``: question id -> unit, for intervals clustered by document."""
+    in ``metrics``. ``units``: question id -> unit, for intervals clustered by document. Each interval is
+    the one of the metric's declared kind (``metric_kinds``; a name without one: read off the values)."""
     d = _labelled(df)
     if metrics is None:
         d = d[d["k"].notna()]
     else:
         d = d[d["column"].isin(list(metrics))]
+    refuse_duplicates(d)
     rows = []
     for (method, column), g in d.groupby(["method", "column"], sort=False):
-        est = mean_ci(g["value"].to_numpy(dtype=float), units=unit_labels(g["question_id"].tolist(), units))
+        est = mean_ci(g["value"].to_numpy(dtype=float), units=unit_labels(g["question_id"].tolist(), units),
+                      kind=column_kind(column))
         rows.append({"method": method, "metric": column, **est.as_dict()})
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
@@ -171,15 +213,17 @@ def _n_label(row: pd.Series) -> str:
 def per_question(df: pd.DataFrame, column: str) -> pd.DataFrame:
     """question_id x method scores of one metric@k (NaN where a method has no score)."""
     d = _labelled(df)
-    d = d[d["column"] == column]
+    d = refuse_duplicates(d[d["column"] == column])
     return d.pivot_table(index="question_id", columns="method", values="value", aggfunc="first", sort=False,
                          dropna=False)
 
 
-def paired_on(table: pd.DataFrame, a: str, b: str, threshold: float = 0.0, units: Units | None = None) -> Difference:
-    """``a - b`` on ``per_question``'s ``table`` (questions as rows), paired by question."""
+def paired_on(table: pd.DataFrame, a: str, b: str, threshold: float = 0.0, units: Units | None = None,
+              kind=None) -> Difference:
+    """``a - b`` on ``per_question``'s ``table`` (questions as rows), paired by question; ``kind``: the
+    metric's (``metric_kinds``), None to read it off the values."""
     return paired_difference(table[a].to_numpy(dtype=float), table[b].to_numpy(dtype=float), threshold,
-                             units=unit_labels([str(q) for q in table.index], units))
+                             units=unit_labels([str(q) for q in table.index], units), kind=kind)
 
 
 def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] | None = None,
@@ -208,7 +252,7 @@ def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] |
         for m in methods:
             if m in table.columns:
                 rows.append({"method": m, "baseline": baseline, "metric": column,
-                             **paired_on(table, m, baseline, units=units).as_dict()})
+                             **paired_on(table, m, baseline, units=units, kind=column_kind(column)).as_dict()})
     out = pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS[:DIFFERENCE_COLUMNS.index("family")])
     return decide(out, family or f"each method minus {baseline}")[DIFFERENCE_COLUMNS]
 
@@ -220,9 +264,11 @@ def difference_sentence(df: pd.DataFrame, a: str, b: str, column: str, threshold
     table = per_question(df, column)
     if a not in table.columns or b not in table.columns:
         return f"{a} - {b} on {column}: not both scored in this run"
-    row = decide(pd.DataFrame([paired_on(table, a, b, threshold, units).as_dict()]), "one comparison").iloc[0]
+    row = decide(pd.DataFrame([paired_on(table, a, b, threshold, units, column_kind(column)).as_dict()]),
+                 "one comparison").iloc[0]
+    reason = f" ({row['reason']})" if row["reason"] else ""
     return (f"{a} - {b} on {column}: {format_ci(row['diff'], row['ci_low'], row['ci_high'])} "
-            f"({comparison_note(row)}): {row['verdict']}")
+            f"({comparison_note(row)}): {row['verdict']}{reason}")
 
 
 def comparison_note(row, holm_p: bool = False) -> str:
@@ -244,7 +290,8 @@ def pairwise_differences(df: pd.DataFrame, column: str, methods: Sequence[str] |
     rows = []
     for i, a in enumerate(ranked):
         for b in ranked[i + 1:]:
-            rows.append({"method": a, "below": b, "metric": column, **paired_on(table, a, b, units=units).as_dict()})
+            rows.append({"method": a, "below": b, "metric": column,
+                         **paired_on(table, a, b, units=units, kind=column_kind(column)).as_dict()})
     cols = ["method", "below", "metric", *TEST_COLUMNS]
     out = pd.DataFrame(rows, columns=cols[:cols.index("family")])
     return decide(out, f"every pair on {column}")[cols]
@@ -298,12 +345,12 @@ def judge_spread(repeats: Sequence[Sequence[float]]) -> float:
     return float(np.nanmean(per_sample)) if np.isfinite(per_sample).any() else float("nan")
 
 
-READ_COLUMNS = ("diff", "n", "ci_low", "ci_high", "p_holm", "verdict")
+READ_COLUMNS = ("diff", "n", "ci_low", "ci_high", "p_holm", "verdict", "reason")
 
 
 def readable_decisions(table: pd.DataFrame) -> pd.DataFrame:
     """A table of tests (``TEST_COLUMNS`` after the columns naming what is compared) as a reader reads it:
-    what is compared, the difference, n, its interval, the Holm p and the verdict. The other test
+    what is compared, the difference, n, its interval, the Holm p, the verdict and its reason. The other test
     columns (interval method, units, resamples, family …) stay in the saved CSV; shown whole they make the
     table too wide to show without cutting it."""
     missing = [c for c in READ_COLUMNS if c not in table.columns]
