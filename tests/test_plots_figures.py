@@ -178,3 +178,29 @@ def test_forest_grid_has_a_row_per_setting_and_labels_every_budget():
                       "ctx_recall · at k=5, unequal budgets · naive 10 tok",
                       "doc_recall · at k=5, unequal budgets · naive 10 tok"]
     assert [t.marker.color[0] for t in fig.data] == ["#1f77b4", "#1f77b4", "#999999", "#999999"]
+
+
+def test_markdown_copy_shows_at_most_60_rows_and_200_character_cells_and_says_so(tmp_path):
+    long_text = "x" * 250
+    table = pd.DataFrame({"name": [f"row {i}" for i in range(75)], "text": ["short"] * 74 + [long_text]})
+    csv, md = save_table(table, tmp_path, "big", index=False)
+    text = md.read_text(encoding="utf-8")
+    body = [line for line in text.splitlines() if line.startswith("|")]
+    assert len(body) == 2 + 60                       # header, rule, 60 rows
+    assert "row 59" in text and "row 60" not in text
+    assert "The first 60 of 75 rows are shown; big.csv holds the whole table." in text
+    assert len(pd.read_csv(csv)) == 75               # the CSV keeps every row
+
+
+def test_markdown_copy_cuts_a_long_cell_and_counts_it(tmp_path):
+    table = pd.DataFrame({"claim": ["a", "b"], "numbers": ["y" * 201, "z" * 200]})
+    _, md = save_table(table, tmp_path, "cells", index=False)
+    text = md.read_text(encoding="utf-8")
+    assert "y" * 199 + "…" in text and "y" * 200 not in text
+    assert "z" * 200 in text                          # exactly 200: kept whole
+    assert "1 cell is cut at 200 characters; cells.csv holds the whole table." in text
+
+
+def test_markdown_copy_of_a_small_table_has_no_note(tmp_path):
+    _, md = save_table(pd.DataFrame({"a": [1, 2]}), tmp_path, "small", index=False)
+    assert "holds the whole table" not in md.read_text(encoding="utf-8")

@@ -91,18 +91,44 @@ def _png_bytes(fig, width: int, height: int) -> bytes:
     return result["png"]
 
 
+MAX_ROWS = 60      # a Markdown table a reader is shown: at most this many rows (the CSV keeps them all)
+MAX_CELL = 200     # and no cell longer than this many characters
+
+
 def save_table(df: pd.DataFrame, folder: str | Path, name: str, index: bool = True, caption: str = "",
                shown: pd.DataFrame | None = None) -> list[Path]:
     """Write ``name.csv`` (the numbers) and ``name.md`` (a caption line first, when given). ``shown``:
     the same numbers as a reader sees them in the Markdown (e.g. ``0.61 [0.48, 0.74]`` cells); multi-level
-    column headers read ``MRR · ours`` there."""
+    column headers read ``MRR · ours`` there. The Markdown is for reading: it shows at most ``MAX_ROWS``
+    rows and cuts cells at ``MAX_CELL`` characters, saying so under the table (``markdown_view``); the
+    CSV holds everything."""
     folder = Path(folder)
     csv = folder / f"{name}.csv"
     with atomic_path(csv) as tmp:
         df.to_csv(tmp, index=index)
-    md = (f"{caption}\n\n" if caption else "") + readable_headers(df if shown is None else shown).to_markdown(
-        index=index if shown is None else True, floatfmt=".3f") + "\n"
+    view, note = markdown_view(readable_headers(df if shown is None else shown), f"{name}.csv")
+    md = (f"{caption}\n\n" if caption else "") + view.to_markdown(
+        index=index if shown is None else True, floatfmt=".3f") + "\n" + (f"\n{note}\n" if note else "")
     return [csv, write_text(folder / f"{name}.md", md)]
+
+
+def markdown_view(table: pd.DataFrame, whole: str, max_rows: int = MAX_ROWS,
+                  max_cell: int = MAX_CELL) -> tuple[pd.DataFrame, str]:
+    """``table`` as a reader can take it in: its first ``max_rows`` rows, text cells longer than
+    ``max_cell`` characters cut (ending "…"), and the sentence that says what was left out and that
+    ``whole`` (the CSV beside it) has everything; "" when nothing was left out."""
+    said = []
+    if len(table) > max_rows:
+        said.append(f"The first {max_rows} of {len(table)} rows are shown")
+        table = table.head(max_rows)
+    long = table.map(lambda v: isinstance(v, str) and len(v) > max_cell)
+    if long.to_numpy().any():
+        table = table.mask(long, table.map(lambda v: v[:max_cell - 1] + "…" if isinstance(v, str) else v))
+        cut = int(long.to_numpy().sum())
+        said.append(f"{cut} {'cell is' if cut == 1 else 'cells are'} cut at {max_cell} characters")
+    if not said:
+        return table, ""
+    return table, "; ".join(said) + f"; {whole} holds the whole table."
 
 
 def readable_numbers(table: pd.DataFrame | pd.Series, digits: int = 3) -> pd.DataFrame:
