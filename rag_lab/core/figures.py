@@ -12,16 +12,62 @@ import threading
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..caching.atomic import atomic_path, write_text
 
 
+class UntitledAxisWarning(UserWarning):
+    """A saved figure has a value axis without a title: a reader cannot tell what its numbers measure."""
+
+
+def _numeric(values) -> bool:
+    if values is None:
+        return False
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        return False
+    return arr.size > 0 and arr.dtype.kind in "iuf"
+
+
+def untitled_value_axes(fig) -> list[str]:
+    """The 2-D value axes of ``fig`` (a plotly figure) that carry numbers and show them, yet have no title:
+    ``["xaxis2"]``. An axis is a value axis when a trace on it plots numbers along it (a bar's length, a
+    point's position); categorical axes (method names) and hidden or tick-less axes (shared panels, 3-D
+    scenes) need none."""
+    layout = fig.layout
+    value_axes = []
+    for trace in fig.data:
+        if trace.type not in ("scatter", "scattergl", "bar", "box", "violin", "histogram"):
+            continue
+        for letter in ("x", "y"):
+            if _numeric(getattr(trace, letter, None)):
+                ref = getattr(trace, f"{letter}axis", None) or letter
+                value_axes.append(f"{letter}axis{ref[1:]}")
+    missing = []
+    for name in dict.fromkeys(value_axes):
+        axis = layout[name] if name in layout else None
+        if axis is not None and (axis.visible is False or axis.showticklabels is False):
+            continue
+        title = axis.title.text if axis is not None and axis.title is not None else None
+        if not (title or "").strip():
+            missing.append(name)
+    return missing
+
+
 def save_figure(fig, folder: str | Path, name: str, width: int = 1000, height: int = 650, png: bool = True,
                 static=None) -> list[Path]:
     """Write ``name.html`` (self-contained) and ``name.png``; returns the paths written. ``static``: another
-    figure drawn as the PNG (a 3-D figure's readable projection: a picture cannot be rotated)."""
+    figure drawn as the PNG (a 3-D figure's readable projection: a picture cannot be rotated). A value axis
+    without a title is warned about (``UntitledAxisWarning``), so an executed notebook shows it and its test
+    fails (runs/outputs.py reads warnings)."""
     folder = Path(folder)
+    untitled = untitled_value_axes(fig if static is None else static)
+    if untitled:
+        warnings.warn(f"figure {name!r}: value axes without a title: {', '.join(untitled)} (say what the numbers "
+                      "measure, with the unit)", UntitledAxisWarning, stacklevel=2)
     html = folder / f"{name}.html"
     with atomic_path(html) as tmp:
         fig.write_html(str(tmp), include_plotlyjs=True, full_html=True)
