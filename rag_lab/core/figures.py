@@ -177,6 +177,14 @@ def markdown_view(table: pd.DataFrame, whole: str, max_rows: int = MAX_ROWS,
     return table, "; ".join(said) + f"; {whole} holds the whole table."
 
 
+def reading_display(digits: int = 3) -> None:
+    """pandas' display set for a reader of an executed notebook: floats to ``digits`` decimals (its default of
+    six prints 0.017241 and KKT residuals as 0.000000) and text cells up to ``MAX_CELL`` characters (its
+    default of 50 cuts labels to "no paper ro..."). Each notebook calls it once, in its first code cell."""
+    pd.set_option("display.precision", digits)
+    pd.set_option("display.max_colwidth", MAX_CELL)
+
+
 def readable_numbers(table: pd.DataFrame | pd.Series, digits: int = 3) -> pd.DataFrame:
     """The same numbers as text a reader meets: whole numbers (counts) as integers, ``12`` not
     ``12.000000``, others rounded to ``digits`` places, NaN as an empty cell. A column that mixes counts

@@ -1,5 +1,6 @@
 """What a reader should never meet in an executed notebook's output: a Python warning, a traceback, a
-log warning, a progress-bar fragment, or a table pandas cut to its display limits.
+log warning, a progress-bar fragment, a table pandas cut to its display limits, a number with five or more
+decimals outside scientific notation, or an interval of [-1, 1] printed as if it said something.
 
 Why: an executed notebook is read, not watched. A warning a reader cannot act on reads as a bug; a
 bar saved mid-run is a stack of ``\\r`` fragments (or a stale widget). Library warnings are filtered
@@ -28,6 +29,12 @@ PATTERNS = (
     ("progress bar", re.compile(r"\r|\d%\||\w/s\]|\ds/\w+\]")),   # tqdm: \r, 40%|, 3.1it/s], 2.5s/it]
     # pandas prints its "[162 rows x 9 columns]" footer only under a table it cut to display.max_rows/_columns
     ("cut table", re.compile(r"^\[\d+ rows x \d+ columns\]$", re.MULTILINE)),
+    # a number as a machine prints it: five or more decimals outside scientific notation (0.017241, 2.666667);
+    # a reader gets three significant digits or the exact fraction the text uses (core.figures.reading_display)
+    ("long decimals", re.compile(r"(?<![\w.])-?\d+\.\d{5,}(?![\d.]|e[-+]?\d)")),
+    # an interval spanning the whole range of a difference of [0, 1] scores says nothing: such a comparison is
+    # "cannot be decided" with its reason, never drawn or printed as [-1, 1]
+    ("whole-range interval", re.compile(r"\[-1\.0+, 1\.0+\]")),
 )
 SHOWN_CHARS = 160
 
