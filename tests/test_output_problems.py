@@ -79,3 +79,16 @@ def test_reads_a_file_and_refuses_what_is_not_a_notebook(tmp_path):
         output_problems(tmp_path / "missing.ipynb")
     with pytest.raises(ValueError, match="'cells' list"):
         output_problems({"metadata": {}})
+
+
+def test_table_problems_finds_long_tables_long_cells_and_empty_columns(tmp_path):
+    from rag_lab.runs.outputs import table_problems
+
+    good = tmp_path / "good.md"
+    good.write_text("Caption\n\n| method | recall |\n|:--|--:|\n| naive | 0.5 |\n", encoding="utf-8")
+    assert table_problems(good) == []
+    bad = tmp_path / "bad.md"
+    rows = "".join(f"| m{i} | nan | {'x' * 201 if i == 0 else 'y'} |\n" for i in range(61))
+    bad.write_text("Caption\n\n| method | judge | note |\n|:--|--:|:--|\n" + rows, encoding="utf-8")
+    assert table_problems(bad) == ["bad.md: 61 rows (at most 60)", "bad.md: a cell of 201 characters (at most 200)",
+                                   "bad.md: column 'judge' has no value"]

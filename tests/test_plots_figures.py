@@ -219,6 +219,8 @@ def test_markdown_copy_shows_at_most_60_rows_and_200_character_cells_and_says_so
     assert "row 59" in text and "row 60" not in text
     assert "The first 60 of 75 rows are shown; big.csv holds the whole table." in text
     assert len(pd.read_csv(csv)) == 75               # the CSV keeps every row
+    from rag_lab.runs.outputs import table_problems
+    assert table_problems(md) == []                  # what the notebook tests check, kept by construction
 
 
 def test_markdown_copy_cuts_a_long_cell_and_counts_it(tmp_path):
@@ -263,3 +265,17 @@ def test_save_figure_warns_about_an_untitled_value_axis(tmp_path):
 
     with pytest.warns(UntitledAxisWarning, match="'bars': value axes without a title: yaxis"):
         save_figure(go.Figure(go.Bar(x=["a"], y=[1.0])), tmp_path, "bars", png=False)
+
+
+def test_markdown_copy_leaves_out_columns_and_rows_that_say_nothing_and_names_them(tmp_path):
+    table = pd.DataFrame({"recall": [0.5, 0.0, float("nan")], "llm_tokens": [0, 0, 0], "judge": [float("nan")] * 3,
+                          "note": ["a", "", float("nan")]}, index=["naive", "kg", "raptor"])
+    csv, md = save_table(table, tmp_path, "t")
+    text = md.read_text(encoding="utf-8")
+    header = next(line for line in text.splitlines() if line.startswith("|"))
+    assert "recall" in header and "note" in header and "llm_tokens" not in header and "judge" not in header
+    # kg: recall 0 and an empty note -> all 0; raptor: NaN and NaN -> no value
+    assert "| naive" in text and "| kg " not in text and "| raptor" not in text
+    assert ("Columns left out: llm_tokens (all 0), judge (no value); rows left out: kg (all 0), raptor (no value); "
+            "t.csv holds the whole table.") in text
+    assert list(pd.read_csv(csv, index_col=0).index) == ["naive", "kg", "raptor"]

@@ -7,6 +7,7 @@ persistent server, which makes every PNG after it in about 0.15 s; kaleido close
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
 import warnings
@@ -158,12 +159,43 @@ def save_table(df: pd.DataFrame, folder: str | Path, name: str, index: bool = Tr
     return [csv, write_text(folder / f"{name}.md", md)]
 
 
+def _empty(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip())
+
+
+def _zero(value) -> bool:
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool) and value == 0
+
+
+def _blank(cells: pd.Series) -> str | None:
+    """Why a row or column says nothing: "no value" (every cell empty or NaN), "all 0" (every cell a zero
+    number, or empty), else None."""
+    values = [v.item() if hasattr(v, "item") else v for v in cells]
+    if all(_empty(v) for v in values):
+        return "no value"
+    if all(_zero(v) or _empty(v) for v in values):
+        return "all 0"
+    return None
+
+
 def markdown_view(table: pd.DataFrame, whole: str, max_rows: int = MAX_ROWS,
                   max_cell: int = MAX_CELL) -> tuple[pd.DataFrame, str]:
-    """``table`` as a reader can take it in: its first ``max_rows`` rows, text cells longer than
-    ``max_cell`` characters cut (ending "…"), and the sentence that says what was left out and that
-    ``whole`` (the CSV beside it) has everything; "" when nothing was left out."""
+    """``table`` as a reader can take it in: columns and rows that say nothing (no value, or all 0) left out
+    and named, its first ``max_rows`` rows, text cells longer than ``max_cell`` characters cut (ending "…"),
+    and the sentence that says what was left out and that ``whole`` (the CSV beside it) has everything; ""
+    when nothing was left out."""
     said = []
+    if len(table) and len(table.columns) > 1:
+        blank = {c: why for c in table.columns if (why := _blank(table[c])) is not None}
+        if blank and len(blank) < len(table.columns):
+            table = table.drop(columns=list(blank))
+            said.append("columns left out: " + ", ".join(f"{c} ({why})" for c, why in blank.items()))
+    if len(table) > 1:
+        blank_rows = {i: why for i, (_, row) in zip(table.index, table.iterrows()) if (why := _blank(row)) is not None}
+        if blank_rows and len(blank_rows) < len(table):
+            table = table.drop(index=list(blank_rows))
+            said.append("rows left out: " + ", ".join(f"{i} ({why})" for i, why in list(blank_rows.items())[:10])
+                        + (f" and {len(blank_rows) - 10} more" if len(blank_rows) > 10 else ""))
     if len(table) > max_rows:
         said.append(f"The first {max_rows} of {len(table)} rows are shown")
         table = table.head(max_rows)
@@ -174,7 +206,8 @@ def markdown_view(table: pd.DataFrame, whole: str, max_rows: int = MAX_ROWS,
         said.append(f"{cut} {'cell is' if cut == 1 else 'cells are'} cut at {max_cell} characters")
     if not said:
         return table, ""
-    return table, "; ".join(said) + f"; {whole} holds the whole table."
+    text = "; ".join(said)
+    return table, text[0].upper() + text[1:] + f"; {whole} holds the whole table."
 
 
 def reading_display(digits: int = 3) -> None:

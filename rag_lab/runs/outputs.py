@@ -79,3 +79,28 @@ def output_problems(notebook: str | Path | Mapping[str, Any]) -> list[str]:
                 problems.append(f"cell {cell} ({where}): {kind}: {line!r}")
                 break
     return problems
+
+
+MAX_TABLE_ROWS, MAX_TABLE_CELL = 60, 200    # what core.figures.save_table keeps in a Markdown copy
+
+
+def table_problems(path: str | Path) -> list[str]:
+    """A Markdown table (``name.md``, as ``core.figures.save_table`` writes it) a reader cannot take in: more
+    than ``MAX_TABLE_ROWS`` rows, a cell longer than ``MAX_TABLE_CELL`` characters, or a column with no
+    value in any row ("nan" or empty), as ``"t.md: 75 rows"``; empty when it reads."""
+    path = Path(path)
+    rows = [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("|")]
+    if len(rows) < 2:
+        return []
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in rows]
+    header, body = cells[0], cells[2:]
+    problems = []
+    if len(body) > MAX_TABLE_ROWS:
+        problems.append(f"{path.name}: {len(body)} rows (at most {MAX_TABLE_ROWS})")
+    longest = max((len(c) for row in body for c in row), default=0)
+    if longest > MAX_TABLE_CELL:
+        problems.append(f"{path.name}: a cell of {longest} characters (at most {MAX_TABLE_CELL})")
+    for j, name in enumerate(header):
+        if j and body and all(j < len(row) and row[j] in ("", "nan") for row in body):
+            problems.append(f"{path.name}: column {name!r} has no value")
+    return problems
