@@ -108,6 +108,7 @@ def test_sketch_notebook_tables(tmp_path):
     # the worked question: gold passages marked in the merged chunks; the answer read against the reference
     # with the per-question token F1 of sketch on that question
     assert "Gold passages of this question" in printed and "#1 " in printed
+    assert "What an answering LLM would be asked" in printed and "CONTEXTS:\n[1] " in printed   # the answer job's prompt
     line = next(line for line in printed.splitlines() if line.startswith("The answer "))
     assert re.search(r"\); (it is pasted|\d+ of its \d+ sentences|none of its sentences)", line), line
     reading = re.search(r"token F1 against it (\d\.\d\d)\)", line)

@@ -105,3 +105,13 @@ def test_worked_comparison_sets_retrievals_side_by_side_with_gold_passages_numbe
     assert passages.loc["P1", "a"] == "rank 2" and passages.loc["P1", "b"] == NOT_ELECTED
     assert passages.loc["P2", "a"] == NOT_ELECTED and passages.loc["P2", "b"] == "rank 1"
     assert list(hits["a"]) == ["d#1", "d#0 ✓ P1"] and list(hits["b"]) == ["d#2 ✓ P2", ""]
+
+
+def test_answer_prompt_is_the_answer_job_over_what_the_method_hands_over():
+    from types import SimpleNamespace
+    from rag_lab.evaluation.worked import answer_prompt
+
+    retriever = SimpleNamespace(answer_contexts=lambda retrieval: ["FACTS: pesto - comes from - Genoa", "x" * 400])
+    prompt = answer_prompt(retriever, Q, None, context_chars=50)
+    assert "[1] FACTS: pesto - comes from - Genoa" in prompt and "[2] " + "x" * 49 + "…" in prompt
+    assert prompt.index("CONTEXTS:") < prompt.index("QUESTION: Which spice colours risotto") and '"answer"' in prompt

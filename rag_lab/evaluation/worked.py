@@ -240,6 +240,19 @@ def worked_answer(retriever, reasoner, question: Question, retrieval) -> tuple[s
     return answer, answer_reading(answer, question.answer, contexts, names)
 
 
+def answer_prompt(retriever, question: Question, retrieval, context_chars: int | None = 300) -> str:
+    """What an answering LLM would be asked for ``retrieval``: the answer job's user message
+    (``reasoning.prompts.ANSWER``) over exactly the contexts ``retriever`` hands over (its context blocks,
+    then its hits), each context shown to ``context_chars`` characters (None: whole) so a reader sees the
+    prompt's shape and order, not every word."""
+    from ..reasoning.prompts import ANSWER
+
+    contexts = retriever.answer_contexts(retrieval)
+    if context_chars is not None:
+        contexts = [_short(c, context_chars) for c in contexts]
+    return ANSWER.messages(question=question.question, contexts=contexts)[1]["content"]
+
+
 def reference_in_answer(answer: str, reference: str) -> bool:
     """Whether the normalised reference appears inside the normalised answer (a long answer that holds it)."""
     ref = normalize_answer(reference)
