@@ -22,6 +22,19 @@ def chunk_entities(retriever, chunk_index: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["name", "type", "key", "class", "description"])
 
 
+def entities_by_description(entities: pd.DataFrame, plain_type: str = "CONCEPT") -> pd.DataFrame:
+    """``chunk_entities`` as a reader takes it in: one row per description (the offline reasoner describes every
+    entity of a sentence by that sentence, so the long table repeats it), its entities listed in order, each
+    with its named-entity type where it has one (spaCy's small model's guess; ``plain_type`` — a noun chunk — is
+    not shown) and "→ class" where it joined a class under another name."""
+    rows = []
+    for description, group in entities.groupby("description", sort=False):
+        names = [f"{n}" + (f" ({t})" if t != plain_type else "") + (f" → {c}" if c != n else "")
+                 for n, t, c in zip(group["name"], group["type"], group["class"])]
+        rows.append({"description": description, "entities": ", ".join(names), "count": len(names)})
+    return pd.DataFrame(rows, columns=["description", "entities", "count"])
+
+
 def config_table(config) -> pd.DataFrame:
     """A config's knobs, one row each (its one-line repr is hard to read)."""
     knobs = config.as_dict()
