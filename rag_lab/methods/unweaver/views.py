@@ -35,6 +35,15 @@ def entities_by_description(entities: pd.DataFrame, plain_type: str = "CONCEPT")
     return pd.DataFrame(rows, columns=["description", "entities", "count"])
 
 
+def zero_tokens_note(columns: list[str], reasoner: str) -> str:
+    """The line after the token table that left out columns 0 for every method (``core.plots.without_zero``):
+    which, with which reasoner, and where an LLM's would be read. "" when none was left out."""
+    if not columns:
+        return ""
+    return (f"Left out above, 0 for every method with the {reasoner} reasoner: {', '.join(columns)}; the next table "
+            "estimates what an LLM reasoner would be sent.\n")
+
+
 def config_table(config) -> pd.DataFrame:
     """A config's knobs, one row each (its one-line repr is hard to read)."""
     knobs = config.as_dict()
