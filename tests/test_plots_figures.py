@@ -279,3 +279,11 @@ def test_markdown_copy_leaves_out_columns_and_rows_that_say_nothing_and_names_th
     assert ("Columns left out: llm_tokens (all 0), judge (no value); rows left out: kg (all 0), raptor (no value); "
             "t.csv holds the whole table.") in text
     assert list(pd.read_csv(csv, index_col=0).index) == ["naive", "kg", "raptor"]
+
+
+def test_markdown_copy_joins_multi_level_row_labels(tmp_path):
+    table = pd.DataFrame({"tokens": [5, 6]}, index=pd.MultiIndex.from_tuples([("ic (20 questions)", "naive"),
+                                                                             ("ic (20 questions)", "kg")]))
+    _, md = save_table(table, tmp_path, "t")
+    text = md.read_text(encoding="utf-8")
+    assert "| ic (20 questions) · naive " in text and "('ic" not in text

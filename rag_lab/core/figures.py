@@ -233,7 +233,10 @@ def readable_numbers(table: pd.DataFrame | pd.Series, digits: int = 3) -> pd.Dat
 
 
 def readable_headers(df: pd.DataFrame) -> pd.DataFrame:
-    """Multi-level column headers joined by `` · `` (Markdown has one header row; a tuple is unreadable)."""
-    if not isinstance(df.columns, pd.MultiIndex):
-        return df
-    return df.set_axis([" · ".join(str(part) for part in col if str(part)) for col in df.columns], axis=1)
+    """Multi-level column headers and row labels joined by `` · `` (Markdown has one header row and one label
+    column; a tuple such as ``('italian_cuisine (20 questions)', 'naive')`` is unreadable)."""
+    if isinstance(df.columns, pd.MultiIndex):
+        df = df.set_axis([" · ".join(str(part) for part in col if str(part)) for col in df.columns], axis=1)
+    if isinstance(df.index, pd.MultiIndex):
+        df = df.set_axis([" · ".join(str(part) for part in row if str(part)) for row in df.index], axis=0)
+    return df
