@@ -143,9 +143,11 @@ def empty_cache(folder: Path) -> Path:
 
 # -- notebooks --------------------------------------------------------------------------------------
 def run_notebook_smoke(name: str, parameters: dict, tmp_path: Path) -> dict:
-    """Execute one notebook under papermill with small parameters; fail with its traceback, or when its
-    executed output holds a Python warning, a traceback or a progress-bar fragment (rag_lab/runs/outputs.py)."""
-    from rag_lab.runs.outputs import output_problems
+    """Execute one notebook under papermill with small parameters; fail with its traceback, when its
+    executed output holds a Python warning, a traceback, a progress-bar fragment, a long decimal or a [-1, 1]
+    interval, or when a Markdown table it wrote is too long, too wide in a cell or has an empty column
+    (rag_lab/runs/outputs.py)."""
+    from rag_lab.runs.outputs import output_problems, table_problems
     from rag_lab.runs.runner import run_notebooks
 
     manifest = run_notebooks([name], parameters, runs_dir=tmp_path / "runs", figures_root=tmp_path / "figures",
@@ -154,6 +156,8 @@ def run_notebook_smoke(name: str, parameters: dict, tmp_path: Path) -> dict:
     assert entry["status"] == "ok", f"{name} failed:\n{entry.get('traceback', entry.get('error'))}"
     problems = output_problems(tmp_path / "runs" / manifest["run_id"] / entry["output"])
     assert not problems, f"{name}: the executed notebook shows clutter a reader meets:\n" + "\n".join(problems)
+    tables = [p for path in entry["files"] if path.endswith(".md") for p in table_problems(path)]
+    assert not tables, f"{name}: tables a reader cannot take in:\n" + "\n".join(tables)
     return manifest
 
 

@@ -112,6 +112,10 @@ def test_quickstart_runs(notebook_run, embedder):
     if f1:
         assert float(f1.group(1)) == pytest.approx(first["value"].iloc[0], abs=0.006)
     # the answers' comparison names what the offline reasoner's answers are and that no judge ran
+    # the two context recalls told apart, each quoting its own table's mean
+    two = re.search(r"ctx_recall@5 = (\d\.\d{3}) .* id_context_recall@5 = (\d\.\d{3})", text)
+    assert two and float(two.group(1)) == pytest.approx(recall["naive"], abs=6e-4), text[-2000:]
+    assert float(two.group(2)) == pytest.approx(answers.loc["naive", "id_context_recall@5"], abs=6e-4)
     answers_line = next(line for line in text.splitlines() if line.startswith("Answers: semantic - naive on token_f1@5: "))
     assert "extractive" in answers_line and "no judge ran" in answers_line
     check_intervals(manifest, root)

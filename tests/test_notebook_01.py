@@ -99,7 +99,8 @@ def test_sketch_notebook_tables(tmp_path):
                     for t in o.get("data", {}).get("text/plain", []))
     assert not re.search(r"\b\d+\.0{6}\b", printed + shown), "a count printed as a float (12.000000)"
     assert "graph store: kuzu" in printed and "MATCH (s:Entity)-[p:RELATES* SHORTEST 1.." in printed
-    assert printed.count("Not like-for-like with the paper") == 2 and "Not RAPTOR's own setting" in printed
+    assert printed.count("Not like-for-like with the paper") == 1 and "Not RAPTOR's own setting" in printed
+    assert "here the metric differs too: with no judge configured" in printed     # said once, then only the change
     assert "sketch minus naive (paired, n = 3): ctx_recall@5 " in printed               # details: span metrics first
     assert "; string-match context precision " in printed                                # then string-match, named so
     check_lead(printed, paths, pd.read_csv(paths["retrieval_metrics.csv"]))
@@ -107,6 +108,7 @@ def test_sketch_notebook_tables(tmp_path):
     # the worked question: gold passages marked in the merged chunks; the answer read against the reference
     # with the per-question token F1 of sketch on that question
     assert "Gold passages of this question" in printed and "#1 " in printed
+    assert "What an answering LLM would be asked" in printed and "CONTEXTS:\n[1] " in printed   # the answer job's prompt
     line = next(line for line in printed.splitlines() if line.startswith("The answer "))
     assert re.search(r"\); (it is pasted|\d+ of its \d+ sentences|none of its sentences)", line), line
     reading = re.search(r"token F1 against it (\d\.\d\d)\)", line)

@@ -100,6 +100,10 @@ def test_unweaver_notebook_runs(tmp_path, monkeypatch, embedder):
     assert ours[("FC", "mean")].isna().all()                  # no judge, no factual correctness
     # ...so the shown token table leaves the empty FC columns out and says so
     assert "Left out above, with no score of ours in this run (judge: none): FC; the column stays in token_usage.csv." in text
+    # ...and the LLM token columns, 0 for every method with the offline reasoner (the CSV keeps them, all 0)
+    llm = [c for c in tokens.columns if c[0].startswith("LLM")]
+    assert llm and (tokens[llm] == 0).all().all()
+    assert "Left out above, 0 for every method with the offline reasoner: LLM prompt · index" in text
     reported = side.xs("paper-reported", level="source")
     expected = paper_table1()
     assert list(reported.index) == list(expected.index)

@@ -61,4 +61,13 @@ def test_ssg_traversal_notebook_runs(tmp_path):
     assert steps.iloc[0].startswith("anchor") and steps.str.contains("stop").any()
     sentences = pd.read_csv(paths["walk_sentences.csv"])
     assert set(sentences["gold"].fillna("")) <= {"", "✓", "✓ missed"}
+    # the example's gold sentences P1, P2 … against every algorithm: a rank in its gathered list or "not elected"
+    example = pd.read_csv(paths["example_gold_passages.csv"], index_col=0)
+    assert list(example.index) == [f"P{i}" for i in range(1, len(example) + 1)] and len(example) > 0
+    ranks = example[[c for c in example.columns if c not in ("document", "text")]]
+    assert ranks.shape[1] == len(ALGORITHM_NAMES)
+    assert ranks.stack().str.fullmatch(r"rank \d+|not elected").all()
+    gathered = int((sentences["gold"].fillna("") == "✓").sum())     # the traced walk's gold sentences, ✓ there
+    walked = next(c for c in ranks.columns if c in paths["walk_steps.md"].read_text(encoding="utf-8").splitlines()[0])
+    assert int(ranks[walked].str.startswith("rank").sum()) == gathered
     assert_captions_name_reasoners(manifest)

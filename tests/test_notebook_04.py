@@ -193,6 +193,11 @@ def test_gralc_notebook_runs(notebook_run):
     assert list(t2["ΔMRR"].columns) == ["ours", "n", "ci_low", "ci_high", "Holm p", "paper-reported"]
     evidence = pd.read_csv(folder / "evidence_paragraphs.csv", header=[0, 1], index_col=[0, 1])
     assert set(evidence.columns.get_level_values(1)) == set(INTERVAL)
+    # the worked example: one question's gold paragraphs P1, P2 … and the rank at which each strategy holds them
+    worked = pd.read_csv(folder / "worked_gold_passages.csv", index_col=0)
+    assert list(worked.index) == [f"P{i}" for i in range(1, len(worked) + 1)] and len(worked) > 0
+    ranks = worked.drop(columns=["document", "text"])
+    assert len(ranks.columns) == 6 and ranks.stack().str.fullmatch(r"rank \d+|not elected").all()
 
     check_ratio_table(folder, "table3", paper.table3(), ["Chunks", "Time (s)"], [])
     check_ratio_table(folder, "table6", paper.table6(), ["Tokens"], ["Avg F1", "Sec Diversity"])

@@ -1,3 +1,5 @@
+import math
+
 import pandas as pd
 import pytest
 
@@ -173,8 +175,115 @@ def test_forest_grid_has_a_row_per_setting_and_labels_every_budget():
     assert len(fig.data) == 4
     assert [list(t.y) for t in fig.data] == [["sketch (6 tok)"]] * 2 + [["sketch (6 tok)"]] * 2
     titles = [a.text for a in fig.layout.annotations]
-    assert titles == ["ctx_recall · smallest equal budget: 6 tokens · naive 6 tok",
-                      "doc_recall · smallest equal budget: 6 tokens · naive 6 tok",
-                      "ctx_recall · at k=5, unequal budgets · naive 10 tok",
-                      "doc_recall · at k=5, unequal budgets · naive 10 tok"]
+    assert titles == ["ctx_recall<br>smallest equal budget: 6 tokens · naive 6 tok",
+                      "doc_recall<br>smallest equal budget: 6 tokens · naive 6 tok",
+                      "ctx_recall<br>at k=5, unequal budgets · naive 10 tok",
+                      "doc_recall<br>at k=5, unequal budgets · naive 10 tok"]
     assert [t.marker.color[0] for t in fig.data] == ["#1f77b4", "#1f77b4", "#999999", "#999999"]
+    from rag_lab.core.figures import untitled_value_axes
+    assert untitled_value_axes(fig) == []                 # every panel's difference axis is titled
+
+
+def test_forest_panels_that_cannot_be_decided_say_so_instead_of_drawing_bars():
+    from rag_lab.core.plots import forest_grid
+
+    rows = [{"setting": "at k=5, unequal budgets", "method": m, "baseline": "naive", "metric": "ctx_recall@5",
+             "diff": 0.1, "ci_low": -1.0, "ci_high": 1.0, "n": 20, "p_holm": 1.0, "mde": 0.7,
+             "verdict": "cannot be decided", "reason": "3 documents: no test at 0.05 is possible",
+             "method_tokens": 10.0, "baseline_tokens": 10.0} for m in ("sketch", "kg")]
+    fig = forest_grid(pd.DataFrame(rows), "t")
+    trace = fig.data[0]
+    assert all(math.isnan(v) for v in trace.error_x.array)          # no [-1, 1] bars
+    assert list(trace.marker.symbol) == ["circle-open", "circle-open"]
+    notes = [a.text for a in fig.layout.annotations if a.text.startswith("cannot be decided")]
+    assert notes == ["cannot be decided:<br>3 documents: no test at 0.05 is possible"]
+
+
+def test_interval_bars_keep_a_unit_metric_on_0_to_1_with_n_in_the_labels():
+    from rag_lab.core.plots import interval_bars
+
+    board = pd.DataFrame({"method": ["naive", "sketch"], "metric": ["ctx_recall@5"] * 2, "mean": [0.9, 0.95],
+                          "ci_low": [0.8, 0.85], "ci_high": [0.97, 1.0], "n": [20, 20]})
+    fig = interval_bars(board, "ctx_recall@5", "t")
+    assert list(fig.layout.yaxis.range) == [0.0, 1.0]
+    assert list(fig.data[0].x) == ["naive (n=20)", "sketch (n=20)"] and fig.data[0].text is None
+
+
+def test_markdown_copy_shows_at_most_60_rows_and_200_character_cells_and_says_so(tmp_path):
+    long_text = "x" * 250
+    table = pd.DataFrame({"name": [f"row {i}" for i in range(75)], "text": ["short"] * 74 + [long_text]})
+    csv, md = save_table(table, tmp_path, "big", index=False)
+    text = md.read_text(encoding="utf-8")
+    body = [line for line in text.splitlines() if line.startswith("|")]
+    assert len(body) == 2 + 60                       # header, rule, 60 rows
+    assert "row 59" in text and "row 60" not in text
+    assert "The first 60 of 75 rows are shown; big.csv holds the whole table." in text
+    assert len(pd.read_csv(csv)) == 75               # the CSV keeps every row
+    from rag_lab.runs.outputs import table_problems
+    assert table_problems(md) == []                  # what the notebook tests check, kept by construction
+
+
+def test_markdown_copy_cuts_a_long_cell_and_counts_it(tmp_path):
+    table = pd.DataFrame({"claim": ["a", "b"], "numbers": ["y" * 201, "z" * 200]})
+    _, md = save_table(table, tmp_path, "cells", index=False)
+    text = md.read_text(encoding="utf-8")
+    assert "y" * 199 + "…" in text and "y" * 200 not in text
+    assert "z" * 200 in text                          # exactly 200: kept whole
+    assert "1 cell is cut at 200 characters; cells.csv holds the whole table." in text
+
+
+def test_markdown_copy_of_a_small_table_has_no_note(tmp_path):
+    _, md = save_table(pd.DataFrame({"a": [1, 2]}), tmp_path, "small", index=False)
+    assert "holds the whole table" not in md.read_text(encoding="utf-8")
+
+
+def test_untitled_value_axes_names_numeric_axes_without_a_title():
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+    from rag_lab.core.figures import untitled_value_axes
+
+    bars = go.Figure(go.Bar(x=["naive", "sketch"], y=[0.5, 0.7]))
+    assert untitled_value_axes(bars) == ["yaxis"]              # the bar length is a value; method names are not
+    bars.update_layout(yaxis_title="recall@5")
+    assert untitled_value_axes(bars) == []
+    sideways = go.Figure(go.Bar(y=["naive"], x=[0.1], orientation="h"))
+    assert untitled_value_axes(sideways) == ["xaxis"]
+    grid = make_subplots(rows=1, cols=2)
+    grid.add_trace(go.Scatter(x=[0.1, 0.2], y=["a", "b"]), row=1, col=1)
+    grid.add_trace(go.Scatter(x=[0.3, 0.4], y=["a", "b"]), row=1, col=2)
+    grid.update_xaxes(title_text="difference", row=1, col=1)
+    assert untitled_value_axes(grid) == ["xaxis2"]
+    hidden = go.Figure(go.Scatter(x=[1, 2], y=[3, 4]))
+    hidden.update_xaxes(showticklabels=False, title_text="")
+    hidden.update_yaxes(visible=False)
+    assert untitled_value_axes(hidden) == []
+
+
+def test_save_figure_warns_about_an_untitled_value_axis(tmp_path):
+    import plotly.graph_objects as go
+    from rag_lab.core.figures import UntitledAxisWarning
+
+    with pytest.warns(UntitledAxisWarning, match="'bars': value axes without a title: yaxis"):
+        save_figure(go.Figure(go.Bar(x=["a"], y=[1.0])), tmp_path, "bars", png=False)
+
+
+def test_markdown_copy_leaves_out_columns_and_rows_that_say_nothing_and_names_them(tmp_path):
+    table = pd.DataFrame({"recall": [0.5, 0.0, float("nan")], "llm_tokens": [0, 0, 0], "judge": [float("nan")] * 3,
+                          "note": ["a", "", float("nan")]}, index=["naive", "kg", "raptor"])
+    csv, md = save_table(table, tmp_path, "t")
+    text = md.read_text(encoding="utf-8")
+    header = next(line for line in text.splitlines() if line.startswith("|"))
+    assert "recall" in header and "note" in header and "llm_tokens" not in header and "judge" not in header
+    # kg: recall 0 and an empty note -> all 0; raptor: NaN and NaN -> no value
+    assert "| naive" in text and "| kg " not in text and "| raptor" not in text
+    assert ("Columns left out: llm_tokens (all 0), judge (no value); rows left out: kg (all 0), raptor (no value); "
+            "t.csv holds the whole table.") in text
+    assert list(pd.read_csv(csv, index_col=0).index) == ["naive", "kg", "raptor"]
+
+
+def test_markdown_copy_joins_multi_level_row_labels(tmp_path):
+    table = pd.DataFrame({"tokens": [5, 6]}, index=pd.MultiIndex.from_tuples([("ic (20 questions)", "naive"),
+                                                                             ("ic (20 questions)", "kg")]))
+    _, md = save_table(table, tmp_path, "t")
+    text = md.read_text(encoding="utf-8")
+    assert "| ic (20 questions) · naive " in text and "('ic" not in text

@@ -27,3 +27,15 @@ def test_sentences_pair_the_methods_and_tie_the_cut_to_the_loss():
                         "possible), but the cut chunks still compete with a handicap.")
     assert lines[3].startswith("Answers: semantic - naive on token_f1@5: -0.100 [-1.000, 1.000]")
     assert "the offline reasoner's answers are extractive" in lines[3] and "no judge ran" in lines[3]
+
+
+def test_two_recalls_sentence_tells_the_span_recall_from_the_id_recall():
+    import pandas as pd
+    from rag_lab.methods.baselines.findings import two_recalls_sentence
+
+    rows = pd.DataFrame({"method": ["naive"] * 4, "question_id": ["a", "b", "a", "b"],
+                         "metric": ["ctx_recall", "ctx_recall", "id_context_recall", "id_context_recall"],
+                         "k": [5, 5, 3, 3], "value": [1.0, 0.5, 0.5, 0.5]})
+    text = two_recalls_sentence(rows, "naive", 5, 3)
+    assert "ctx_recall@5 = 0.750" in text and "id_context_recall@3 = 0.500" in text and "counts half" in text
+    assert two_recalls_sentence(rows, "semantic", 5, 3) == ""        # not scored: nothing to say

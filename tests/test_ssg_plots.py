@@ -99,6 +99,9 @@ def test_the_static_paths_figure_has_a_panel_per_algorithm_and_keeps_distances()
                        atol=1e-6)
     lo, hi = fig.layout.xaxis.range                                           # zoomed on the paths
     assert lo < xy[:, 0].min() and xy[:, 0].max() < hi
+    from rag_lab.core.figures import untitled_value_axes
+    assert untitled_value_axes(fig) == []                                     # the plane's axes are named
+    assert fig.layout.xaxis.title.text == plots.PLANE_AXES[0] and fig.layout.yaxis.title.text == plots.PLANE_AXES[1]
     with pytest.raises(ValueError, match="no paths"):
         plots.traversal_paths_2d(graph, q, {}, "x")
 

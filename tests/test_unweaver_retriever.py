@@ -195,6 +195,11 @@ def test_views_of_a_built_index():
     ents = views.chunk_entities(r, 2)
     assert ents[["name", "key", "class"]].values.tolist() == [["Risottos", "risotto", "risotto"],
                                                               ["Piedmont", "piedmont", "Piedmont"]]
+    assert views.zero_tokens_note([], "offline") == ""
+    assert views.zero_tokens_note(["LLM prompt · index"], "offline").startswith(
+        "Left out above, 0 for every method with the offline reasoner: LLM prompt · index; ")
+    grouped = views.entities_by_description(ents.assign(description="one sentence", type=["CONCEPT", "GPE"]))
+    assert grouped.values.tolist() == [["one sentence", "Risottos → risotto, Piedmont (GPE)", 2]]
     big = views.largest_classes(r, 2)           # Saffron and risotto span 2 chunks; Saffron is first
     assert big["class"].tolist() == ["Saffron", "risotto"] and big["surface forms"].tolist()[1] == "Risottos, risotto"
     assert views.matrix_summary(r)["shape"].tolist()[:3] == ["6 x 3", "6 x 4", "3 x 4"]

@@ -87,3 +87,31 @@ def test_worked_answer_names_a_block_by_its_kind_and_hits_by_id():
     assert said.startswith("The answer holds the reference's words in order but adds more")   # reference "saffron"
     echo_facts = SimpleNamespace(answer=lambda q, contexts: contexts[0])
     assert worked_answer(Facts(), echo_facts, Q, retrieval)[1].endswith("pasted word for word from the graph facts block.")
+
+
+def test_worked_comparison_sets_retrievals_side_by_side_with_gold_passages_numbered():
+    from rag_lab.core.types import Hit, Retrieval
+    from rag_lab.evaluation.worked import NOT_ELECTED, worked_comparison
+
+    doc = Document("d", "First gold sentence here. Filler text. Second gold sentence there.", "D")
+    question = Question("q", "?", gold_doc_ids=["d"],
+                        gold_contexts=["First gold sentence here.", "Second gold sentence there."])
+    first = Chunk("d#0", "d", "First gold sentence here.", 0, 25)
+    filler = Chunk("d#1", "d", "Filler text.", 26, 38)
+    second = Chunk("d#2", "d", "Second gold sentence there.", 39, 66)
+    retrievals = {"a": Retrieval("?", [Hit(filler, 0.9), Hit(first, 0.8)]), "b": Retrieval("?", [Hit(second, 0.7)])}
+    passages, hits = worked_comparison(retrievals, question, [doc])
+    # worked by hand: P1 is held by a's rank 2 only, P2 by b's rank 1 only
+    assert passages.loc["P1", "a"] == "rank 2" and passages.loc["P1", "b"] == NOT_ELECTED
+    assert passages.loc["P2", "a"] == NOT_ELECTED and passages.loc["P2", "b"] == "rank 1"
+    assert list(hits["a"]) == ["d#1", "d#0 ✓ P1"] and list(hits["b"]) == ["d#2 ✓ P2", ""]
+
+
+def test_answer_prompt_is_the_answer_job_over_what_the_method_hands_over():
+    from types import SimpleNamespace
+    from rag_lab.evaluation.worked import answer_prompt
+
+    retriever = SimpleNamespace(answer_contexts=lambda retrieval: ["FACTS: pesto - comes from - Genoa", "x" * 400])
+    prompt = answer_prompt(retriever, Q, None, context_chars=50)
+    assert "[1] FACTS: pesto - comes from - Genoa" in prompt and "[2] " + "x" * 49 + "…" in prompt
+    assert prompt.index("CONTEXTS:") < prompt.index("QUESTION: Which spice colours risotto") and '"answer"' in prompt

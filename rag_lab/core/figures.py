@@ -7,21 +7,68 @@ persistent server, which makes every PNG after it in about 0.15 s; kaleido close
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..caching.atomic import atomic_path, write_text
 
 
+class UntitledAxisWarning(UserWarning):
+    """A saved figure has a value axis without a title: a reader cannot tell what its numbers measure."""
+
+
+def _numeric(values) -> bool:
+    if values is None:
+        return False
+    try:
+        arr = np.asarray(values)
+    except (TypeError, ValueError):
+        return False
+    return arr.size > 0 and arr.dtype.kind in "iuf"
+
+
+def untitled_value_axes(fig) -> list[str]:
+    """The 2-D value axes of ``fig`` (a plotly figure) that carry numbers and show them, yet have no title:
+    ``["xaxis2"]``. An axis is a value axis when a trace on it plots numbers along it (a bar's length, a
+    point's position); categorical axes (method names) and hidden or tick-less axes (shared panels, 3-D
+    scenes) need none."""
+    layout = fig.layout
+    value_axes = []
+    for trace in fig.data:
+        if trace.type not in ("scatter", "scattergl", "bar", "box", "violin", "histogram"):
+            continue
+        for letter in ("x", "y"):
+            if _numeric(getattr(trace, letter, None)):
+                ref = getattr(trace, f"{letter}axis", None) or letter
+                value_axes.append(f"{letter}axis{ref[1:]}")
+    missing = []
+    for name in dict.fromkeys(value_axes):
+        axis = layout[name] if name in layout else None
+        if axis is not None and (axis.visible is False or axis.showticklabels is False):
+            continue
+        title = axis.title.text if axis is not None and axis.title is not None else None
+        if not (title or "").strip():
+            missing.append(name)
+    return missing
+
+
 def save_figure(fig, folder: str | Path, name: str, width: int = 1000, height: int = 650, png: bool = True,
                 static=None) -> list[Path]:
     """Write ``name.html`` (self-contained) and ``name.png``; returns the paths written. ``static``: another
-    figure drawn as the PNG (a 3-D figure's readable projection: a picture cannot be rotated)."""
+    figure drawn as the PNG (a 3-D figure's readable projection: a picture cannot be rotated). A value axis
+    without a title is warned about (``UntitledAxisWarning``), so an executed notebook shows it and its test
+    fails (runs/outputs.py reads warnings)."""
     folder = Path(folder)
+    untitled = untitled_value_axes(fig if static is None else static)
+    if untitled:
+        warnings.warn(f"figure {name!r}: value axes without a title: {', '.join(untitled)} (say what the numbers "
+                      "measure, with the unit)", UntitledAxisWarning, stacklevel=2)
     html = folder / f"{name}.html"
     with atomic_path(html) as tmp:
         fig.write_html(str(tmp), include_plotlyjs=True, full_html=True)
@@ -91,18 +138,84 @@ def _png_bytes(fig, width: int, height: int) -> bytes:
     return result["png"]
 
 
+MAX_ROWS = 60      # a Markdown table a reader is shown: at most this many rows (the CSV keeps them all)
+MAX_CELL = 200     # and no cell longer than this many characters
+
+
 def save_table(df: pd.DataFrame, folder: str | Path, name: str, index: bool = True, caption: str = "",
                shown: pd.DataFrame | None = None) -> list[Path]:
     """Write ``name.csv`` (the numbers) and ``name.md`` (a caption line first, when given). ``shown``:
     the same numbers as a reader sees them in the Markdown (e.g. ``0.61 [0.48, 0.74]`` cells); multi-level
-    column headers read ``MRR · ours`` there."""
+    column headers read ``MRR · ours`` there. The Markdown is for reading: it shows at most ``MAX_ROWS``
+    rows and cuts cells at ``MAX_CELL`` characters, saying so under the table (``markdown_view``); the
+    CSV holds everything."""
     folder = Path(folder)
     csv = folder / f"{name}.csv"
     with atomic_path(csv) as tmp:
         df.to_csv(tmp, index=index)
-    md = (f"{caption}\n\n" if caption else "") + readable_headers(df if shown is None else shown).to_markdown(
-        index=index if shown is None else True, floatfmt=".3f") + "\n"
+    view, note = markdown_view(readable_headers(df if shown is None else shown), f"{name}.csv")
+    md = (f"{caption}\n\n" if caption else "") + view.to_markdown(
+        index=index if shown is None else True, floatfmt=".3f") + "\n" + (f"\n{note}\n" if note else "")
     return [csv, write_text(folder / f"{name}.md", md)]
+
+
+def _empty(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or (isinstance(value, str) and not value.strip())
+
+
+def _zero(value) -> bool:
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool) and value == 0
+
+
+def _blank(cells: pd.Series) -> str | None:
+    """Why a row or column says nothing: "no value" (every cell empty or NaN), "all 0" (every cell a zero
+    number, or empty), else None."""
+    values = [v.item() if hasattr(v, "item") else v for v in cells]
+    if all(_empty(v) for v in values):
+        return "no value"
+    if all(_zero(v) or _empty(v) for v in values):
+        return "all 0"
+    return None
+
+
+def markdown_view(table: pd.DataFrame, whole: str, max_rows: int = MAX_ROWS,
+                  max_cell: int = MAX_CELL) -> tuple[pd.DataFrame, str]:
+    """``table`` as a reader can take it in: columns and rows that say nothing (no value, or all 0) left out
+    and named, its first ``max_rows`` rows, text cells longer than ``max_cell`` characters cut (ending "…"),
+    and the sentence that says what was left out and that ``whole`` (the CSV beside it) has everything; ""
+    when nothing was left out."""
+    said = []
+    if len(table) and len(table.columns) > 1:
+        blank = {c: why for c in table.columns if (why := _blank(table[c])) is not None}
+        if blank and len(blank) < len(table.columns):
+            table = table.drop(columns=list(blank))
+            said.append("columns left out: " + ", ".join(f"{c} ({why})" for c, why in blank.items()))
+    if len(table) > 1:
+        blank_rows = {i: why for i, (_, row) in zip(table.index, table.iterrows()) if (why := _blank(row)) is not None}
+        if blank_rows and len(blank_rows) < len(table):
+            table = table.drop(index=list(blank_rows))
+            said.append("rows left out: " + ", ".join(f"{i} ({why})" for i, why in list(blank_rows.items())[:10])
+                        + (f" and {len(blank_rows) - 10} more" if len(blank_rows) > 10 else ""))
+    if len(table) > max_rows:
+        said.append(f"The first {max_rows} of {len(table)} rows are shown")
+        table = table.head(max_rows)
+    long = table.map(lambda v: isinstance(v, str) and len(v) > max_cell)
+    if long.to_numpy().any():
+        table = table.mask(long, table.map(lambda v: v[:max_cell - 1] + "…" if isinstance(v, str) else v))
+        cut = int(long.to_numpy().sum())
+        said.append(f"{cut} {'cell is' if cut == 1 else 'cells are'} cut at {max_cell} characters")
+    if not said:
+        return table, ""
+    text = "; ".join(said)
+    return table, text[0].upper() + text[1:] + f"; {whole} holds the whole table."
+
+
+def reading_display(digits: int = 3) -> None:
+    """pandas' display set for a reader of an executed notebook: floats to ``digits`` decimals (its default of
+    six prints 0.017241 and KKT residuals as 0.000000) and text cells up to ``MAX_CELL`` characters (its
+    default of 50 cuts labels to "no paper ro..."). Each notebook calls it once, in its first code cell."""
+    pd.set_option("display.precision", digits)
+    pd.set_option("display.max_colwidth", MAX_CELL)
 
 
 def readable_numbers(table: pd.DataFrame | pd.Series, digits: int = 3) -> pd.DataFrame:
@@ -120,7 +233,10 @@ def readable_numbers(table: pd.DataFrame | pd.Series, digits: int = 3) -> pd.Dat
 
 
 def readable_headers(df: pd.DataFrame) -> pd.DataFrame:
-    """Multi-level column headers joined by `` · `` (Markdown has one header row; a tuple is unreadable)."""
-    if not isinstance(df.columns, pd.MultiIndex):
-        return df
-    return df.set_axis([" · ".join(str(part) for part in col if str(part)) for col in df.columns], axis=1)
+    """Multi-level column headers and row labels joined by `` · `` (Markdown has one header row and one label
+    column; a tuple such as ``('italian_cuisine (20 questions)', 'naive')`` is unreadable)."""
+    if isinstance(df.columns, pd.MultiIndex):
+        df = df.set_axis([" · ".join(str(part) for part in col if str(part)) for col in df.columns], axis=1)
+    if isinstance(df.index, pd.MultiIndex):
+        df = df.set_axis([" · ".join(str(part) for part in row if str(part)) for row in df.index], axis=0)
+    return df

@@ -1,6 +1,7 @@
 """Plotly figures the notebooks share (the notebooks only call these and save the result)."""
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 import numpy as np
@@ -107,36 +108,69 @@ def grouped_bars(summary: pd.DataFrame, columns: Sequence[str], title: str, reas
     return fig
 
 
+def _unit_range(low: pd.Series, high: pd.Series) -> list[float] | None:
+    """[0, 1] for a metric whose intervals lie in [0, 1] (rates, recall): its axis shows the whole scale."""
+    return [0.0, 1.0] if len(low) and low.min() >= 0 and high.max() <= 1 else None
+
+
 def interval_bars(board: pd.DataFrame, metric: str, title: str):
     """One bar per method for one metric, with its 95% interval, from a long table (method, metric, mean,
-    ci_low, ci_high, n), in the table's order; the axis starts at zero."""
+    ci_low, ci_high, n), in the table's order; the axis starts at zero and a [0, 1] metric's axis ends at 1.
+    Each method's n is in its tick label (text inside thin bars cannot be read)."""
     import plotly.graph_objects as go
 
     rows = board[board["metric"] == metric]
-    fig = go.Figure(go.Bar(x=rows["method"].tolist(), y=rows["mean"].tolist(),
+    labels = [f"{m} (n={int(n)})" if pd.notna(n) else str(m) for m, n in zip(rows["method"], rows["n"])]
+    fig = go.Figure(go.Bar(x=labels, y=rows["mean"].tolist(),
                            error_y={"type": "data", "symmetric": False, "array": (rows["ci_high"] - rows["mean"]).tolist(),
-                                    "arrayminus": (rows["mean"] - rows["ci_low"]).tolist()},
-                           text=[f"n={n}" for n in rows["n"]], textposition="inside"))
-    fig.update_layout(title=title, yaxis={"title": f"{metric}: mean over questions, 95% interval", "rangemode": "tozero"},
-                      xaxis={"tickangle": -35})
+                                    "arrayminus": (rows["mean"] - rows["ci_low"]).tolist()}))
+    yaxis = {"title": f"{metric}: mean over questions, 95% interval", "rangemode": "tozero"}
+    span = _unit_range(rows["ci_low"], rows["ci_high"])
+    if span:
+        yaxis["range"] = span
+    fig.update_layout(title=wrap_title(title), yaxis=yaxis, xaxis={"tickangle": -35, "title": "method (questions scored)"})
     return fig
 
 
+def _undecidable(d: pd.DataFrame) -> list[bool]:
+    """Rows whose verdict is "cannot be decided" (whatever reason follows): they get no interval bar, which
+    at such n spans the whole range and says nothing."""
+    if "verdict" not in d:
+        return [False] * len(d)
+    return d["verdict"].astype(str).str.startswith("cannot be decided").tolist()
+
+
 def _forest_panel(fig, d: pd.DataFrame, y: Sequence[str], row: int, col: int) -> None:
-    """One panel of a forest plot: each row of ``d`` (its dot, interval and decided colour) at ``y``."""
+    """One panel of a forest plot: each row of ``d`` (its dot, interval and decided colour) at ``y``; a row
+    that cannot be decided is an open dot without a bar, and a panel of nothing but those says so in words."""
     import plotly.graph_objects as go
 
     decided = (d["verdict"].isin(["supported", "contradicted"]).tolist() if "verdict" in d else
                [lo > 0 or hi < 0 for lo, hi in zip(d["ci_low"], d["ci_high"])])
+    open_ = _undecidable(d)
+    high = [math.nan if o else h - m for o, h, m in zip(open_, d["ci_high"], d["diff"])]
+    low = [math.nan if o else m - lo for o, lo, m in zip(open_, d["ci_low"], d["diff"])]
     fig.add_trace(go.Scatter(
         x=d["diff"], y=list(y), mode="markers", showlegend=False,
-        marker={"size": 9, "color": ["#1f77b4" if s else "#999999" for s in decided]},
-        error_x={"type": "data", "symmetric": False, "array": (d["ci_high"] - d["diff"]).tolist(),
-                 "arrayminus": (d["diff"] - d["ci_low"]).tolist()},
+        marker={"size": 9, "color": ["#1f77b4" if s else "#999999" for s in decided],
+                "symbol": ["circle-open" if o else "circle" for o in open_]},
+        error_x={"type": "data", "symmetric": False, "array": high, "arrayminus": low},
         customdata=list(zip(d["n"], d["p_holm"], d["mde"])),
         hovertemplate="%{y}: %{x:.3f}<br>n=%{customdata[0]}, p Holm=%{customdata[1]:.3f}, "
                       "MDE=%{customdata[2]:.3f}<extra></extra>"), row=row, col=col)
     fig.add_vline(x=0, line_dash="dash", line_color="black", row=row, col=col)
+    fig.update_xaxes(title_text="difference (method − baseline)", title_font_size=10, row=row, col=col)
+    if len(d) and all(open_):
+        reason = str(d["reason"].iloc[0]) if "reason" in d and str(d["reason"].iloc[0]) not in ("", "nan") else ""
+        fig.add_annotation(text="cannot be decided" + (f":<br>{reason}" if reason else ""), showarrow=False,
+                           xref=f"x{_axis_number(fig, row, col)} domain", yref=f"y{_axis_number(fig, row, col)} domain",
+                           x=0.5, y=0.5, font={"size": 11, "color": "#555555"}, bgcolor="rgba(255,255,255,0.8)")
+
+
+def _axis_number(fig, row: int, col: int) -> str:
+    """The suffix of the axes of panel (row, col) in a make_subplots figure ("" for the first)."""
+    ref = fig.get_subplot(row, col).xaxis.plotly_name        # "xaxis", "xaxis2", …
+    return ref[len("xaxis"):]
 
 
 def _forest_title(differences: pd.DataFrame, title: str) -> str:
@@ -175,9 +209,9 @@ def forest_grid(differences: pd.DataFrame, title: str):
     for setting in settings:
         tokens = differences.loc[differences["setting"] == setting, "baseline_tokens"]
         short = setting.split(" (")[0]           # "smallest equal budget: 136 tokens", "at k=5, unequal budgets"
-        titles += [f"{base} · {short} · {baseline} {tokens.mean():.0f} tok" for base in bases]
+        titles += [f"{base}<br>{short} · {baseline} {tokens.mean():.0f} tok" for base in bases]
     fig = make_subplots(rows=len(settings), cols=len(bases), shared_yaxes=True, subplot_titles=titles,
-                        vertical_spacing=0.35 / max(1, len(settings)))
+                        vertical_spacing=0.5 / max(1, len(settings)), horizontal_spacing=0.06)
     for row, setting in enumerate(settings, start=1):
         for col, base in enumerate(bases, start=1):
             d = differences[(differences["setting"] == setting) & (differences["metric"].str.split("@").str[0] == base)]
@@ -280,6 +314,14 @@ def without_empty(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     empty = [c for c in table.columns if table[c].isna().all()]
     names = list(dict.fromkeys(str(c[0] if isinstance(c, tuple) else c) for c in empty))
     return table.drop(columns=empty), names
+
+
+def without_zero(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """``table`` without its numeric columns that are 0 in every row (e.g. LLM tokens when no LLM ran), and
+    what they were, each multi-level column named whole (``LLM prompt · index``)."""
+    zero = [c for c in table.columns if pd.api.types.is_numeric_dtype(table[c]) and len(table) and (table[c] == 0).all()]
+    names = [" · ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in zero]
+    return table.drop(columns=zero), names
 
 
 def _inside(reported: pd.Series, low, high, comparable: bool) -> list[str]:

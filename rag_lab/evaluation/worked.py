@@ -7,16 +7,23 @@ what is marked here is what ``ctx_recall`` counts. The answer is read with the p
 scores (``answer_metrics.exact_match`` and ``token_f1``) and a plain word-for-word search of its
 sentences in the contexts handed over: an extractive reasoner pastes context sentences, and an answer
 spliced from two chunks reads as one when nothing says so.
+
+This is the lab's one worked-example API: notebooks 00 and 01 (``worked_hits``, ``worked_answer``), 02 (the
+voting rules, through ``methods.unweaver.views``), 03 (the seven traversals) and 04 (the six strategies)
+mark gold passages with it (``worked_comparison``), so a passage is P1 in every notebook.
 """
 from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from ..core.types import Chunk, Document, Question
+import pandas as pd
+
+from ..core.types import Chunk, Document, Question, Retrieval
 from .answer_metrics import exact_match, normalize_answer, token_f1
-from .metrics import GoldSpan, locate_contexts, span_overlap_match
+from .metrics import GoldSpan, context_matches, locate_contexts, span_overlap_match
 
 MARKS = ("⟦", "⟧")   # around a gold passage's characters in a printed chunk
+NOT_ELECTED = "not elected"   # a gold passage no hit of a retrieval holds
 
 
 def gold_segments(chunk: Chunk, golds: Sequence[GoldSpan], min_overlap: float = 0.5) -> list[tuple[str, bool]]:
@@ -158,6 +165,72 @@ def answer_reading(answer: str, reference: str | None, contexts: Sequence[str],
     return f"{verdict}; {paste}."
 
 
+def gold_passages(question: Question, documents: list[Document]) -> list[GoldSpan]:
+    """The question's gold passages found in the corpus, exactly as the context-level metrics find them."""
+    return locate_contexts(question, {d.id: d for d in documents})
+
+
+def passage_label(j: int) -> str:
+    """P1, P2 …: a gold passage's label, in the order the question lists them."""
+    return f"P{j + 1}"
+
+
+def _passages_held(retrieval: Retrieval, golds: list[GoldSpan]) -> list[set[int]]:
+    """Per elected chunk, the gold passages it holds by the context metrics' overlap rule (ctx_recall's)."""
+    return context_matches([h.chunk for h in retrieval.hits], golds)
+
+
+def chunks_holding(chunks, golds: list[GoldSpan]) -> set[str]:
+    """Ids of the chunks that hold some gold passage (the overlap rule of ctx_recall)."""
+    chunks = list(chunks)
+    return {c.id for c, held in zip(chunks, context_matches(chunks, list(golds))) if held}
+
+
+def rule_comparison(retrievals: dict[str, Retrieval], golds: list[GoldSpan] = ()) -> pd.DataFrame:
+    """Ranked hits side by side, one column per retrieval (a voting rule, a method, a strategy); a chunk that
+    holds a gold passage (``gold_passages``; the overlap rule of ctx_recall) is marked with a check and the
+    passage's label."""
+    golds = list(golds)
+    width = max(len(r.hits) for r in retrievals.values())
+    columns = {}
+    for name, r in retrievals.items():
+        marks = [h.chunk.id + (" ✓ " + ", ".join(passage_label(j) for j in sorted(held)) if held else "")
+                 for h, held in zip(r.hits, _passages_held(r, golds))]
+        columns[name] = padded(marks, width)
+    return pd.DataFrame(columns, index=pd.RangeIndex(1, width + 1, name="rank"))
+
+
+def gold_passage_table(retrievals: dict[str, Retrieval], golds: list[GoldSpan], width: int = 90) -> pd.DataFrame:
+    """One row per gold passage (its label, document and opening words), one column per retrieval: the rank
+    of the first hit that holds it, or "not elected"."""
+    rows = []
+    held = {name: _passages_held(r, list(golds)) for name, r in retrievals.items()}
+    for j, g in enumerate(golds):
+        text = g.text if len(g.text) <= width else g.text[:width - 1] + "…"
+        row = {"passage": passage_label(j), "document": g.doc_id or "not found in the corpus", "text": text}
+        for name, per_hit in held.items():
+            ranks = [i + 1 for i, s in enumerate(per_hit) if j in s]
+            row[name] = f"rank {ranks[0]}" if ranks else NOT_ELECTED
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["passage", "document", "text", *retrievals]).set_index("passage")
+
+
+def worked_comparison(retrievals: Mapping[str, Retrieval], question: Question,
+                      documents: Mapping[str, Document] | Sequence[Document]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One question's retrievals side by side (methods, strategies, algorithms or voting rules), read for the
+    reader: (``gold_passage_table``: per gold passage P1, P2 … the rank at which each retrieval holds it;
+    ``rule_comparison``: the ranked hits, ✓ Pn where a hit holds passage n). Passages are located and matched
+    as ``ctx_recall`` does."""
+    docs = list(documents.values()) if isinstance(documents, Mapping) else list(documents)
+    golds = gold_passages(question, docs)
+    return gold_passage_table(dict(retrievals), golds), rule_comparison(dict(retrievals), golds)
+
+
+def padded(items: list, n: int) -> list:
+    """``items`` followed by empty cells up to ``n`` (a column of a side-by-side table)."""
+    return list(items) + [""] * (n - len(items))
+
+
 def worked_answer(retriever, reasoner, question: Question, retrieval) -> tuple[str, str]:
     """The reasoner's answer from what ``retriever`` hands over for ``retrieval`` (its context blocks, then
     its hits), and ``answer_reading`` of it with each context named (a block by its kind, a hit by its id)."""
@@ -165,6 +238,19 @@ def worked_answer(retriever, reasoner, question: Question, retrieval) -> tuple[s
     names = [f"the {kind} block" for kind, _ in retriever.context_blocks(retrieval)] + [h.chunk.id for h in retrieval.hits]
     answer = reasoner.answer(question.question, contexts)
     return answer, answer_reading(answer, question.answer, contexts, names)
+
+
+def answer_prompt(retriever, question: Question, retrieval, context_chars: int | None = 300) -> str:
+    """What an answering LLM would be asked for ``retrieval``: the answer job's user message
+    (``reasoning.prompts.ANSWER``) over exactly the contexts ``retriever`` hands over (its context blocks,
+    then its hits), each context shown to ``context_chars`` characters (None: whole) so a reader sees the
+    prompt's shape and order, not every word."""
+    from ..reasoning.prompts import ANSWER
+
+    contexts = retriever.answer_contexts(retrieval)
+    if context_chars is not None:
+        contexts = [_short(c, context_chars) for c in contexts]
+    return ANSWER.messages(question=question.question, contexts=contexts)[1]["content"]
 
 
 def reference_in_answer(answer: str, reference: str) -> bool:

@@ -1,5 +1,6 @@
 """What a reader should never meet in an executed notebook's output: a Python warning, a traceback, a
-log warning, a progress-bar fragment, or a table pandas cut to its display limits.
+log warning, a progress-bar fragment, a table pandas cut to its display limits, a number with five or more
+decimals outside scientific notation, or an interval of [-1, 1] printed as if it said something.
 
 Why: an executed notebook is read, not watched. A warning a reader cannot act on reads as a bug; a
 bar saved mid-run is a stack of ``\\r`` fragments (or a stale widget). Library warnings are filtered
@@ -28,6 +29,12 @@ PATTERNS = (
     ("progress bar", re.compile(r"\r|\d%\||\w/s\]|\ds/\w+\]")),   # tqdm: \r, 40%|, 3.1it/s], 2.5s/it]
     # pandas prints its "[162 rows x 9 columns]" footer only under a table it cut to display.max_rows/_columns
     ("cut table", re.compile(r"^\[\d+ rows x \d+ columns\]$", re.MULTILINE)),
+    # a number as a machine prints it: five or more decimals outside scientific notation (0.017241, 2.666667);
+    # a reader gets three significant digits or the exact fraction the text uses (core.figures.reading_display)
+    ("long decimals", re.compile(r"(?<![\w.])-?\d+\.\d{5,}(?![\d.]|e[-+]?\d)")),
+    # an interval spanning the whole range of a difference of [0, 1] scores says nothing: such a comparison is
+    # "cannot be decided" with its reason, never drawn or printed as [-1, 1]
+    ("whole-range interval", re.compile(r"\[-1\.0+, 1\.0+\]")),
 )
 SHOWN_CHARS = 160
 
@@ -71,4 +78,29 @@ def output_problems(notebook: str | Path | Mapping[str, Any]) -> list[str]:
                 line = text[start:start + SHOWN_CHARS]
                 problems.append(f"cell {cell} ({where}): {kind}: {line!r}")
                 break
+    return problems
+
+
+MAX_TABLE_ROWS, MAX_TABLE_CELL = 60, 200    # what core.figures.save_table keeps in a Markdown copy
+
+
+def table_problems(path: str | Path) -> list[str]:
+    """A Markdown table (``name.md``, as ``core.figures.save_table`` writes it) a reader cannot take in: more
+    than ``MAX_TABLE_ROWS`` rows, a cell longer than ``MAX_TABLE_CELL`` characters, or a column with no
+    value in any row ("nan" or empty), as ``"t.md: 75 rows"``; empty when it reads."""
+    path = Path(path)
+    rows = [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("|")]
+    if len(rows) < 2:
+        return []
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in rows]
+    header, body = cells[0], cells[2:]
+    problems = []
+    if len(body) > MAX_TABLE_ROWS:
+        problems.append(f"{path.name}: {len(body)} rows (at most {MAX_TABLE_ROWS})")
+    longest = max((len(c) for row in body for c in row), default=0)
+    if longest > MAX_TABLE_CELL:
+        problems.append(f"{path.name}: a cell of {longest} characters (at most {MAX_TABLE_CELL})")
+    for j, name in enumerate(header):
+        if j and body and all(j < len(row) and row[j] in ("", "nan") for row in body):
+            problems.append(f"{path.name}: column {name!r} has no value")
     return problems

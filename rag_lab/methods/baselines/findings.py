@@ -35,3 +35,18 @@ def quickstart_findings(results: pd.DataFrame, cut: EncoderCut, k: int, answer_k
         judge = "" if judged else "; no judge ran, so faithfulness and answer relevancy are not measured"
         out.append(f"Answers: {difference_sentence(results, other, base, f1)} — {what}{judge}.")
     return out
+
+
+def two_recalls_sentence(results: pd.DataFrame, method: str, k: int, answer_k: int) -> str:
+    """Why the retrieval table's context recall and the answer table's ID-based context recall differ for
+    ``method``: both ask whether the gold passages were retrieved, but ``ctx_recall`` counts a passage found
+    when some hit overlaps it (at k), and ragas' ``id_context_recall`` counts the method's own chunks that
+    overlap a gold passage (the share of them retrieved at answer_k). Means from the run."""
+    means = results[results["method"] == method].groupby(["metric", "k"])["value"].mean()
+    ctx, ids = means.get(("ctx_recall", k)), means.get(("id_context_recall", answer_k))
+    if ctx is None or ids is None or pd.isna(ctx) or pd.isna(ids):
+        return ""
+    return (f"Two context recalls for {method}: ctx_recall@{k} = {ctx:.3f} counts a gold passage found when a retrieved "
+            f"chunk overlaps at least half of it (or of the chunk); id_context_recall@{answer_k} = {ids:.3f} (ragas' "
+            f"ID-based recall) is the share of the {method} chunks overlapping a gold passage that were retrieved, so a "
+            "passage spread over two chunks counts half when only one of them is (docs/metrics.md).")

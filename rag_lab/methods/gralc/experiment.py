@@ -85,6 +85,23 @@ def length_gradient(dataset: Dataset, strategies: Sequence[str], conditions: Seq
     return runs
 
 
+def worked_example(runs: Mapping[str, Run], condition: str | None, k: int = 5):
+    """One question's evidence, strategy by strategy, in ``condition`` (the first condition that ran when it
+    did not): (question, condition, k, ``worked.worked_comparison``'s two tables: per gold passage the rank at
+    which each strategy's top k holds it, and the top k side by side with ✓ Pn). The first question with gold
+    passages; k is ``k`` when it was scored, else the deepest k."""
+    from ...evaluation.worked import worked_comparison
+
+    condition = condition if condition in runs else next(iter(runs))
+    run = runs[condition]
+    k = k if k in run.results else max(run.results)
+    question = next((q for q in run.dataset.questions if q.gold_contexts), None)
+    if question is None:
+        raise ValueError(f"no question of the {condition} condition lists gold passages: nothing to mark")
+    by_strategy = {name: by_q[question.id] for name, by_q in run.results[k].items()}
+    return question, condition, k, *worked_comparison(by_strategy, question, run.dataset.documents)
+
+
 def stack(runs: Mapping[str, Run], attr: str = "scores") -> pd.DataFrame:
     """Concatenate one table of every Run with a ``condition`` column."""
     return pd.concat([getattr(r, attr).assign(condition=c) for c, r in runs.items()], ignore_index=True)

@@ -109,13 +109,8 @@ def setting_note(dataset_name: str, n_documents: int, n_questions: int, reasoner
         data = f"{ours} was written for rag_lab after the paper's {PAPER_DATA[1]}; it is not the same text"
     else:
         data = f"{ours} against the paper's {PAPER_DATA[number]}"
-    if retrieval_table:
-        metric = "the paper reports no retrieval metrics; document and gold-passage metrics at k are ours"
-    elif judge:
-        metric = f"all four RAGAS metrics are judged by {judge}, not by GPT-3.5-turbo-16k"
-    else:
-        metric = ("with no judge configured, context precision and recall are ragas' non-LLM string matching of "
-                  "retrieved against gold passages, and faithfulness and answer relevancy are not computed")
+    metric = ("the paper reports no retrieval metrics; document and gold-passage metrics at k are ours" if retrieval_table
+              else ragas_metric_note(judge))
     if reasoner == "offline":
         model = ("the offline reasoner (classical NLP, no LLM) extracts the triples and query entities, writes "
                  "RAPTOR's summaries (extractive) and the answers")
@@ -123,6 +118,15 @@ def setting_note(dataset_name: str, n_documents: int, n_questions: int, reasoner
         model = f"{reasoner} does every LLM job"
     return (f"Not like-for-like with the paper — data: {data}; metric: {metric}; model: {model} "
             f"(paper: {PAPER_MODELS}).")
+
+
+def ragas_metric_note(judge: str | None) -> str:
+    """How this run's RAGAS columns are scored against the paper's GPT-3.5-turbo-16k judge: the one part of
+    ``setting_note`` that differs between the retrieval table and the paper's tables."""
+    if judge:
+        return f"all four RAGAS metrics are judged by {judge}, not by GPT-3.5-turbo-16k"
+    return ("with no judge configured, context precision and recall are ragas' non-LLM string matching of "
+            "retrieved against gold passages, and faithfulness and answer relevancy are not computed")
 
 
 def paper_column_metrics(answer_k: int, judged: bool) -> dict[str, str]:

@@ -221,6 +221,10 @@ def path_plane(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return centre, axes * np.where(axes.sum(axis=1, keepdims=True) < 0, -1.0, 1.0)   # a stable sign
 
 
+# The 2-D panels' axes: the plane's two directions (path_plane), in the units of the 3-D PCA coordinates.
+PLANE_AXES = ("plane axis 1 (PCA units)", "plane axis 2 (PCA units)")
+
+
 def traversal_paths_2d(graph, query_coords: np.ndarray, paths: Mapping[str, Sequence[str]], title: str,
                        focus: bool = False, columns: int = 4):
     """The static face of ``traversal_3d`` (a PNG cannot be rotated): one panel per algorithm, the windows
@@ -267,10 +271,12 @@ def traversal_paths_2d(graph, query_coords: np.ndarray, paths: Mapping[str, Sequ
                                  line={"width": 2.5, "color": color},
                                  marker={"size": [13] + [9] * (len(p) - 1), "line": {"width": 1.5, "color": color},
                                          "color": [colors[graph.window(w).doc_id] for w in paths[name]]}), **at)
-    fig.update_xaxes(showticklabels=False, zeroline=False)
-    fig.update_yaxes(showticklabels=False, zeroline=False)
-    fig.update_xaxes(range=[lo[0], hi[0]])
-    fig.update_yaxes(range=[lo[1], hi[1]])
+    fig.update_xaxes(zeroline=False, range=[lo[0], hi[0]])
+    fig.update_yaxes(zeroline=False, range=[lo[1], hi[1]])
+    for col in range(1, min(columns, len(names)) + 1):     # shared axes: the bottom row and first column say it
+        fig.update_xaxes(title_text=PLANE_AXES[0], title_font_size=10, row=rows, col=col)
+    for row in range(1, rows + 1):
+        fig.update_yaxes(title_text=PLANE_AXES[1], title_font_size=10, row=row, col=1)
     fig.update_layout(title=title + "<br><sup>windows on the plane the paths spread most in, zoomed on the paths; "
                       "step 0 (larger) is the anchor; fill: the step's document; the HTML rotates in 3-D</sup>",
                       margin={"t": 110}, legend={"itemsizing": "constant"}, plot_bgcolor="#f7f7f7")

@@ -1,13 +1,14 @@
-"""Tables that show what a built UnWeaver index holds and what one query did (notebook 02)."""
+"""Tables that show what a built UnWeaver index holds and what one query did (notebook 02). The gold-passage
+views (P1, P2 …, which rule elects a chunk holding each) are the lab's one worked-example API,
+``evaluation.worked``, re-exported here under the names notebook 02 uses."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
 from ...core.types import Document, Question, Retrieval
-from ...evaluation.metrics import GoldSpan, context_matches, locate_contexts
-
-NOT_ELECTED = "not elected"
+from ...evaluation.worked import (NOT_ELECTED, chunks_holding, gold_passage_table, gold_passages,  # noqa: F401
+                                  padded, passage_label, rule_comparison)
 
 
 def chunk_entities(retriever, chunk_index: int) -> pd.DataFrame:
@@ -19,6 +20,28 @@ def chunk_entities(retriever, chunk_index: int) -> pd.DataFrame:
              "description": m.description}
             for m in retriever.mentions if m.chunk_index == chunk_index]
     return pd.DataFrame(rows, columns=["name", "type", "key", "class", "description"])
+
+
+def entities_by_description(entities: pd.DataFrame, plain_type: str = "CONCEPT") -> pd.DataFrame:
+    """``chunk_entities`` as a reader takes it in: one row per description (the offline reasoner describes every
+    entity of a sentence by that sentence, so the long table repeats it), its entities listed in order, each
+    with its named-entity type where it has one (spaCy's small model's guess; ``plain_type`` — a noun chunk — is
+    not shown) and "→ class" where it joined a class under another name."""
+    rows = []
+    for description, group in entities.groupby("description", sort=False):
+        names = [f"{n}" + (f" ({t})" if t != plain_type else "") + (f" → {c}" if c != n else "")
+                 for n, t, c in zip(group["name"], group["type"], group["class"])]
+        rows.append({"description": description, "entities": ", ".join(names), "count": len(names)})
+    return pd.DataFrame(rows, columns=["description", "entities", "count"])
+
+
+def zero_tokens_note(columns: list[str], reasoner: str) -> str:
+    """The line after the token table that left out columns 0 for every method (``core.plots.without_zero``):
+    which, with which reasoner, and where an LLM's would be read. "" when none was left out."""
+    if not columns:
+        return ""
+    return (f"Left out above, 0 for every method with the {reasoner} reasoner: {', '.join(columns)}; the next table "
+            "estimates what an LLM reasoner would be sent.\n")
 
 
 def config_table(config) -> pd.DataFrame:
@@ -78,55 +101,6 @@ def query_votes(retrieval: Retrieval) -> pd.DataFrame:
                          for cid, n in retrieval.trace["approvals"].items()])
 
 
-def gold_passages(question: Question, documents: list[Document]) -> list[GoldSpan]:
-    """The question's gold passages found in the corpus, exactly as the context-level metrics find them."""
-    return locate_contexts(question, {d.id: d for d in documents})
-
-
-def passage_label(j: int) -> str:
-    """P1, P2 …: a gold passage's label, in the order the question lists them."""
-    return f"P{j + 1}"
-
-
-def _passages_held(retrieval: Retrieval, golds: list[GoldSpan]) -> list[set[int]]:
-    """Per elected chunk, the gold passages it holds by the context metrics' overlap rule (ctx_recall's)."""
-    return context_matches([h.chunk for h in retrieval.hits], golds)
-
-
-def chunks_holding(chunks, golds: list[GoldSpan]) -> set[str]:
-    """Ids of the chunks that hold some gold passage (the overlap rule of ctx_recall)."""
-    chunks = list(chunks)
-    return {c.id for c, held in zip(chunks, context_matches(chunks, list(golds))) if held}
-
-
-def rule_comparison(retrievals: dict[str, Retrieval], golds: list[GoldSpan] = ()) -> pd.DataFrame:
-    """Elected chunks side by side, one column per rule (or selection); a chunk that holds a gold passage
-    (``gold_passages``; the overlap rule of ctx_recall) is marked with a check and the passage's label."""
-    golds = list(golds)
-    width = max(len(r.hits) for r in retrievals.values())
-    columns = {}
-    for name, r in retrievals.items():
-        marks = [h.chunk.id + (" ✓ " + ", ".join(passage_label(j) for j in sorted(held)) if held else "")
-                 for h, held in zip(r.hits, _passages_held(r, golds))]
-        columns[name] = _padded(marks, width)
-    return pd.DataFrame(columns, index=pd.RangeIndex(1, width + 1, name="rank"))
-
-
-def gold_passage_table(retrievals: dict[str, Retrieval], golds: list[GoldSpan], width: int = 90) -> pd.DataFrame:
-    """One row per gold passage (its label, document and opening words), one column per rule: the rank of
-    the first elected chunk that holds it, or "not elected"."""
-    rows = []
-    held = {name: _passages_held(r, list(golds)) for name, r in retrievals.items()}
-    for j, g in enumerate(golds):
-        text = g.text if len(g.text) <= width else g.text[:width - 1] + "…"
-        row = {"passage": passage_label(j), "document": g.doc_id or "not found in the corpus", "text": text}
-        for name, per_hit in held.items():
-            ranks = [i + 1 for i, s in enumerate(per_hit) if j in s]
-            row[name] = f"rank {ranks[0]}" if ranks else NOT_ELECTED
-        rows.append(row)
-    return pd.DataFrame(rows, columns=["passage", "document", "text", *retrievals]).set_index("passage")
-
-
 SOLVERS = ("kelly", "constrained lsq", "bounded lsq")   # the paper's two forms, then ours
 
 
@@ -168,7 +142,7 @@ def alignment_report(R, w, c, chunks, ideas, k: int = 2, demanded: int = 1) -> d
         "kkt": kkt,
         "kkt_system": pd.DataFrame(np.vstack([np.column_stack([K, rhs]), np.append(np.concatenate([paper.x, paper.z]), nan)]),
                                    index=equations + ["solution [x; z]"], columns=unknowns + ["right-hand side"]),
-        "selected": pd.DataFrame({name: _padded([chunks[j] for j in select_chunks(v, k, similarity)], k)
+        "selected": pd.DataFrame({name: padded([chunks[j] for j in select_chunks(v, k, similarity)], k)
                                   for name, v in loads.items()}, index=pd.RangeIndex(1, k + 1, name="rank")),
         "iterations": pd.Series({"kelly iterations": kelly.iterations, "kelly converged": kelly.converged,
                                  "demanded ideas": ", ".join(ideas[e] for e in demand.demanded),
@@ -192,7 +166,3 @@ def solvers_sentence(iterations: pd.Series) -> str:
     status = int(iterations["bounded lsq status"])
     bounded = f"the bounded form (scipy's lsq_linear) {LSQ_STATUS.get(status, f'ended with status {status}')}"
     return f"{kelly}; {demanded}; {bounded}."
-
-
-def _padded(items: list, n: int) -> list:
-    return items + [""] * (n - len(items))
