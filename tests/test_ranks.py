@@ -54,3 +54,15 @@ def test_share_best_is_a_bootstrap_share_not_a_calibrated_probability():
         r = rank_uncertainty(tidy(scores), "ctx_recall@5", draws=400)
         leaders.append(r["share_best"].iloc[0])          # best observed mean first
     assert 0.35 < float(np.mean(leaders)) < 0.7
+
+
+def test_saved_rank_table_says_draws_and_seed_once_in_its_caption(tmp_path):
+    from rag_lab.compare.ranks import save_rank_table
+
+    scores = tidy({"a": [1, 1, 0, 1], "b": [0, 1, 0, 0]})
+    scores.attrs.update(methods={m: {"index_reasoner": "none"} for m in ("a", "b")}, reasoner="none", judge="none")
+    shown = save_rank_table(scores, "ctx_recall@5", None, tmp_path, "d")
+    assert "draws" not in shown.columns and "seed" not in shown.columns and list(shown.index) == ["a", "b"]
+    text = (tmp_path / "ranks_d.md").read_text(encoding="utf-8")
+    assert "4000 draws, seed 0" in text.splitlines()[0] and "| draws" not in text
+    assert {"draws", "seed"} <= set(pd.read_csv(tmp_path / "ranks_d.csv").columns)     # the CSV keeps them

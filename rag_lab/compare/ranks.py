@@ -70,8 +70,10 @@ def save_rank_table(results: pd.DataFrame, column: str, units: Mapping[str, str]
     from ..evaluation.provenance import caption_reasoners
 
     ranks = rank_uncertainty(results, column, units=units).round(4)
-    save_table(ranks, folder, f"ranks_{name}", index=False,
+    draws, seed = (int(ranks["draws"].iloc[0]), int(ranks["seed"].iloc[0])) if len(ranks) else (DRAWS, SEED)
+    shown = ranks.drop(columns=["draws", "seed"]).set_index("method")   # the same on every row: said once, in the caption
+    save_table(ranks, folder, f"ranks_{name}", index=False, shown=shown,
                caption=f"{name}: {SHARE_LABEL} (share of resamples each method is first on, not a probability) on "
-                       f"{column} and its 95% rank range (joint paired "
-                       f"bootstrap over the common questions, by document; {caption_reasoners(results)})")
-    return ranks
+                       f"{column} and its 95% rank range (joint paired bootstrap over the common questions, by "
+                       f"document; {draws} draws, seed {seed}; {caption_reasoners(results)})")
+    return shown
