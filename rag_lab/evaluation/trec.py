@@ -24,7 +24,9 @@ RR@k sorts ties by docno *ascending*, so two tools can read one tied run differe
 order near-equal scores by a stable key (``core/ties.py``: within 1e-5), so a later document may even
 score a hair higher. The written scores are therefore made strictly decreasing in our rank order
 (``decreasing_scores``): a score that does not fall below the one before is written one float step
-below it. Every tool then re-sorts a written run into our order. An outside run is read the way
+below it. Steps are single-precision ones, and scores are written at single precision (about seven
+digits): trec_eval keeps a score as a C ``float``, so finer differences would be ties there. Every tool
+then re-sorts a written run into our order. An outside run is read the way
 trec_eval reads it (``trec_order``: score descending, docno descending; its rank column ignored).
 
 Our document metrics and ir_measures' (``tests/test_trec.py`` over every shipped data set and method):
@@ -54,6 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..caching.atomic import write_text
@@ -109,19 +112,30 @@ def chunk_ranking(retrieval: Retrieval) -> list[tuple[str, float]]:
 
 
 def decreasing_scores(scores: Sequence[float]) -> list[float]:
-    """The scores to write for a ranking in our order: each as it is when it falls below the one
-    written before it, else one float step below that one (ties and near-ties ordered by our key;
-    a score that is not a number counts as not falling). Every TREC tool re-sorts them into our order."""
-    out: list[float] = []
+    """The scores to write for a ranking in our order, at single precision (trec_eval keeps a score as a
+    C ``float``: two scores that differ only beyond it are a tie there): each score as it is when it falls
+    below the one written before it, else one single-precision step below that one (ties and near-ties
+    our ranking ordered by its key; a score that is not a finite number counts as not falling). Every
+    TREC tool re-sorts them into our order."""
+    out: list[np.float32] = []
+    down = np.float32(-np.inf)
     for s in scores:
-        s = float(s)
+        with np.errstate(over="ignore", invalid="ignore"):
+            s = np.float32(s)
         if not out:
-            out.append(s if math.isfinite(s) else 0.0)
-        elif math.isfinite(s) and s < out[-1]:
+            out.append(s if np.isfinite(s) else np.float32(0.0))
+        elif np.isfinite(s) and s < out[-1]:
             out.append(s)
         else:
-            out.append(math.nextafter(out[-1], -math.inf))
-    return out
+            out.append(np.nextafter(out[-1], down))
+    return [float(x) for x in out]
+
+
+def score_text(score: float) -> str:
+    """The shortest text that reads back as the same single-precision score (and keeps the order of
+    distinct single-precision scores for a reader in double precision)."""
+    return np.format_float_positional(np.float32(score), unique=True, trim="-") if abs(score) >= 1e-4 or score == 0 \
+        else np.format_float_scientific(np.float32(score), unique=True, trim="-")
 
 
 def trec_order(pairs: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -133,13 +147,13 @@ def trec_order(pairs: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
 
 def run_text(rankings: Mapping[str, Sequence[tuple[str, float]]], tag: str) -> str:
     """TREC run lines ``qid Q0 docno rank score tag`` for qid -> ranking in our order (scores made
-    strictly decreasing, written in full precision so they read back exactly)."""
+    strictly decreasing at single precision, ``decreasing_scores``)."""
     if not tag or _UNSAFE.search(tag):
         raise ValueError(f"a run tag must be one word with no slash, got {tag!r}")
     lines = []
     for qid, ranking in rankings.items():
         for rank, ((docno, _), score) in enumerate(zip(ranking, decreasing_scores([s for _, s in ranking])), 1):
-            lines.append(f"{_word(qid, 'question id')} Q0 {_word(docno, 'docno')} {rank} {score!r} {tag}")
+            lines.append(f"{_word(qid, 'question id')} Q0 {_word(docno, 'docno')} {rank} {score_text(score)} {tag}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 

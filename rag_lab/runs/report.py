@@ -246,7 +246,7 @@ def _notebook_section(entry: dict[str, Any], run_dir: Path, rendered: str | None
     if (run_dir / entry.get("output", "")).is_file() and entry.get("output"):
         links.append(f'<a href="{_href(entry["output"])}">{_e(entry["output"])}</a>')
     if entry.get("trec"):
-        links.append(f'<a href="{_href(Path(entry["trec"][0]).parent.as_posix() + "/")}">TREC runs and qrels '
+        links.append(f'<a href="{_href(Path(entry["trec"][0]).parent)}/">TREC runs and qrels '
                      f'({len(entry["trec"])} files)</a>')
     changed = entry.get("changed", {})
     params = "".join(f'<tr{" class=changed" if k in changed else ""}><th class="l">{_e(k)}</th>'
