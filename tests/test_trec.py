@@ -174,6 +174,8 @@ def test_a_run_covering_some_questions_is_scored_on_those_and_says_how_many(tmp_
     assert got[("q1", "doc_precision", 2)] == 0.5 and got[("q1", "doc_ndcg", 2)] == pytest.approx(1 / math.log2(3))
     assert got[("q3", "doc_recall", 1)] == 1.0 and got[("q3", "doc_precision", 2)] == 0.5
     assert set(rows["index_reasoner"]) == {"none"}
+    from rag_lab.evaluation.harness import COLUMNS
+    assert list(rows.columns[:5]) == COLUMNS
 
 
 def test_questions_left_out_by_a_limit_are_dropped_not_refused(tmp_path):

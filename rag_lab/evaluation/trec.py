@@ -67,6 +67,7 @@ TREC_DIR_ENV = "RAG_LAB_TREC_DIR"   # set by the runner: every evaluate() in a k
 DOCUMENT_METRICS = {"doc_mrr": "RR", "doc_recall": "R", "doc_precision": "P", "doc_ndcg": "nDCG"}
 PASSAGE_METRICS = {"ctx_mrr": "RR", "ctx_precision": "P"}   # the passage metrics that mean the same in TREC
 OUTSIDE_LEVEL = "document"
+ROW_COLUMNS = ("method", "question_id", "metric", "k", "value")   # harness.COLUMNS (harness imports this module)
 _UNSAFE = re.compile(r"[\s/\\]+")
 
 
@@ -319,13 +320,12 @@ def load_outside_runs(options: Sequence[tuple[str, Path]], dataset: Dataset,
 def outside_rows(run: OutsideRun, dataset: Dataset, ks: Sequence[int]) -> pd.DataFrame:
     """The run's per-question rows (``method, question_id, metric, k, value`` and the reasoner columns):
     document-level metrics at every k of the top k documents, for the questions it ranks."""
-    from .harness import COLUMNS
     from .provenance import NONE
 
     rows = [(run.name, q.id, metric, k, value)
             for q in dataset.questions if q.id in run.rankings
             for metric, k, value in document_metrics([d for d, _ in run.rankings[q.id]], q.gold_doc_ids, ks)]
-    df = pd.DataFrame(rows, columns=COLUMNS)
+    df = pd.DataFrame(rows, columns=list(ROW_COLUMNS))
     return df.assign(index_reasoner=NONE, answer_reasoner=NONE)
 
 
