@@ -16,7 +16,8 @@ from rag_lab.core.types import Chunk, Dataset, Document, Hit, Question, Retrieva
 from rag_lab.evaluation.metrics import document_metrics
 from rag_lab.evaluation.trec import (OutsideRun, TREC_DIR_ENV, decreasing_scores, document_ranking, join_outside_runs,
                                      load_outside_run, outside_rows, parse_run_option, qrels_text, read_run,
-                                     run_tag, run_text, score_text, trec_order, trusted_scores, write_trec)
+                                     run_tag, run_text, score_text, trec_order, trusted_scores, write_from_environment,
+                                     write_trec)
 
 
 def chunk(cid: str, doc: str, start: int = 0, end: int = 5) -> Chunk:
@@ -237,6 +238,8 @@ def test_evaluate_writes_its_rankings_where_the_runner_says(tmp_path, monkeypatc
     monkeypatch.setenv(TREC_DIR_ENV, str(tmp_path / "trec" / "00_nb"))
     evaluate(["bm25"], data, [1, 2], progress=False)
     assert sorted(p.name for p in (tmp_path / "trec" / "00_nb").iterdir()) == ["tiny.bm25.run", "tiny.qrels"]
+    bad = Dataset("bad", [Document("a b", "text")], [Question("q1", "?", gold_doc_ids=["a b"])])
+    assert write_from_environment(bad, {}, {}) == []          # "a b" cannot be a docno: warned, not raised
     monkeypatch.delenv(TREC_DIR_ENV)
     evaluate(["bm25"], Dataset("other", data.documents, data.questions), [1], progress=False)
     assert not (tmp_path / "trec" / "00_nb" / "other.qrels").exists()

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
 import re
@@ -63,6 +64,7 @@ from ..caching.atomic import write_text
 from ..core.types import Dataset, Retrieval
 from .metrics import ChunkPool, document_metrics, reference_chunk_ids
 
+log = logging.getLogger(__name__)
 TREC_DIR_ENV = "RAG_LAB_TREC_DIR"   # set by the runner: every evaluate() in a kernel writes its runs there
 DOCUMENT_METRICS = {"doc_mrr": "RR", "doc_recall": "R", "doc_precision": "P", "doc_ndcg": "nDCG"}
 PASSAGE_METRICS = {"ctx_mrr": "RR", "ctx_precision": "P"}   # the passage metrics that mean the same in TREC
@@ -214,9 +216,17 @@ def write_from_environment(dataset: Dataset, retrievers: Mapping[str, object],
                            retrievals: Mapping[str, Mapping[str, Retrieval]], min_overlap: float = 0.5
                            ) -> list[Path]:
     """``write_trec`` into ``$RAG_LAB_TREC_DIR`` when it is set (the runner sets it for each notebook's
-    kernel, so every ``rag_lab run`` keeps its rankings), else nothing."""
+    kernel, so every ``rag_lab run`` keeps its rankings), else nothing. A ranking the format cannot
+    hold (an id with a space, from a plugin's method) is named in a warning and not written: the
+    notebook's own results do not depend on these files."""
     folder = os.environ.get(TREC_DIR_ENV)
-    return write_trec(folder, dataset, retrievers, retrievals, min_overlap) if folder else []
+    if not folder:
+        return []
+    try:
+        return write_trec(folder, dataset, retrievers, retrievals, min_overlap)
+    except ValueError as e:
+        log.warning("TREC files for %s not written to %s: %s", dataset.name, folder, e)
+        return []
 
 
 # ---- reading ------------------------------------------------------------------------------------
