@@ -20,7 +20,7 @@ from rag_lab.evaluation.metrics import document_metrics
 from rag_lab.evaluation.trec import (PASSAGE_METRICS, chunk_ranking, document_qrels, document_ranking, passage_qrels,
                                      qrels_text, run_text, trusted_scores)
 
-pytestmark = pytest.mark.xdist_group("trec_ir_measures")
+pytestmark = [pytest.mark.heavy, pytest.mark.xdist_group("trec_ir_measures")]   # builds 21 methods on 3 data sets
 KS = (1, 3, 5)
 TOL = 1e-9
 
