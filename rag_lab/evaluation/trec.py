@@ -23,14 +23,16 @@ Ties. trec_eval ignores the rank column: it sorts by score, ties by docno *desce
 RR@k sorts ties by docno *ascending*, so two tools can read one tied run differently. Our rankings
 order near-equal scores by a stable key (``core/ties.py``: within 1e-5), so a later document may even
 score a hair higher. The written scores are therefore made strictly decreasing in our rank order
-(``decreasing_scores``): a score that does not fall below the one before is written one float step
-below it. Steps are single-precision ones, and scores are written at single precision (about seven
+(``decreasing_scores``): a score that does not fall below the one before is written one
+single-precision step below it. Scores are written at single precision (about seven
 digits): trec_eval keeps a score as a C ``float``, so finer differences would be ties there. Every tool
 then re-sorts a written run into our order. An outside run is read the way
 trec_eval reads it (``trec_order``: score descending, docno descending; its rank column ignored).
 
-Our document metrics and ir_measures' (``tests/test_trec.py`` over every shipped data set and method):
-ours score the *chunks* the method returns for k (the reader's budget: the same list ctx_* and
+Our document metrics and ir_measures' (``tests/test_trec_ir_measures.py``, every shipped data set and
+registered method). ir_measures computes RR, R, P and nDCG; we keep our own code for them, with that
+equality test beside it, because ours score something a run file cannot hold: the *chunks* the
+method returns for k (the reader's budget: the same list ctx_* and
 coverage score), ir_measures the *documents* of the run file. On one ranking of documents the two
 are the same code to 1e-9 (an outside run is scored by ``metrics.document_metrics`` on its documents).
 On a method's chunks they agree where no document has two chunks ahead of the point that decides
@@ -40,9 +42,9 @@ two chunks above the first gold one (ours 1/3 for [x, x, g], the run's 1/2 for [
 counts gold *chunks* over k, P@k gold *documents* over k (a reader given five chunks of the one gold
 document has precision 1 by ours, 0.2 by P@5); doc_ndcg@k discounts by chunk rank. We keep ours: k
 is the number of chunks a method hands the answering model, and a metric "at k" must describe those
-k chunks, which a document run cannot; the difference is a choice of unit, not an error, and the
-test proves that it is the only difference. At a smaller k than the written one, a nested method's
-TREC cut counts k documents (possibly more than k chunks), and a method whose top k is not the prefix
+k chunks, which a document run cannot. The difference is a choice of unit, not an error: the test
+shows every difference falls on a question whose top k holds a document twice. At a smaller k than
+the written one, a nested method's TREC cut counts k documents (possibly more than k chunks), and a method whose top k is not the prefix
 of its top K (``nested_ranking`` False) ranks differently at each k: the file holds the deepest one.
 """
 from __future__ import annotations
