@@ -199,6 +199,11 @@ def test_an_outside_run_joins_the_table_as_a_method(tmp_path):
     joined = join_outside_runs(df, [run], data, [1])
     assert set(joined["method"]) == {"m", "o"} and joined.attrs["methods"]["o"]["level"] == "document"
     assert joined.attrs["methods"]["o"]["params"]["questions_ranked"] == 1
+    from rag_lab.evaluation.uncertainty import flip_counts, summary_with_ci
+    # m finds q1's gold at rank 1, o finds it too: one tie, no flip; the summary has o's row with its n
+    assert flip_counts(joined, "o", "m", 1) == {"wins": 0, "losses": 0, "ties": 1, "n": 1}
+    summary = summary_with_ci(joined)
+    assert summary[(summary["method"] == "o") & (summary["metric"] == "doc_recall@1")]["n"].tolist() == [1]
     with pytest.raises(ValueError, match="--run names must differ"):
         join_outside_runs(df, [OutsideRun("m", tmp_path / "o.run", {}, 3)], data, [1])
 
