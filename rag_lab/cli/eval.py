@@ -35,6 +35,13 @@ def add_arguments(parser):
     parser.add_argument("--family", default=None, metavar="METRIC@K,...",
                         help="with --baseline: the metric@k columns tested as one family (default: doc_mrr and "
                              "ctx_recall at k 5, or at the largest --k); token counts and judge spreads are never tested")
+    parser.add_argument("--trec", type=Path, default=None, metavar="DIR",
+                        help="write each method's ranking (at the largest --k) as TREC run files and the data set's "
+                             "qrels into DIR: <dataset>.<method>.run, <dataset>.qrels, and passage runs and qrels "
+                             "where questions have gold passages (docs/interop.md)")
+    parser.add_argument("--run", action="append", default=[], metavar="NAME=FILE", dest="outside",
+                        help="an outside TREC run (its documents must be the data set's) joins as method NAME: "
+                             "document-level metrics, intervals and --baseline tests; repeatable (docs/interop.md)")
     parser.add_argument("--out", type=Path, default=None,
                         help="write tidy per-question rows to this CSV and their provenance beside it (.json), the "
                              "means with 95%% intervals to NAME.summary.csv and, with --baseline, the paired "
@@ -59,6 +66,7 @@ def run(args) -> int:
     from ..evaluation.cluster import cluster_address
     from ..evaluation.harness import evaluate, nan_counts
     from ..evaluation.provenance import caption_reasoners, save_results
+    from ..evaluation.trec import join_outside_runs, load_outside_runs, parse_run_option, write_trec
     from ..evaluation.uncertainty import (formatted_summary, headline_family, paired_differences, question_units,
                                           summary_with_ci, testable_family)
     from ..methods import get_retriever
@@ -82,17 +90,28 @@ def run(args) -> int:
         raise ValueError("--judge-concurrency and --judge-timeout set the judge: give --judge SPEC too")
     judge = get_judge(args.judge, **judge_options) if args.judge else None
     names = [m.strip() for m in args.methods.split(",") if m.strip()]
-    if args.baseline is not None and args.baseline not in names:
-        raise ValueError(f"--baseline {args.baseline!r} must be one of --methods {names}")
+    outside = [parse_run_option(text) for text in args.outside]
+    if args.baseline is not None and args.baseline not in names + [n for n, _ in outside]:
+        raise ValueError(f"--baseline {args.baseline!r} must be one of --methods {names} or a --run name")
     if args.family is not None and args.baseline is None:
         raise ValueError("--family names the columns --baseline tests: give --baseline NAME too")
     family = testable_family([c.strip() for c in args.family.split(",") if c.strip()]) if args.family \
         else headline_family(ks)
     dataset = load_dataset(args.data, limit=args.limit)
+    every_question = [q.id for q in load_dataset(args.data).questions] if outside and args.limit else None
+    outside_runs = load_outside_runs(outside, dataset, every_question)   # refused before any work
     retrievers = [get_retriever(n) for n in names]
+    kept = {}
     with cluster_address(args.address):
         df = evaluate(retrievers, dataset, ks, reasoner=args.reasoner, judge=judge, answer_k=args.answer_k,
-                      min_overlap=args.min_overlap, section_level=args.section_level, judge_repeats=args.judge_repeats)
+                      min_overlap=args.min_overlap, section_level=args.section_level, judge_repeats=args.judge_repeats,
+                      keep=kept)
+    if args.trec:
+        written = write_trec(args.trec, dataset, kept["retrievers"], kept["retrievals"][max(ks)], args.min_overlap)
+        print(f"wrote {len(written)} TREC files (runs at k={max(ks)}, qrels) to {args.trec}")
+    df = join_outside_runs(df, outside_runs, dataset, ks)
+    for r in outside_runs:
+        print(r.describe())
     units = question_units(dataset)
     summary = summary_with_ci(df, units=units)
     differences = None

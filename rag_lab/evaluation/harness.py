@@ -24,6 +24,7 @@ from .metrics import (ChunkPool, coverage_metric, locate_contexts, questions_wit
                       retrieval_metrics, section_coverage)
 from .provenance import index_reasoner_name, method_record, reasoner_name
 from .retrievers import Retriever, get_retriever
+from .trec import write_from_environment
 from ..core.progress import progress_bar
 from ..core.types import Dataset, Retrieval
 from ..core import ties
@@ -266,6 +267,7 @@ def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reaso
     queried = run_queries_at(retrievers, dataset, ks + ([answer_k] if reasoner is not None else []), progress)
     if keep is not None:
         keep.update(retrievers=retrievers, retrievals=queried)
+    write_from_environment(dataset, retrievers, queried[ks[-1]], min_overlap)   # a `rag_lab run` keeps its rankings
     pools = {n: r.chunks for n, r in retrievers.items()}
     frames = [score_retrievals({k: queried[k] for k in ks}, dataset, min_overlap, section_level, pools,
                                costs=queried[max(queried)])]

@@ -103,8 +103,22 @@ def ideal_dcg(coverage: Sequence[set[int]], n_gold: int, k: int) -> float:
 
 
 def doc_matches(chunks: Sequence[Chunk], gold_doc_ids: Sequence[str]) -> list[set[int]]:
+    return doc_id_matches([c.doc_id for c in chunks], gold_doc_ids)
+
+
+def doc_id_matches(doc_ids: Sequence[str], gold_doc_ids: Sequence[str]) -> list[set[int]]:
+    """Per ranked hit (named by its document id), the gold document it is (as an index into the gold list)."""
     index = {d: i for i, d in enumerate(dict.fromkeys(gold_doc_ids))}
-    return [{index[c.doc_id]} if c.doc_id in index else set() for c in chunks]
+    return [{index[d]} if d in index else set() for d in doc_ids]
+
+
+def document_metrics(doc_ids: Sequence[str], gold_doc_ids: Sequence[str], ks: Sequence[int]
+                     ) -> list[tuple[str, int, float]]:
+    """(``doc_<metric>``, k, value) rows of a ranking named by document ids: one per retrieved chunk
+    (what ``retrieval_metrics`` scores) or one per document (an outside TREC run, ``trec.py``)."""
+    m = doc_id_matches(doc_ids, gold_doc_ids)
+    n = len(set(gold_doc_ids))
+    return [(f"doc_{name}", k, v) for k in ks for name, v in _ranked_metrics(m, n, k).items()]
 
 
 @dataclass(frozen=True)
@@ -152,10 +166,7 @@ def retrieval_metrics(chunks: Sequence[Chunk], question: Question, documents: di
     method's chunks, for the ideal of context-level nDCG (default: only the ranked list's own)."""
     rows = []
     if question.gold_doc_ids:
-        m = doc_matches(chunks, question.gold_doc_ids)
-        n = len(set(question.gold_doc_ids))
-        for k in ks:
-            rows += [(f"doc_{name}", k, v) for name, v in _ranked_metrics(m, n, k).items()]
+        rows += document_metrics([c.doc_id for c in chunks], question.gold_doc_ids, ks)
     if question.gold_contexts:
         golds = locate_contexts(question, documents)
         m = context_matches(chunks, golds, min_overlap)

@@ -5,7 +5,8 @@ its parameters (the changed ones marked), reasoner and judge, thumbnails of its 
 to their interactive HTML, its tables rendered (with their captions), what changed between
 methods (the questions that flip between a paper's method and its baseline, ``changes.py``),
 the per-cell timings, and
-links to the executed notebook (``.ipynb``) and to that notebook rendered as HTML by nbconvert;
+links to the executed notebook (``.ipynb``), to that notebook rendered as HTML by nbconvert and to its
+TREC runs and qrels (``trec/<notebook>/``, when it evaluated methods);
 the run's git revision, Python, kernel and package versions head the page.
 
 Everything a link points to lives inside the run folder, so the folder can be copied or served
@@ -244,6 +245,9 @@ def _notebook_section(entry: dict[str, Any], run_dir: Path, rendered: str | None
         links.append(f'<a href="{_href(rendered)}">executed notebook (HTML)</a>')
     if (run_dir / entry.get("output", "")).is_file() and entry.get("output"):
         links.append(f'<a href="{_href(entry["output"])}">{_e(entry["output"])}</a>')
+    if entry.get("trec"):
+        links.append(f'<a href="{_href(Path(entry["trec"][0]).parent)}/">TREC runs and qrels '
+                     f'({len(entry["trec"])} files)</a>')
     changed = entry.get("changed", {})
     params = "".join(f'<tr{" class=changed" if k in changed else ""}><th class="l">{_e(k)}</th>'
                      f'<td class="l"><code>{_value(v)}</code></td></tr>' for k, v in entry.get("parameters", {}).items())

@@ -5,7 +5,8 @@ parameters, plus a timestamp only to keep reruns apart (``04_gralc_rag-3fa2c91d0
 so runs with the same parameters sort next to each other. The folder holds the executed
 notebooks, a copy of every table (CSV) each notebook wrote during the run under
 ``tables/<notebook>/`` (``figures/<notebook>/`` is overwritten by the next run; these copies
-stay), and ``manifest.json``: parameters, their hash, reasoner and judge, git revision, package
+stay), the rankings its ``evaluate`` calls made as TREC runs and qrels under ``trec/<notebook>/``
+(``evaluation/trec.py``), and ``manifest.json``: parameters, their hash, reasoner and judge, git revision, package
 versions, the embedding backend, status, durations per notebook and per cell, files written, and for a failure the
 cell (index and first line) and the error. A cell running longer than the timeout fails the
 notebook; the other notebooks still run. Outputs appear whole or not at all (rag_lab.caching.atomic).
@@ -40,6 +41,7 @@ from ..caching.atomic import atomic_path, write_bytes, write_text
 from ..core.environment import environment
 from ..core.progress import HEADLESS_ENV
 from ..evaluation.provenance import embedding_backend, git_revision, package_versions
+from ..evaluation.trec import TREC_DIR_ENV
 from ..core.ties import NEAR_TIES_ENV, read_near_ties
 from .reference import reference_check
 from .report import write_report
@@ -263,7 +265,8 @@ def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, 
     near_ties_file.parent.mkdir(parents=True, exist_ok=True)
     near_ties_file.unlink(missing_ok=True)
     t0 = time.perf_counter()
-    with atomic_path(out_path) as tmp, environment({NEAR_TIES_ENV: str(near_ties_file)}):
+    trec_dir = run_dir / "trec" / nb.stem                              # evaluation/trec.py: evaluate() writes there
+    with atomic_path(out_path) as tmp, environment({NEAR_TIES_ENV: str(near_ties_file), TREC_DIR_ENV: str(trec_dir)}):
         try:
             pm.execute_notebook(str(nb), str(tmp), parameters={**given, "figures_dir": str(figures_dir)},
                                 kernel_name=kernel, cwd=str(nb.parent), progress_bar=progress, language="python",
@@ -283,6 +286,7 @@ def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, 
     after = _files_under(figures_dir)
     entry["files"] = sorted(p for p, m in after.items() if before.get(p) != m)
     entry["tables"] = _copy_tables(entry["files"], figures_dir, run_dir, nb.stem)
+    entry["trec"] = sorted(p.relative_to(run_dir).as_posix() for p in trec_dir.glob("*") if p.is_file())
     near = read_near_ties(near_ties_file)
     entry["near_ties"] = [asdict(t) for t in near]
     entry["reference"] = reference_check(entry, figures_dir)
