@@ -30,9 +30,9 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 # The suite on one process per core, at most PYTEST_WORKERS (pytest-xdist): a test file, or an xdist_group, is
 # one unit of work (tests/conftest.py's scheduler: xdist 3.8's own loadgroup no longer groups under pytest 9.2),
 # the long ones handed out first in the order tests/conftest.py sorts them (hence --no-loadscope-reorder).
-# PYTEST_ARGS adds options or picks tests.
+# --durations=40 lists the 40 slowest tests (where the time goes, docs/performance.md). PYTEST_ARGS adds options or picks tests.
 test: setup
-	$(PY) -m pytest -n auto --maxprocesses $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto --maxprocesses $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=40 $(PYTEST_ARGS)
 
 reproduce: setup
 	$(PY) -m rag_lab run
