@@ -166,7 +166,7 @@ def cell_output(manifest: dict, root: Path, cell_id: str) -> dict:
 
 
 def test_gralc_notebook_runs(notebook_run):
-    run = notebook_run("04_gralc_rag", SMALL)         # the run test_notebook_04_cluster compares with
+    run = notebook_run("04_gralc_rag", SMALL)         # the run test_notebook_04 alone reads
     manifest, root = run.manifest, run.root
     files = {p.rsplit("/", 1)[-1] for p in manifest["notebooks"][0]["files"]}
     expected = {f"table{i}.{ext}" for i in range(1, 7) for ext in ("csv", "md")}
