@@ -34,8 +34,11 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 test: setup
 	$(PY) -m pytest -n auto --maxprocesses $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=40 $(PYTEST_ARGS)
 
+# Every notebook; independent ones side by side, REPRODUCE_JOBS at a time (auto: 2 on a machine with 2+ cores;
+# the notebooks that time or reuse the others' work run alone: rag_lab/runs/waves.py).
+REPRODUCE_JOBS ?= auto
 reproduce: setup
-	$(PY) -m rag_lab run
+	$(PY) -m rag_lab run --jobs $(REPRODUCE_JOBS)
 
 # JupyterLab from .venv on 127.0.0.1:$(LAB_PORT), opening notebooks/ (rag_lab/runs/lab.py); Ctrl-C stops it.
 lab: setup
