@@ -35,7 +35,7 @@ test: setup
 	$(PY) -m pytest -n auto --maxprocesses $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=40 $(PYTEST_ARGS)
 
 # Every notebook; independent ones side by side, REPRODUCE_JOBS at a time (auto: 2 on a machine with 2+ cores;
-# the notebooks that time or reuse the others' work run alone: rag_lab/runs/waves.py).
+# the notebooks that time builds run alone, after the others: rag_lab/runs/waves.py).
 REPRODUCE_JOBS ?= auto
 reproduce: setup
 	$(PY) -m rag_lab run --jobs $(REPRODUCE_JOBS)

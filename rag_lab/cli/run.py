@@ -22,8 +22,8 @@ def add_arguments(parser):
     parser.add_argument("--grid", default=None, help="YAML grid of parameter sets x notebooks (see rag_lab/runs/grid.py)")
     parser.add_argument("--jobs", default="auto", metavar="N",
                         help="notebooks run side by side, each in its own process: a number, or auto (default: 2 on a "
-                             "machine with 2 cores or more, else 1). Notebooks that time or reuse the others' work run "
-                             "alone (rag_lab/runs/waves.py); the tables are those of a run one after another")
+                             "machine with 2 cores or more, else 1). Notebooks that time builds run alone, after the "
+                             "others (rag_lab/runs/waves.py); the tables are those of a run one after another")
     parser.add_argument("--address", default=None,
                         help="a Dask scheduler address (tcp://host:8786). With --grid: the grid's runs go to it "
                              "(default a local process pool); without: this run's indexes do their per-document "

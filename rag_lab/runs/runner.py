@@ -299,7 +299,8 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     ``timeout``: seconds any one cell may run (None: no limit). ``run_id``: the folder name; by
     default ``<notebook or label>-<parameter hash>-<timestamp>``. ``address``: a Dask scheduler the
     kernels send per-document index work to (module docstring). ``jobs``: more than 1 runs up to that
-    many independent notebooks side by side (rag_lab/runs/waves.py); the manifest keeps the run's order."""
+    many notebooks side by side, those that time alone after them (rag_lab/runs/waves.py); the manifest
+    keeps the run's order."""
     from ..evaluation.cluster import cluster_address
     from .waves import run_wave, waves
     if jobs < 1:
@@ -335,6 +336,7 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
         for wave in waves(notebooks) if jobs > 1 else [[nb] for nb in notebooks]:
             manifest["notebooks"] += run_wave(wave, jobs, _run_one, lambda nb: (
                 nb, given[nb], run_dir, figures_root / nb.stem, kernel, timeout, progress))
+            manifest["notebooks"].sort(key=lambda e: [nb.stem for nb in notebooks].index(e["notebook"]))
             write_text(manifest_path, json.dumps(manifest, indent=2, default=str))
     manifest["finished"] = dt.datetime.now().isoformat(timespec="seconds")
     manifest["seconds"] = round(sum(e["seconds"] for e in manifest["notebooks"]), 2)

@@ -1,17 +1,20 @@
 """Running a run's notebooks side by side (``rag_lab run --jobs N``, ``make reproduce``).
 
 Why: on a machine with two cores a notebook rarely keeps both busy (kernel start, model load, spaCy
-parses and offline reasoner jobs run on one), so independent notebooks finish sooner together. Not
-every notebook is independent of the others' presence: one that times builds or queries would time
-the other's load as well, and one that reuses what earlier notebooks of the run built must start after
-them. Those run alone (``RUN_ALONE``, with the reason); the notebooks between two of them form a
-*wave* that runs up to N at a time, each in a process of its own (its kernel's environment, e.g. its
-near-tie file, is its own), and the manifest lists the notebooks in the run's order whatever finished
-first. Each notebook writes only its own figures folder and run files, and the caches they share are
-safe for several processes (rag_lab/caching), so the tables are those of a run one after another.
+parses and offline reasoner jobs run on one), so notebooks finish sooner together. A notebook that
+times builds or queries must not share the machine (it would time the other's load as well): those
+run alone (``RUN_ALONE``, with the reason), after the others, one at a time. The others form one wave
+that runs up to N at a time, each in a process of its own (its kernel's environment, e.g. its near-tie
+file, is its own), the longest known first (``LONGEST_FIRST``) so the wave does not end on it.
+
+Order does not change a table: a notebook that needs an index another one is building waits for it and
+loads it (``evaluation.index_reuse``: notebook 10 reuses what 01-04 build, whichever builds it first),
+a reused index gives what a fresh build gives (tests/test_determinism.py), and each notebook writes
+only its own figures folder and run files. The manifest lists the notebooks in the run's order whatever
+ran first. ``--jobs 1`` runs them one after another in the run's order.
 
 Written here rather than taken from a library: the standard library's process pool runs the notebooks;
-what is ours is only which notebooks may share the machine.
+what is ours is only which notebooks may share the machine, and in which order they start.
 """
 from __future__ import annotations
 
@@ -24,9 +27,10 @@ from typing import Any, Callable, Sequence
 # notebook -> why it runs with nothing beside it
 RUN_ALONE: dict[str, str] = {
     "04_gralc_rag": "Table 3 times cold index builds",
-    "10_compare_retrieval": "reuses the encodings and indexes the notebooks before it built",
     "11_cost_and_speed": "measures build and query time",
 }
+# started first in their wave: the longest of a cold make reproduce (notebook 10: 268 s; the others <= 89 s)
+LONGEST_FIRST = ("10_compare_retrieval",)
 JOBS_AUTO = "auto"
 
 
@@ -49,16 +53,14 @@ def parse_jobs(value: str | int | None) -> int:
     return jobs
 
 
-def waves(notebooks: Sequence[Path], alone: dict[str, str] = RUN_ALONE) -> list[list[Path]]:
-    """The run's notebooks, in order, cut into groups that may run side by side: each notebook named in
-    ``alone`` is a group of its own, the notebooks between two of them one group."""
-    out: list[list[Path]] = []
-    for nb in notebooks:
-        if nb.stem in alone or not out or out[-1][-1].stem in alone:
-            out.append([nb])
-        else:
-            out[-1].append(nb)
-    return out
+def waves(notebooks: Sequence[Path], alone: dict[str, str] = RUN_ALONE,
+          first: Sequence[str] = LONGEST_FIRST) -> list[list[Path]]:
+    """The run's notebooks cut into groups run one after another: first every notebook not named in
+    ``alone`` (those named in ``first`` at its head, the rest in the run's order), then each one named in
+    ``alone`` as a group of its own, in the run's order."""
+    together = [nb for nb in notebooks if nb.stem not in alone]
+    together.sort(key=lambda nb: nb.stem not in first)          # stable: the run's order otherwise
+    return ([together] if together else []) + [[nb] for nb in notebooks if nb.stem in alone]
 
 
 def run_wave(wave: Sequence[Path], jobs: int, run_one: Callable[..., dict[str, Any]],
