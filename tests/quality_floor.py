@@ -8,11 +8,11 @@ reference, and each data set keeps its document and question counts (also at ful
 
 Refreshing is deliberate (tests/reference/README.md): run ``python tests/quality_floor.py`` under
 the shared lock, from the repository root with it on PYTHONPATH, look at what moved (it prints
-old -> new), and commit the file with the reason in the commit message. It runs in a fresh cache,
-as the test does (``reusing_within_the_process``), so nothing computed by an older code version is
-reused; index reuse is on inside that cache, so methods that share an index (SSG's seven traversals
-share one graph) build it once, as ``rag_lab eval`` does (tests/test_determinism.py checks that a
-reused index gives what a fresh build gives).
+old -> new), and commit the file with the reason in the commit message. It runs in a fresh cache
+(the tests in the session's new store), so nothing computed by an older code version is reused;
+index reuse is on inside it, so methods that share an index (SSG's seven traversals share one
+graph) build it once, as ``rag_lab eval`` does (tests/test_determinism.py checks that a reused
+index gives what a fresh build gives).
 """
 from __future__ import annotations
 
@@ -70,22 +70,26 @@ def measure(name: str, case: dict, per_question: dict | None = None, near_ties: 
 
 
 _MEASURED: dict = {}
-_CACHE: list[Path] = []
 
 
-def reusing_within_the_process():
-    """Index reuse on, in a cache of this process's own (made empty on first use, sharing the current
-    cache's ONNX export): an index one case's methods share is built once and read back by the others
-    and by the perturbed run's twins, and nothing outside this process (or from an older run) is read."""
-    from rag_lab.caching.sqlite_cache import default_cache_dir
+def reusing(folder: Path | None = None):
+    """Index reuse on, in ``folder`` (default: the current cache; under pytest the session's store, which
+    starts empty and is shared with the notebook tests that build the same indexes): an index one case's
+    methods share is built once and read back by the others and by the perturbed run's twins. A reused
+    index gives what a fresh build gives (tests/test_determinism.py)."""
     from rag_lab.core.environment import environment
 
-    if not _CACHE:
-        folder = Path(tempfile.mkdtemp(prefix="rag_lab_quality_floor_"))
-        if (default_cache_dir() / "onnx").is_dir():
-            (folder / "onnx").symlink_to(default_cache_dir() / "onnx")
-        _CACHE.append(folder)
-    return environment({"RAG_LAB_REUSE": "1", "RAG_LAB_CACHE": str(_CACHE[0])})
+    return environment({"RAG_LAB_REUSE": "1", **({"RAG_LAB_CACHE": str(folder)} if folder else {})})
+
+
+def fresh_cache() -> Path:
+    """An empty cache folder sharing the current cache's ONNX export (the model, not what is compared)."""
+    from rag_lab.caching.sqlite_cache import default_cache_dir
+
+    folder = Path(tempfile.mkdtemp(prefix="rag_lab_quality_floor_"))
+    if (default_cache_dir() / "onnx").is_dir():
+        (folder / "onnx").symlink_to(default_cache_dir() / "onnx")
+    return folder
 
 
 def measured(name: str) -> tuple[dict, dict, list]:
@@ -97,7 +101,7 @@ def measured(name: str) -> tuple[dict, dict, list]:
     key = (name, perturbation_sigma())
     if key not in _MEASURED:
         per_question, near = {}, []
-        with reusing_within_the_process():
+        with reusing():
             _MEASURED[key] = (measure(name, CASES[name], per_question, near), per_question, near)
     return _MEASURED[key]
 
@@ -140,7 +144,7 @@ def refresh() -> dict:
     from rag_lab.caching.atomic import write_text
 
     old = read_reference() if REFERENCE.exists() else {"cases": {}}
-    with reusing_within_the_process():               # as in the tests: a fresh cache, reuse within it
+    with reusing(fresh_cache()):                     # nothing from an older code version; reuse within the run
         cases = {name: measure(name, case) for name, case in CASES.items()}
     ref = {"about": "tests/quality_floor.py: what this pins and how to refresh it on purpose",
            "tolerance": TOLERANCE, "metrics": list(METRICS), "ks": [5], "environment": environment(), "cases": cases}
