@@ -84,3 +84,15 @@ def test_the_notebook_parameter_is_reuse_or_measure():
     assert ts.reuse_choice("reuse") is True and ts.reuse_choice("measure") is False
     with pytest.raises(ValueError, match=r"timings must be one of \('reuse', 'measure'\).*got 'always'"):
         ts.reuse_choice("always")
+
+
+def test_other_documents_under_the_same_name_are_measured_again(tmp_path, reuse_on):
+    from rag_lab.core.types import Document
+
+    measure, calls = counting()
+    docs = [Document("a", "one text")]
+    ts.measured_or_reused("costs", {"dataset": "x"}, measure, cache_dir=tmp_path, documents=docs)
+    assert ts.measured_or_reused("costs", {"dataset": "x"}, measure, cache_dir=tmp_path, documents=docs).reused
+    changed = [Document("a", "another text")]
+    assert not ts.measured_or_reused("costs", {"dataset": "x"}, measure, cache_dir=tmp_path, documents=changed).reused
+    assert len(calls) == 2

@@ -1,10 +1,11 @@
-"""Measurements a run took, kept for a later run of the same code on the same machine (notebook 11).
+"""Measurements a run took, kept for a later run of the same code on the same machine (notebook 11's
+tables, notebook 04's Table 3).
 
-Why: notebook 11's tables time cold builds by design, so a warm ``make reproduce`` (every index and
-vector already cached) would otherwise time them all again, minutes on two cores, to show what the
-cold run showed. A measurement is reused only where taking it again would repeat its conditions: the
+Why: those tables time cold builds by design, so a warm ``make reproduce`` (every index and vector
+already cached) would otherwise time them all again, minutes on two cores, to show what the cold run
+showed. A measurement is reused only where taking it again would repeat its conditions: the
 same code and shipped data (``code_fingerprint``), the same package versions and Python, the same
-parameters and the same machine (host name, processor, cores). Never silently: ``Measured.label``
+parameters and documents and the same machine (host name, processor, cores). Never silently: ``Measured.label``
 says when and on which machine the values were measured and whether this run reused them, and the
 notebook prints it and puts it in every caption. ``RAG_LAB_REUSE=0``, or ``reuse=False`` (notebook 11's
 ``timings = "measure"``), always measures again and replaces the kept values.
@@ -26,7 +27,7 @@ import pickle
 import platform
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..caching import trust
 from ..caching.atomic import write_bytes
@@ -85,11 +86,14 @@ def reuse_choice(timings: str) -> bool:
     return timings == "reuse"
 
 
-def entry_key(what: str, parameters: dict[str, Any]) -> str:
-    """sha256 (24 hex digits) over what is measured, its parameters, the code, packages, Python and machine."""
+def entry_key(what: str, parameters: dict[str, Any], documents: Sequence | None = None) -> str:
+    """sha256 (24 hex digits) over what is measured, its parameters, the documents measured on (their
+    fingerprint: a downloaded data set changes under the same name), the code, packages, Python and machine."""
+    from ..evaluation.index_store import dataset_fingerprint
     from ..evaluation.provenance import package_versions
 
     parts = {"format": FORMAT, "what": what, "parameters": parameters, "code": code_fingerprint(),
+             "documents": None if documents is None else dataset_fingerprint(documents),
              "packages": package_versions(), "python": "%d.%d.%d" % sys.version_info[:3], "machine": machine()}
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
@@ -120,13 +124,14 @@ def _read(path: Path, key: str) -> Measured | None:
 
 
 def measured_or_reused(what: str, parameters: dict[str, Any], measure: Callable[[], Any], reuse: bool = True,
-                       cache_dir: str | os.PathLike | None = None) -> Measured:
-    """``measure()``'s value, or the value an earlier run kept for the same ``what``, ``parameters``, code and
-    machine (module docstring). ``reuse=False`` or ``RAG_LAB_REUSE=0``: always measured, and kept."""
+                       cache_dir: str | os.PathLike | None = None, documents: Sequence | None = None) -> Measured:
+    """``measure()``'s value, or the value an earlier run kept for the same ``what``, ``parameters``,
+    ``documents``, code and machine (module docstring). ``reuse=False`` or ``RAG_LAB_REUSE=0``: always
+    measured, and kept."""
     if not isinstance(what, str) or not what:
         raise ValueError(f"measured_or_reused: expected a non-empty name of what is measured, got {what!r}")
     folder = trust.private_folder(Path(cache_dir or default_cache_dir()) / FOLDER, "the timing store")
-    key = entry_key(what, parameters)
+    key = entry_key(what, parameters, documents)
     path = folder / f"{key}.bin"
     if reuse and reuse_enabled():
         kept = _read(path, key)
