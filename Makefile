@@ -30,12 +30,15 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 # The suite on one process per core, at most PYTEST_WORKERS (pytest-xdist): a test file, or an xdist_group, is
 # one unit of work (tests/conftest.py's scheduler: xdist 3.8's own loadgroup no longer groups under pytest 9.2),
 # the long ones handed out first in the order tests/conftest.py sorts them (hence --no-loadscope-reorder).
-# PYTEST_ARGS adds options or picks tests.
+# --durations=40 lists the 40 slowest tests (where the time goes, docs/performance.md). PYTEST_ARGS adds options or picks tests.
 test: setup
-	$(PY) -m pytest -n auto --maxprocesses $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto --maxprocesses $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder --durations=40 $(PYTEST_ARGS)
 
+# Every notebook; independent ones side by side, REPRODUCE_JOBS at a time (auto: 2 on a machine with 2+ cores;
+# the notebooks that time builds run alone, after the others: rag_lab/runs/waves.py).
+REPRODUCE_JOBS ?= auto
 reproduce: setup
-	$(PY) -m rag_lab run
+	$(PY) -m rag_lab run --jobs $(REPRODUCE_JOBS)
 
 # JupyterLab from .venv on 127.0.0.1:$(LAB_PORT), opening notebooks/ (rag_lab/runs/lab.py); Ctrl-C stops it.
 lab: setup

@@ -35,14 +35,19 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     for _var in ("RAG_LAB_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
-# Every test (and every notebook kernel the tests start) uses a fresh cache, and so a fresh data cache
-# (downloads live in $RAG_LAB_DATA, else <cache>/data): a user's downloaded data sets never leak into tests.
-# Each test process (each xdist worker) makes its own.
-os.environ["RAG_LAB_CACHE"] = tempfile.mkdtemp(prefix="rag_lab_test_cache_")
+# The session's store: one fresh cache (vectors, the ONNX export, reasoner results, indexes), and so a fresh
+# data cache (downloads live in $RAG_LAB_DATA, else <cache>/data): a user's downloaded data sets never leak
+# into tests. The key that signs cached indexes (rag_lab/caching/trust.py) is made in a private folder too,
+# never in the user's ~/.config. Both are made once, by the process that starts the session (xdist's
+# controller, or the only process): the workers it starts inherit them (``SESSION_ENV`` says they were made
+# for this session), so every worker reads the vectors and the model export the others wrote and verifies
+# what they signed. Notebook kernels inherit them too. Tests that test a build use a cache of their own.
+SESSION_ENV = "RAG_LAB_TEST_SESSION"
+if not (os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(SESSION_ENV) == os.environ.get("RAG_LAB_CACHE")):
+    os.environ["RAG_LAB_CACHE"] = tempfile.mkdtemp(prefix="rag_lab_test_cache_")
+    os.environ["RAG_LAB_CONFIG"] = tempfile.mkdtemp(prefix="rag_lab_test_config_")
+    os.environ[SESSION_ENV] = os.environ["RAG_LAB_CACHE"]
 os.environ.pop("RAG_LAB_DATA", None)
-# The key that signs cached indexes (rag_lab/caching/trust.py) is made in a private folder too, never in the
-# user's ~/.config; notebook kernels inherit the variable.
-os.environ["RAG_LAB_CONFIG"] = tempfile.mkdtemp(prefix="rag_lab_test_config_")
 # Each test sees the build it asks for: persisted indexes and cached offline results are off unless a test
 # turns them on (tests/test_index_store.py, tests/test_offline_cache.py).
 os.environ["RAG_LAB_REUSE"] = "0"
@@ -52,6 +57,7 @@ SESSION_CACHE = Path(os.environ["RAG_LAB_CACHE"])
 NOTEBOOKS = ROOT / "notebooks"
 EXECUTIONS = "notebook_executions.jsonl"
 GROUPS = "xdist_groups.json"          # test id -> its group, for the scheduler (see above)
+STORES = "session_store."             # + worker name: the cache that worker uses (one for all, see above)
 # a file (or xdist group) marked so is handed out before the others: it runs for a minute or more
 FIRST = ("notebook", "heavy")
 # Executing a notebook (kernel start, model load, the notebook's own builds) takes minutes on two busy
@@ -86,6 +92,8 @@ def pytest_collection_modifyitems(config, items):
         from rag_lab.caching.atomic import write_text
         write_text(shared_folder(config._tmp_path_factory) / GROUPS,
                    json.dumps({item.nodeid: _group_of(item) for item in items}))
+        write_text(shared_folder(config._tmp_path_factory) / f"{STORES}{os.environ['PYTEST_XDIST_WORKER']}",
+                   os.environ["RAG_LAB_CACHE"])
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)
@@ -146,12 +154,20 @@ def run_notebook_smoke(name: str, parameters: dict, tmp_path: Path) -> dict:
     """Execute one notebook under papermill with small parameters; fail with its traceback, when its
     executed output holds a Python warning, a traceback, a progress-bar fragment, a long decimal or a [-1, 1]
     interval, or when a Markdown table it wrote is too long, too wide in a cell or has an empty column
-    (rag_lab/runs/outputs.py)."""
+    (rag_lab/runs/outputs.py).
+
+    The kernel reuses indexes, offline reasoner results and answer scores (``RAG_LAB_REUSE=1``) in the cache
+    it is given (the session store, or the run's own): a notebook test checks the notebook's tables, not a
+    build, and a reused index gives what a fresh build gives (tests/test_determinism.py). So SSG's seven
+    traversals build one graph, and notebook 10 reads the indexes notebooks 01-03 built over the same data.
+    What a notebook times it builds with ``reuse=False`` itself (notebook 04's Table 3, notebook 11)."""
+    from rag_lab.core.environment import environment
     from rag_lab.runs.outputs import output_problems, table_problems
     from rag_lab.runs.runner import run_notebooks
 
-    manifest = run_notebooks([name], parameters, runs_dir=tmp_path / "runs", figures_root=tmp_path / "figures",
-                             progress=False)
+    with environment({"RAG_LAB_REUSE": "1"}):
+        manifest = run_notebooks([name], parameters, runs_dir=tmp_path / "runs", figures_root=tmp_path / "figures",
+                                 progress=False)
     entry = manifest["notebooks"][0]
     assert entry["status"] == "ok", f"{name} failed:\n{entry.get('traceback', entry.get('error'))}"
     problems = output_problems(tmp_path / "runs" / manifest["run_id"] / entry["output"])
@@ -257,6 +273,11 @@ def pytest_terminal_summary(terminalreporter, config):
     factory = config._tmp_path_factory
     if factory._basetemp is None:         # nothing used a temporary folder: nothing ran a notebook
         return
+    stores = {p.read_text(encoding="utf-8") for p in (factory.getbasetemp() / "shared").glob(STORES + "*")}
+    if stores:
+        terminalreporter.section("session store")
+        terminalreporter.write_line(f"{len(stores)} cache(s) for the workers: {', '.join(sorted(stores))}"
+                                    + ("" if len(stores) == 1 else "   <- expected one, shared by every worker"))
     log = factory.getbasetemp() / "shared" / EXECUTIONS
     if not log.exists():
         return

@@ -9,7 +9,10 @@ reference, and each data set keeps its document and question counts (also at ful
 Refreshing is deliberate (tests/reference/README.md): run ``python tests/quality_floor.py`` under
 the shared lock, from the repository root with it on PYTHONPATH, look at what moved (it prints
 old -> new), and commit the file with the reason in the commit message. It runs in a fresh cache
-with index reuse off, as the test does, so nothing computed by an older code version is reused.
+(the tests in the session's new store), so nothing computed by an older code version is reused;
+index reuse is on inside it, so methods that share an index (SSG's seven traversals share one
+graph) build it once, as ``rag_lab eval`` does (tests/test_determinism.py checks that a reused
+index gives what a fresh build gives).
 """
 from __future__ import annotations
 
@@ -69,6 +72,26 @@ def measure(name: str, case: dict, per_question: dict | None = None, near_ties: 
 _MEASURED: dict = {}
 
 
+def reusing(folder: Path | None = None):
+    """Index reuse on, in ``folder`` (default: the current cache; under pytest the session's store, which
+    starts empty and is shared with the notebook tests that build the same indexes): an index one case's
+    methods share is built once and read back by the others and by the perturbed run's twins. A reused
+    index gives what a fresh build gives (tests/test_determinism.py)."""
+    from rag_lab.core.environment import environment
+
+    return environment({"RAG_LAB_REUSE": "1", **({"RAG_LAB_CACHE": str(folder)} if folder else {})})
+
+
+def fresh_cache() -> Path:
+    """An empty cache folder sharing the current cache's ONNX export (the model, not what is compared)."""
+    from rag_lab.caching.sqlite_cache import default_cache_dir
+
+    folder = Path(tempfile.mkdtemp(prefix="rag_lab_quality_floor_"))
+    if (default_cache_dir() / "onnx").is_dir():
+        (folder / "onnx").symlink_to(default_cache_dir() / "onnx")
+    return folder
+
+
 def measured(name: str) -> tuple[dict, dict, list]:
     """``measure`` of case ``name`` (values, per-question scores, near-ties), once per process and
     vector perturbation (``$RAG_LAB_PERTURB_VECTORS``): the quality floor and the reproducibility
@@ -78,7 +101,8 @@ def measured(name: str) -> tuple[dict, dict, list]:
     key = (name, perturbation_sigma())
     if key not in _MEASURED:
         per_question, near = {}, []
-        _MEASURED[key] = (measure(name, CASES[name], per_question, near), per_question, near)
+        with reusing():
+            _MEASURED[key] = (measure(name, CASES[name], per_question, near), per_question, near)
     return _MEASURED[key]
 
 
@@ -114,15 +138,14 @@ def read_reference() -> dict:
 
 def refresh() -> dict:
     """Measure every case in a fresh cache and write the reference atomically."""
-    os.environ["RAG_LAB_CACHE"] = tempfile.mkdtemp(prefix="rag_lab_quality_floor_")
     os.environ.pop("RAG_LAB_DATA", None)
-    os.environ["RAG_LAB_REUSE"] = "0"                  # as in the tests: every index built here
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
     from rag_lab.caching.atomic import write_text
 
     old = read_reference() if REFERENCE.exists() else {"cases": {}}
-    cases = {name: measure(name, case) for name, case in CASES.items()}
+    with reusing(fresh_cache()):                     # nothing from an older code version; reuse within the run
+        cases = {name: measure(name, case) for name, case in CASES.items()}
     ref = {"about": "tests/quality_floor.py: what this pins and how to refresh it on purpose",
            "tolerance": TOLERANCE, "metrics": list(METRICS), "ks": [5], "environment": environment(), "cases": cases}
     REFERENCE.parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,6 @@
 """One run's index built with the session's Dask LocalCluster (2 worker processes on 127.0.0.1, conftest's
-``dask_cluster``): for one method of each paper (each built once here, without it, as the reference) the chunks, vectors, graph and evaluation table equal a local build's, the driver computed none of
+``dask_cluster``), on a tiny corpus (``tiny_corpus``: italian_cuisine's three documents cut to their first
+paragraphs, still three partitions; this tests the plumbing, not retrieval quality): for one method of each paper (each built once here, without it, as the reference) the chunks, vectors, graph and evaluation table equal a local build's, the driver computed none of
 the per-document work itself, what the workers returned stays in the driver's caches for a later local
 run, a failing partition is computed here instead, and timed builds never leave the machine."""
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 
 from conftest import empty_cache
 from rag_lab.core.embedding import Embedder
-from rag_lab.core.types import Document
+from rag_lab.core.types import Dataset, Document
 from rag_lab.datasets import load_dataset
 from rag_lab.evaluation import cluster as cluster_module
 from rag_lab.evaluation import cluster_worker
@@ -25,8 +26,27 @@ from rag_lab.methods.gralc.encoding import clear_memory_cache
 from rag_lab.reasoning import linguistics, offline
 from rag_lab.reasoning.offline import OfflineReasoner
 
-DATA = load_dataset("italian_cuisine")
+PARAGRAPHS = 3          # title and two paragraphs of each document: about 1,300-1,700 characters
+
+
+def tiny_corpus(paragraphs: int = PARAGRAPHS) -> Dataset:
+    """italian_cuisine with each document cut to its first ``paragraphs`` paragraphs, and the questions
+    with a gold passage inside what is left: three short documents, so three partitions, at a sixth of the
+    full corpus's parse and encode work."""
+    full = load_dataset("italian_cuisine")
+    docs = [Document(d.id, "\n\n".join(d.text.split("\n\n")[:paragraphs]), d.title) for d in full.documents]
+    texts = " ".join(d.text for d in docs)
+    questions = [q for q in full.questions if any(c in texts for c in q.gold_contexts)]
+    return Dataset("italian_cuisine_tiny", docs, questions)
+
+
+DATA = tiny_corpus()
 pytestmark = pytest.mark.heavy
+
+
+def test_the_tiny_corpus_is_three_short_documents_with_questions():
+    assert len(DATA.documents) == 3 and all(1000 < len(d.text) < 2000 for d in DATA.documents)
+    assert [q.id for q in DATA.questions] == ["ic-q01", "ic-q04", "ic-q10", "ic-q14"]     # worked out by hand
 
 
 def test_partition_by_hand():
@@ -124,7 +144,8 @@ def test_each_paper_builds_the_same_index_on_a_local_cluster(name, dask_cluster,
     parsed_by_driver, encoded_by_driver = len(parses), driver_embedder.stats["encoded"]
 
     record = there.cluster_build
-    assert record["partitions"] == 3 and record["failed"] == [] and record["vectors"] + record["results"] > 0
+    # what the workers sent back: vectors, reasoner results or (GraLC) token-embedding files
+    assert record["partitions"] == 3 and record["failed"] == [] and record["vectors"] + record["results"] + record["files"] > 0
     assert [(c.id, c.text, c.start, c.end) for c in there.chunks] == [(c.id, c.text, c.start, c.end) for c in here.chunks]
     if getattr(here, "vectors", None) is not None:
         assert np.array_equal(there.vectors, here.vectors)

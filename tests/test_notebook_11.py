@@ -55,6 +55,10 @@ def test_cost_and_speed_notebook_tables(tmp_path, embedder):
             (method, cold, warm)
     caption = files["method_costs.md"].read_text(encoding="utf-8").splitlines()[0]
     assert "cold (first build, empty caches)" in caption and "warm (rebuild" in caption and "over 2 builds" in caption
+    # where and when the timings were taken (the session's store is new: nothing kept to reuse, measured by this run)
+    from rag_lab.compare.timing_store import machine, machine_label
+    assert caption.endswith(f"on {machine_label(machine())} by this run") and "; timings measured 20" in caption
+    assert files["growth.md"].read_text(encoding="utf-8").splitlines()[0].endswith("by this run")
 
     # every distinct index measured once: naive and semantic build different ones
     shared = pd.read_csv(files["shared_indexes.csv"])

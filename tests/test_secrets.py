@@ -13,7 +13,7 @@ import uuid
 import pytest
 from fake_openai_server import fake_openai  # noqa: F401  (a fixture)
 
-from conftest import run_notebook_smoke
+from conftest import empty_cache, run_notebook_smoke
 from download_server import MirrorServer
 
 
@@ -27,11 +27,12 @@ def _forms(secret: str) -> list[bytes]:
 
 
 @pytest.mark.notebook
-def test_no_file_written_by_a_run_holds_the_api_key(fake_openai, tmp_path, monkeypatch):
+def test_no_file_written_by_a_run_holds_the_api_key(fake_openai, tmp_path, monkeypatch, embedder):
+    embedder.model  # noqa: B018 - the session's ONNX export, which the run's cache shares (no second export)
     marker = f"sk-rag-lab-secret-{uuid.uuid4().hex}"
     monkeypatch.setenv("RAG_LAB_LLM_API_KEY", marker)
     monkeypatch.setenv("OPENAI_API_KEY", marker)
-    monkeypatch.setenv("RAG_LAB_CACHE", str(tmp_path / "cache"))  # the kernel inherits it: caches land here
+    monkeypatch.setenv("RAG_LAB_CACHE", str(empty_cache(tmp_path / "cache")))  # the kernel inherits it: caches land here
     fake_openai.responder = lambda request: {"answer": "Pesto comes from Genoa."}
     log_file = tmp_path / "logs" / "run.log"
     log_file.parent.mkdir()

@@ -20,6 +20,10 @@ def add_arguments(parser):
                         help="apply notebooks/<notebook>.NAME.yaml (e.g. paper: the paper's data, sizes and "
                              "parameters); -p overrides its values; with no notebook named, every notebook that has it")
     parser.add_argument("--grid", default=None, help="YAML grid of parameter sets x notebooks (see rag_lab/runs/grid.py)")
+    parser.add_argument("--jobs", default="auto", metavar="N",
+                        help="notebooks run side by side, each in its own process: a number, or auto (default: 2 on a "
+                             "machine with 2 cores or more, else 1). Notebooks that time builds run alone, after the "
+                             "others (rag_lab/runs/waves.py); the tables are those of a run one after another")
     parser.add_argument("--address", default=None,
                         help="a Dask scheduler address (tcp://host:8786). With --grid: the grid's runs go to it "
                              "(default a local process pool); without: this run's indexes do their per-document "
@@ -31,6 +35,7 @@ def run(args) -> int:
 
     from ..runs.reference import reference_lines
     from ..runs.runner import DEFAULT_CELL_TIMEOUT, run_notebooks
+    from ..runs.waves import parse_jobs
 
     if args.timeout is not None and args.timeout <= 0:
         raise ValueError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
@@ -45,7 +50,7 @@ def run(args) -> int:
         names, per_notebook = apply_preset(args.notebooks, args.preset, params)
     manifest = run_notebooks(names, params, run_id=args.run_id, runs_dir=args.runs_dir, per_notebook=per_notebook,
                              figures_root=args.figures_dir, timeout=args.timeout or DEFAULT_CELL_TIMEOUT,
-                             address=args.address)
+                             address=args.address, jobs=parse_jobs(args.jobs))
     run_dir = Path(args.runs_dir) / manifest["run_id"]
     for nb in manifest["notebooks"]:
         print(f"{nb['status']:7s} {nb['notebook']}  {nb['seconds']:.1f}s  -> {run_dir / nb['output']}")

@@ -3,7 +3,8 @@
 Why: building is the expensive part of every notebook (encoding aside, which the embedding cache
 already saves): chunking, spaCy parsing, clustering, graphs, GAT infusion. Notebook 10 builds
 every method over the data sets notebooks 01–04 already indexed, and a rerun builds them all
-again. ``Retriever.build`` asks this module first.
+again. ``Retriever.build`` asks it first (through ``index_reuse.build_or_reuse``, which also lets one
+process build an index while the others that need it wait and load it).
 
 Key of an entry (sha256 over a canonical JSON of):
 - the method's registered name (or its ``index_family``), class and config (``config_id`` and the
@@ -56,9 +57,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..caching.code_version import class_code_fingerprint, code_fingerprint
-from ..caching.sqlite_cache import default_cache_dir, reuse_enabled
+from ..caching.sqlite_cache import default_cache_dir
 from ..caching.trust import check_private, sign, verify
-from ..core.types import Cost
 from .provenance import NONE, index_reasoner_name
 
 log = logging.getLogger(__name__)
@@ -308,91 +308,6 @@ def is_current(meta: dict[str, Any]) -> bool:
     own part is not checked), Python and package versions as now (the rest name data and configs)."""
     return (meta.get("format") == FORMAT and str(meta.get("code")).split("+")[0] == code_fingerprint()
             and meta.get("python") == "%d.%d" % sys.version_info[:2] and meta.get("packages") == _packages())
-
-
-# -- build or reuse ---------------------------------------------------------------------------------
-def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store: IndexStore | None = None) -> bool:
-    """Give ``retriever`` its index over ``documents``: from this process's memo, else from the
-    store, else built (``retriever._timed_build``) and kept in both. True when reused. Records
-    ``retriever.index_reuse`` (reused or not, key, entry folder)."""
-    distribute = reuse is not False          # a timed build (reuse=False) measures this machine alone
-    if reuse is None:
-        reuse = reuse_enabled()
-    if not reuse:
-        _build_here(retriever, documents, distribute)
-        retriever.index_reuse = {"reused": False, "key": None, "entry": None}
-        return False
-    store = store or IndexStore()
-    try:
-        parts = key_parts(retriever, documents)
-    except AttributeError as e:   # not a registered method (no config) or an embedder without a model_key
-        log.info("%s: index not reusable (%s); building it", retriever.name, e)
-        _build_here(retriever, documents, distribute)
-        retriever.index_reuse = {"reused": False, "key": None, "entry": None}
-        return False
-    key = index_key(parts)
-    entry = store.entry(family(retriever), key)
-    blob, source = _memo_get(key), "memory"
-    if blob is None:
-        blob, source = store.load(family(retriever), key), str(entry)
-    if blob is not None:
-        try:
-            restore_state(retriever, blob)
-            retriever.index_reuse = {"reused": True, "key": key, "entry": source}
-            _memo_put(key, blob)
-            log.info("%s: reused its index (%s)", retriever.name, source)
-            return True
-        except Exception as e:  # noqa: BLE001 - any failure to load means: build it again
-            _MEMO.pop(key, None)
-            if source != "memory":
-                store.discard(family(retriever), key, f"unloadable ({type(e).__name__}: {e})")
-    before = _reasoner_usage(retriever)
-    _build_here(retriever, documents, distribute)
-    retriever.index_reuse = {"reused": False, "key": key, "entry": None}
-    if not parts["reasoner"] and _called_reasoner(retriever, before):
-        log.warning("%s called a reasoner while indexing but does not declare reasoner_at_build: not persisted",
-                    retriever.name)
-        return False
-    try:
-        blob = dump_state(retriever)
-    except (pickle.PicklingError, TypeError, AttributeError) as e:
-        log.info("%s: index not persisted (its state cannot be pickled: %s)", retriever.name, e)
-        return False
-    _memo_put(key, blob)
-    try:
-        retriever.index_reuse["entry"] = str(store.save(family(retriever), key, blob, {**parts, "bytes": len(blob),
-                                                        "index_reasoner": index_reasoner_name(retriever)}))
-    except OSError as e:
-        log.warning("%s: could not write its index to %s (%s); kept in memory only", retriever.name, entry, e)
-    return False
-
-
-def _reasoner_usage(retriever):
-    """Before a build: the retriever's reasoner and a copy of its usage counters (None: unresolved)."""
-    r = getattr(retriever, "_reasoner", None)
-    return None if r is None or isinstance(r, str) else (r, r.usage.copy() if hasattr(r, "usage") else None)
-
-
-def _called_reasoner(retriever, before) -> bool:
-    """Whether the build called the reasoner: resolved during it (methods resolve it on first use) or
-    its counters moved. A reasoner handed to a method that builds without one (naive) was not called."""
-    r = getattr(retriever, "_reasoner", None)
-    if r is None or isinstance(r, str):
-        return False
-    return before is None or before[0] is not r or (before[1] is not None and r.usage_since(before[1]) != Cost())
-
-
-def _build_here(retriever, documents: list, distribute: bool) -> None:
-    """``retriever._timed_build``, after the cluster (if one is configured, ``cluster.py``) has done the
-    documents' per-document work into this process's caches; its time counts in ``build_cost.seconds``
-    and what it did is kept as ``retriever.cluster_build``."""
-    from .cluster import configured_address, prepare
-
-    record = prepare(retriever, documents) if distribute and configured_address() else None
-    retriever._timed_build(documents)
-    if record is not None:
-        retriever.build_cost.seconds += record["seconds"]
-    retriever.cluster_build = record
 
 
 def clear_memo() -> None:

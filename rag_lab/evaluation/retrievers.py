@@ -104,7 +104,7 @@ class Retriever:
         A reused index keeps the cost of the build that made it (``build_cost``)."""
         if not documents:
             raise ValueError(f"{self.name}: cannot build an index over no documents")
-        from .index_store import build_or_reuse
+        from .index_reuse import build_or_reuse
 
         with ties.deciding(method=self.name, step="build"):
             if build_or_reuse(self, list(documents), reuse):

@@ -297,13 +297,18 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
                   run_id: str | None = None, runs_dir: Path = RUNS_DIR, figures_root: Path = FIGURES_DIR,
                   notebook_dir: Path = NOTEBOOK_DIR, per_notebook: dict[str, dict[str, Any]] | None = None,
                   progress: bool = True, timeout: float | None = DEFAULT_CELL_TIMEOUT,
-                  address: str | None = None) -> dict[str, Any]:
+                  address: str | None = None, jobs: int = 1) -> dict[str, Any]:
     """Run notebooks one after another; returns the manifest (also written to the run folder).
 
     ``timeout``: seconds any one cell may run (None: no limit). ``run_id``: the folder name; by
     default ``<notebook or label>-<parameter hash>-<timestamp>``. ``address``: a Dask scheduler the
-    kernels send per-document index work to (module docstring)."""
+    kernels send per-document index work to (module docstring). ``jobs``: more than 1 runs up to that
+    many notebooks side by side, those that time alone after them (rag_lab/runs/waves.py); the manifest
+    keeps the run's order."""
     from ..evaluation.cluster import cluster_address
+    from .waves import run_wave, waves
+    if jobs < 1:
+        raise ValueError(f"jobs must be a positive number of notebooks at a time, got {jobs}")
     if timeout is not None and timeout <= 0:
         raise ValueError(f"the cell timeout must be a positive number of seconds (or None), got {timeout}")
     notebooks = resolve_notebooks(names, notebook_dir)
@@ -327,16 +332,19 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
         "parameters": recorded(parameters or {}),
         "per_notebook": {nb: recorded(p) for nb, p in (per_notebook or {}).items()}, "cell_timeout": timeout,
         "git": git_revision(), "python": platform.python_version(), "packages": package_versions(),
-        "kernel": kernel, "embedding_backend": embedding_backend(), "cluster": address, "notebooks": [],
+        "kernel": kernel, "embedding_backend": embedding_backend(), "cluster": address, "jobs": jobs, "notebooks": [],
     }
     manifest_path = run_dir / "manifest.json"
+    t0 = time.perf_counter()
     with cluster_address(address), headless_kernels():   # kernels inherit both through the environment
-        for nb in notebooks:
-            entry = _run_one(nb, given[nb], run_dir, figures_root / nb.stem, kernel, timeout, progress)
-            manifest["notebooks"].append(entry)
+        for wave in waves(notebooks) if jobs > 1 else [[nb] for nb in notebooks]:
+            manifest["notebooks"] += run_wave(wave, jobs, _run_one, lambda nb: (
+                nb, given[nb], run_dir, figures_root / nb.stem, kernel, timeout, progress))
+            manifest["notebooks"].sort(key=lambda e: [nb.stem for nb in notebooks].index(e["notebook"]))
             write_text(manifest_path, json.dumps(manifest, indent=2, default=str))
     manifest["finished"] = dt.datetime.now().isoformat(timespec="seconds")
     manifest["seconds"] = round(sum(e["seconds"] for e in manifest["notebooks"]), 2)
+    manifest["wall_seconds"] = round(time.perf_counter() - t0, 2)     # below the sum when notebooks ran side by side
     manifest["status"] = "ok" if all(e["status"] == "ok" for e in manifest["notebooks"]) else "failed"
     write_text(manifest_path, json.dumps(manifest, indent=2, default=str))
     write_report(run_dir, manifest)   # index.html: the run as one page (rag_lab/runs/report.py)

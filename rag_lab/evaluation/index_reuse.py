@@ -1,0 +1,129 @@
+"""Give a retriever its index: from this process's memo, else from the index store, else built here and
+kept in both (``build_or_reuse``, which ``Retriever.build`` calls). The store itself (keys, entries,
+signatures, the memo) is rag_lab/evaluation/index_store.py; this is the order of the look-ups and the
+build, and the lock that lets one process build an index while the others that need it wait and load it.
+"""
+from __future__ import annotations
+
+import pickle
+from contextlib import contextmanager
+
+from ..caching.locked_json import locked
+from ..caching.sqlite_cache import reuse_enabled
+from .index_store import (_MEMO, IndexStore, _folder_name, _memo_get, _memo_put, dump_state, family, index_key,
+                          key_parts, log, restore_state)
+from .provenance import index_reasoner_name
+from ..core.types import Cost
+
+# ``log``: the index store's logger, so what the store does is logged under one name wherever it runs
+
+
+def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store: IndexStore | None = None) -> bool:
+    """Give ``retriever`` its index over ``documents``: from this process's memo, else from the
+    store, else built (``retriever._timed_build``) and kept in both. True when reused. Records
+    ``retriever.index_reuse`` (reused or not, key, entry folder)."""
+    distribute = reuse is not False          # a timed build (reuse=False) measures this machine alone
+    if reuse is None:
+        reuse = reuse_enabled()
+    if not reuse:
+        _build_here(retriever, documents, distribute)
+        retriever.index_reuse = {"reused": False, "key": None, "entry": None}
+        return False
+    store = store or IndexStore()
+    try:
+        parts = key_parts(retriever, documents)
+    except AttributeError as e:   # not a registered method (no config) or an embedder without a model_key
+        log.info("%s: index not reusable (%s); building it", retriever.name, e)
+        _build_here(retriever, documents, distribute)
+        retriever.index_reuse = {"reused": False, "key": None, "entry": None}
+        return False
+    key = index_key(parts)
+    blob = _memo_get(key)
+    if blob is not None and _restored(retriever, blob, key, "memory", store):
+        return True
+    with _one_builder(store, family(retriever), key):
+        blob = store.load(family(retriever), key)
+        if blob is not None and _restored(retriever, blob, key, str(store.entry(family(retriever), key)), store):
+            return True
+        _build_and_keep(retriever, documents, distribute, parts, key, store)
+    return False
+
+
+def _restored(retriever, blob: bytes, key: str, source: str, store: IndexStore) -> bool:
+    """Give ``retriever`` the kept state ``blob`` (from ``source``: "memory" or the entry folder); False (the
+    copy forgotten, an entry discarded) when it does not load."""
+    try:
+        restore_state(retriever, blob)
+    except Exception as e:  # noqa: BLE001 - any failure to load means: build it again
+        _MEMO.pop(key, None)
+        if source != "memory":
+            store.discard(family(retriever), key, f"unloadable ({type(e).__name__}: {e})")
+        return False
+    retriever.index_reuse = {"reused": True, "key": key, "entry": source}
+    _memo_put(key, blob)
+    log.info("%s: reused its index (%s)", retriever.name, source)
+    return True
+
+
+@contextmanager
+def _one_builder(store: IndexStore, method: str, key: str):
+    """While the block runs no other process looks up or builds the same entry: a second process that
+    needs the index (a notebook beside it, ``rag_lab run --jobs``) waits and then loads what the first
+    saved instead of building it too. The lock file (``.<key>.lock`` beside the entry) is never an entry."""
+    store.check_folders(method)
+    store.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    (store.root / _folder_name(method)).mkdir(exist_ok=True, mode=0o700)
+    store.check_folders(method)
+    with locked(store.root / _folder_name(method) / f".{key}"):
+        yield
+
+
+def _build_and_keep(retriever, documents: list, distribute: bool, parts: dict, key: str, store: IndexStore) -> None:
+    """Build the index here and keep its state in memory and in ``store`` (when it can be pickled)."""
+    entry = store.entry(family(retriever), key)
+    before = _reasoner_usage(retriever)
+    _build_here(retriever, documents, distribute)
+    retriever.index_reuse = {"reused": False, "key": key, "entry": None}
+    if not parts["reasoner"] and _called_reasoner(retriever, before):
+        log.warning("%s called a reasoner while indexing but does not declare reasoner_at_build: not persisted",
+                    retriever.name)
+        return
+    try:
+        blob = dump_state(retriever)
+    except (pickle.PicklingError, TypeError, AttributeError) as e:
+        log.info("%s: index not persisted (its state cannot be pickled: %s)", retriever.name, e)
+        return
+    _memo_put(key, blob)
+    try:
+        retriever.index_reuse["entry"] = str(store.save(family(retriever), key, blob, {**parts, "bytes": len(blob),
+                                                        "index_reasoner": index_reasoner_name(retriever)}))
+    except OSError as e:
+        log.warning("%s: could not write its index to %s (%s); kept in memory only", retriever.name, entry, e)
+
+
+def _reasoner_usage(retriever):
+    """Before a build: the retriever's reasoner and a copy of its usage counters (None: unresolved)."""
+    r = getattr(retriever, "_reasoner", None)
+    return None if r is None or isinstance(r, str) else (r, r.usage.copy() if hasattr(r, "usage") else None)
+
+
+def _called_reasoner(retriever, before) -> bool:
+    """Whether the build called the reasoner: resolved during it (methods resolve it on first use) or
+    its counters moved. A reasoner handed to a method that builds without one (naive) was not called."""
+    r = getattr(retriever, "_reasoner", None)
+    if r is None or isinstance(r, str):
+        return False
+    return before is None or before[0] is not r or (before[1] is not None and r.usage_since(before[1]) != Cost())
+
+
+def _build_here(retriever, documents: list, distribute: bool) -> None:
+    """``retriever._timed_build``, after the cluster (if one is configured, ``cluster.py``) has done the
+    documents' per-document work into this process's caches; its time counts in ``build_cost.seconds``
+    and what it did is kept as ``retriever.cluster_build``."""
+    from .cluster import configured_address, prepare
+
+    record = prepare(retriever, documents) if distribute and configured_address() else None
+    retriever._timed_build(documents)
+    if record is not None:
+        retriever.build_cost.seconds += record["seconds"]
+    retriever.cluster_build = record
