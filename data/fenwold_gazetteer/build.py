@@ -104,7 +104,18 @@ def town_doc(t: dict, i: int) -> Doc:
     pop = pick([f"The census of 2021 counted {t['pop']:,} residents.",
                 f"About {t['pop']:,} people lived there at the last census.",
                 f"Its population was {t['pop']:,} in 2021."], i + 2)
-    d.add(pick(["Geography", "Setting", "Geography"], i), ("river", where), ("terrain", t["terrain"]), ("pop", pop))
+    order = river["towns"]
+    k = order.index(t["id"])
+    up, down = (TOWN[order[k - 1]]["name"] if k else None), (TOWN[order[k + 1]]["name"] if k + 1 < len(order) else None)
+    if up and down:
+        along = pick([f"Upstream the nearest town is {up}, and downstream it is {down}.",
+                      f"It lies between {up} upstream and {down} further down the {river['short']}."], i)
+    elif up or down:
+        along = (f"The only other town on the {river['short']} near it is {up or down}, "
+                 f"{'upstream' if up else 'downstream'}.")
+    else:
+        along = f"No other town stands on the {river['short']}."
+    d.add(pick(["Geography", "Setting", "Geography"], i), ("river", where), ("terrain", t["terrain"]), ("along", along), ("pop", pop))
     company = COMPANY[t["employer"]]
     industry = pick([f"{t['industry'].capitalize()} have kept the town busy since {t['since']}." if " and " in t["industry"] else
                      f"{t['industry'].capitalize()} has kept the town busy since {t['since']}.",
@@ -113,7 +124,22 @@ def town_doc(t: dict, i: int) -> Doc:
     employer = pick([f"The largest employer is {name_of(company['id'])}, which {t['employer_role']}.",
                      f"Most jobs are with {name_of(company['id'])}, which {t['employer_role']}.",
                      f"{cap(name_of(company['id']))} {t['employer_role']}, and it employs more people here than anyone else."], i)
-    d.add(pick(["Economy", "Economy", "Trade and industry"], i + 1), ("industry", industry), ("employer", employer))
+    others = [c for c in F.COMPANIES if t["id"] in c["towns"] and c["id"] != t["employer"]]
+    also = [("also", pick([f"{cap(listing([name_of(c['id']) for c in others]))} also {'has' if len(others) == 1 else 'have'} works or offices here.",
+                           f"Smaller workplaces belong to {listing([name_of(c['id']) for c in others])}."], i))] if others else []
+    d.add(pick(["Economy", "Economy", "Trade and industry"], i + 1), ("industry", industry), ("employer", employer), *also)
+    if t["id"] in F.STATIONS:
+        line, opened = F.STATIONS[t["id"]]
+        rail = pick([f"Its station on the {line} of the Fenwold Railway opened in {opened}.",
+                     f"Trains of the Fenwold Railway have called here since {opened}, on the {line}."], i)
+    else:
+        hub = TOWN[F.NEAREST_STATION[t["id"]]]["name"]
+        rail = pick([f"It has no station of its own; travellers take the bus to {hub} for the train.",
+                     f"The railway never reached it, and the nearest trains leave from {hub}."], i)
+    road = pick([f"A country road follows the {river['short']} through the town.",
+                 f"The old drove road still enters it from the {'south' if t['bank'] in ('north', 'east') else 'north'}.",
+                 f"Its streets meet at a market place where the buses stop."], i + 1)
+    d.add("Transport", ("rail", rail), ("road", road))
     landmark = pick([f"{t['landmark'][0].upper() + t['landmark'][1:]}, {t['landmark_desc']}, dates from {t['landmark_year']}.",
                      f"The best-known sight is {t['landmark']}, {t['landmark_desc']}, built in {t['landmark_year']}.",
                      f"In {t['landmark_year']} the town gained {t['landmark']}, {t['landmark_desc']}."], i + 1)
@@ -173,7 +199,11 @@ def company_doc(c: dict, i: int) -> Doc:
     founded = pick([f"{cap(the_name)} was founded in {c['founded']} by {founder} together with {c['partner']}.",
                     f"In {c['founded']}, {founder} set up {the_name} with the help of {c['partner']}.",
                     f"{cap(founder)} started {the_name} in {c['founded']}, backed by {c['partner']}."], i)
-    d.add("History", ("founded", founded), ("history", c["history"]))
+    origin = ([("founder", pick([f"Its founder, {founder}, was born in {TOWN[PERSON[c['founder']]['born']]['name']} in "
+                                 f"{PERSON[c['founder']]['birth']}.",
+                                 f"{founder} was a {PERSON[c['founder']]['role']} from {TOWN[PERSON[c['founder']]['born']]['name']}."], i))]
+              if c["founder"] in PERSON else [])
+    d.add("History", ("founded", founded), ("history", c["history"]), *origin)
     products = pick([f"Its main lines are {listing(c['products'])}.", f"It is known for {listing(c['products'])}.",
                      f"The firm's business is {listing(c['products'])}."], i + 1)
     d.add(pick(["Products", "What it makes", "Business"], i), ("products", products),

@@ -297,3 +297,10 @@ EVENTS = [
          aftermath="Many watercress beds were lost, and the glassworks could not ship its goods for two months.",
          remembrance="Dunmere Quay's Ice Fair each February recalls the fair held on the frozen lake."),
 ]
+
+# Stations of the Fenwold Railway: town id -> (line, year opened). Towns without one name the station they use.
+STATIONS = {"saltry": ("main line", 1849), "kessow": ("main line", 1849), "ewecross": ("main line", 1849),
+            "dunmere-quay": ("main line", 1849), "lissom": ("Otterway branch", 1861), "otterholt": ("Otterway branch", 1861),
+            "mardle": ("Sallow branch", 1857), "orrick": ("Sallow branch", 1857), "tamsford": ("Sallow branch", 1864)}
+NEAREST_STATION = {"highcombe": "tamsford", "cray-hollin": "mardle", "fallowdene": "mardle", "carrowby": "ewecross",
+                   "tolland": "ewecross"}
