@@ -159,6 +159,27 @@ def verdict_changes(diff: pd.DataFrame, k: int) -> str:
     return text
 
 
+def power_sentence(name: str, diff: pd.DataFrame, metric: str = "ctx_recall") -> str:
+    """In words, from ``decision_differences``: the questions and documents (the resampling unit) the
+    differences rest on, the median minimum detectable effect of ``metric`` differences in each setting, and
+    how many comparisons cannot be decided at this n: what one data set can tell apart, said once."""
+    if diff.empty:
+        return f"{name}: no differences (the baseline did not run)."
+    rows = diff[diff["metric"].str.split("@").str[0] == metric]
+    if rows.empty:
+        return f"{name}: no {metric} differences in this run."
+    n = int(rows["n"].max())
+    units = rows["units"].dropna() if "units" in rows else pd.Series(dtype=float)
+    unit_words = (f"from {int(units.max())} documents (each difference resampled by document)" if len(units)
+                  else "(each its own resampling unit)")
+    per_setting = rows.groupby("setting", sort=False)["mde"].median()
+    said = "; ".join(f"{mde:.3f} {s.split(' (')[0] if s.startswith('at ') else 'at the ' + s.split(' (')[0]}"
+                     for s, mde in per_setting.items())
+    undecided = int(diff["verdict"].astype(str).str.startswith("cannot be decided").sum())
+    return (f"{name}: {n} questions {unit_words}; the median minimum detectable effect (80% power) of "
+            f"{metric} differences is {said}; {undecided} of {len(diff)} comparisons cannot be decided at this n.")
+
+
 def flip_view(flips: pd.DataFrame) -> pd.DataFrame:
     """``decision_flips`` as one row per data set and method, one column per setting, each cell
     "wins–losses (ties)" against the baseline: the long table (settings x data sets x methods rows)
