@@ -115,9 +115,10 @@ def verdict_table(claims: pd.DataFrame) -> pd.DataFrame:
 
 
 
-def decision_flipped_questions(results: pd.DataFrame, budgets: Mapping[str, EqualBudget], dataset: str, k: int,
+def decision_flipped_questions(results: pd.DataFrame, budgets: Mapping[str, EqualBudget], dataset, k: int,
                                limit: int | None = None) -> pd.DataFrame:
-    """``flipped_questions`` of one dataset in each setting (each budget, then k), with its ``setting``."""
+    """``flipped_questions`` of one dataset (its name, or the loaded ``Dataset``) in each setting (each budget, then
+    k), with its ``setting``."""
     frames = [flipped_questions(as_k(eb.rows, eb.budget), dataset, eb.budget, limit).assign(setting=label)
               for label, eb in budgets.items()]
     frames.append(flipped_questions(results, dataset, k, limit).assign(setting=unequal(k)))
