@@ -121,5 +121,7 @@ def test_power_sentence_says_n_documents_and_median_mde_per_setting():
         "effect (80% power) of ctx_recall differences is 0.060 at the smallest equal budget: 40 tokens; 0.100 at k=5, "
         "unequal budgets; 1 of 4 comparisons cannot be decided at this n.")
     assert power_sentence("d", diff.assign(units=float("nan"))).startswith("d: 30 questions (each its own resampling unit);")
+    one = power_sentence("d", diff.assign(units=1, mde=float("nan")))   # one unit: no interval, so no MDE
+    assert one.startswith("d: 30 questions from 1 document (each") and "is none at the smallest equal budget" in one
     assert power_sentence("d", diff[diff["metric"] == "doc_recall@40tok"]) == "d: no ctx_recall differences in this run."
     assert power_sentence("d", pd.DataFrame()) == "d: no differences (the baseline did not run)."

@@ -171,10 +171,12 @@ def power_sentence(name: str, diff: pd.DataFrame, metric: str = "ctx_recall") ->
         return f"{name}: no {metric} differences in this run."
     n = int(rows["n"].max())
     units = rows["units"].dropna() if "units" in rows else pd.Series(dtype=float)
-    unit_words = (f"from {int(units.max())} documents (each difference resampled by document)" if len(units)
+    u = int(units.max()) if len(units) else 0
+    unit_words = (f"from {u} document{'' if u == 1 else 's'} (each difference resampled by document)" if u
                   else "(each its own resampling unit)")
     per_setting = rows.groupby("setting", sort=False)["mde"].median()
-    said = "; ".join(f"{mde:.3f} {s.split(' (')[0] if s.startswith('at ') else 'at the ' + s.split(' (')[0]}"
+    said = "; ".join(f"{'none' if pd.isna(mde) else f'{mde:.3f}'} "
+                     f"{s.split(' (')[0] if s.startswith('at ') else 'at the ' + s.split(' (')[0]}"
                      for s, mde in per_setting.items())
     undecided = int(diff["verdict"].astype(str).str.startswith("cannot be decided").sum())
     return (f"{name}: {n} questions {unit_words}; the median minimum detectable effect (80% power) of "
