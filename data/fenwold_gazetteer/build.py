@@ -244,7 +244,7 @@ def institution_doc(n: dict, i: int) -> Doc:
     town = TOWN[n["town"]]["name"]
     founder = name_of(n["founder"])
     founded = pick([f"The {n['name']} was founded in {n['founded']} by {founder}.",
-                    f"{founder} established the {n['name']} in {n['founded']}.",
+                    f"{cap(founder)} established the {n['name']} in {n['founded']}.",
                     f"The {n['kind']} dates from {n['founded']}, when {founder} opened it."], i)
     d.add("Founding", ("founded", founded), ("town", f"It stands in {town}."))
     org = [("organisation", n["organisation"])]
@@ -391,8 +391,10 @@ def entity(q: Questions) -> None:
     for c in F.COMPANIES:
         towns = [t["id"] for t in F.TOWNS if t["employer"] == c["id"]]
         gold = [(c["id"], "hq")] + ([(c["id"], "towns")] if c["towns"] else []) + [(t, "employer") for t in towns]
+        others = [TOWN[t]["name"] for t in c["towns"] if t not in towns]
         q.add("entity", f"Where does {name_of(c['id'])} operate, and what does it do in each place?",
-              "; ".join(f"{TOWN[t]['name']}: it {TOWN[t]['employer_role']}" for t in towns) + ".", gold)
+              f"It is run from {TOWN[c['hq']]['name']}. " + "; ".join(f"{TOWN[t]['name']}: it {TOWN[t]['employer_role']}" for t in towns)
+              + (f"; it also has works or offices in {listing(others)}." if others else "."), gold)
     for r in F.RIVERS:
         gold = [(r["id"], "towns")] + [(t, "river") for t in r["towns"]]
         q.add("entity", f"Which towns lie on the {r['name']}, and on which side of it?",
@@ -413,7 +415,7 @@ def entity(q: Questions) -> None:
     for e in F.EVENTS:
         gold = [(e["id"], "places")] + [(t, "past") for t in e["places"]]
         q.add("entity", f"Which towns were touched by the {e['name']} of {e['year']}, and how?",
-              " ".join(TOWN[t]["past"] for t in e["places"]), gold)
+              " ".join(f"{TOWN[t]['name']}: {TOWN[t]['past']}" for t in e["places"]), gold)
 
 
 def theme_group(q: Questions) -> None:
