@@ -34,13 +34,17 @@ SSG = ("ssg-basic-retrieval", "ssg-query-traversal", "ssg-ssg-traversal", "ssg-t
        "ssg-triangulation-geometric-3d", "ssg-triangulation-fulldim", "ssg-llm-guided-traversal")
 # data set -> how it is loaded (the notebook tests' sizes) and method -> knobs (as those tests set them):
 # 01_sketch and 02_unweaver on italian_cuisine, 03_ssg_traversal on ml_encyclopedia, 04_gralc_rag
-# on biomed_articles (two articles).
+# on biomed_articles (two articles), 10_compare_retrieval's fenwold_gazetteer (12 entries).
 CASES: dict[str, dict] = {
     "italian_cuisine": {"load": {"limit": 3},
                         "methods": {"naive": {}, "semantic": {}, "sketch": {}, "kg": {}, "raptor": {"levels": 2},
                                     "unweaver": {"description_cap": 60}}},
     "ml_encyclopedia": {"load": {"limit": 3}, "methods": {m: {} for m in SSG}},
     "biomed_articles": {"load": {"articles": 2}, "methods": {m: {} for m in GRALC}},
+    # notebook 10's data set: its first 12 entries and the questions they answer; the baselines and one
+    # section-aware strategy (the other methods are floored on their own papers' data sets above)
+    "fenwold_gazetteer": {"load": {"documents": 12},
+                          "methods": {"naive": {}, "bm25": {}, "semantic": {}, "gralc-structure": {}}},
 }
 
 

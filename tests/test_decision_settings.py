@@ -104,3 +104,24 @@ def test_verdict_changes_names_what_moves_between_k_and_the_budgets():
     assert verdict_changes(undecided, 5) == (
         f"No difference is decided at k=5 (unequal budgets). Decided at an equal budget but not at k=5: kg ctx_recall "
         f"({unequal(5)}: inconclusive, {SMALLEST}: inconclusive, {MID}: supported).")
+
+
+def test_power_sentence_says_n_documents_and_median_mde_per_setting():
+    from rag_lab.compare.settings import power_sentence
+
+    rows = [  # two settings; the median of 0.04 and 0.08 is 0.06; doc_recall rows do not count towards ctx_recall
+        ("smallest equal budget: 40 tokens (x)", "a", "ctx_recall@40tok", 0.04, "inconclusive"),
+        ("smallest equal budget: 40 tokens (x)", "b", "ctx_recall@40tok", 0.08, "supported"),
+        ("smallest equal budget: 40 tokens (x)", "b", "doc_recall@40tok", 0.50, "cannot be decided at this n (one unit)"),
+        ("at k=5, unequal budgets", "a", "ctx_recall", 0.10, "contradicted"),
+    ]
+    diff = pd.DataFrame(rows, columns=["setting", "method", "metric", "mde", "verdict"]).assign(n=30, units=6)
+    assert power_sentence("d", diff) == (
+        "d: 30 questions from 6 documents (each difference resampled by document); the median minimum detectable "
+        "effect (80% power) of ctx_recall differences is 0.060 at the smallest equal budget: 40 tokens; 0.100 at k=5, "
+        "unequal budgets; 1 of 4 comparisons cannot be decided at this n.")
+    assert power_sentence("d", diff.assign(units=float("nan"))).startswith("d: 30 questions (each its own resampling unit);")
+    one = power_sentence("d", diff.assign(units=1, mde=float("nan")))   # one unit: no interval, so no MDE
+    assert one.startswith("d: 30 questions from 1 document (each") and "is none at the smallest equal budget" in one
+    assert power_sentence("d", diff[diff["metric"] == "doc_recall@40tok"]) == "d: no ctx_recall differences in this run."
+    assert power_sentence("d", pd.DataFrame()) == "d: no differences (the baseline did not run)."

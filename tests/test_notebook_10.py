@@ -74,6 +74,14 @@ def test_compare_notebook_tables(tmp_path):
     for _, row in diffs[diffs["metric"] == "ctx_recall@5"].iterrows():
         assert abs(row["diff"] - (means[(row["method"], "ctx_recall@5")] - means[("naive", "ctx_recall@5")])) < 1e-3
     assert "forest_italian_cuisine.png" in files
+    # n, documents and the comparisons that cannot be decided, said once from the differences table
+    undecided = int(diffs["verdict"].str.startswith("cannot be decided").sum())
+    said = next(line for line in printed(manifest, tmp_path).splitlines() if line.startswith("italian_cuisine: 2 questions"))
+    documents = int(diffs["units"].max())          # the resampling units: the questions' first gold documents
+    assert said.startswith(f"italian_cuisine: 2 questions from {documents} document{'' if documents == 1 else 's'} (each "
+                           "difference resampled by document); the median minimum detectable effect (80% power) of "
+                           "ctx_recall differences is ")
+    assert said.endswith(f"; {undecided} of {len(diffs)} comparisons cannot be decided at this n.")
     check_decision_settings(files, diffs, per_question, family, printed(manifest, tmp_path))
 
     flips = pd.read_csv(files["flip_counts.csv"])

@@ -116,3 +116,38 @@ def test_cli_fails_before_running_with_the_download_command(tmp_path, capsys):
     assert code == 2 and "python -m rag_lab download pubmedqa" in err
     assert main(["run", "00_quickstart", "--preset", "paper"]) == 2
     assert "notebook 00_quickstart has no preset 'paper'" in capsys.readouterr().err
+
+
+REAL_DATA_VARIABLES = ("RAG_LAB_DATA_PUBMEDQA", "RAG_LAB_DATA_RAGBENCH", "RAG_LAB_DATA_QUALITY", "RAG_LAB_DATA_PMC_OA")
+
+
+def test_real_preset_without_data_names_every_download_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_LAB_DATA", str(tmp_path))          # an empty data cache
+    for variable in REAL_DATA_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+    with pytest.raises(PresetDataMissing) as e:
+        apply_preset(["10_compare_retrieval"], "real", {})
+    msg = str(e.value)
+    assert "preset 'real' of 10_compare_retrieval needs data that is not on this machine" in msg
+    assert msg.split("Fetch it with:")[1].split() == (
+        "python -m rag_lab download pubmedqa python -m rag_lab download ragbench_covidqa python -m rag_lab download quality "
+        "python -m rag_lab download pmc_oa --count 200 --seed 0 and run again.").split()
+
+
+def test_real_preset_resolves_on_upstream_format_fixtures(monkeypatch):
+    from rag_lab.datasets import load_dataset
+
+    for variable, folder in zip(REAL_DATA_VARIABLES, ("pubmedqa_pqal", "ragbench", "quality", "pmc_oa/batch1")):
+        monkeypatch.setenv(variable, str(FIX / folder))
+    names, per = apply_preset(["10_compare_retrieval"], "real", {"dataset_options": {"pubmedqa": {"limit_records": 2}}})
+    params = per["10_compare_retrieval"]
+    assert names == [str(NOTEBOOK_DIR / "10_compare_retrieval.ipynb")]
+    assert params["datasets"] == ["pubmedqa", "ragbench_covidqa", "quality", "pmc_oa"]
+    assert params["dataset_options"] == {"pubmedqa": {"limit_records": 2}}               # -p wins over the preset
+    assert params["figures_dir"].endswith("10_compare_retrieval_real")
+    preset = load_preset(NOTEBOOK_DIR / "10_compare_retrieval.ipynb", "real").parameters["dataset_options"]
+    short = {"pmc_oa": {"min_words": 0}}            # the fixture's articles are shorter than the IMRaD filter's 1,000 words
+    for name in params["datasets"]:                 # each loads with the preset's sub-sample, with questions
+        data = load_dataset(name, **preset[name], **short.get(name, {}))
+        assert data.documents and data.questions, name
+    assert len(load_dataset("pubmedqa", **params["dataset_options"]["pubmedqa"]).documents) == 2

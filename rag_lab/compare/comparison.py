@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -128,8 +128,10 @@ def alike_sentence(run: Run, results: pd.DataFrame) -> str:
 
 
 def compare(datasets: Sequence[str], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,
-            limit: int | None = None, judge_repeats: int = 1, keep: dict | None = None) -> dict[str, pd.DataFrame]:
+            limit: int | None = None, judge_repeats: int = 1, keep: dict | None = None,
+            options: Mapping[str, dict] | None = None) -> dict[str, pd.DataFrame]:
     """dataset -> tidy results of every method; datasets without questions are skipped (logged).
+    ``options``: dataset -> its loader's arguments (``load_dataset``; e.g. a sub-sample by document).
     ``judge_repeats``: ask the judge that many times per answer (``evaluate``). Besides ``evaluate``'s
     rows: the tokens of the hits at every k (``budget.context_token_rows``) and, for the SSG traversals,
     gold-sentence precision and recall of every sentence gathered (``claims.ssg_gathered_rows``).
@@ -139,7 +141,7 @@ def compare(datasets: Sequence[str], methods="all", ks=(1, 3, 5, 10), reasoner="
 
     out = {}
     for name in datasets:
-        data = load_dataset(name, limit=limit)
+        data = load_dataset(name, limit=limit, **(options or {}).get(name, {}))
         if not data.questions:
             log.warning("dataset %s has no questions: skipped", name)
             continue

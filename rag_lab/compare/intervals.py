@@ -8,6 +8,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
+from ..core.types import Dataset
 from ..datasets import load_dataset
 from ..evaluation.statistics import format_ci
 from ..evaluation.uncertainty import (DIFFERENCE_COLUMNS, Units, flip_counts, flips, paired_differences, paper_pairs,
@@ -87,9 +88,10 @@ def flip_summary(results: Mapping[str, pd.DataFrame], k: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["dataset", "method", "baseline", "k", "wins", "losses", "ties", "n"])
 
 
-def flipped_questions(results: pd.DataFrame, dataset: str, k: int, limit: int | None = None) -> pd.DataFrame:
-    """Every flipped question of every paper method against its baseline on one dataset, with its text."""
-    data = load_dataset(dataset, limit=limit)
+def flipped_questions(results: pd.DataFrame, dataset: "str | Dataset", k: int, limit: int | None = None) -> pd.DataFrame:
+    """Every flipped question of every paper method against its baseline on one dataset (a name to load, or the
+    loaded ``Dataset`` the results were scored on), with its text."""
+    data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, limit=limit)
     frames = [flips(results, m, b, k, data).assign(method=m, baseline=b)
               for m, b in paper_pairs(list(dict.fromkeys(results["method"])))]
     cols = ["method", "baseline", "question_id", "winner", "question"]

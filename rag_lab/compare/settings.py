@@ -115,9 +115,10 @@ def verdict_table(claims: pd.DataFrame) -> pd.DataFrame:
 
 
 
-def decision_flipped_questions(results: pd.DataFrame, budgets: Mapping[str, EqualBudget], dataset: str, k: int,
+def decision_flipped_questions(results: pd.DataFrame, budgets: Mapping[str, EqualBudget], dataset, k: int,
                                limit: int | None = None) -> pd.DataFrame:
-    """``flipped_questions`` of one dataset in each setting (each budget, then k), with its ``setting``."""
+    """``flipped_questions`` of one dataset (its name, or the loaded ``Dataset``) in each setting (each budget, then
+    k), with its ``setting``."""
     frames = [flipped_questions(as_k(eb.rows, eb.budget), dataset, eb.budget, limit).assign(setting=label)
               for label, eb in budgets.items()]
     frames.append(flipped_questions(results, dataset, k, limit).assign(setting=unequal(k)))
@@ -157,6 +158,29 @@ def verdict_changes(diff: pd.DataFrame, k: int) -> str:
     if len(new):
         text += f" Decided at an equal budget but not at k={k}: {said(new)}."
     return text
+
+
+def power_sentence(name: str, diff: pd.DataFrame, metric: str = "ctx_recall") -> str:
+    """In words, from ``decision_differences``: the questions and documents (the resampling unit) the
+    differences rest on, the median minimum detectable effect of ``metric`` differences in each setting, and
+    how many comparisons cannot be decided at this n: what one data set can tell apart, said once."""
+    if diff.empty:
+        return f"{name}: no differences (the baseline did not run)."
+    rows = diff[diff["metric"].str.split("@").str[0] == metric]
+    if rows.empty:
+        return f"{name}: no {metric} differences in this run."
+    n = int(rows["n"].max())
+    units = rows["units"].dropna() if "units" in rows else pd.Series(dtype=float)
+    u = int(units.max()) if len(units) else 0
+    unit_words = (f"from {u} document{'' if u == 1 else 's'} (each difference resampled by document)" if u
+                  else "(each its own resampling unit)")
+    per_setting = rows.groupby("setting", sort=False)["mde"].median()
+    said = "; ".join(f"{'none' if pd.isna(mde) else f'{mde:.3f}'} "
+                     f"{s.split(' (')[0] if s.startswith('at ') else 'at the ' + s.split(' (')[0]}"
+                     for s, mde in per_setting.items())
+    undecided = int(diff["verdict"].astype(str).str.startswith("cannot be decided").sum())
+    return (f"{name}: {n} questions {unit_words}; the median minimum detectable effect (80% power) of "
+            f"{metric} differences is {said}; {undecided} of {len(diff)} comparisons cannot be decided at this n.")
 
 
 def flip_view(flips: pd.DataFrame) -> pd.DataFrame:

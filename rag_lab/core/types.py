@@ -118,6 +118,16 @@ class Dataset:
             docs = [d for d in docs if d.id in head or d.id in needed]
         return Dataset(self.name, docs, questions, dict(self.meta))
 
+    def first_documents(self, n: int) -> "Dataset":
+        """The first ``n`` documents and only the questions they answer (every gold document among them): a subset
+        that is smaller to build, unlike ``limit``, which cuts questions and keeps every document."""
+        if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+            raise ValueError(f"documents: expected a positive whole number of documents to keep, got {n!r}")
+        docs = self.documents[:n]
+        kept = {d.id for d in docs}
+        questions = [q for q in self.questions if q.gold_doc_ids and set(q.gold_doc_ids) <= kept]
+        return Dataset(self.name, docs, questions, {**self.meta, "documents_kept": n})
+
 
 @dataclass
 class Cost:

@@ -73,10 +73,19 @@ def load_dataset(name_or_path: str | os.PathLike, limit: int | None = None, **kw
     if key in LOADERS:
         dataset = LOADERS[key][0](**kwargs)
     elif (DATA_DIR / key).is_dir() and key in shipped_datasets():
-        dataset = read_dataset(DATA_DIR / key, name=key)
+        dataset = _folder_subset(read_dataset(DATA_DIR / key, name=key), key, kwargs)
     elif Path(key).is_dir():
-        dataset = read_dataset(Path(key))
+        dataset = _folder_subset(read_dataset(Path(key)), key, kwargs)
     else:
         known = ", ".join(sorted(available_datasets()))
         raise ValueError(f"unknown dataset {key!r}: not a folder and not one of: {known}")
     return dataset.limit(limit) if limit else dataset
+
+
+def _folder_subset(dataset: Dataset, key: str, kwargs: dict) -> Dataset:
+    """A folder in the generic form takes one option, ``documents=N`` (``Dataset.first_documents``)."""
+    unknown = sorted(set(kwargs) - {"documents"})
+    if unknown:
+        raise TypeError(f"dataset {key!r} (a folder in the generic form) takes only documents=N, got {unknown}")
+    n = kwargs.get("documents")
+    return dataset.first_documents(n) if n is not None else dataset
