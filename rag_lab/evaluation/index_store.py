@@ -33,6 +33,12 @@ key; an entry whose signature does not match is moved aside unread and rebuilt (
 pickle as it holds whatever each method builds; the signature makes loading it safe). The in-process
 copy (``_MEMO``) keeps the most recently used states up to ``RAG_LAB_INDEX_MEMO_MB`` (default 512) MB.
 
+An index whose build had LLM calls fall back (``llm_fallbacks`` of the build's reasoner usage) is
+used for the run that built it but never stored, neither on disk nor in memory: its holes would be
+replayed for ever. The reasoner caches only valid replies, so the next build asks the model again for
+exactly the inputs that fell back and pays nothing for the rest (``retriever.index_reuse`` says why
+it was not stored).
+
 A retriever whose state cannot be pickled (e.g. SKETCH on a Kùzu database kept at a given path)
 is simply built every time. Turn reuse off with ``RAG_LAB_REUSE=0`` or ``build(docs, reuse=False)``
 (timing measurements do so: they must pay for the build they time).
@@ -353,6 +359,13 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
         log.warning("%s called a reasoner while indexing but does not declare reasoner_at_build: not persisted",
                     retriever.name)
         return False
+    fell_back = _fallbacks_since(retriever, before)
+    if fell_back:
+        retriever.index_reuse["not_stored"] = f"{fell_back} LLM call(s) fell back while indexing"
+        log.warning("%s: %d LLM call(s) fell back while indexing: the index serves this run but is not stored; "
+                    "the next run asks the model again for exactly those inputs (valid replies are cached)",
+                    retriever.name, fell_back)
+        return False
     try:
         blob = dump_state(retriever)
     except (pickle.PicklingError, TypeError, AttributeError) as e:
@@ -371,6 +384,16 @@ def _reasoner_usage(retriever):
     """Before a build: the retriever's reasoner and a copy of its usage counters (None: unresolved)."""
     r = getattr(retriever, "_reasoner", None)
     return None if r is None or isinstance(r, str) else (r, r.usage.copy() if hasattr(r, "usage") else None)
+
+
+def _fallbacks_since(retriever, before) -> int:
+    """How many of the build's reasoner calls fell back (``before``: ``_reasoner_usage`` before it)."""
+    r = getattr(retriever, "_reasoner", None)
+    if r is None or isinstance(r, str) or not hasattr(r, "usage"):
+        return 0
+    if before is not None and before[0] is r and before[1] is not None:
+        return r.usage_since(before[1]).llm_fallbacks
+    return r.usage.total().llm_fallbacks
 
 
 def _called_reasoner(retriever, before) -> bool:

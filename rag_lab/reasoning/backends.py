@@ -70,6 +70,7 @@ class Completion:
     text: str
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    finish_reason: str | None = None      # "length": cut off at max_tokens
 
 
 # --- spec strings ----------------------------------------------------------------------------
@@ -88,8 +89,36 @@ class LLMSpec:
         return f"{self.kind}:{self.model}"
 
 
+_KEYLIKE_SEGMENT = re.compile(r"^(?:sk|pk|rk|key|api[-_]?key|token|secret)[-_]\S{6,}$|^(?=\S*\d)(?=\S*[A-Za-z])[A-Za-z0-9_\-]{32,}$",
+                              re.I)
+
+
+def _keylike(segment: str) -> bool:
+    """A path segment that looks like a credential: ``sk-...``/``key-...``/``token_...`` or 32+ letters and
+    digits (a key pasted into the path, as some proxies take it)."""
+    return bool(_KEYLIKE_SEGMENT.match(segment))
+
+
+def _path_without_secrets(path: str) -> tuple[str, list[str]]:
+    """``path`` with ``;params`` dropped and key-like segments shown as ``***``, and what was found."""
+    found = []
+    segments = []
+    for segment in path.split("/"):
+        if ";" in segment:
+            segment = segment.split(";", 1)[0]
+            if "parameters (;...)" not in found:
+                found.append("parameters (;...)")
+        if _keylike(segment):
+            segment = "***"
+            if "a key-like path segment" not in found:
+                found.append("a key-like path segment")
+        segments.append(segment)
+    return "/".join(segments), found
+
+
 def safe_url(url: str | None) -> str:
-    """``url`` without user info, query or fragment (where credentials could hide)."""
+    """``url`` without user info, query, fragment or ``;params``, and key-like path segments shown as
+    ``***`` (where credentials could hide)."""
     if not url:
         return ""
     try:
@@ -99,7 +128,7 @@ def safe_url(url: str | None) -> str:
             host = f"{host}:{parts.port}"
     except ValueError:              # a malformed port or address: show nothing of it
         return "<unreadable URL>"
-    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+    return urlunsplit((parts.scheme, host, _path_without_secrets(parts.path)[0].rstrip("/"), "", ""))
 
 
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
@@ -114,8 +143,9 @@ def spec_name(spec: Any) -> Any:
 
 
 def checked_url(url: str, where: str, key_hint: str) -> str:
-    """``url`` (trailing slash dropped) if it carries no user info, query or fragment, else a ValueError
-    naming ``where`` and the URL without them: credentials hide there and would reach every record."""
+    """``url`` (trailing slash dropped) if it carries no user info, query, fragment, ``;params`` or key-like
+    path segment, else a ValueError naming ``where`` and the URL without them: credentials hide there and
+    would reach every record."""
     try:
         parts = urlsplit(url)
         parts.port                                  # noqa: B018 - raises on a malformed port
@@ -123,7 +153,7 @@ def checked_url(url: str, where: str, key_hint: str) -> str:
         raise ValueError(f"{where}: {safe_url(url)} is not a valid URL; expected http(s)://host:port/path") from None
     found = [what for what, present in (("user info", parts.username is not None or parts.password is not None),
                                         ("a query", bool(parts.query)), ("a fragment", bool(parts.fragment)))
-             if present]
+             if present] + _path_without_secrets(parts.path)[1]
     if found:
         raise ValueError(f"{where}: the URL {safe_url(url)} carries {' and '.join(found)}; a URL must not hold "
                          f"credentials (they would reach logs and run records): {key_hint}")
@@ -171,34 +201,103 @@ def parse_spec(spec: str) -> LLMSpec:
 
 # --- backends --------------------------------------------------------------------------------
 
+class _Call:
+    """One request's whole-call deadline: ``expire`` (run by a timer after ``timeout`` seconds) shuts
+    down the sockets the request uses, which wakes a thread blocked on any read; httpx's own timeout
+    applies to each read alone, so a server trickling a few bytes a second could hold a call for ever."""
+
+    def __init__(self):
+        self._sockets: list = []
+        self._lock = threading.Lock()
+        self.expired = self.finished = False
+
+    def add(self, sock) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            late = self.expired and not self.finished
+        if late:
+            _shutdown(sock)
+
+    def expire(self) -> None:
+        with self._lock:
+            if self.finished:
+                return
+            self.expired = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shutdown(sock)
+
+    def finish(self) -> None:
+        with self._lock:
+            self.finished = True
+
+
+def _shutdown(sock) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:         # already closed
+        pass
+
+
 class _OpenSockets:
-    """The sockets an HTTP client opened, found through httpx's request hook and httpcore's ``trace``
-    extension (both public), so ``shutdown`` can end the calls in flight: closing an httpx client does
-    not wake a thread blocked reading a reply, shutting its socket down does."""
+    """The sockets an HTTP client opened, found through httpx's request and response hooks and
+    httpcore's ``trace`` extension and the response's ``network_stream`` (all public), so ``shutdown``
+    can end the calls in flight and a call's deadline can end that call: closing an httpx client does not
+    wake a thread blocked reading a reply, shutting its socket down does. The hooks run in the calling
+    thread, so the call being made there (``current``) learns its own sockets."""
 
     def __init__(self):
         self._sockets: weakref.WeakSet = weakref.WeakSet()
         self._lock = threading.Lock()
+        self._local = threading.local()
 
-    def _trace(self, event: str, info: dict) -> None:
-        if event == "connection.connect_tcp.complete":
-            sock = info["return_value"].get_extra_info("socket")
-            if sock is not None:
-                with self._lock:
-                    self._sockets.add(sock)
+    @property
+    def current(self) -> _Call | None:
+        return getattr(self._local, "call", None)
+
+    @current.setter
+    def current(self, call: _Call | None) -> None:
+        self._local.call = call
+
+    def _remember(self, sock, call: _Call | None) -> None:
+        if sock is None:
+            return
+        with self._lock:
+            self._sockets.add(sock)
+        if call is not None:
+            call.add(sock)
 
     def on_request(self, request) -> None:
-        request.extensions["trace"] = self._trace
+        call = self.current
+
+        def trace(event: str, info: dict) -> None:
+            if event == "connection.connect_tcp.complete":
+                self._remember(info["return_value"].get_extra_info("socket"), call)
+        request.extensions["trace"] = trace
+
+    def on_response(self, response) -> None:
+        stream = response.extensions.get("network_stream")
+        if stream is not None:                  # a connection from the pool: now known to be this call's
+            self._remember(stream.get_extra_info("socket"), self.current)
 
     def shutdown(self) -> int:
         with self._lock:
             sockets = list(self._sockets)
         for sock in sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:         # already closed
-                pass
+            _shutdown(sock)
         return len(sockets)
+
+
+MAX_REPLY_BYTES_ENV = "RAG_LAB_LLM_MAX_REPLY_BYTES"
+MAX_REPLY_BYTES = 1 << 20    # 1 MiB: a chat reply of max_tokens tokens is far smaller; more is a broken server
+_OPTION_NAME_REFUSED = re.compile(r"max_completion_tokens|unsupported parameter|not supported|unrecognized|"
+                                  r"unknown (?:parameter|field|argument)|extra (?:fields|inputs)|not permitted", re.I)
+
+
+def max_reply_bytes() -> int:
+    """The largest reply body accepted (``$RAG_LAB_LLM_MAX_REPLY_BYTES``, default 1 MiB)."""
+    from ..core.environment import env_number
+    return int(env_number(MAX_REPLY_BYTES_ENV, int) or MAX_REPLY_BYTES)
 
 
 class OpenAIChatBackend:
@@ -210,7 +309,12 @@ class OpenAIChatBackend:
     under a lock, and only if no other thread stepped down already, so the format a run settles on
     does not depend on how many calls were in flight. ``requested_format`` stays what was asked for (it
     names the reasoner). Safe to call from several threads (the openai client is); a batch sends
-    ``default_concurrency`` requests at once."""
+    ``default_concurrency`` requests at once.
+
+    ``timeout`` is a deadline for the whole call (connect, sending, every read): a timer shuts the
+    call's sockets when it passes (``_Call``). The body is read by us, not the client, so that a
+    reply over ``max_reply_bytes()`` is refused before it is read whole, and a 200 whose body is not a
+    JSON chat completion (a proxy's HTML error page) is a clear transient error naming its content type."""
 
     default_concurrency = 8   # RAG_LAB_LLM_CONCURRENCY overrides it (docs/llm.md)
 
@@ -224,8 +328,14 @@ class OpenAIChatBackend:
             raise ValueError(f"{kind} backend needs an API key in the environment variable {api_key_env}")
         import openai
 
+        from ..core.redact import install_scrubber, register_secret
+
+        if key != default_key:
+            register_secret(key)
+        install_scrubber()
         self._sockets = _OpenSockets()
-        http = openai.DefaultHttpxClient(event_hooks={"request": [self._sockets.on_request]})
+        http = openai.DefaultHttpxClient(event_hooks={"request": [self._sockets.on_request],
+                                                      "response": [self._sockets.on_response]})
         self._client = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, http_client=http)
         self.kind = kind
         self.base_url = str(self._client.base_url)
@@ -246,8 +356,8 @@ class OpenAIChatBackend:
         return self._sockets.shutdown()
 
     def _scrub(self, text: str) -> str:
-        key = self._client.api_key or ""
-        return text.replace(key, "***") if len(key) >= 4 else text
+        from ..core.redact import scrub
+        return scrub(text)
 
     @staticmethod
     def _format(response_format: str, job: str, schema: dict) -> dict | None:
@@ -266,8 +376,9 @@ class OpenAIChatBackend:
 
     def complete(self, model: str, messages: list[dict], *, job: str, schema: dict, temperature: float,
                  max_tokens: int, timeout: float) -> Completion:
-        """One request. Raises ``TransientBackendError`` (worth retrying), ``RequestAdjusted`` (send again
-        with the changed option) or ``LLMBackendError``."""
+        """One request, ended by its deadline ``timeout`` (class docstring). Raises ``TransientBackendError``
+        (worth retrying), ``RequestAdjusted`` (send again with the changed option) or ``LLMBackendError``."""
+        import httpx
         import openai
 
         sent_format, limit_param = self.response_format, self.token_limit_param
@@ -275,34 +386,88 @@ class OpenAIChatBackend:
         fmt = self._format(sent_format, job, schema)
         if fmt is not None:
             kwargs["response_format"] = fmt
+        call = self._sockets.current = _Call()
+        timer = threading.Timer(timeout, call.expire)
+        timer.daemon = True
+        timer.start()
+        late = f"no complete reply within {timeout:g} s (the deadline for the whole call)"
         try:
-            resp = self._client.chat.completions.create(model=model, messages=messages, temperature=temperature,
-                                                        timeout=timeout, **kwargs)
+            with self._client.chat.completions.with_streaming_response.create(
+                    model=model, messages=messages, temperature=temperature, timeout=timeout, **kwargs) as raw:
+                content_type = raw.headers.get("content-type", "")
+                body = self._read_body(raw.http_response, call, late)
         except openai.APITimeoutError:
-            raise TransientBackendError(f"no reply within {timeout:g} s") from None
-        except openai.APIConnectionError as e:
-            raise TransientBackendError(f"connection failed: {self._scrub(str(e))}") from None
+            raise TransientBackendError(late if call.expired else f"no reply within {timeout:g} s") from None
+        except (openai.APIConnectionError, httpx.TransportError) as e:
+            raise TransientBackendError(late if call.expired else f"connection failed: {self._scrub(str(e))}") from None
         except openai.APIStatusError as e:
-            status = e.status_code
-            detail = self._scrub(str(e))[:500]
-            if status in (408, 429) or status >= 500:
-                raise TransientBackendError(f"HTTP {status}: {detail}", retry_after_seconds(e.response),
-                                            status) from None
-            if status == 400 and fmt is not None and re.search(r"response_format|json_schema|json_object",
-                                                               detail, re.I):
-                weaker = RESPONSE_FORMATS[RESPONSE_FORMATS.index(sent_format) + 1]
-                self._step_down("response_format", sent_format, weaker, "response_format")
-                raise RequestAdjusted(f"response_format={sent_format} refused") from None
-            if status == 400 and limit_param == "max_tokens" and "max_tokens" in detail:
-                # newer OpenAI models refuse max_tokens and want max_completion_tokens
+            self._refused(e, model, fmt, sent_format, limit_param, max_tokens)
+        finally:
+            call.finish()
+            timer.cancel()
+            self._sockets.current = None
+        return self._completion(body, content_type)
+
+    def _refused(self, e, model: str, fmt, sent_format: str, limit_param: str, max_tokens: int):
+        """Raise what an HTTP error status means (``complete``)."""
+        status = e.status_code
+        detail = self._scrub(str(e))[:500]
+        if status in (408, 429) or status >= 500:
+            raise TransientBackendError(f"HTTP {status}: {detail}", retry_after_seconds(e.response), status) from None
+        if status == 400 and fmt is not None and re.search(r"response_format|json_schema|json_object", detail, re.I):
+            weaker = RESPONSE_FORMATS[RESPONSE_FORMATS.index(sent_format) + 1]
+            self._step_down("response_format", sent_format, weaker, "response_format")
+            raise RequestAdjusted(f"response_format={sent_format} refused") from None
+        if status == 400 and limit_param == "max_tokens" and "max_tokens" in detail:
+            if _OPTION_NAME_REFUSED.search(detail):
+                # newer OpenAI models refuse the name max_tokens and want max_completion_tokens
                 self._step_down("token_limit_param", "max_tokens", "max_completion_tokens", "the parameter")
                 raise RequestAdjusted("max_tokens refused") from None
-            raise LLMBackendError(f"{self.identity(model)}: HTTP {status}: {detail}") from None
-        if not resp.choices:
+            raise LLMBackendError(f"{self.identity(model)}: the server refused the value max_tokens={max_tokens} "
+                                  f"(HTTP 400): lower max_tokens (LLMReasoner(max_tokens=...)); {detail}") from None
+        raise LLMBackendError(f"{self.identity(model)}: HTTP {status}: {detail}") from None
+
+    @staticmethod
+    def _read_body(response, call: _Call, late: str) -> bytes:
+        """The body, read chunk by chunk: refused past ``max_reply_bytes()`` (by its Content-Length before
+        reading, else as it arrives), and ended when the call's deadline passed."""
+        cap = max_reply_bytes()
+        declared = response.headers.get("content-length", "")
+        refuse = (f"the reply is larger than {cap} bytes ({MAX_REPLY_BYTES_ENV}); refused and not cached "
+                  "(a broken server or proxy; raise the cap if the replies are really this long)")
+        if declared.isdigit() and int(declared) > cap:
+            raise LLMBackendError(f"{refuse}: Content-Length {declared}")
+        chunks, size = [], 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > cap:
+                raise LLMBackendError(refuse)
+            if call.expired:
+                raise TransientBackendError(late)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _completion(self, body: bytes, content_type: str) -> Completion:
+        """A chat completion out of a 200's body; anything but a JSON completion is a transient error (a
+        proxy's error page, a cut body) naming the content type and the body's start (scrubbed)."""
+        import json
+
+        start = self._scrub(body[:120].decode("utf-8", "replace")).replace("\n", " ")
+        what = f"the server answered HTTP 200 with {content_type or 'no content type'}"
+        if "json" not in content_type.lower():
+            raise TransientBackendError(f"{what}, not a JSON chat completion (a proxy's error page?): {start!r}")
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise TransientBackendError(f"{what} but a body that is not JSON: {start!r}") from None
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
             raise TransientBackendError("the reply had no choices")
-        text = resp.choices[0].message.content or ""
-        usage = resp.usage
-        return Completion(text, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+        message = choices[0].get("message") or {}
+        text = message.get("content") if isinstance(message, dict) else None
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        tokens = [usage.get(k) if isinstance(usage.get(k), int) else None for k in ("prompt_tokens", "completion_tokens")]
+        return Completion(text if isinstance(text, str) else "", *tokens, finish_reason=choices[0].get("finish_reason"))
 
 
 def retry_after_seconds(response, now: dt.datetime | None = None) -> float | None:
@@ -364,7 +529,7 @@ class LlamaCppBackend:
                                                response_format={"type": "json_object", "schema": schema})
         usage = out.get("usage") or {}
         return Completion(out["choices"][0]["message"]["content"] or "", usage.get("prompt_tokens"),
-                          usage.get("completion_tokens"))
+                          usage.get("completion_tokens"), out["choices"][0].get("finish_reason"))
 
 
 def make_backend(spec: LLMSpec, **backend_kwargs):
