@@ -7,6 +7,7 @@ are each reported for what they are. Each test fails on the code before the fix.
 from __future__ import annotations
 
 import json
+import re
 import logging
 import time
 
@@ -268,3 +269,44 @@ def test_a_key_in_the_url_path_or_its_parameters_is_refused_without_showing_it(u
     assert SECRET not in str(info.value) and "0123456789abcdef0123" not in str(info.value)
     assert "http://h:8000/" in str(info.value)
     assert parse_spec("openai-compatible:m@http://h:8000/openai/deployments/gpt-4o-mini-2024-07-18/v1").base_url
+
+
+# --- the command line: a run that produced nothing usable exits non-zero, its last line says why -------------
+
+def tiny_data(tmp_path):
+    from rag_lab.core.io import write_dataset
+    from test_judge_cache import pesto
+
+    folder = tmp_path / "tiny"
+    write_dataset(pesto(), folder)
+    return folder
+
+
+def test_eval_exits_non_zero_when_every_call_of_a_job_fell_back(fake_openai, tmp_path, monkeypatch, capsys):
+    from rag_lab.cli import main
+
+    monkeypatch.setenv("RAG_LAB_LLM", f"openai-compatible:fake-model@{fake_openai.base_url}")
+    monkeypatch.setenv("RAG_LAB_LLM_CONCURRENCY", "2")
+    fake_openai.responder = bad_json_for(None)
+    code = main(["eval", "--data", str(tiny_data(tmp_path)), "--methods", "sketch", "--k", "1"])
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code != 0
+    assert re.search(r"^error: .*every one of the \d+ (triples|entities) calls .* fell back.*First problem: the reply "
+                     r"is not JSON", last), last
+
+
+def test_eval_with_a_judge_that_always_fails_exits_non_zero_without_the_key(tmp_path, monkeypatch, capsys, caplog):
+    from rag_lab.cli import main
+
+    monkeypatch.setenv("RAG_LAB_LLM_API_KEY", SECRET)
+    monkeypatch.setenv("RAG_LAB_REUSE", "0")
+    with FakeOpenAIServer() as server, caplog.at_level(logging.INFO):
+        server.responder = lambda request: Reply("Incorrect API key", status=401, echo_key=True)
+        code = main(["eval", "--data", str(tiny_data(tmp_path)), "--methods", "naive", "--k", "1",
+                     "--reasoner", "offline", "--judge", f"openai-compatible:judge-model@{server.base_url}"])
+        assert server.requests
+    out = capsys.readouterr()
+    last = out.err.strip().splitlines()[-1]
+    assert code != 0 and re.search(r"^error: judge .*every one of its \d+ calls failed.*first error: "
+                                   r"AuthenticationError", last), last
+    assert "***" in last and SECRET not in out.out + out.err + caplog.text
