@@ -94,6 +94,7 @@ class LLMReasoner(Reasoner):
         self._lock = threading.Lock()          # guards ``stats`` and ``_flights``
         self._flights: dict[str, Future] = {}  # cache key -> the reply a thread is fetching for it
         self._cancel = threading.Event()       # set by ``cancel_calls``
+        self._stopped = threading.Event()      # set by ``stop_calls``: never cleared
         self._rng = random.Random()            # back-off jitter only; never touches a result
         self.backend = client_backend
         self.model = model
@@ -146,6 +147,12 @@ class LLMReasoner(Reasoner):
 
     def resume_calls(self) -> None:
         self._cancel.clear()
+
+    def stop_calls(self) -> None:
+        """End the calls in flight and refuse every later one (``CallCancelled``) for good: a cancelled
+        Dask partition (``cluster_worker``) must stop calling, and a batch's ``resume_calls`` does not undo it."""
+        self._stopped.set()
+        self.cancel_calls()
 
     def _bump(self, counter: str) -> None:
         with self._lock:
@@ -328,7 +335,7 @@ class LLMReasoner(Reasoner):
 
     def _send(self, job: str, messages: list[dict], schema: dict, estimate: int) -> Completion:
         """One request, holding a slot of the process's limiter while it is out."""
-        if self._cancel.is_set():
+        if self._cancel.is_set() or self._stopped.is_set():
             raise CallCancelled(f"{self.name}: {job}: cancelled")
         with self.limiter.request(estimate, self._cancel):
             self._bump("requests")
