@@ -11,9 +11,11 @@ dropped connections) as ``TransientBackendError`` so the reasoner applies one re
 openai client's own retries are off. A request option the server refuses (the response format,
 ``max_tokens``) is changed for every later call and reported as ``RequestAdjusted``: the reasoner
 sends again, through its rate limiter, and counts it. API keys are read from the environment
-only and never appear in a repr, log line or exception; a URL that could carry one (user info, a
-query or a fragment: in a spec, ``OPENAI_BASE_URL`` or ``OLLAMA_HOST``) is refused, and a spec is
-shown and recorded by ``spec_name``. ``cancel()`` shuts the sockets of the calls in flight, so an
+only and never appear in a repr, log line or exception (a key a server echoes is masked by the
+process's scrubber, ``core.redact.scrub``); a URL that could carry one (user info, a query, a
+fragment, ``;params`` or a key-like path segment: in a spec, ``OPENAI_BASE_URL`` or ``OLLAMA_HOST``)
+is refused, and a spec is shown and recorded by ``spec_name``. ``timeout`` is a deadline for the
+whole call (httpx's applies per read); replies over ``RAG_LAB_LLM_MAX_REPLY_BYTES`` are refused. ``cancel()`` shuts the sockets of the calls in flight, so an
 interrupted batch does not wait for the server (``batch.py``).
 """
 from __future__ import annotations
