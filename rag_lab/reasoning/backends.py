@@ -398,6 +398,7 @@ class OpenAIChatBackend:
                     model=model, messages=messages, temperature=temperature, timeout=timeout, **kwargs) as raw:
                 content_type = raw.headers.get("content-type", "")
                 body = self._read_body(raw.http_response, call, late)
+                call.finish()       # before the connection goes back to the pool: the timer may not touch it
         except openai.APITimeoutError:
             raise TransientBackendError(late if call.expired else f"no reply within {timeout:g} s") from None
         except (openai.APIConnectionError, httpx.TransportError) as e:
