@@ -28,13 +28,17 @@ Endpoints:
   (texts that share words get similar vectors), for judges that also need embeddings.
 
 ``Reply(content=None, status=200, delay=0.0, usage=True, body=None, headers=None, tool_calls=None,
-finish_reason="stop")``:
+finish_reason="stop", raw=None, content_type="application/json", trickle=None, echo_key=False)``:
 - ``delay``: seconds to wait before answering (to trigger client timeouts);
 - ``usage``: True -> counted as whitespace-separated words (prompt: all message contents;
   completion: the content), ``(prompt, completion)`` -> those numbers, ``None`` -> no usage field;
 - ``body``: a full JSON body sent verbatim (overrides everything else);
 - ``tool_calls``: list of ``(name, arguments_dict)`` for clients that ask for function calls;
-- non-200 ``status``: an OpenAI-style ``{"error": {...}}`` body with ``content`` as its message.
+- non-200 ``status``: an OpenAI-style ``{"error": {...}}`` body with ``content`` as its message;
+- ``raw``: bytes (or text) sent verbatim as the body with ``content_type`` (a proxy's HTML page, cut JSON);
+- ``trickle``: bytes per second: the body is sent that slowly (headers at once), as a stalled proxy does;
+- ``echo_key``: the error message repeats the key the request carried (as some proxies and local
+  servers do in their 401/429/500 bodies).
 """
 from __future__ import annotations
 
@@ -63,6 +67,10 @@ class Reply:
     headers: dict | None = None
     tool_calls: list | None = None
     finish_reason: str = "stop"
+    raw: Any = None
+    content_type: str = "application/json"
+    trickle: float | None = None
+    echo_key: bool = False
 
 
 def _words(text: Any) -> int:
@@ -192,17 +200,25 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args) -> None:  # keep test output clean
         pass
 
-    def _send(self, status: int, body: Any, headers: dict | None = None) -> None:
-        data = json.dumps(body).encode()
+    def _send(self, status: int, body: Any, headers: dict | None = None, raw: Any = None,
+              content_type: str = "application/json", trickle: float | None = None) -> None:
+        data = json.dumps(body).encode() if raw is None else raw if isinstance(raw, bytes) else str(raw).encode()
         try:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             for k, v in (headers or {}).items():
                 self.send_header(k, str(v))
             self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
+            if not trickle:
+                self.wfile.write(data)
+                return
+            step = max(1, int(trickle / 8))              # eight writes a second
+            for i in range(0, len(data), step):
+                self.wfile.write(data[i:i + step])
+                self.wfile.flush()
+                time.sleep(step / trickle)
+        except (BrokenPipeError, ConnectionResetError, OSError):  # the client gave up (a timeout test)
             pass
 
     def _error(self, status: int, message: str, headers: dict | None = None) -> None:
@@ -239,11 +255,14 @@ class _Handler(BaseHTTPRequestHandler):
             reply = self.fake._next_reply(request, dict(self.headers.items()))
             if reply.delay or self.fake.delay:
                 time.sleep(reply.delay + self.fake.delay)
-            if reply.body is not None:
-                return self._send(reply.status, reply.body, reply.headers)
+            if reply.body is not None or reply.raw is not None:
+                return self._send(reply.status, reply.body, reply.headers, reply.raw, reply.content_type, reply.trickle)
             if reply.status != 200:
-                return self._error(reply.status, str(reply.content or f"fake error {reply.status}"), reply.headers)
-            self._send(200, self.fake._chat_body(request, reply), reply.headers)
+                message = str(reply.content or f"fake error {reply.status}")
+                if reply.echo_key:
+                    message += f" (you sent {self.headers.get('Authorization', '').removeprefix('Bearer ')!r})"
+                return self._error(reply.status, message, reply.headers)
+            self._send(200, self.fake._chat_body(request, reply), reply.headers, trickle=reply.trickle)
         finally:
             self.fake._leave()
 

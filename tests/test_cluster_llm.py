@@ -141,3 +141,40 @@ def test_a_worker_file_outside_the_cache_folder_is_not_written(tmp_path, rel, ca
     assert not (tmp_path / "outside.npy").exists() and not (tmp_path / "x.npy").exists()
     assert (cache / "token_embeddings" / "ok.npy").read_bytes() == b"fine"
     assert "outside the cache folder" in caplog.text
+
+
+def calls_until_stopped(spec: str, n: int) -> int:
+    """A Dask task that asks the model ``n`` times, one after another, as a partition's build does."""
+    from rag_lab.reasoning.llm import CallCancelled
+
+    reasoner = LLMReasoner.from_spec(spec, concurrency=1, cache=False, retry_base_delay=0.01, timeout=10)
+    asked = 0
+    with cluster_worker.stop_when_cancelled(reasoner):
+        for i in range(n):
+            try:
+                reasoner.answer(f"question {i}", ["context"])
+            except CallCancelled:
+                break
+            asked += 1
+    return asked
+
+
+def test_a_cancelled_partition_stops_calling_the_model(fake_openai, tmp_path):
+    """Issue 48: Dask cannot end a running task, so a cancelled partition went on calling to the end."""
+    import time
+
+    from distributed import Client, LocalCluster
+
+    fake_openai.responder, fake_openai.delay = (lambda request: '{"answer": "ok"}'), 0.1
+    spec = f"openai-compatible:fake-model@{fake_openai.base_url}"
+    with LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
+                      processes=False, protocol="tcp://") as c, Client(c) as client:
+        future = client.submit(calls_until_stopped, spec, 60, pure=False)
+        while len(fake_openai.requests) < 3:
+            time.sleep(0.02)
+        client.cancel([future])
+        time.sleep(1.0)
+        after_cancel = len(fake_openai.requests)
+        time.sleep(1.0)
+        assert len(fake_openai.requests) == after_cancel              # nothing more was sent
+    assert after_cancel <= 3 + 1 + int(1.0 / 0.1) // 2 and after_cancel < 60   # stopped within a poll or two

@@ -7,7 +7,7 @@ import pytest
 
 from fake_openai_server import FakeOpenAIServer
 from rag_lab.evaluation.harness import evaluate
-from rag_lab.reasoning.judge import CACHE_FILE, Judge, JudgeCache
+from rag_lab.reasoning.judge import CACHE_FILE, Judge, JudgeCache, confirm_parsed
 from rag_lab.core.types import Dataset, Document, Question
 from test_answer_metrics import agreeable_judge
 
@@ -61,6 +61,8 @@ def test_replies_are_kept_apart_per_judge(tmp_path):
                                                                      response_metadata={"finish_reason": "stop"}),
                                                    generation_info={"finish_reason": "stop"})]])
     a.set("same ragas key", reply)
+    assert not a.has_key("same ragas key")              # held until ragas parsed it
+    confirm_parsed('{"x": 1}')
     assert a.has_key("same ragas key") and not b.has_key("same ragas key")
     back = a.get("same ragas key")
     assert back.generations[0][0].text == '{"x": 1}'
@@ -81,6 +83,7 @@ def test_a_reply_ragas_cannot_parse_is_not_kept(tmp_path, caplog):
     cache = JudgeCache("openai:m", tmp_path)
     cache.set("prompt a", _reply("I think the answer is yes."))                  # no JSON: ragas would fail
     cache.set("prompt b", _reply('Sure! ```json\n{"verdict": 1}\n```'))           # ragas finds this JSON
+    confirm_parsed('Sure! ```json\n{"verdict": 1}\n```')                         # ... and parsed it
     assert not cache.has_key("prompt a") and cache.get("prompt a") is None
     assert cache.get("prompt b").generations[0][0].text.endswith("```") and len(cache) == 1
 
@@ -92,6 +95,7 @@ def test_a_reply_ragas_cannot_parse_is_not_kept(tmp_path, caplog):
 def test_a_bad_stored_reply_is_moved_aside_and_asked_again(tmp_path, caplog, stored, reason):
     cache = JudgeCache("openai:m", tmp_path)
     cache.set("prompt", _reply('{"verdict": 1}'))
+    confirm_parsed('{"verdict": 1}')
     db = sqlite3.connect(tmp_path / CACHE_FILE)
     with db:
         db.execute("UPDATE replies SET value=?", (stored,))
@@ -102,6 +106,7 @@ def test_a_bad_stored_reply_is_moved_aside_and_asked_again(tmp_path, caplog, sto
     rejected = sqlite3.connect(tmp_path / CACHE_FILE).execute("SELECT tbl, reason FROM rejected").fetchall()
     assert len(rejected) == 1 and rejected[0][0] == "replies" and reason in rejected[0][1]
     cache.set("prompt", _reply('{"verdict": 0}'))        # the fresh reply is kept
+    confirm_parsed('{"verdict": 0}')
     assert cache.get("prompt").generations[0][0].text == '{"verdict": 0}'
 
 
@@ -109,6 +114,7 @@ def test_a_damaged_judge_cache_is_moved_aside_and_rebuilt(tmp_path, caplog):
     first = JudgeCache("openai:m", tmp_path)
     for i in range(100):
         first.set(f"prompt {i}", _reply('{"verdict": 1}'))
+    confirm_parsed('{"verdict": 1}')
     first.close()
     with open(tmp_path / CACHE_FILE, "r+b") as fh:       # truncated: SQLite reports it damaged
         fh.truncate(5000)
@@ -118,4 +124,5 @@ def test_a_damaged_judge_cache_is_moved_aside_and_rebuilt(tmp_path, caplog):
     assert any("judge cache" in r.getMessage() and "moved it aside" in r.getMessage() for r in caplog.records)
     assert list(tmp_path.glob(CACHE_FILE + ".corrupt-*"))
     cache.set("prompt 1", _reply('{"verdict": 1}'))
+    confirm_parsed('{"verdict": 1}')
     assert cache.has_key("prompt 1")

@@ -93,3 +93,43 @@ def test_the_ncbi_key_and_email_reach_no_file_and_no_output(tmp_path, monkeypatc
         assert not any(form in said for form in _forms(secret)), f"{secret} was printed or logged"
         leaks = [str(p) for p in written if any(form in p.read_bytes() for form in _forms(secret))]
         assert not leaks, f"{secret} was written to: {leaks}"
+
+
+@pytest.mark.notebook
+def test_a_key_the_judge_server_echoes_reaches_no_file_and_a_judge_that_always_fails_fails_the_run(
+        fake_openai, tmp_path, monkeypatch, capfd):
+    """Issue 48: a server that answers the judge with the key in its 401, 429 and 500 messages (ragas logs
+    those errors into the notebook); then one that refuses every judge call: the run fails, naming it."""
+    from fake_openai_server import Reply
+    from test_answer_metrics import agreeable_judge
+
+    from rag_lab.runs.runner import run_notebooks
+
+    marker = f"sk-rag-lab-echoed-{uuid.uuid4().hex}"
+    monkeypatch.setenv("RAG_LAB_LLM_API_KEY", marker)
+    monkeypatch.setenv("RAG_LAB_CACHE", str(tmp_path / "cache"))
+    seen = []
+
+    def echoing(request):
+        seen.append(1)
+        status = (401, 429, 500, None)[len(seen) % 4]
+        return agreeable_judge(request) if status is None else Reply("refused", status=status, echo_key=True)
+
+    fake_openai.responder = echoing
+    spec = f"openai-compatible:judge-model@{fake_openai.base_url}"
+    params = {"limit": 2, "ks": [1, 3, 5], "answer_k": 3, "reasoner": "offline", "judge": spec}
+    mixed = run_notebooks(["00_quickstart"], params, runs_dir=tmp_path / "runs", figures_root=tmp_path / "figures",
+                          progress=False)
+    fake_openai.responder = lambda request: Reply("Incorrect API key", status=401, echo_key=True)
+    failed = run_notebooks(["00_quickstart"], {**params, "answer_k": 2}, runs_dir=tmp_path / "runs",
+                           figures_root=tmp_path / "figures", progress=False, run_id="all-failed")
+    assert len(seen) >= 4 and all(h.get("Authorization") == f"Bearer {marker}" for h in fake_openai.headers)
+    entry = failed["notebooks"][0]
+    assert entry["status"] == "failed" and "every one of its" in entry["error"] and "***" in entry["error"]
+    assert mixed["notebooks"][0]["status"] == "ok", mixed["notebooks"][0].get("error")
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".html" for p in written)
+    leaks = [str(p) for p in written if any(form in p.read_bytes() for form in _forms(marker))]
+    assert not leaks, f"the echoed key was written to: {leaks}"
+    said = "".join(capfd.readouterr()).encode()
+    assert not any(form in said for form in _forms(marker)), "the echoed key was printed"

@@ -1,11 +1,11 @@
 """What the command line prints when a command fails for a reason the user can fix: one line naming
-the file and the fix, never a traceback. Secrets in URLs are redacted from every such line."""
+the file and the fix, never a traceback. Secrets (in URLs, and every key the process holds: ``core.redact.scrub``) are masked in every such line."""
 from __future__ import annotations
 
 import errno
 import sqlite3
 
-from ..core.redact import redact_text
+from ..core.redact import scrub as redact_text
 
 CLEAR = (ValueError, FileNotFoundError, RuntimeError)   # their messages already say what and why
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)

@@ -51,3 +51,100 @@ def redact_url(url: str) -> str:
 def redact_text(text: str) -> str:
     """Every URL in ``text`` redacted, and every bare ``secret_name=value`` pair masked."""
     return _mask_pairs(_URL.sub(lambda m: redact_url(m.group(0)), str(text)))
+
+
+# -- the secrets this process holds, out of everything it prints or saves --------------------------------
+# Why one scrubber: a server may echo the key it was sent (some proxies and local servers put it in a
+# 401/429/500 message), and that text travels through the reasoner's errors, ragas' exceptions (the
+# judge's own HTTP client), warnings, log lines, progress output, notebook outputs and the report page.
+# Masking URLs is not enough there: the key arrives as plain words. So every value the process knows to
+# be a secret (the key variables below, and any key a client was handed: ``register_secret``) is replaced
+# in each of those paths by this one function.
+SECRET_ENV = ("OPENAI_API_KEY", "RAG_LAB_LLM_API_KEY", "NCBI_API_KEY", "NCBI_EMAIL")
+SECRET_MASK = "***"
+MIN_SECRET = 8                # shorter values (a dummy key, an empty variable) would mask ordinary words
+_REGISTERED: set[str] = set()
+
+
+def register_secret(value: str | None) -> None:
+    """Remember ``value`` (a key handed to a client) so ``scrub`` masks it wherever it turns up."""
+    if isinstance(value, str) and len(value) >= MIN_SECRET:
+        _REGISTERED.add(value)
+
+
+def known_secrets() -> list[str]:
+    """The secrets to mask: the key variables' values and the registered keys, longest first."""
+    import os
+
+    found = {v for v in (os.environ.get(name) for name in SECRET_ENV) if v and len(v) >= MIN_SECRET}
+    return sorted(found | _REGISTERED, key=len, reverse=True)
+
+
+def scrub(text, urls: bool = True) -> str:
+    """``text`` with every known secret replaced by ``***`` and (``urls``) every URL redacted."""
+    text = str(text)
+    for secret in known_secrets():
+        if secret in text:
+            text = text.replace(secret, SECRET_MASK)
+    return redact_text(text) if urls else text
+
+
+def scrub_file(path) -> bool:
+    """Mask every known secret in the text file ``path`` in place (before it is renamed into view);
+    True when one was found. A file that is not UTF-8 text is left as it is."""
+    from pathlib import Path
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if not holds_secret(text):
+        return False
+    path.write_text(scrub(text, urls=False), encoding="utf-8")
+    return True
+
+
+def holds_secret(text: str) -> bool:
+    return any(secret in text for secret in known_secrets())
+
+
+_installed = False
+
+
+def install_scrubber() -> None:
+    """Scrub every log record this process makes (message, arguments and traceback) and every warning's
+    text, once per process: ragas and LangChain log the exceptions of the judge's HTTP client, and the
+    notebook, the terminal and the report show those lines."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    import logging
+    import warnings
+
+    previous_factory = logging.getLogRecordFactory()
+
+    def scrubbed_record(*args, **kwargs):
+        record = previous_factory(*args, **kwargs)
+        if not known_secrets():
+            return record
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a malformed record is logging's to report, as before
+            return record
+        if holds_secret(message):
+            record.msg, record.args = scrub(message, urls=False), None
+        if record.exc_info and record.exc_info[1] is not None:
+            formatted = logging.Formatter().formatException(record.exc_info)
+            if holds_secret(formatted):
+                record.exc_text = scrub(formatted, urls=False)
+        return record
+
+    logging.setLogRecordFactory(scrubbed_record)
+    previous_format = warnings.formatwarning
+
+    def scrubbed_warning(message, category, filename, lineno, line=None):
+        return scrub(previous_format(message, category, filename, lineno, line), urls=False)
+
+    warnings.formatwarning = scrubbed_warning

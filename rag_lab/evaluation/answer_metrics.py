@@ -143,6 +143,8 @@ def _run_ragas(samples: Sequence[AnswerSample], metrics: dict[str, object], judg
     kwargs = {"llm": judge.llm, "embeddings": judge.embeddings} if judge is not None else {}
     if judge is not None and hasattr(judge, "run_config"):
         kwargs["run_config"] = judge.run_config()   # the judge's concurrency and per-job timeout
+    calls = getattr(judge, "calls", None)
+    before = calls.snapshot() if calls is not None else None
     result = _off_the_event_loop(evaluate, data, metrics=list(metrics.values()), raise_exceptions=False,
                                  show_progress=show_progress, allow_nest_asyncio=False, **kwargs)
     frame = result.to_pandas()
@@ -152,6 +154,8 @@ def _run_ragas(samples: Sequence[AnswerSample], metrics: dict[str, object], judg
         columns = [c for c in frame.columns if c == metric.name or c.startswith(f"{metric.name}(")]
         values = frame[columns[0]] if columns else [np.nan] * len(samples)
         out[ours] = [np.nan if v is None else float(v) for v in values]
+    if before is not None and set(metrics) & set(LLM_METRICS):
+        judge.check_answered(before, {m: out[m] for m in set(metrics) & set(LLM_METRICS)})   # all failed: raise
     return out
 
 

@@ -18,15 +18,17 @@ driver sharing the process keeps its bars): nobody would see them.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib
+import logging
 import os
 import socket
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -34,6 +36,8 @@ from ..core.embedding import Embedder, EmbeddingCache
 from ..core.progress import quiet
 from ..reasoning.llm_cache import CachedReply, LLMCache
 from ..reasoning.offline_cache import OfflineResultCache
+
+log = logging.getLogger(__name__)
 
 
 # -- caches that remember what they handed out ----------------------------------------------------
@@ -217,6 +221,47 @@ def _reasoner(recipe: dict | None, embedder: Embedder, cache_dir: str | None):
     return reasoner, cache
 
 
+CANCEL_POLL = 0.2      # seconds between looks at whether this task was cancelled
+
+
+@contextlib.contextmanager
+def stop_when_cancelled(reasoner) -> Iterator[None]:
+    """Stop ``reasoner``'s calls (``stop_calls``) once the Dask task running this block is cancelled.
+
+    Why: ``client.cancel`` cannot end a task that is running (Dask never kills a thread); the worker
+    only marks the task cancelled and drops its result, so a partition the driver gave up on kept calling
+    the model to the end (1,018 requests against 687 needed, issue 48). A thread looks at this task's
+    state on its worker every ``CANCEL_POLL`` s; outside a Dask task, or for a reasoner that makes no
+    calls, nothing is watched."""
+    stop = getattr(reasoner, "stop_calls", None)
+    try:
+        from distributed import get_worker
+        from distributed.worker import thread_state
+
+        worker, key = get_worker(), getattr(thread_state, "key", None)
+    except (ImportError, ValueError):
+        worker = key = None
+    if stop is None or worker is None or key is None:
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(CANCEL_POLL):
+            task = worker.state.tasks.get(key)
+            if task is None or task.state in ("cancelled", "released", "forgotten"):
+                log.info("partition %s was cancelled: its reasoner calls stop", key)
+                stop()
+                return
+
+    watcher = threading.Thread(target=watch, name="rag_lab-cancel-watch", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
 def run_partition(job: PartitionJob, documents: list) -> Delivery:
     """Do ``documents``' per-document work for ``job``'s method; return what the caches recorded."""
     with quiet():
@@ -231,7 +276,8 @@ def _run_partition(job: PartitionJob, documents: list) -> Delivery:
     retriever = getattr(importlib.import_module(module), cls_name)(job.config, reasoner=reasoner, embedder=embedder)
     retriever.name = job.name
     try:
-        extra = retriever.document_work(list(documents)) or []
+        with stop_when_cancelled(reasoner):
+            extra = retriever.document_work(list(documents)) or []
         root = Path(embedder.cache.path).parent.resolve()
         files = {}
         for path in map(Path, extra):

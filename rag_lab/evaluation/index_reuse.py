@@ -88,6 +88,13 @@ def _build_and_keep(retriever, documents: list, distribute: bool, parts: dict, k
         log.warning("%s called a reasoner while indexing but does not declare reasoner_at_build: not persisted",
                     retriever.name)
         return
+    fell_back = _fallbacks_since(retriever, before)
+    if fell_back:
+        retriever.index_reuse["not_stored"] = f"{fell_back} LLM call(s) fell back while indexing"
+        log.warning("%s: %d LLM call(s) fell back while indexing: the index serves this run but is not stored; "
+                    "the next run asks the model again for exactly those inputs (valid replies are cached)",
+                    retriever.name, fell_back)
+        return
     try:
         blob = dump_state(retriever)
     except (pickle.PicklingError, TypeError, AttributeError) as e:
@@ -105,6 +112,16 @@ def _reasoner_usage(retriever):
     """Before a build: the retriever's reasoner and a copy of its usage counters (None: unresolved)."""
     r = getattr(retriever, "_reasoner", None)
     return None if r is None or isinstance(r, str) else (r, r.usage.copy() if hasattr(r, "usage") else None)
+
+
+def _fallbacks_since(retriever, before) -> int:
+    """How many of the build's reasoner calls fell back (``before``: ``_reasoner_usage`` before it)."""
+    r = getattr(retriever, "_reasoner", None)
+    if r is None or isinstance(r, str) or not hasattr(r, "usage"):
+        return 0
+    if before is not None and before[0] is r and before[1] is not None:
+        return r.usage_since(before[1]).llm_fallbacks
+    return r.usage.total().llm_fallbacks
 
 
 def _called_reasoner(retriever, before) -> bool:

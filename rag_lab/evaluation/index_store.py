@@ -34,9 +34,16 @@ key; an entry whose signature does not match is moved aside unread and rebuilt (
 pickle as it holds whatever each method builds; the signature makes loading it safe). The in-process
 copy (``_MEMO``) keeps the most recently used states up to ``RAG_LAB_INDEX_MEMO_MB`` (default 512) MB.
 
+An index whose build had LLM calls fall back (``llm_fallbacks`` of the build's reasoner usage) is
+used for the run that built it but never stored, neither on disk nor in memory: its holes would be
+replayed for ever. The reasoner caches only valid replies, so the next build asks the model again for
+exactly the inputs that fell back and pays nothing for the rest (``retriever.index_reuse`` says why
+it was not stored).
+
 A retriever whose state cannot be pickled (e.g. SKETCH on a Kùzu database kept at a given path)
 is simply built every time. Turn reuse off with ``RAG_LAB_REUSE=0`` or ``build(docs, reuse=False)``
-(timing measurements do so: they must pay for the build they time).
+(timing measurements do so: they must pay for the build they time). The look-ups and the build are
+rag_lab/evaluation/index_reuse.py.
 """
 from __future__ import annotations
 

@@ -11,9 +11,11 @@ dropped connections) as ``TransientBackendError`` so the reasoner applies one re
 openai client's own retries are off. A request option the server refuses (the response format,
 ``max_tokens``) is changed for every later call and reported as ``RequestAdjusted``: the reasoner
 sends again, through its rate limiter, and counts it. API keys are read from the environment
-only and never appear in a repr, log line or exception; a URL that could carry one (user info, a
-query or a fragment: in a spec, ``OPENAI_BASE_URL`` or ``OLLAMA_HOST``) is refused, and a spec is
-shown and recorded by ``spec_name``. ``cancel()`` shuts the sockets of the calls in flight, so an
+only and never appear in a repr, log line or exception (a key a server echoes is masked by the
+process's scrubber, ``core.redact.scrub``); a URL that could carry one (user info, a query, a
+fragment, ``;params`` or a key-like path segment: in a spec, ``OPENAI_BASE_URL`` or ``OLLAMA_HOST``)
+is refused, and a spec is shown and recorded by ``spec_name``. ``timeout`` is a deadline for the
+whole call (httpx's applies per read); replies over ``RAG_LAB_LLM_MAX_REPLY_BYTES`` are refused. ``cancel()`` shuts the sockets of the calls in flight, so an
 interrupted batch does not wait for the server (``batch.py``).
 """
 from __future__ import annotations
@@ -23,20 +25,20 @@ import email.utils
 import logging
 import os
 import re
-import socket
 import threading
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+
+from .call_deadline import _Call, _OpenSockets
+from .specs import (KINDS, OLLAMA_DEFAULT, LLMSpec, checked_url, parse_spec, safe_url,  # noqa: F401 (re-exported)
+                    spec_name)
 
 log = logging.getLogger(__name__)
 
-KINDS = ("openai", "ollama", "openai-compatible", "gguf")
-OLLAMA_DEFAULT = "http://localhost:11434"
 DUMMY_KEY = "not-needed"   # local OpenAI-compatible servers ignore the key but the client wants one
 RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+
 
 class LLMBackendError(RuntimeError):
     """A request the backend refused (bad model name, bad key, bad request): retrying won't help."""
@@ -70,135 +72,23 @@ class Completion:
     text: str
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    finish_reason: str | None = None      # "length": cut off at max_tokens
 
 
 # --- spec strings ----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class LLMSpec:
-    kind: str
-    model: str
-    base_url: str | None = None
-
-    @property
-    def name(self) -> str:
-        """The spec without secrets, shown in every table."""
-        if self.kind == "openai-compatible":
-            return f"openai-compatible:{self.model}@{safe_url(self.base_url)}"
-        return f"{self.kind}:{self.model}"
-
-
-def safe_url(url: str | None) -> str:
-    """``url`` without user info, query or fragment (where credentials could hide)."""
-    if not url:
-        return ""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        if parts.port:
-            host = f"{host}:{parts.port}"
-    except ValueError:              # a malformed port or address: show nothing of it
-        return "<unreadable URL>"
-    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
-
-
-_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
-
-
-def spec_name(spec: Any) -> Any:
-    """A spec as it may be shown or recorded (manifests, report pages, ``rag_lab runs``): every URL in it
-    without user info, query or fragment. Anything but a string is returned as it is."""
-    if not isinstance(spec, str):
-        return spec
-    return _URL_IN_TEXT.sub(lambda m: safe_url(m.group(0)), spec)
-
-
-def checked_url(url: str, where: str, key_hint: str) -> str:
-    """``url`` (trailing slash dropped) if it carries no user info, query or fragment, else a ValueError
-    naming ``where`` and the URL without them: credentials hide there and would reach every record."""
-    try:
-        parts = urlsplit(url)
-        parts.port                                  # noqa: B018 - raises on a malformed port
-    except ValueError:
-        raise ValueError(f"{where}: {safe_url(url)} is not a valid URL; expected http(s)://host:port/path") from None
-    found = [what for what, present in (("user info", parts.username is not None or parts.password is not None),
-                                        ("a query", bool(parts.query)), ("a fragment", bool(parts.fragment)))
-             if present]
-    if found:
-        raise ValueError(f"{where}: the URL {safe_url(url)} carries {' and '.join(found)}; a URL must not hold "
-                         f"credentials (they would reach logs and run records): {key_hint}")
-    return url.rstrip("/")
-
-
-def _ollama_base_url() -> str:
-    host = os.environ.get("OLLAMA_HOST", "").strip() or OLLAMA_DEFAULT
-    if "://" not in host:
-        host = "http://" + host
-    host = checked_url(host, "OLLAMA_HOST", "Ollama needs no key; give host:port or http(s)://host:port")
-    return host if host.endswith("/v1") else host + "/v1"
-
-
-_COMPATIBLE = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
-
-
-def parse_spec(spec: str) -> LLMSpec:
-    """Split a spec string into kind, model and base URL (reads OPENAI_BASE_URL / OLLAMA_HOST); a URL
-    with user info, a query or a fragment is refused (``checked_url``)."""
-    expected = ("expected openai:MODEL, ollama:MODEL, openai-compatible:MODEL@http://host:port/v1 "
-                "or gguf:/path/model.gguf")
-    if not isinstance(spec, str) or ":" not in spec:
-        raise ValueError(f"LLM spec {spec_name(spec)!r}: {expected}")
-    kind, rest = spec.split(":", 1)
-    kind, rest = kind.strip().lower(), rest.strip()
-    if kind not in KINDS or not rest:
-        raise ValueError(f"LLM spec {spec_name(spec)!r}: {expected}")
-    if kind == "openai":
-        base = os.environ.get("OPENAI_BASE_URL") or None
-        if base is not None:
-            base = checked_url(base, "OPENAI_BASE_URL", "set the key in OPENAI_API_KEY instead")
-        return LLMSpec(kind, rest, base)
-    if kind == "ollama":
-        return LLMSpec(kind, rest, _ollama_base_url())
-    if kind == "openai-compatible":
-        m = _COMPATIBLE.match(rest)
-        if not m:
-            raise ValueError(f"LLM spec {spec_name(spec)!r}: openai-compatible needs MODEL@URL with an http(s) URL, "
-                             "e.g. openai-compatible:qwen2.5@http://localhost:8000/v1")
-        url = checked_url(m["url"], f"LLM spec {spec_name(spec)!r}", "set RAG_LAB_LLM_API_KEY instead")
-        return LLMSpec(kind, m["model"], url)
-    return LLMSpec(kind, rest)
-
-
 # --- backends --------------------------------------------------------------------------------
 
-class _OpenSockets:
-    """The sockets an HTTP client opened, found through httpx's request hook and httpcore's ``trace``
-    extension (both public), so ``shutdown`` can end the calls in flight: closing an httpx client does
-    not wake a thread blocked reading a reply, shutting its socket down does."""
+MAX_REPLY_BYTES_ENV = "RAG_LAB_LLM_MAX_REPLY_BYTES"
+MAX_REPLY_BYTES = 1 << 20    # 1 MiB: a chat reply of max_tokens tokens is far smaller; more is a broken server
+_OPTION_NAME_REFUSED = re.compile(r"max_completion_tokens|unsupported parameter|not supported|unrecognized|"
+                                  r"unknown (?:parameter|field|argument)|extra (?:fields|inputs)|not permitted", re.I)
 
-    def __init__(self):
-        self._sockets: weakref.WeakSet = weakref.WeakSet()
-        self._lock = threading.Lock()
 
-    def _trace(self, event: str, info: dict) -> None:
-        if event == "connection.connect_tcp.complete":
-            sock = info["return_value"].get_extra_info("socket")
-            if sock is not None:
-                with self._lock:
-                    self._sockets.add(sock)
-
-    def on_request(self, request) -> None:
-        request.extensions["trace"] = self._trace
-
-    def shutdown(self) -> int:
-        with self._lock:
-            sockets = list(self._sockets)
-        for sock in sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:         # already closed
-                pass
-        return len(sockets)
+def max_reply_bytes() -> int:
+    """The largest reply body accepted (``$RAG_LAB_LLM_MAX_REPLY_BYTES``, default 1 MiB)."""
+    from ..core.environment import env_number
+    return int(env_number(MAX_REPLY_BYTES_ENV, int) or MAX_REPLY_BYTES)
 
 
 class OpenAIChatBackend:
@@ -210,7 +100,12 @@ class OpenAIChatBackend:
     under a lock, and only if no other thread stepped down already, so the format a run settles on
     does not depend on how many calls were in flight. ``requested_format`` stays what was asked for (it
     names the reasoner). Safe to call from several threads (the openai client is); a batch sends
-    ``default_concurrency`` requests at once."""
+    ``default_concurrency`` requests at once.
+
+    ``timeout`` is a deadline for the whole call (connect, sending, every read): a timer shuts the
+    call's sockets when it passes (``_Call``). The body is read by us, not the client, so that a
+    reply over ``max_reply_bytes()`` is refused before it is read whole, and a 200 whose body is not a
+    JSON chat completion (a proxy's HTML error page) is a clear transient error naming its content type."""
 
     default_concurrency = 8   # RAG_LAB_LLM_CONCURRENCY overrides it (docs/llm.md)
 
@@ -224,8 +119,14 @@ class OpenAIChatBackend:
             raise ValueError(f"{kind} backend needs an API key in the environment variable {api_key_env}")
         import openai
 
+        from ..core.redact import install_scrubber, register_secret
+
+        if key != default_key:
+            register_secret(key)
+        install_scrubber()
         self._sockets = _OpenSockets()
-        http = openai.DefaultHttpxClient(event_hooks={"request": [self._sockets.on_request]})
+        http = openai.DefaultHttpxClient(event_hooks={"request": [self._sockets.on_request],
+                                                      "response": [self._sockets.on_response]})
         self._client = openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, http_client=http)
         self.kind = kind
         self.base_url = str(self._client.base_url)
@@ -246,8 +147,8 @@ class OpenAIChatBackend:
         return self._sockets.shutdown()
 
     def _scrub(self, text: str) -> str:
-        key = self._client.api_key or ""
-        return text.replace(key, "***") if len(key) >= 4 else text
+        from ..core.redact import scrub
+        return scrub(text)
 
     @staticmethod
     def _format(response_format: str, job: str, schema: dict) -> dict | None:
@@ -266,8 +167,9 @@ class OpenAIChatBackend:
 
     def complete(self, model: str, messages: list[dict], *, job: str, schema: dict, temperature: float,
                  max_tokens: int, timeout: float) -> Completion:
-        """One request. Raises ``TransientBackendError`` (worth retrying), ``RequestAdjusted`` (send again
-        with the changed option) or ``LLMBackendError``."""
+        """One request, ended by its deadline ``timeout`` (class docstring). Raises ``TransientBackendError``
+        (worth retrying), ``RequestAdjusted`` (send again with the changed option) or ``LLMBackendError``."""
+        import httpx
         import openai
 
         sent_format, limit_param = self.response_format, self.token_limit_param
@@ -275,34 +177,89 @@ class OpenAIChatBackend:
         fmt = self._format(sent_format, job, schema)
         if fmt is not None:
             kwargs["response_format"] = fmt
+        call = self._sockets.current = _Call()
+        timer = threading.Timer(timeout, call.expire)
+        timer.daemon = True
+        timer.start()
+        late = f"no complete reply within {timeout:g} s (the deadline for the whole call)"
         try:
-            resp = self._client.chat.completions.create(model=model, messages=messages, temperature=temperature,
-                                                        timeout=timeout, **kwargs)
+            with self._client.chat.completions.with_streaming_response.create(
+                    model=model, messages=messages, temperature=temperature, timeout=timeout, **kwargs) as raw:
+                content_type = raw.headers.get("content-type", "")
+                body = self._read_body(raw.http_response, call, late)
+                call.finish()       # before the connection goes back to the pool: the timer may not touch it
         except openai.APITimeoutError:
-            raise TransientBackendError(f"no reply within {timeout:g} s") from None
-        except openai.APIConnectionError as e:
-            raise TransientBackendError(f"connection failed: {self._scrub(str(e))}") from None
+            raise TransientBackendError(late if call.expired else f"no reply within {timeout:g} s") from None
+        except (openai.APIConnectionError, httpx.TransportError) as e:
+            raise TransientBackendError(late if call.expired else f"connection failed: {self._scrub(str(e))}") from None
         except openai.APIStatusError as e:
-            status = e.status_code
-            detail = self._scrub(str(e))[:500]
-            if status in (408, 429) or status >= 500:
-                raise TransientBackendError(f"HTTP {status}: {detail}", retry_after_seconds(e.response),
-                                            status) from None
-            if status == 400 and fmt is not None and re.search(r"response_format|json_schema|json_object",
-                                                               detail, re.I):
-                weaker = RESPONSE_FORMATS[RESPONSE_FORMATS.index(sent_format) + 1]
-                self._step_down("response_format", sent_format, weaker, "response_format")
-                raise RequestAdjusted(f"response_format={sent_format} refused") from None
-            if status == 400 and limit_param == "max_tokens" and "max_tokens" in detail:
-                # newer OpenAI models refuse max_tokens and want max_completion_tokens
+            self._refused(e, model, fmt, sent_format, limit_param, max_tokens)
+        finally:
+            call.finish()
+            timer.cancel()
+            self._sockets.current = None
+        return self._completion(body, content_type)
+
+    def _refused(self, e, model: str, fmt, sent_format: str, limit_param: str, max_tokens: int):
+        """Raise what an HTTP error status means (``complete``)."""
+        status = e.status_code
+        detail = self._scrub(str(e))[:500]
+        if status in (408, 429) or status >= 500:
+            raise TransientBackendError(f"HTTP {status}: {detail}", retry_after_seconds(e.response), status) from None
+        if status == 400 and fmt is not None and re.search(r"response_format|json_schema|json_object", detail, re.I):
+            weaker = RESPONSE_FORMATS[RESPONSE_FORMATS.index(sent_format) + 1]
+            self._step_down("response_format", sent_format, weaker, "response_format")
+            raise RequestAdjusted(f"response_format={sent_format} refused") from None
+        if status == 400 and limit_param == "max_tokens" and "max_tokens" in detail:
+            if _OPTION_NAME_REFUSED.search(detail):
+                # newer OpenAI models refuse the name max_tokens and want max_completion_tokens
                 self._step_down("token_limit_param", "max_tokens", "max_completion_tokens", "the parameter")
                 raise RequestAdjusted("max_tokens refused") from None
-            raise LLMBackendError(f"{self.identity(model)}: HTTP {status}: {detail}") from None
-        if not resp.choices:
+            raise LLMBackendError(f"{self.identity(model)}: the server refused the value max_tokens={max_tokens} "
+                                  f"(HTTP 400): lower max_tokens (LLMReasoner(max_tokens=...)); {detail}") from None
+        raise LLMBackendError(f"{self.identity(model)}: HTTP {status}: {detail}") from None
+
+    @staticmethod
+    def _read_body(response, call: _Call, late: str) -> bytes:
+        """The body, read chunk by chunk: refused past ``max_reply_bytes()`` (by its Content-Length before
+        reading, else as it arrives), and ended when the call's deadline passed."""
+        cap = max_reply_bytes()
+        declared = response.headers.get("content-length", "")
+        refuse = (f"the reply is larger than {cap} bytes ({MAX_REPLY_BYTES_ENV}); refused and not cached "
+                  "(a broken server or proxy; raise the cap if the replies are really this long)")
+        if declared.isdigit() and int(declared) > cap:
+            raise LLMBackendError(f"{refuse}: Content-Length {declared}")
+        chunks, size = [], 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > cap:
+                raise LLMBackendError(refuse)
+            if call.expired:
+                raise TransientBackendError(late)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _completion(self, body: bytes, content_type: str) -> Completion:
+        """A chat completion out of a 200's body; anything but a JSON completion is a transient error (a
+        proxy's error page, a cut body) naming the content type and the body's start (scrubbed)."""
+        import json
+
+        start = self._scrub(body[:120].decode("utf-8", "replace")).replace("\n", " ")
+        what = f"the server answered HTTP 200 with {content_type or 'no content type'}"
+        if "json" not in content_type.lower():
+            raise TransientBackendError(f"{what}, not a JSON chat completion (a proxy's error page?): {start!r}")
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise TransientBackendError(f"{what} but a body that is not JSON: {start!r}") from None
+        choices = data.get("choices") if isinstance(data, dict) else None
+        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
             raise TransientBackendError("the reply had no choices")
-        text = resp.choices[0].message.content or ""
-        usage = resp.usage
-        return Completion(text, getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None))
+        message = choices[0].get("message") or {}
+        text = message.get("content") if isinstance(message, dict) else None
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        tokens = [usage.get(k) if isinstance(usage.get(k), int) else None for k in ("prompt_tokens", "completion_tokens")]
+        return Completion(text if isinstance(text, str) else "", *tokens, finish_reason=choices[0].get("finish_reason"))
 
 
 def retry_after_seconds(response, now: dt.datetime | None = None) -> float | None:
@@ -364,7 +321,7 @@ class LlamaCppBackend:
                                                response_format={"type": "json_object", "schema": schema})
         usage = out.get("usage") or {}
         return Completion(out["choices"][0]["message"]["content"] or "", usage.get("prompt_tokens"),
-                          usage.get("completion_tokens"))
+                          usage.get("completion_tokens"), out["choices"][0].get("finish_reason"))
 
 
 def make_backend(spec: LLMSpec, **backend_kwargs):

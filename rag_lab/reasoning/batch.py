@@ -22,7 +22,10 @@ flight on a thread pool (the calls wait on I/O, so threads suffice) and:
   (``reasoner.cancel_calls``: their sockets are shut, so nobody waits for the server) and the queued
   ones, then re-raises;
 - with ``with_costs``, pairs each result with the cost of its own calls (``base.costs_of``),
-  which ``usage_since`` cannot give while other threads add to the same counters.
+  which ``usage_since`` cannot give while other threads add to the same counters;
+- raises ``AllFellBack`` when every call of a job in the batch fell back (an LLM reasoner's
+  ``outcomes``): a server that answers nothing usable (bad JSON everywhere) fails the run, with the
+  count and the first problem on one line, instead of building an index of fallbacks.
 
 Rate limits (a shared pause after HTTP 429, a tokens-per-minute ceiling, jittered back-off) are
 the reasoner's (``rate_limit.py``); the LLM reply cache is safe to write from many threads.
@@ -55,6 +58,39 @@ class BatchError(RuntimeError):
         super().__init__(f"{desc}: {len(failures)} of {total} inputs failed{stop}: {shown}{more}")
 
 
+class AllFellBack(RuntimeError):
+    """Every call of a job in a batch fell back: the model gave no usable reply at all."""
+
+
+def _outcomes(reasoner: Any) -> dict[str, tuple[int, int]] | None:
+    outcomes = getattr(reasoner, "outcomes", None)
+    if not isinstance(outcomes, dict):
+        return None
+    lock = getattr(reasoner, "_lock", None)
+    if lock is None:
+        return {job: tuple(n) for job, n in outcomes.items()}
+    with lock:
+        return {job: tuple(n) for job, n in outcomes.items()}
+
+
+def check_not_all_fell_back(reasoner: Any, before: dict | None, desc: str) -> None:
+    """Raise ``AllFellBack`` naming the job, the count and the first problem when a job answered no call
+    since ``before`` (an ``outcomes`` snapshot) and fell back at least once."""
+    after = _outcomes(reasoner)
+    if before is None or after is None:
+        return
+    for job, (answered, fell_back) in after.items():
+        was = before.get(job, (0, 0))
+        if fell_back > was[1] and answered == was[0]:
+            from ..core.redact import scrub
+            first = getattr(reasoner, "first_fallback", {}).get(job, "unknown")
+            raise AllFellBack(scrub(
+                f"{desc}: every one of the {fell_back - was[1]} {job} calls to {getattr(reasoner, 'name', 'the model')} "
+                f"fell back (no usable reply); nothing built from them is kept, and the valid replies of other "
+                f"jobs are cached. First problem: {first}. Check the model with python -m rag_lab doctor "
+                f"--llm SPEC").replace("\n", " "))
+
+
 def batch_concurrency(reasoner: Any = None, concurrency: int | None = None) -> int:
     """``concurrency`` if given, else the reasoner's (else the building method's reasoner's), else 1."""
     if concurrency is not None:
@@ -85,6 +121,7 @@ def run_batch(call: Callable[[T], R], items: Sequence[T], desc: str, *, reasoner
     results: list = [None] * len(items)
     failures: dict[int, BaseException] = {}
     stopped = False
+    before = _outcomes(reasoner)
     with progress_bar(len(items), desc, reasoner=reasoner, enabled=progress) as bar:
         todo = list(range(len(items)))
         for round_ in range(retries + 1):
@@ -97,6 +134,7 @@ def run_batch(call: Callable[[T], R], items: Sequence[T], desc: str, *, reasoner
                 break
     if failures:
         raise BatchError(desc, failures, len(items), stopped)
+    check_not_all_fell_back(reasoner, before, desc)
     return results
 
 

@@ -12,8 +12,17 @@ the judge's identity (kind, model, endpoint). LangChain's LLM cache was the othe
 its key holds the model's settings as first serialised, but ragas changes ``n`` and the
 temperature on the model between calls, so that key would depend on which job ran first.
 Stored: the reply texts and their finish metadata as JSON, never a header or an API key; only
-replies whose every completion holds JSON that ragas can find (a reply it cannot parse is asked
-again next time, not replayed). The file heals like every keyed cache (``KeyedCache``).
+replies ragas parsed. ragas' cache hook stores a reply as soon as it arrives, before its output
+parser read it, and has no hook after parsing; so ``set`` only holds the reply in memory, and the
+reply is written once ragas' parser (``RagasOutputParser``, replaced by a subclass that reports each
+parsed text: ``confirm_parsed_replies``) has parsed every completion of it. A reply that is not JSON,
+or is JSON of the wrong shape (RagasOutputParserException), is never written and is asked again next
+time. The file heals like every keyed cache (``KeyedCache``).
+
+Failures: the judge's chat model reports every call's end and error to ``JudgeCalls`` (a LangChain
+callback); a scoring pass in which every judge call failed and nothing was scored raises
+``JudgeFailed`` (``check_answered``) instead of a table of NaN. The judge's key is registered with the
+process's scrubber (``core.redact``), so an error a server echoes it in (ragas logs them) shows ``***``.
 """
 from __future__ import annotations
 
@@ -21,7 +30,9 @@ import hashlib
 import json
 import logging
 import os
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -69,6 +80,48 @@ def unparseable(result) -> str | None:
     return None
 
 
+MAX_PENDING = 10_000      # replies waiting for ragas' parser, per process (the oldest are forgotten)
+_PENDING: "OrderedDict[tuple[int, str], tuple[JudgeCache, str, Any, set]]" = OrderedDict()
+_PENDING_LOCK = threading.Lock()
+_PARSER_PATCHED = False
+
+
+def confirm_parsed(text: str) -> None:
+    """ragas parsed ``text``: write every held reply whose completions are now all parsed."""
+    ready = []
+    with _PENDING_LOCK:
+        for slot, (cache, key, value, waiting) in list(_PENDING.items()):
+            if text in waiting:
+                waiting.discard(text)
+                if not waiting:
+                    del _PENDING[slot]
+                    ready.append((cache, key, value))
+    for cache, key, value in ready:
+        cache.store_reply(key, value)
+
+
+def confirm_parsed_replies() -> None:
+    """Make ragas report every reply text its output parser parsed (``confirm_parsed``), once per process:
+    ragas builds its parser from the module's ``RagasOutputParser`` name on each call, so a subclass
+    put under that name sees every parse; there is no public hook after parsing (module docstring)."""
+    global _PARSER_PATCHED
+    if _PARSER_PATCHED:
+        return
+    import ragas.prompt.pydantic_prompt as pp
+
+    base = pp.RagasOutputParser
+
+    class ConfirmingParser(base):
+        async def parse_output_string(self, output_string: str, *args, **kwargs):
+            result = await super().parse_output_string(output_string, *args, **kwargs)
+            confirm_parsed(output_string)
+            return result
+
+    ConfirmingParser.__name__ = ConfirmingParser.__qualname__ = base.__name__
+    pp.RagasOutputParser = ConfirmingParser
+    _PARSER_PATCHED = True
+
+
 class JudgeCache(KeyedCache):
     """ragas' cache interface (``get``, ``set``, ``has_key``; duck-typed, so importing this module
     does not import ragas) over one SQLite file shared by every judge; ``judge`` (the judge's
@@ -112,12 +165,66 @@ class JudgeCache(KeyedCache):
         return self._lookup(key) is not None
 
     def set(self, key: str, value) -> None:
+        """Hold ``value`` until ragas parsed each of its completions (``confirm_parsed``), then write it;
+        a reply with a completion that holds no JSON is not even held."""
         problem = unparseable(value)
         if problem:
             log.info("%s: not storing a reply ragas cannot parse (%s)", self.WHAT, problem)
             return
+        waiting = {g.text for gens in value.generations for g in gens}
+        with _PENDING_LOCK:
+            _PENDING[(id(self), key)] = (self, key, value, waiting)
+            _PENDING.move_to_end((id(self), key))
+            while len(_PENDING) > MAX_PENDING:
+                _PENDING.popitem(last=False)
+
+    def store_reply(self, key: str, value) -> None:
+        """Write ``value`` for ``key`` now (ragas parsed it)."""
         self.store.write(lambda db: db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)",
                                                (self._key(key), self.judge, _encode(value), time.time())))
+
+
+class JudgeFailed(RuntimeError):
+    """Every judge call of a scoring pass failed: the judged metrics would all be NaN."""
+
+
+class JudgeCalls:
+    """Counts the judge's chat calls that ended and that failed, and keeps the first failure (scrubbed);
+    ``handler()`` is the LangChain callback that feeds it (made on demand: LangChain is imported then)."""
+
+    def __init__(self):
+        self.answered = self.failed = 0
+        self.first_error: str | None = None
+        self._lock = threading.Lock()
+
+    def snapshot(self) -> tuple[int, int]:
+        with self._lock:
+            return self.answered, self.failed
+
+    def ended(self) -> None:
+        with self._lock:
+            self.answered += 1
+
+    def errored(self, error: BaseException) -> None:
+        from ..core.redact import scrub
+        with self._lock:
+            self.failed += 1
+            if self.first_error is None:
+                self.first_error = scrub(f"{type(error).__name__}: {error}").replace("\n", " ")[:400]
+
+    def handler(self):
+        from langchain_core.callbacks import BaseCallbackHandler
+
+        calls = self
+
+        class Counting(BaseCallbackHandler):
+            def on_llm_end(self, response, **kwargs):
+                calls.ended()
+
+            def on_llm_error(self, error, **kwargs):
+                calls.errored(error)
+
+        return Counting()
 
 
 JUDGE_CONCURRENCY = 16     # ragas' own default (RunConfig.max_workers)
@@ -136,6 +243,7 @@ class Judge:
     cache: bool | str | Path = True         # as given to ``from_spec``
     concurrency: int = JUDGE_CONCURRENCY
     timeout: float = JUDGE_TIMEOUT
+    calls: JudgeCalls | None = None         # fed by the chat model's callback (``from_spec``)
 
     def __post_init__(self):
         if not isinstance(self.concurrency, int) or isinstance(self.concurrency, bool) or self.concurrency < 1:
@@ -146,6 +254,18 @@ class Judge:
     def settings(self) -> dict[str, Any]:
         """What the sidecar records about how the judge ran."""
         return {"concurrency": self.concurrency, "timeout": self.timeout}
+
+    def check_answered(self, before: tuple[int, int] | None, scored: dict[str, list]) -> None:
+        """Raise ``JudgeFailed`` (the count and the first error) when the judge answered none of its calls
+        since ``before`` (``calls.snapshot()``), at least one failed, and no judged value in ``scored``
+        is a number: a table of NaN is not a result."""
+        if self.calls is None or before is None:
+            return
+        answered, failed = self.calls.snapshot()
+        values = [v for column in scored.values() for v in column if v is not None]
+        if failed > before[1] and answered == before[0] and all(v != v for v in values):
+            raise JudgeFailed(f"judge {self.name}: every one of its {failed - before[1]} calls failed and nothing "
+                              f"was scored; first error: {self.calls.first_error}")
 
     def run_config(self):
         """ragas' RunConfig with this judge's concurrency and timeout (its other settings: ragas' defaults)."""
@@ -188,11 +308,19 @@ class Judge:
         key = (os.environ.get(env) if env else None) or (None if parsed.kind == "openai" else DUMMY_KEY)
         if not key:
             raise ValueError(f"judge {parsed.name}: set the API key in the environment variable {env}")
+        from ..core.redact import install_scrubber, register_secret
+
+        if key != DUMMY_KEY:
+            register_secret(key)
+        install_scrubber()
+        confirm_parsed_replies()
+        calls = JudgeCalls()
         chat = ChatOpenAI(model=parsed.model, base_url=parsed.base_url, api_key=key, temperature=0,
-                          timeout=timeout, max_retries=2)
+                          timeout=timeout, max_retries=2, callbacks=[calls.handler()])
         replies = None if cache is False else JudgeCache(parsed.name, None if cache is True else cache)
         emb = LangchainEmbeddingsWrapper(langchain_embeddings(embedder or shared_embedder()))
-        return cls(parsed.name, LangchainLLMWrapper(chat, cache=replies), emb, chat, cache, concurrency, job_timeout)
+        return cls(parsed.name, LangchainLLMWrapper(chat, cache=replies), emb, chat, cache, concurrency, job_timeout,
+                   calls)
 
 
 def get_judge(spec: str | None, embedder=None, cache: bool | str | Path = True, concurrency: int = JUDGE_CONCURRENCY,

@@ -54,6 +54,11 @@ MAX_RETRY_AFTER_ENV = "RAG_LAB_LLM_MAX_RETRY_AFTER"   # longest Retry-After hono
 MAX_RETRY_AFTER = 300.0
 MAX_ADJUSTMENTS = 4        # request options a server may refuse in one call (three formats, the token limit)
 
+class CutOff(InvalidReply):
+    """An invalid reply the server cut off at ``max_tokens`` (finish_reason "length"): not asked again
+    with the same limit (it would be cut again); the message says to raise max_tokens."""
+
+
 # --- the reasoner ----------------------------------------------------------------------------
 
 class LLMReasoner(Reasoner):
@@ -89,6 +94,7 @@ class LLMReasoner(Reasoner):
         self._lock = threading.Lock()          # guards ``stats`` and ``_flights``
         self._flights: dict[str, Future] = {}  # cache key -> the reply a thread is fetching for it
         self._cancel = threading.Event()       # set by ``cancel_calls``
+        self._stopped = threading.Event()      # set by ``stop_calls``: never cleared
         self._rng = random.Random()            # back-off jitter only; never touches a result
         self.backend = client_backend
         self.model = model
@@ -107,6 +113,10 @@ class LLMReasoner(Reasoner):
         self.max_retry_delay = float(max_retry_delay)
         self.max_tokens = int(max_tokens)
         self.stats = {"requests": 0, "cache_hits": 0, "retries": 0, "invalid_replies": 0, "fallbacks": 0}
+        # per job: [answered, fell back]; and the first reason a job fell back (``batch.run_batch`` and
+        # the index store read them: a job whose every call fell back fails the run)
+        self.outcomes: dict[str, list[int]] = {}
+        self.first_fallback: dict[str, str] = {}
 
     @classmethod
     def from_spec(cls, spec: str, **kwargs) -> "LLMReasoner":
@@ -138,9 +148,22 @@ class LLMReasoner(Reasoner):
     def resume_calls(self) -> None:
         self._cancel.clear()
 
+    def stop_calls(self) -> None:
+        """End the calls in flight and refuse every later one (``CallCancelled``) for good: a cancelled
+        Dask partition (``cluster_worker``) must stop calling, and a batch's ``resume_calls`` does not undo it."""
+        self._stopped.set()
+        self.cancel_calls()
+
     def _bump(self, counter: str) -> None:
         with self._lock:
             self.stats[counter] += 1
+
+    def _outcome(self, job: str, answered: bool, problem: str | None = None) -> None:
+        with self._lock:
+            counts = self.outcomes.setdefault(job, [0, 0])
+            counts[0 if answered else 1] += 1
+            if problem is not None:
+                self.first_fallback.setdefault(job, problem)
 
     # -- the jobs --
 
@@ -208,16 +231,21 @@ class LLMReasoner(Reasoner):
             for attempt in range(2):
                 ok, value, text = self._ask(job, prompt, messages, schema, inputs, tally)
                 if ok:
+                    self._outcome(job, True)
                     return value
                 self._bump("invalid_replies")
                 log.info("%s: invalid %s reply (attempt %d): %s", self.name, job, attempt + 1, value)
+                if isinstance(value, CutOff):            # asking again at the same max_tokens is cut off again
+                    break
                 messages = messages + [
                     {"role": "assistant", "content": text},
                     {"role": "user", "content": f"That reply is not valid ({value}). Reply again with only the "
                                                 "JSON object, in exactly the format asked for."}]
-            log.warning("%s: %s reply still invalid after a retry (%s); using the fallback: %s", self.name, job,
-                        value, prompt.fallback_doc)
+            why = "cut off" if isinstance(value, CutOff) else "still invalid after a retry"
+            log.warning("%s: %s reply %s (%s); using the fallback: %s", self.name, job, why, value,
+                        prompt.fallback_doc)
             self._bump("fallbacks")
+            self._outcome(job, False, f"{value}; the reply began {text[:80]!r}")
             tally["fallbacks"] = 1
             return prompt.fallback(**inputs)
         finally:
@@ -280,6 +308,9 @@ class LLMReasoner(Reasoner):
         self._count(reply, tally)
         self.limiter.settle(estimate, reply.prompt_tokens + reply.completion_tokens)
         ok, value = self._parse(prompt, reply.text, schema, inputs)
+        if not ok and completion.finish_reason == "length":
+            value = CutOff(f"the reply was cut off at max_tokens={self.max_tokens} (finish_reason 'length'): "
+                           f"raise max_tokens (LLMReasoner(max_tokens=...)); {value}")
         if ok and self.cache is not None:
             stored = self.cache.put(key, identity, reply)
             if stored.text != reply.text:
@@ -304,7 +335,7 @@ class LLMReasoner(Reasoner):
 
     def _send(self, job: str, messages: list[dict], schema: dict, estimate: int) -> Completion:
         """One request, holding a slot of the process's limiter while it is out."""
-        if self._cancel.is_set():
+        if self._cancel.is_set() or self._stopped.is_set():
             raise CallCancelled(f"{self.name}: {job}: cancelled")
         with self.limiter.request(estimate, self._cancel):
             self._bump("requests")

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..caching.atomic import atomic_path, write_text
+from ..core.redact import scrub
 from .changes import changes, per_question_table
 from .specs import recorded_manifest
 
@@ -125,7 +126,7 @@ def render_notebook(executed: Path, dest: Path, plotly_js: str = PLOTLY_JS) -> P
         from plotly.offline import get_plotlyjs
         write_text(dest.parent / plotly_js, get_plotlyjs())
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
-    return write_text(dest, body)
+    return write_text(dest, scrub(body, urls=False))
 
 
 def _caption(md_path: Path) -> str:
@@ -318,4 +319,4 @@ def write_report(run_dir: str | Path, manifest: dict[str, Any] | None = None) ->
     page = (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>rag_lab run '
             f"{_e(manifest.get('run_id'))}</title><style>{CSS}</style></head><body>{_header(manifest)}"
             + "".join(sections) + f'<p class="note">Written by rag_lab.runs.report at {_e(stamp)}.</p></body></html>\n')
-    return write_text(run_dir / PAGE, page)
+    return write_text(run_dir / PAGE, scrub(page, urls=False))

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..caching.atomic import atomic_path, write_bytes, write_text
+from ..core.redact import scrub, scrub_file
 from ..core.environment import environment
 from ..core.progress import HEADLESS_ENV
 from ..evaluation.provenance import embedding_backend, git_revision, package_versions
@@ -281,6 +282,7 @@ def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, 
             entry["error"] = entry["failure"]["error"]
             if not tmp.exists() or tmp.stat().st_size == 0:
                 tmp.write_text(json.dumps({"error": entry["error"]}), encoding="utf-8")
+        scrub_file(tmp)             # a key a server echoed into an output (ragas' errors) never reaches the file
     entry["seconds"] = round(time.perf_counter() - t0, 2)
     entry["output"] = out_path.name
     after = _files_under(figures_dir)
@@ -290,7 +292,7 @@ def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, 
     near = read_near_ties(near_ties_file)
     entry["near_ties"] = [asdict(t) for t in near]
     entry["reference"] = reference_check(entry, figures_dir)
-    return entry
+    return json.loads(scrub(json.dumps(entry, default=str), urls=False))     # the error and traceback too
 
 
 def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any] | None = None,
