@@ -82,15 +82,31 @@ def measured(name: str) -> tuple[dict, dict, list]:
     return _MEASURED[key]
 
 
-def near_tie_allowance(near_ties, method: str, questions: int) -> tuple[float, list[str]]:
-    """How far machine noise may move a mean over ``questions`` questions of ``method``: 1/n for each
-    question with a near-tie noted in its retrieval (a mean of [0, 1] scores moves at most that much
-    when one question's ranking flips), everything when its build noted one; and the near-ties."""
-    mine = [t for t in near_ties if t.labels.get("method") == method]
-    if any("question" not in t.labels for t in mine):
-        return 1.0, [t.describe() for t in mine]
-    affected = {t.labels["question"] for t in mine}
-    return len(affected) / max(1, questions), [t.describe() for t in mine]
+def near_tie_allowance(near_ties, method: str, dataset: str, questions: int) -> tuple[float, list[str]]:
+    """How far machine noise may move a mean over ``questions`` questions of ``method`` on ``dataset``:
+    1/n for each question a near-tie covers (a mean of [0, 1] scores moves at most that much when one
+    question's result flips) — a retrieval note its question, a build note the questions in its scope
+    (none when it lists none: rag_lab/core/ties.py); and the near-ties that count."""
+    from rag_lab.core import ties
+
+    covered = ties.covered_questions(near_ties, method, dataset)
+    named = [t.describe() for t in near_ties if t.labels.get("method") == method
+             and t.labels.get("dataset") == dataset and any(ties.covers(t, method, dataset, q) for q in covered)]
+    return len(covered) / max(1, questions), named
+
+
+def floor_failures(name: str, got: dict, near_ties, pinned: dict, tolerance: float) -> list[str]:
+    """The pinned means of case ``name`` that ``got`` moved beyond ``tolerance`` plus what the near-ties can
+    move (``near_tie_allowance``), one line each; empty when the floor holds."""
+    moved = []
+    for method, values in pinned["methods"].items():
+        allowance, named = near_tie_allowance(near_ties, method, name, got["questions"])
+        for metric, want in values.items():
+            have = got["methods"][method][metric]
+            if (want is None) != (have is None) or (want is not None and abs(have - want) > tolerance + allowance):
+                moved.append(f"{method} {metric}: {have} (reference {want} ± {tolerance}"
+                             + (f" + {allowance:.3f} for near-ties: {'; '.join(named[:5])}" if named else "") + ")")
+    return moved
 
 
 def _value(table, method: str, column: str) -> float | None:
