@@ -195,10 +195,13 @@ def read_near_ties(path) -> list[NearTie]:
     from pathlib import Path
 
     path = Path(path)
-    if not path.exists():
-        return []
+    return parse_near_ties(path.read_text(encoding="utf-8")) if path.exists() else []
+
+
+def parse_near_ties(text: str) -> list[NearTie]:
+    """Near-ties from JSON lines (``note``'s file, or the reference's committed copy), each once."""
     seen, out = set(), []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         if not line.strip():
             continue
         row = json.loads(line)
@@ -207,6 +210,12 @@ def read_near_ties(path) -> list[NearTie]:
             seen.add(key)
             out.append(NearTie(row["what"], row["first"], row["second"], row["gap"], row["labels"]))
     return out
+
+
+def near_ties_text(near_ties: Sequence[NearTie]) -> str:
+    """JSON lines of ``near_ties``, sorted, each once: the same notes give the same text."""
+    rows = {json.dumps(asdict(t), sort_keys=True) for t in near_ties}
+    return "".join(row + "\n" for row in sorted(rows))
 
 
 def _is_near(gap: float) -> bool:
