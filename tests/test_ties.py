@@ -128,3 +128,12 @@ def test_vector_search_orders_tied_scores_by_row_even_past_faiss_first_k():
     # a clear winner still wins: e1 is far from everything else
     index.add(_unit([0.0, 1.0, 0.0])[None, :], ["far"])
     assert index.search(_unit([0.0, 1.0, 0.0]), 1)[1].tolist() == [[12]]
+
+
+def test_a_stop_test_between_two_scores_is_decided_at_the_stated_precision():
+    assert ties.beats(0.5 + 2e-5, 0.5) and not ties.beats(0.5 + 3e-6, 0.5)    # a lead under 1e-5 is a tie
+    assert not ties.beats(0.5, 0.5) and not ties.beats(0.4, 0.5)
+    assert ties.recorded() == []                                            # gaps 2e-5, 3e-6, 0, -0.1: clear
+    assert ties.beats(0.5 + 1.2e-5, 0.5, what="stop rule", name="s vs w")   # 1.2e-5: within noise of 1e-5
+    [tie] = ties.recorded()
+    assert (tie.what, tie.first, tie.gap) == ("stop rule", "s vs w", pytest.approx(1.2e-5))

@@ -12,7 +12,8 @@ Every decision that ranks, cuts or thresholds a score therefore goes through thi
   *tied* and ordered by a stable key instead (the caller's row, document or id order). Under
   noise of size ``NOISE`` the outcome can only change where a gap lies within ``NOISE`` of
   ``TIE_TOL`` — a genuine near-tie;
-- ``above``: a threshold test that notes a value within ``NOISE`` of the threshold.
+- ``above``/``at_least``: a threshold test that notes a value within ``NOISE`` of the threshold;
+- ``beats``: a stop test between two scores, at the same precision as ``order``.
 Near-ties are *noted*, not hidden: each is recorded with the labels of the decision it belongs to
 (``deciding(dataset=..., method=..., question=...)``; the harness sets the data set and question,
 ``Retriever`` the method and ``step="build"`` with the build's scope ``questions``), kept in memory
@@ -293,6 +294,16 @@ def at_least(value: float, threshold: float, *, what: str = "threshold", name="v
     """``value >= threshold``, noting a value within ``NOISE`` of the threshold."""
     value = _noted_against(value, threshold, what, name)
     return value >= threshold
+
+
+def beats(a: float, b: float, *, what: str = "comparison", name="a vs b", tol: float = TIE_TOL) -> bool:
+    """Whether ``a`` is larger than ``b`` at the stated precision (scores within ``tol`` are tied, and a
+    tie beats nothing): ``a - b >= tol``; a difference within ``NOISE`` of ``tol`` is noted. For a
+    stop test that compares two scores (``ties.above`` compares a score with a fixed threshold)."""
+    gap = float(a) - float(b)
+    if what and _is_near(gap):
+        note(what, name, "", gap)
+    return gap >= tol
 
 
 def top_k_rows(matrix, k: int, *, what: str = "") -> "np.ndarray":
