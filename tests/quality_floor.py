@@ -47,7 +47,7 @@ def measure(name: str, case: dict, per_question: dict | None = None, near_ties: 
     the run noted (rag_lab/core/ties.py)."""
     from rag_lab.core import ties
     from rag_lab.datasets import load_dataset
-    from rag_lab.evaluation.harness import evaluate, summarize
+    from rag_lab.evaluation.harness import evaluate
     from rag_lab.methods import get_retriever
 
     data = load_dataset(name, **case["load"])
@@ -55,13 +55,12 @@ def measure(name: str, case: dict, per_question: dict | None = None, near_ties: 
     retrievers = {m: get_retriever(m, **knobs) for m, knobs in case["methods"].items()}
     with ties.collecting() as found:
         raw = evaluate(retrievers, data, ks=(5,), progress=False)
-    table = summarize(raw)
     if per_question is not None:
         for row in raw[raw["metric"].isin([m.split("@")[0] for m in METRICS])].itertuples():
             per_question[(row.method, row.question_id, f"{row.metric}@{row.k}")] = row.value
     if near_ties is not None:
         near_ties.extend(found)
-    values = {m: {metric: _value(table, m, metric) for metric in METRICS} for m in case["methods"]}
+    values = floor_values(raw, case["methods"])
     return {"load": case["load"], "documents": len(data.documents), "questions": len(data.questions),
             "full_documents": len(full.documents), "full_questions": len(full.questions), "methods": values}
 
@@ -107,6 +106,14 @@ def floor_failures(name: str, got: dict, near_ties, pinned: dict, tolerance: flo
                 moved.append(f"{method} {metric}: {have} (reference {want} ± {tolerance}"
                              + (f" + {allowance:.3f} for near-ties: {'; '.join(named[:5])}" if named else "") + ")")
     return moved
+
+
+def floor_values(raw, methods) -> dict:
+    """method -> the pinned metrics' means (``evaluate``'s rows, ``summarize``d), as the reference keeps them."""
+    from rag_lab.evaluation.harness import summarize
+
+    table = summarize(raw)
+    return {m: {metric: _value(table, m, metric) for metric in METRICS} for m in methods}
 
 
 def _value(table, method: str, column: str) -> float | None:
