@@ -84,6 +84,12 @@ def test_a_ranking_notes_nothing_past_the_depth_a_result_reads():
     with ties.reading(4):
         ties.order(scores)
     assert len(ties.recorded()) == 2                        # the group at place 3 and its first past (4)
+    ties.forget()
+    with ties.reading(2):
+        ties.order(scores, k=5)                             # the caller reads its own 5 places
+        assert len(ties.recorded()) == 2
+        ties.order(scores, k=5, fetch=True)                 # a fetch: only what the result reads
+        assert len(ties.recorded()) == 3
     with pytest.raises(ValueError, match="depth"):
         with ties.reading(-1):
             pass

@@ -224,10 +224,13 @@ def _is_near(gap: float) -> bool:
 
 
 def order(scores: Sequence[float], keys: Sequence | None = None, *, k: int | None = None, what: str = "rank",
-          names: Sequence | Callable | None = None, tol: float = TIE_TOL) -> list[int]:
+          names: Sequence | Callable | None = None, tol: float = TIE_TOL, fetch: bool = False) -> list[int]:
     """Positions of ``scores``, best first. A score within ``tol`` of its group's first score is tied
     with it; tied scores are ordered by ``keys`` (default: position). With ``k``, only the first k
-    places are returned and only near-ties that touch them are noted; ``names`` label candidates
+    places are returned and only near-ties that touch them are noted: the caller reads its k
+    places. Without ``k``, or with ``fetch`` (a search fetching more than a later cut reads, e.g.
+    a vector search for every node), notes stop at the depth a result reads (``reading``), with
+    the first candidate past it. ``names`` label candidates
     in the notes (a sequence or a function of the position; default: the position)."""
     n = len(scores)
     keys = range(n) if keys is None else keys
@@ -239,7 +242,7 @@ def order(scores: Sequence[float], keys: Sequence | None = None, *, k: int | Non
     start = 0
     limit = n if k is None else max(0, min(k, n))
     depth = _READ_DEPTH.get()
-    noted_to = limit if depth is None else min(limit, depth)
+    noted_to = limit if depth is None or (k is not None and not fetch) else min(limit, depth)
     while start < n and len(out) < limit:
         lead = values[by_score[start]]
         end = start + 1
