@@ -103,17 +103,13 @@ def _shown(value) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def _methods_of(row: dict, near_ties) -> list | None:
-    """The row's methods; for a table without a method column, the methods its name contains
-    (``raptor_tree`` -> raptor: registered or noted); None when neither says (then any method's note
-    may explain it)."""
+def _methods_of(row: dict, near_ties) -> list:
+    """The row's methods; for a table without a method column, the noted methods its name contains
+    (``raptor_tree`` -> raptor). None found: no note can explain the row."""
     if row["method"]:
         return row["method"]
-    from ..methods import available_methods
-
     words = set(str(row["table"]).lower().replace("-", "_").split("_"))
-    known = set(available_methods()) | {t.labels.get("method") for t in near_ties}
-    return sorted(m for m in known if m in words) or None
+    return sorted({t.labels.get("method") for t in near_ties if t.labels.get("method") in words})
 
 
 def explain(rows: Sequence[dict], near_ties) -> list[dict]:
@@ -124,7 +120,7 @@ def explain(rows: Sequence[dict], near_ties) -> list[dict]:
     notes = [NearTie(**t) if isinstance(t, dict) else t for t in near_ties]
     out = []
     for row in rows:
-        methods = _methods_of(row, notes) or [None]
+        methods = _methods_of(row, notes)
         found = next((t for t in notes for m in methods if covers(t, m, row["dataset"], row["question"])), None)
         out.append({**row, "explained_by": found.describe() if found is not None else NOT_EXPLAINED})
     return out
