@@ -144,3 +144,11 @@ def test_a_row_missing_on_one_side_and_a_table_without_a_method_column(repo):
     other = NearTie("vector search", "a", "b", 1e-5, {"dataset": "ic", "method": "naive", "question": "q1"})
     assert {r["explained_by"] for r in explain(rows, [build])} == {build.describe()}   # the table names raptor
     assert {r["explained_by"] for r in explain(rows, [other])} == {NOT_EXPLAINED}      # naive's note: not raptor's tree
+
+
+def test_a_table_written_with_its_method_index_names_the_method_and_aligns_by_it():
+    from rag_lab.runs.reference import _same, _stable_columns, _stable_rows
+    ref = pd.DataFrame({"Unnamed: 0": ["naive", "raptor"], "f1": ["0.5", "0.4"], "n": ["20", "20"]})
+    new = pd.DataFrame({"Unnamed: 0": ["naive", "raptor"], "f1": ["0.5", "0.3"], "n": ["20", "20"]})
+    [row] = differing_rows(new, ref, "table1_ours_vs_paper", _same, _stable_columns, _stable_rows, "ic")
+    assert (row["method"], row["metric"], row["was"], row["now"]) == (["raptor"], "f1", "'0.4'", "'0.3'")

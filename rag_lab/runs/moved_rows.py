@@ -20,6 +20,8 @@ NOT_EXPLAINED = "not explained by a near-tie: a changed method, data or setting"
 NEAR_TIES_FILE = "near_ties.jsonl"              # the reference run's notes, beside its tables
 QUESTION_COLUMNS = ("question_id", "question", "qid")
 METHOD_COLUMNS = ("method", "baseline")         # a comparison row is moved by either side's notes
+LABEL_COLUMNS = (*METHOD_COLUMNS, *QUESTION_COLUMNS, "dataset", "metric", "k", "level", "hops")
+SHOWN_FIELDS = 4                                # a row or a list of columns, as far as a line shows it
 
 
 def _text_columns(df: pd.DataFrame) -> list:
@@ -34,10 +36,21 @@ def _keys(df: pd.DataFrame, columns: list) -> list[tuple] | None:
     return keys if len(set(keys)) == len(keys) else None
 
 
+def _key_columns(ref: pd.DataFrame, new: pd.DataFrame) -> list:
+    """The columns that name a row: the label columns both tables have, else a first text column
+    (a written index)."""
+    both = [c for c in ref.columns if c in new.columns]
+    labels = [c for c in both if c in LABEL_COLUMNS]
+    if labels:
+        return labels
+    first = both[:1]
+    return first if first and first[0] in _text_columns(ref) else []
+
+
 def _aligned(new: pd.DataFrame, ref: pd.DataFrame) -> list[tuple]:
-    """(reference row, new row) position pairs, None on the side a row is missing from: by the text
-    columns when they name rows uniquely in both tables, else by position."""
-    columns = [c for c in _text_columns(ref) if c in new.columns]
+    """(reference row, new row) position pairs, None on the side a row is missing from: by the
+    columns that name rows when they name them uniquely in both tables, else by position."""
+    columns = _key_columns(ref, new)
     ref_keys, new_keys = _keys(ref, columns), _keys(new, columns)
     if ref_keys is not None and new_keys is not None:
         where = {k: i for i, k in enumerate(new_keys)}
@@ -58,7 +71,13 @@ def _metric(row: pd.Series, moved_columns: list) -> str:
     if "metric" in row.index and not pd.isna(row["metric"]):
         k = row.get("k")
         return f"{row['metric']}@{int(k)}" if pd.api.types.is_number(k) and not pd.isna(k) else str(row["metric"])
-    return ", ".join(str(c) for c in moved_columns)
+    return _first(str(c) for c in moved_columns)
+
+
+def _first(parts) -> str:
+    parts = list(parts)
+    more = f", ... ({len(parts) - SHOWN_FIELDS} more)" if len(parts) > SHOWN_FIELDS else ""
+    return ", ".join(parts[:SHOWN_FIELDS]) + more
 
 
 def differing_rows(new: pd.DataFrame, ref: pd.DataFrame, table: str, same, stable_columns, stable_rows,
@@ -71,6 +90,9 @@ def differing_rows(new: pd.DataFrame, ref: pd.DataFrame, table: str, same, stabl
         return [{"table": table, "row": "columns", "method": None, "dataset": dataset, "question": None,
                  "metric": "columns", "was": list(ref.columns), "now": list(new.columns)}]
     keep_ref, keep_new = stable_rows(ref), stable_rows(new)
+    # a frame written with its index (methods as rows: "Unnamed: 0") names the row's method there
+    index = ref.columns[0] if (len(ref.columns) and str(ref.columns[0]).startswith("Unnamed: 0")
+                               and not any(c in ref.columns for c in METHOD_COLUMNS)) else None
     columns = stable_columns(ref)
     out = []
     for i, j in _aligned(new, ref):
@@ -82,7 +104,8 @@ def differing_rows(new: pd.DataFrame, ref: pd.DataFrame, table: str, same, stabl
         if not moved:
             continue
         row = a if a is not None else b
-        method = [str(row[c]) for c in METHOD_COLUMNS if c in row.index and not pd.isna(row[c])] or None
+        method = [str(row[c]) for c in METHOD_COLUMNS if c in row.index and not pd.isna(row[c])] or (
+            [str(row[index])] if index is not None and not pd.isna(row[index]) else None)
         out.append({"table": table, "row": i if i is not None else f"new {j}", "method": method,
                     "dataset": _label(row, ("dataset",)) or dataset, "question": _label(row, QUESTION_COLUMNS),
                     "metric": _metric(row, moved),
@@ -95,7 +118,7 @@ def _side(row, other, column) -> str:
     if row is None:
         return "(no row)"
     if other is None:
-        return ", ".join(f"{c}={_shown(v)}" for c, v in row.items())
+        return _first(f"{c}={_shown(v)}" for c, v in row.items())
     return _shown(row[column])
 
 
