@@ -54,7 +54,7 @@ def measure(name: str, case: dict, per_question: dict | None = None, near_ties: 
     the run noted (rag_lab/core/ties.py)."""
     from rag_lab.core import ties
     from rag_lab.datasets import load_dataset
-    from rag_lab.evaluation.harness import evaluate, summarize
+    from rag_lab.evaluation.harness import evaluate
     from rag_lab.methods import get_retriever
 
     data = load_dataset(name, **case["load"])
@@ -62,13 +62,12 @@ def measure(name: str, case: dict, per_question: dict | None = None, near_ties: 
     retrievers = {m: get_retriever(m, **knobs) for m, knobs in case["methods"].items()}
     with ties.collecting() as found:
         raw = evaluate(retrievers, data, ks=(5,), progress=False)
-    table = summarize(raw)
     if per_question is not None:
         for row in raw[raw["metric"].isin([m.split("@")[0] for m in METRICS])].itertuples():
             per_question[(row.method, row.question_id, f"{row.metric}@{row.k}")] = row.value
     if near_ties is not None:
         near_ties.extend(found)
-    values = {m: {metric: _value(table, m, metric) for metric in METRICS} for m in case["methods"]}
+    values = floor_values(raw, case["methods"])
     return {"load": case["load"], "documents": len(data.documents), "questions": len(data.questions),
             "full_documents": len(full.documents), "full_questions": len(full.questions), "methods": values}
 
@@ -110,15 +109,39 @@ def measured(name: str) -> tuple[dict, dict, list]:
     return _MEASURED[key]
 
 
-def near_tie_allowance(near_ties, method: str, questions: int) -> tuple[float, list[str]]:
-    """How far machine noise may move a mean over ``questions`` questions of ``method``: 1/n for each
-    question with a near-tie noted in its retrieval (a mean of [0, 1] scores moves at most that much
-    when one question's ranking flips), everything when its build noted one; and the near-ties."""
-    mine = [t for t in near_ties if t.labels.get("method") == method]
-    if any("question" not in t.labels for t in mine):
-        return 1.0, [t.describe() for t in mine]
-    affected = {t.labels["question"] for t in mine}
-    return len(affected) / max(1, questions), [t.describe() for t in mine]
+def near_tie_allowance(near_ties, method: str, dataset: str, questions: int) -> tuple[float, list[str]]:
+    """How far machine noise may move a mean over ``questions`` questions of ``method`` on ``dataset``:
+    1/n for each question a near-tie covers (a mean of [0, 1] scores moves at most that much when one
+    question's result flips) — a retrieval note its question, a build note the questions in its scope
+    (none when it lists none: rag_lab/core/ties.py); and the near-ties that count."""
+    from rag_lab.core import ties
+
+    covered = ties.covered_questions(near_ties, method, dataset)
+    named = [t.describe() for t in near_ties if t.labels.get("method") == method
+             and t.labels.get("dataset") == dataset and any(ties.covers(t, method, dataset, q) for q in covered)]
+    return len(covered) / max(1, questions), named
+
+
+def floor_failures(name: str, got: dict, near_ties, pinned: dict, tolerance: float) -> list[str]:
+    """The pinned means of case ``name`` that ``got`` moved beyond ``tolerance`` plus what the near-ties can
+    move (``near_tie_allowance``), one line each; empty when the floor holds."""
+    moved = []
+    for method, values in pinned["methods"].items():
+        allowance, named = near_tie_allowance(near_ties, method, name, got["questions"])
+        for metric, want in values.items():
+            have = got["methods"][method][metric]
+            if (want is None) != (have is None) or (want is not None and abs(have - want) > tolerance + allowance):
+                moved.append(f"{method} {metric}: {have} (reference {want} ± {tolerance}"
+                             + (f" + {allowance:.3f} for near-ties: {'; '.join(named[:5])}" if named else "") + ")")
+    return moved
+
+
+def floor_values(raw, methods) -> dict:
+    """method -> the pinned metrics' means (``evaluate``'s rows, ``summarize``d), as the reference keeps them."""
+    from rag_lab.evaluation.harness import summarize
+
+    table = summarize(raw)
+    return {m: {metric: _value(table, m, metric) for metric in METRICS} for m in methods}
 
 
 def _value(table, method: str, column: str) -> float | None:

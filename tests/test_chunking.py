@@ -81,3 +81,19 @@ def test_section_ids_follow_the_innermost_section(embedder):
                                         Section("s2", "B", "section", cut, len(TEXT))])
     chunks = chunk_documents([doc], "window", size=1, stride=1)
     assert chunks[0].section_id == "s1p" and chunks[-1].section_id == "s2"
+
+
+def test_semantic_chunker_notes_a_gap_within_noise_of_its_breakpoint_threshold():
+    from rag_lab.core import ties
+    from rag_lab.core.chunking import _noted_semantic_chunker
+
+    class NoEmbeddings:                      # the threshold needs no vectors, only the distances
+        pass
+
+    chunker = _noted_semantic_chunker()(NoEmbeddings(), breakpoint_threshold_type="percentile",
+                                        breakpoint_threshold_amount=50)
+    # the median of [0, 0.5, 0.5 + 2e-6, 1] is 0.5 + 1e-6: the two middle gaps lie 1e-6 either side of it
+    with ties.collecting() as found:
+        threshold, _ = chunker._calculate_breakpoint_threshold([0.0, 0.5, 0.5 + 2e-6, 1.0])
+    assert threshold == pytest.approx(0.5 + 1e-6)
+    assert [(t.first, round(t.gap, 8)) for t in found] == [("sentence gap 1", -1e-6), ("sentence gap 2", 1e-6)]

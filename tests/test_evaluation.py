@@ -270,3 +270,36 @@ def test_captions_name_both_reasoners():
     assert caption_reasoners(both) == "index built without a reasoner, answers by: none, judge: none"
     with pytest.raises(ValueError, match="no provenance"):
         caption_reasoners(pd.DataFrame())
+
+
+class Noting(Scripted):
+    """Scripted, noting one near-tie in its build and one in every retrieval (core/ties.py)."""
+
+    def _build(self, documents):
+        from rag_lab.core import ties
+        super()._build(documents)
+        ties.note("build decision", "x", "y", 1e-5)
+
+    def _retrieve(self, query, k):
+        from rag_lab.core import ties
+        ties.note("retrieval decision", "A", "B", 1e-5)
+        return super()._retrieve(query, k)
+
+
+def test_every_note_written_names_its_data_set_method_and_question_or_build_scope(tmp_path, monkeypatch):
+    from rag_lab.core import ties
+
+    sink = tmp_path / "near.jsonl"
+    monkeypatch.setenv(ties.NEAR_TIES_ENV, str(sink))
+    early = Noting({5: list("BAC")})
+    early.name = "early"
+    early.build(abc_dataset().documents, reuse=False)       # outside the harness: no data set known yet
+    assert ties.read_near_ties(sink) == []                  # a note naming no rows is not written
+    late = Noting({5: list("ABC")})
+    late.name = "late"
+    evaluate({"early": early, "late": late}, abc_dataset(), ks=(5,), progress=False)
+    labels = sorted((json.dumps(t.labels, sort_keys=True) for t in ties.read_near_ties(sink)))
+    build = {"dataset": "abc", "step": "build", "questions": ""}
+    assert labels == sorted(json.dumps(x, sort_keys=True) for x in (
+        {**build, "method": "early"}, {**build, "method": "late"},
+        {"dataset": "abc", "method": "early", "question": "q"}, {"dataset": "abc", "method": "late", "question": "q"}))

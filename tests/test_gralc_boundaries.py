@@ -52,3 +52,18 @@ def test_signals_by_hand():
     assert entity_signal(6, [(1, 4)], 0.5).tolist() == [0, 0, -0.5, -0.5, 0, 0]
     # combined with the paper's weights: 0.5*1.0 + 0.3*0.2 + 1.0*(-0.5) = 0.06
     assert combine(np.array([1.0]), np.array([0.2]), np.array([-0.5]), (0.5, 0.3, 1.0))[0] == pytest.approx(0.06)
+
+
+def test_peaks_that_noise_can_flip_are_noted():
+    from rag_lab.core import ties
+    from rag_lab.methods.gralc.boundaries import peak_positions
+
+    # token 1: 0.3 + 2e-6, a peak 2e-6 above tau 0.3 -> noted against tau; token 4: 0.9, its right
+    # neighbour 0.9 - 1e-6 (a shoulder noise can make the peak) -> noted; token 7: 0.8, a clear peak
+    scores = np.array([0.0, 0.3 + 2e-6, 0.0, 0.1, 0.9, 0.9 - 1e-6, 0.0, 0.8, 0.0])
+    with ties.collecting() as found:
+        peaks = peak_positions(scores, 0.3)
+    assert peaks.tolist() == [1, 4, 7]
+    assert [(t.what, t.first, t.second, round(t.gap, 8)) for t in found] == [
+        ("GraLC boundary peak vs tau", "token 1", "tau 0.3", 2e-6),
+        ("GraLC boundary peak vs neighbour", "token 4", "token 5", 1e-6)]

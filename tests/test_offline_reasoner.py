@@ -108,6 +108,12 @@ def test_mmr_select_by_hand():
     assert mmr_select(d, cands, 2, 0.7) == [0, 2]
     with pytest.raises(ValueError, match="lambda"):
         mmr_select(d, cands, 2, 1.5)
+    # a (rel .936) and a copy of it moved by 1e-9 in one component (rel differs by < 1e-9): tied at the
+    # stated precision, so the earlier of the two is picked first, whichever is larger in the last bits
+    twin = np.array([0.28, 0.96 + 1e-9, 0.0])
+    assert mmr_select(d, np.array([cands[0], twin, cands[2]]), 1, 0.7) == [0]
+    assert mmr_select(d, np.array([twin, cands[0], cands[2]]), 1, 0.7) == [0]
+    assert mmr_select(d, cands, 0, 0.7) == [] and mmr_select(d, cands, 5, 1.0) == [0, 1, 2]
 
 
 def test_themes(reasoner):

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from quality_floor import CASES, METRICS, REFERENCE, environment, measured, near_tie_allowance, read_reference
+from quality_floor import (CASES, METRICS, REFERENCE, environment, floor_failures, measured, near_tie_allowance,
+                           read_reference)
 
 pytestmark = pytest.mark.xdist_group("quality_floor")     # shares its runs with test_reproducibility.py
 
@@ -46,22 +47,31 @@ def test_quality_floor(name, reference):
     got, _, near = measured(name)
     for count in ("documents", "questions", "full_documents", "full_questions"):
         assert got[count] == pinned[count], f"{name}: {count} {got[count]}, reference {pinned[count]}; {REFRESH}"
-    moved = []
-    for method, values in pinned["methods"].items():
-        allowance, named = near_tie_allowance(near, method, got["questions"])
-        for metric, want in values.items():
-            have = got["methods"][method][metric]
-            if (want is None) != (have is None) or (want is not None and abs(have - want) > tolerance + allowance):
-                moved.append(f"{method} {metric}: {have} (reference {want} ± {tolerance}"
-                             + (f" + {allowance:.3f} for near-ties: {'; '.join(named[:5])}" if named else "") + ")")
+    moved = floor_failures(name, got, near, pinned, tolerance)
     assert not moved, f"{name}: " + "; ".join(moved) + f"; {REFRESH}"
 
 
 def test_the_near_tie_allowance_covers_only_the_questions_named():
     from rag_lab.core.ties import NearTie
 
-    q = lambda m, qid: NearTie("vector search", "a", "b", 1e-5, {"method": m, "question": qid})  # noqa: E731
-    assert near_tie_allowance([], "naive", 20) == (0.0, [])
-    assert near_tie_allowance([q("naive", "q1"), q("naive", "q1"), q("naive", "q2"), q("bm25", "q3")], "naive", 20)[0] == 0.1
-    build = NearTie("RAPTOR BIC", "k=2", "k=3", 1e-5, {"method": "raptor", "step": "build"})
-    assert near_tie_allowance([build], "raptor", 20)[0] == 1.0     # a build decision can move every question
+    q = lambda m, qid, d="ds": NearTie("vector search", "a", "b", 1e-5, {"dataset": d, "method": m, "question": qid})  # noqa: E731
+    assert near_tie_allowance([], "naive", "ds", 20) == (0.0, [])
+    found = [q("naive", "q1"), q("naive", "q1"), q("naive", "q2"), q("bm25", "q3"), q("naive", "q4", d="other")]
+    assert near_tie_allowance(found, "naive", "ds", 20)[0] == 0.1        # q1 and q2 of 20; not q3 (bm25), q4 (other set)
+    build = NearTie("RAPTOR BIC", "k=2", "k=3", 1e-5, {"dataset": "ds", "method": "raptor", "step": "build", "questions": ""})
+    assert near_tie_allowance([build], "raptor", "ds", 20) == (0.0, [])   # a build listing no question allows nothing
+    scoped = NearTie("RAPTOR BIC", "k=2", "k=3", 1e-5,
+                     {"dataset": "ds", "method": "raptor", "step": "build", "questions": "q1,q5"})
+    assert near_tie_allowance([build, scoped, q("raptor", "q1")], "raptor", "ds", 20)[0] == 0.1
+
+
+def test_a_move_beyond_what_the_noted_questions_can_move_fails():
+    from rag_lab.core.ties import NearTie
+
+    pinned = {"methods": {"raptor": {"doc_recall@5": 0.8}}}
+    note = NearTie("vector search", "a", "b", 1e-5, {"dataset": "ds", "method": "raptor", "question": "q1"})
+    got = lambda v: {"questions": 4, "methods": {"raptor": {"doc_recall@5": v}}}  # noqa: E731
+    assert floor_failures("ds", got(0.55), [note], pinned, 0.01) == []           # one of 4 questions: 0.25 + 0.01
+    [line] = floor_failures("ds", got(0.5), [note], pinned, 0.01)                 # 0.3 > 0.26
+    assert line.startswith("raptor doc_recall@5: 0.5 (reference 0.8 ± 0.01 + 0.250 for near-ties")
+    assert floor_failures("other", got(0.55), [note], pinned, 0.01)              # a note of another data set: none

@@ -263,3 +263,21 @@ def test_umap_runs_on_our_graph_for_the_generic_cpu():
     points = np.random.default_rng(0).normal(size=(30, 8)).astype(np.float32)
     first = umap_reduce(points, 3, 5, seed=0)
     assert first.shape == (30, 3) and np.array_equal(first, umap_reduce(points, 3, 5, seed=0))
+
+
+def test_knn_graph_notes_a_node_that_rounding_could_bring_inside_the_cut_with_its_true_gap():
+    from rag_lab.core import ties
+    from rag_lab.methods.baselines.raptor_cluster import knn_graph
+
+    # from row 0, at angle t with 1 - cos t = d: row 1 at d = 0.10, row 2 at 0.22 (both clearly rounded);
+    # row 3 at 0.215 + 2e-6, rounded up to 0.22 and kept out by row order (k = 3: itself, 1, 2), but
+    # 2e-6 from the 0.215 boundary: rounded down (0.21) it would come in before row 2 -> noted, gap 2e-6;
+    # row 4 at 0.225 + 2e-6: rounded down it ties row 2 at 0.22 and stays out by row -> not noted.
+    d = [0.0, 0.10, 0.22, 0.215 + 2e-6, 0.225 + 2e-6]
+    vectors = np.array([[np.cos(np.arccos(1 - x)), np.sin(np.arccos(1 - x))] for x in d])
+    ties.forget()
+    with ties.collecting() as found:
+        indices, _ = knn_graph(vectors, 3)
+    assert indices[0].tolist() == [0, 1, 2]
+    from_0 = [t for t in found if t.first == "node 0"]
+    assert [(t.second, round(t.gap, 8)) for t in from_0] == [("node 3", 2e-6)]

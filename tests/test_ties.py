@@ -53,17 +53,66 @@ def test_threshold_decisions_note_values_within_noise():
 def test_collected_near_ties_replay_under_their_labels_and_reach_the_run_file(tmp_path, monkeypatch):
     sink = tmp_path / "near.jsonl"
     monkeypatch.setenv(ties.NEAR_TIES_ENV, str(sink))
-    with ties.deciding(method="raptor", step="build"), ties.collecting() as found:
+    build = {"method": "raptor", "step": "build", ties.BUILD_SCOPE: ""}
+    with ties.deciding(**build), ties.collecting() as found:
         ties.above(0.5 + 2e-6, 0.5, what="w", name="node 3")
-    assert len(found) == 1
-    with ties.deciding(question="q9"):
+    assert len(found) == 1 and not sink.exists()          # no data set yet: names no rows, not written
+    with ties.deciding(dataset="d1"):
+        ties.replay(found)
+    with ties.deciding(dataset="d2"):
         ties.replay(found)
     rows = [json.loads(line) for line in sink.read_text().splitlines()]
-    assert rows[1]["labels"] == {"method": "raptor", "step": "build", "question": "q9"}
+    assert [r["labels"] for r in rows] == [{**build, "dataset": "d1"}, {**build, "dataset": "d2"}]
     assert len(ties.read_near_ties(sink)) == 2            # different labels: two entries
-    ties.replay(found)
+    with ties.deciding(dataset="d1"):
+        ties.replay(found)
     assert len(ties.read_near_ties(sink)) == 2            # the same entry again is read once
     assert ties.read_near_ties(tmp_path / "missing.jsonl") == []
+
+
+def test_a_ranking_notes_nothing_past_the_depth_a_result_reads():
+    # near-ties at places 0-1 (gap 1.2e-5) and 3-4 (gap 1.1e-5); the result reads the first 2
+    scores = [0.9, 0.9 - 1.2e-5, 0.5, 0.3, 0.3 - 1.1e-5]
+    with ties.reading(2):
+        assert ties.order(scores) == [0, 1, 2, 3, 4]       # the order itself is unchanged
+    assert [(t.first, t.second) for t in ties.recorded()] == [("0", "1")]
+    ties.forget()
+    with ties.reading(1):                                   # the cut after place 0: 0 vs 1 is the first past it
+        ties.order(scores)
+    assert len(ties.recorded()) == 1
+    ties.forget()
+    with ties.reading(4):
+        ties.order(scores)
+    assert len(ties.recorded()) == 2                        # the group at place 3 and its first past (4)
+    ties.forget()
+    with ties.reading(2):
+        ties.order(scores, k=5)                             # the caller reads its own 5 places
+        assert len(ties.recorded()) == 2
+        ties.order(scores, k=5, fetch=True)                 # a fetch: only what the result reads
+        assert len(ties.recorded()) == 3
+    with pytest.raises(ValueError, match="depth"):
+        with ties.reading(-1):
+            pass
+
+
+def test_a_note_covers_only_the_rows_it_can_move():
+    def tie(**labels):
+        return ties.NearTie("vector search", "a", "b", 1e-5, labels)
+
+    q1 = tie(dataset="d", method="naive", question="q1")
+    unscoped = tie(dataset="d", method="raptor", step="build", questions="")
+    scoped = tie(dataset="d", method="raptor", step="build", questions="q2,q3")
+    assert ties.covers(q1, "naive", "d", "q1") and not ties.covers(q1, "naive", "d", "q2")
+    assert not ties.covers(q1, "naive", "other", "q1") and not ties.covers(q1, "bm25", "d", "q1")
+    assert ties.covers(q1, "naive", "d", None) and ties.covers(q1, "naive", None, "q1")   # a mean; no data set named
+    assert not ties.covers(unscoped, "raptor", "d", "q1")          # a build note listing no question excuses none
+    assert ties.covers(unscoped, "raptor", "d", None)              # but a row no question owns (a build table)
+    assert ties.covers(scoped, "raptor", "d", "q3") and not ties.covers(scoped, "raptor", "d", "q1")
+    assert ties.covered_questions([q1, unscoped, scoped], "raptor", "d") == {"q2", "q3"}
+    assert ties.covered_questions([q1, unscoped, scoped], "naive", "e") == set()
+    assert ties.labelled(q1.labels) and ties.labelled(unscoped.labels)
+    assert not ties.labelled({"method": "naive", "question": "q1"})                       # no data set
+    assert not ties.labelled({"dataset": "d", "method": "raptor", "step": "build"})       # no build scope
 
 
 def _unit(v):
@@ -85,3 +134,12 @@ def test_vector_search_orders_tied_scores_by_row_even_past_faiss_first_k():
     # a clear winner still wins: e1 is far from everything else
     index.add(_unit([0.0, 1.0, 0.0])[None, :], ["far"])
     assert index.search(_unit([0.0, 1.0, 0.0]), 1)[1].tolist() == [[12]]
+
+
+def test_a_stop_test_between_two_scores_is_decided_at_the_stated_precision():
+    assert ties.beats(0.5 + 2e-5, 0.5) and not ties.beats(0.5 + 3e-6, 0.5)    # a lead under 1e-5 is a tie
+    assert not ties.beats(0.5, 0.5) and not ties.beats(0.4, 0.5)
+    assert ties.recorded() == []                                            # gaps 2e-5, 3e-6, 0, -0.1: clear
+    assert ties.beats(0.5 + 1.2e-5, 0.5, what="stop rule", name="s vs w")   # 1.2e-5: within noise of 1e-5
+    [tie] = ties.recorded()
+    assert (tie.what, tie.first, tie.gap) == ("stop rule", "s vs w", pytest.approx(1.2e-5))

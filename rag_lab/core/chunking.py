@@ -139,12 +139,32 @@ def langchain_embeddings(embedder: "Embedder"):
     return _Cached()
 
 
-def semantic_spans(text: str, embedder: "Embedder", threshold_type: str = "percentile",
-                   threshold: float | None = 95.0, buffer_size: int = 1) -> list[Span]:
+@lru_cache(maxsize=1)
+def _noted_semantic_chunker():
+    """LangChain's SemanticChunker, its breakpoint test noted (core/ties.py): a distance within noise
+    of the breakpoint threshold (a percentile of the distances) is a cut that another CPU's
+    rounding can add or drop. Equal to the threshold exactly (the percentile falls on that very
+    distance) is not noted: both move together, so ``>`` stays false."""
     from langchain_experimental.text_splitter import SemanticChunker
 
-    splitter = SemanticChunker(langchain_embeddings(embedder), buffer_size=buffer_size,
-                               breakpoint_threshold_type=threshold_type, breakpoint_threshold_amount=threshold)
+    from . import ties
+
+    class NotedSemanticChunker(SemanticChunker):
+        def _calculate_breakpoint_threshold(self, distances):
+            threshold, values = super()._calculate_breakpoint_threshold(distances)
+            for i, x in enumerate(values):
+                if x != threshold:
+                    ties.above(x, threshold, what="SemanticChunker breakpoint", name=f"sentence gap {i}")
+            return threshold, values
+
+    return NotedSemanticChunker
+
+
+def semantic_spans(text: str, embedder: "Embedder", threshold_type: str = "percentile",
+                   threshold: float | None = 95.0, buffer_size: int = 1) -> list[Span]:
+    splitter = _noted_semantic_chunker()(langchain_embeddings(embedder), buffer_size=buffer_size,
+                                         breakpoint_threshold_type=threshold_type,
+                                         breakpoint_threshold_amount=threshold)
     spans, cursor = [], 0
     for piece in splitter.split_text(text):
         if piece.strip():

@@ -157,7 +157,8 @@ class VectorIndex:
         for q, (s, r) in enumerate(zip(scores, rows)):
             found = r >= 0
             s, r = s[found], r[found]
-            picked = order(s, keys=r.tolist(), k=k, what="vector search", names=lambda i, r=r: self.ids[r[i]])
+            picked = order(s, keys=r.tolist(), k=k, what="vector search", names=lambda i, r=r: self.ids[r[i]],
+                           fetch=True)        # notes stop at the depth the result reads (ties.reading)
             out_scores[q, :len(picked)], out_rows[q, :len(picked)] = s[picked], r[picked]
         return out_scores, out_rows
 

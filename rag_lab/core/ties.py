@@ -12,11 +12,20 @@ Every decision that ranks, cuts or thresholds a score therefore goes through thi
   *tied* and ordered by a stable key instead (the caller's row, document or id order). Under
   noise of size ``NOISE`` the outcome can only change where a gap lies within ``NOISE`` of
   ``TIE_TOL`` — a genuine near-tie;
-- ``above``: a threshold test that notes a value within ``NOISE`` of the threshold.
+- ``above``/``at_least``: a threshold test that notes a value within ``NOISE`` of the threshold;
+- ``beats``: a stop test between two scores, at the same precision as ``order``.
 Near-ties are *noted*, not hidden: each is recorded with the labels of the decision it belongs to
-(``deciding(method=..., question=...)``), kept in memory (``recorded``) and, when the environment
-variable ``RAG_LAB_NEAR_TIES`` names a file, appended to it as JSON lines — the drift check
-(``runs/reference.py``) reads that file to name them where a table differs from the reference.
+(``deciding(dataset=..., method=..., question=...)``; the harness sets the data set and question,
+``Retriever`` the method and ``step="build"`` with the build's scope ``questions``), kept in memory
+(``recorded``) and, when the environment variable ``RAG_LAB_NEAR_TIES`` names a file and the note
+is fully labelled (``labelled``), appended to it as JSON lines — the drift check
+(``runs/reference.py``) and the tests match them to the rows that moved (``covers``).
+
+Notes are taken only where a decision reaches a result: a retrieval sets how deep its result is read
+(``reading(k)``), and a ranking notes near-ties only up to that cut and the first candidate past it,
+never deep in a ranking no metric reads. A note covers only the rows it can move: one retrieval's
+(data set, method, question); a build note the questions listed in its ``questions`` label — none
+when the build cannot tell which questions its decision reaches, and then it excuses nothing.
 
 Own code: ranking libraries (numpy, FAISS, pandas) compare floats exactly; no library states a
 tolerance for ties and records the near ones. docs/reproducibility.md says what this guarantees.
@@ -38,6 +47,8 @@ _MAX_KEPT = 10_000
 
 _LABELS: contextvars.ContextVar[tuple] = contextvars.ContextVar("rag_lab_decision_labels", default=())
 _COLLECTORS: contextvars.ContextVar[tuple] = contextvars.ContextVar("rag_lab_near_tie_collectors", default=())
+_READ_DEPTH: contextvars.ContextVar[int | None] = contextvars.ContextVar("rag_lab_read_depth", default=None)
+BUILD_SCOPE = "questions"   # a build note's label: the question ids (comma-separated) its decision reaches; "" none
 _LOCK = threading.Lock()
 _KEPT: list["NearTie"] = []
 
@@ -54,7 +65,7 @@ class NearTie:
     labels: dict
 
     def describe(self) -> str:
-        where = ", ".join(f"{k} {v}" for k, v in self.labels.items())
+        where = ", ".join(f"{k} {v or 'none'}" for k, v in self.labels.items())
         return f"{self.what}: {self.first} vs {self.second}, gap {self.gap:.2e}" + (f" ({where})" if where else "")
 
 
@@ -72,6 +83,63 @@ def deciding(**labels) -> Iterator[None]:
 
 def current_labels() -> dict:
     return dict(_LABELS.get())
+
+
+@contextmanager
+def reading(depth: int) -> Iterator[None]:
+    """Inside the block a result reads only the first ``depth`` places of a ranking (a retrieval's k):
+    ``order`` notes near-ties up to that cut and the first candidate past it, none deeper."""
+    if depth < 0:
+        raise ValueError(f"reading: depth must be non-negative, got {depth}")
+    token = _READ_DEPTH.set(int(depth))
+    try:
+        yield
+    finally:
+        _READ_DEPTH.reset(token)
+
+
+def build_scope(labels: dict) -> set[str] | None:
+    """The questions a build note reaches (its ``questions`` label), or None for a note that is not a build's."""
+    if labels.get("step") != "build":
+        return None
+    return {q for q in str(labels.get(BUILD_SCOPE, "")).split(",") if q}
+
+
+def labelled(labels: dict) -> bool:
+    """Whether a note says which rows it can move: data set, method, and a question or a build scope."""
+    return ("dataset" in labels and "method" in labels
+            and ("question" in labels or (labels.get("step") == "build" and BUILD_SCOPE in labels)))
+
+
+def covered_questions(near_ties: Sequence["NearTie"], method: str, dataset: str | None) -> set[str]:
+    """The questions of ``method`` on ``dataset`` whose rows these near-ties can move: a retrieval
+    note's question, a build note's scope (none when it lists none). ``dataset`` None: any data set."""
+    out: set[str] = set()
+    for tie in near_ties:
+        labels = tie.labels
+        if labels.get("method") != method or (dataset is not None and labels.get("dataset") != dataset):
+            continue
+        scope = build_scope(labels)
+        if scope is not None:
+            out |= scope
+        elif "question" in labels:
+            out.add(labels["question"])
+    return out
+
+
+def covers(tie: "NearTie", method: str | None, dataset: str | None, question: str | None) -> bool:
+    """Whether ``tie`` can explain a moved row of (``method``, ``dataset``, ``question``); None for a
+    row without that label (a mean over questions, a build table): then a note of the method
+    reaching any question, or any build note of it, can explain it."""
+    labels = tie.labels
+    if method is not None and labels.get("method") != method:
+        return False
+    if dataset is not None and labels.get("dataset", dataset) != dataset:
+        return False
+    scope = build_scope(labels)
+    if question is None:
+        return scope is not None or "question" in labels
+    return question in scope if scope is not None else labels.get("question") == question
 
 
 @contextmanager
@@ -95,7 +163,9 @@ def replay(found: Sequence[NearTie]) -> None:
 
 
 def note(what: str, first, second, gap: float) -> NearTie:
-    """Record a near-tie (module docstring): in memory, and in ``$RAG_LAB_NEAR_TIES`` if set."""
+    """Record a near-tie (module docstring): in memory, and in ``$RAG_LAB_NEAR_TIES`` if set and the note
+    is ``labelled`` (one that names no rows could excuse none; a build outside the harness is named
+    again, with its data set, when the harness evaluates it)."""
     tie = NearTie(what, str(first), str(second), float(gap), current_labels())
     for found in _COLLECTORS.get():
         found.append(tie)
@@ -103,7 +173,7 @@ def note(what: str, first, second, gap: float) -> NearTie:
     with _LOCK:
         if len(_KEPT) < _MAX_KEPT:
             _KEPT.append(tie)
-        if path:
+        if path and labelled(tie.labels):
             with open(path, "a", encoding="utf-8") as out:
                 out.write(json.dumps(asdict(tie)) + "\n")
     return tie
@@ -126,10 +196,13 @@ def read_near_ties(path) -> list[NearTie]:
     from pathlib import Path
 
     path = Path(path)
-    if not path.exists():
-        return []
+    return parse_near_ties(path.read_text(encoding="utf-8")) if path.exists() else []
+
+
+def parse_near_ties(text: str) -> list[NearTie]:
+    """Near-ties from JSON lines (``note``'s file, or the reference's committed copy), each once."""
     seen, out = set(), []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         if not line.strip():
             continue
         row = json.loads(line)
@@ -140,15 +213,24 @@ def read_near_ties(path) -> list[NearTie]:
     return out
 
 
+def near_ties_text(near_ties: Sequence[NearTie]) -> str:
+    """JSON lines of ``near_ties``, sorted, each once: the same notes give the same text."""
+    rows = {json.dumps(asdict(t), sort_keys=True) for t in near_ties}
+    return "".join(row + "\n" for row in sorted(rows))
+
+
 def _is_near(gap: float) -> bool:
     return abs(gap - TIE_TOL) <= NOISE
 
 
 def order(scores: Sequence[float], keys: Sequence | None = None, *, k: int | None = None, what: str = "rank",
-          names: Sequence | Callable | None = None, tol: float = TIE_TOL) -> list[int]:
+          names: Sequence | Callable | None = None, tol: float = TIE_TOL, fetch: bool = False) -> list[int]:
     """Positions of ``scores``, best first. A score within ``tol`` of its group's first score is tied
     with it; tied scores are ordered by ``keys`` (default: position). With ``k``, only the first k
-    places are returned and only near-ties that touch them are noted; ``names`` label candidates
+    places are returned and only near-ties that touch them are noted: the caller reads its k
+    places. Without ``k``, or with ``fetch`` (a search fetching more than a later cut reads, e.g.
+    a vector search for every node), notes stop at the depth a result reads (``reading``), with
+    the first candidate past it. ``names`` label candidates
     in the notes (a sequence or a function of the position; default: the position)."""
     n = len(scores)
     keys = range(n) if keys is None else keys
@@ -159,13 +241,15 @@ def order(scores: Sequence[float], keys: Sequence | None = None, *, k: int | Non
     out: list[int] = []
     start = 0
     limit = n if k is None else max(0, min(k, n))
+    depth = _READ_DEPTH.get()
+    noted_to = limit if depth is None or (k is not None and not fetch) else min(limit, depth)
     while start < n and len(out) < limit:
         lead = values[by_score[start]]
         end = start + 1
         while end < n and lead - values[by_score[end]] < tol:
             end += 1
         group = sorted(by_score[start:end], key=lambda i: keys[i])
-        if what:
+        if what and start < noted_to:
             _note_group(values, by_score, start, end, lead, what, names)
         out += group
         start = end
@@ -213,6 +297,16 @@ def at_least(value: float, threshold: float, *, what: str = "threshold", name="v
     """``value >= threshold``, noting a value within ``NOISE`` of the threshold."""
     value = _noted_against(value, threshold, what, name)
     return value >= threshold
+
+
+def beats(a: float, b: float, *, what: str = "comparison", name="a vs b", tol: float = TIE_TOL) -> bool:
+    """Whether ``a`` is larger than ``b`` at the stated precision (scores within ``tol`` are tied, and a
+    tie beats nothing): ``a - b >= tol``; a difference within ``NOISE`` of ``tol`` is noted. For a
+    stop test that compares two scores (``ties.above`` compares a score with a fixed threshold)."""
+    gap = float(a) - float(b)
+    if what and _is_near(gap):
+        note(what, name, "", gap)
+    return gap >= tol
 
 
 def top_k_rows(matrix, k: int, *, what: str = "") -> "np.ndarray":

@@ -61,10 +61,13 @@ def as_retrievers(methods: Sequence[str | Retriever] | Mapping[str, Retriever]) 
 
 def build_all(retrievers: Mapping[str, Retriever], dataset: Dataset) -> None:
     """Build every retriever not built yet (a built one has chunks)."""
-    for name, r in retrievers.items():
-        if not r.chunks:
-            log.info("building %s over %d documents", name, len(dataset.documents))
-            r.build(dataset.documents)
+    with ties.deciding(dataset=dataset.name):
+        for name, r in retrievers.items():
+            if not r.chunks:
+                log.info("building %s over %d documents", name, len(dataset.documents))
+                r.build(dataset.documents)
+            else:
+                r.name_build_near_ties(dataset.name)     # built before: its near-ties gain the data set
 
 
 def check_ks(ks: Sequence[int], what: str = "k values") -> list[int]:
@@ -93,7 +96,7 @@ def run_queries_at(retrievers: Mapping[str, Retriever], dataset: Dataset, ks: Se
                 out[k][name] = {}
             r.prepare_queries([q.question for q in dataset.questions])
             for q in dataset.questions:
-                with ties.deciding(question=q.id):
+                with ties.deciding(dataset=dataset.name, question=q.id):
                     _retrieve_at(r, q, ks, name, out)
                 bar.advance()
             _log_short_index(name, r, ks[-1], len(dataset.questions))
@@ -180,6 +183,12 @@ def build_costs(retrievers: Mapping[str, Retriever]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _answer(reasoner, q, contexts, dataset: str, method: str):
+    """The reasoner's answer, its near-ties (offline sentence choices) labelled with the row they reach."""
+    with ties.deciding(dataset=dataset, method=method, question=q.id):
+        return reasoner.answer(q.question, contexts)
+
+
 def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer_k: int = 5, progress: bool = True,
                 retrievers: Mapping[str, Retriever] | None = None, min_overlap: float = 0.5,
                 judge_repeats: int = 1) -> pd.DataFrame:
@@ -216,7 +225,7 @@ def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer
                 raise ValueError(f"{method}: the retrieval for {q.id} has {len(ret.hits)} hits, more than "
                                  f"answer_k={answer_k}; answer from the method's own retrieval at answer_k")
             contexts_of[q.id] = r.answer_contexts(ret) if r is not None else [h.chunk.text for h in ret.hits]
-        answered = run_batch(lambda q: reasoner.answer(q.question, contexts_of[q.id]), dataset.questions,
+        answered = run_batch(lambda q: _answer(reasoner, q, contexts_of[q.id], dataset.name, method), dataset.questions,
                              f"answering ({method})", reasoner=reasoner, with_costs=True,
                              progress=None if progress and len(dataset.questions) >= 20 else False)
         for q, (response, cost) in zip(dataset.questions, answered):

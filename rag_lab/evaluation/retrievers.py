@@ -106,10 +106,21 @@ class Retriever:
             raise ValueError(f"{self.name}: cannot build an index over no documents")
         from .index_reuse import build_or_reuse
 
-        with ties.deciding(method=self.name, step="build"):
+        # a build's scope: none of the questions (core/ties.py) — which questions a build decision
+        # reaches is not traced, so its near-ties excuse no question's move
+        with ties.deciding(method=self.name, step="build", **{ties.BUILD_SCOPE: ""}):
             if build_or_reuse(self, list(documents), reuse):
                 ties.replay(getattr(self, "build_near_ties", []))   # a reused index names its build's near-ties
+        self.build_near_ties_dataset = ties.current_labels().get("dataset")
         return self
+
+    def name_build_near_ties(self, dataset: str) -> None:
+        """Note the build's near-ties again under ``dataset`` unless already noted under it (an index
+        built outside the harness, which knows no data set: ``harness.build_all``)."""
+        if getattr(self, "build_near_ties_dataset", None) != dataset:
+            with ties.deciding(dataset=dataset):
+                ties.replay(getattr(self, "build_near_ties", []))
+            self.build_near_ties_dataset = dataset
 
     def index_knobs(self) -> dict:
         """The config knobs the built index depends on: all of them, unless a method's other knobs act
@@ -129,7 +140,7 @@ class Retriever:
         if k <= 0:
             raise ValueError(f"{self.name}: k must be positive, got {k}")
         t0 = time.perf_counter()
-        with ties.deciding(method=self.name):
+        with ties.deciding(method=self.name), ties.reading(k):   # near-ties only where the top k is decided
             result = self._retrieve(query, k)
         result.cost.seconds = time.perf_counter() - t0
         return result

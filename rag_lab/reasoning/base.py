@@ -180,6 +180,7 @@ def similarity_choice(similarities: Sequence[float], gathered_count: int, min_se
         return Choice("stop", None, "no candidates", fallback)
     best = ties.best(similarities, what="similarity choice")
     if (gathered_count >= min_sentences and best_gathered_similarity is not None
-            and best_gathered_similarity > similarities[best]):
+            and ties.beats(best_gathered_similarity, similarities[best], what="similarity choice stop rule",
+                           name="best gathered vs best candidate")):
         return Choice("stop", None, "best gathered sentence beats every candidate", fallback)
     return Choice("next", best, "highest query similarity", fallback)

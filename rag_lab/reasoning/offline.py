@@ -48,14 +48,28 @@ CHOICE_LAMBDA = 0.5         # choose_next: relevance vs redundancy weighed evenl
 
 # -- Maximal Marginal Relevance (LangChain's) --------------------------------------------------
 def mmr_select(doc_vec: np.ndarray, cand_vecs: np.ndarray, n: int, lam: float = MMR_LAMBDA) -> list[int]:
-    """Indices of ``n`` candidates chosen greedily by MMR (``langchain_core``'s implementation):
-    argmax  lam * sim(c, doc) - (1 - lam) * max_{chosen j} sim(c, j).
-    The first pick is the most relevant candidate; ties go to the earlier candidate."""
-    from langchain_core.vectorstores.utils import maximal_marginal_relevance
-
+    """Indices of ``n`` candidates chosen greedily by MMR (as ``langchain_core``'s
+    ``maximal_marginal_relevance``): argmax  lam * sim(c, doc) - (1 - lam) * max_{chosen j} sim(c, j),
+    the first pick the most relevant candidate. Own code because LangChain's argmax compares floats
+    exactly, so two equally good candidates were chosen by the last bits of their vectors: here each
+    argmax is ``ties.best`` (ties at the stated precision go to the earlier candidate; near-ties noted)."""
     if not 0.0 <= lam <= 1.0:
         raise ValueError(f"MMR lambda must be in [0, 1], got {lam}")
-    return maximal_marginal_relevance(np.asarray(doc_vec), np.asarray(cand_vecs), lambda_mult=lam, k=n)
+    cands = np.atleast_2d(np.asarray(cand_vecs, dtype=np.float64))
+    n = min(n, len(cands)) if cands.size else 0
+    if n <= 0:
+        return []
+    doc = np.asarray(doc_vec, dtype=np.float64).ravel()
+    norms = np.linalg.norm(cands, axis=1)
+    unit = cands / np.where(norms > 0, norms, 1.0)[:, None]
+    relevance = unit @ (doc / (np.linalg.norm(doc) or 1.0))
+    chosen = [ties.best(relevance, what="offline MMR choice")]
+    while len(chosen) < n:
+        redundancy = (unit @ unit[chosen].T).max(axis=1)
+        scores = lam * relevance - (1.0 - lam) * redundancy
+        rest = [i for i in range(len(unit)) if i not in chosen]
+        chosen.append(rest[ties.best(scores[rest], keys=rest, what="offline MMR choice")])
+    return chosen
 
 
 def marginal_relevance_choice(similarities: Sequence[float], redundancies: Sequence[float], gathered_count: int,

@@ -8,6 +8,11 @@ Columns that measure the machine rather than the method (seconds, latency, memor
 are left out: they differ from run to run. The reference is refreshed on purpose, by committing
 the changed files in a commit of their own.
 
+Each differing table is taken apart row by row (``moved_rows``): every moved (method, data set,
+question, metric) row is named with the near-tie that can explain it — this run's notes or the
+reference run's, committed beside its tables as ``near_ties.jsonl`` (``write_reference_near_ties``) —
+or as not explained by a near-tie.
+
 Runs with other parameters, or into another folder, are not compared (their tables are not the
 reference's), and neither is anything outside a git checkout.
 """
@@ -23,12 +28,15 @@ from typing import Sequence
 import pandas as pd
 
 from ..evaluation.provenance import ROOT
+from .moved_rows import NEAR_TIES_FILE, NOT_EXPLAINED, differing_rows, explain, row_line
 
 REFERENCE_DIR = ROOT / "figures"
 # a column (or, in a long table, a row label) that measures the machine: left out of the comparison
 VOLATILE = re.compile(r"second|time|latency|duration|memory|heap|throughput|speed"
                       r"|[_(\s](ms|mb)\b|_s\b|\(s\)|per[ _]s\b|/s\b", re.IGNORECASE)
 RTOL, ATOL = 1e-6, 1e-9   # floats written by another machine may differ in their last digits
+ROWS_KEPT = 1000          # moved rows a manifest keeps per table (the count is kept whole)
+ROWS_SHOWN = 12           # moved rows printed per table
 
 
 def _git(root: Path, *args: str) -> str | None:
@@ -105,31 +113,54 @@ def table_difference(new: pd.DataFrame, ref: pd.DataFrame) -> str | None:
     return None
 
 
-def changed_tables(written: Sequence[str | Path], figures_dir: Path, root: Path = ROOT) -> list[dict]:
+def changed_tables(written: Sequence[str | Path], figures_dir: Path, root: Path = ROOT,
+                   dataset: str | None = None) -> list[dict]:
     """The tables among ``written`` (paths of files a run wrote into ``figures_dir``) whose values differ
     from their committed copy, and the committed tables of that folder the run did not write.
-    Each: ``{"table": name, "why": reason}``."""
+    Each: ``{"table": name, "why": reason, "rows": the moved rows}`` (``moved_rows.differing_rows``;
+    none for a table missing on one side). ``dataset``: the run's, for rows that do not name one."""
     figures_dir = Path(figures_dir)
     out = []
     written_csv = sorted(Path(p) for p in written if str(p).endswith(".csv"))
     for path in written_csv:
         ref_text = committed_text(path, root)
         if ref_text is None:
-            out.append({"table": path.stem, "why": "new: no committed reference"})
+            out.append({"table": path.stem, "why": "new: no committed reference", "rows": []})
             continue
-        why = table_difference(pd.read_csv(path), pd.read_csv(io.StringIO(ref_text)))
+        new, ref = pd.read_csv(path), pd.read_csv(io.StringIO(ref_text))
+        why = table_difference(new, ref)
         if why:
-            out.append({"table": path.stem, "why": why})
+            rows = differing_rows(new, ref, path.stem, _same, _stable_columns, _stable_rows, dataset)
+            out.append({"table": path.stem, "why": why, "rows": rows})
     names = {p.name for p in written_csv}
     for name in committed_tables(figures_dir, root):
         if name not in names:
-            out.append({"table": Path(name).stem, "why": "in the reference, not written by this run"})
+            out.append({"table": Path(name).stem, "why": "in the reference, not written by this run", "rows": []})
     return out
+
+
+def reference_near_ties(figures_dir: Path, root: Path = ROOT) -> list:
+    """The near-ties the reference run noted, committed beside its tables (none when not committed)."""
+    from ..core.ties import parse_near_ties
+
+    text = committed_text(Path(figures_dir) / NEAR_TIES_FILE, root)
+    return parse_near_ties(text) if text else []
+
+
+def write_reference_near_ties(near_ties: Sequence, figures_dir: Path) -> Path:
+    """This run's near-ties beside its tables (sorted, atomically), to be committed with them as the
+    reference's: another run's differing rows are then matched against both sides' notes."""
+    from ..caching.atomic import write_text
+    from ..core.ties import NearTie, near_ties_text
+
+    notes = [NearTie(**t) if isinstance(t, dict) else t for t in near_ties]
+    return write_text(Path(figures_dir) / NEAR_TIES_FILE, near_ties_text(notes))
 
 
 def reference_check(entry: dict, figures_dir: Path, root: Path = ROOT) -> dict:
     """What the run's manifest records of the comparison: whether it was made (default parameters,
-    written into the repository's ``figures/``), and the changed tables."""
+    written into the repository's ``figures/``), the changed tables with their moved rows, each
+    explained by a near-tie of this run or of the reference run, or not."""
     figures_dir = Path(figures_dir).resolve()
     if figures_dir.parent != (Path(root) / "figures").resolve():
         return {"compared": False, "why": "written outside the repository's figures/"}
@@ -137,25 +168,23 @@ def reference_check(entry: dict, figures_dir: Path, root: Path = ROOT) -> dict:
         return {"compared": False, "why": "ran with parameters other than the reference's defaults"}
     if entry.get("status") != "ok":
         return {"compared": False, "why": "the notebook failed"}
-    changed = changed_tables(entry.get("files", []), figures_dir, root)
-    return {"compared": True, "changed": changed, "near_ties": entry.get("near_ties", []) if changed else []}
-
-
-def near_tie_lines(near_ties: Sequence[dict], limit: int = 12) -> list[str]:
-    """The run's near-ties, one line each (core/ties.py): the decisions another machine's rounding could
-    flip, so a table that differs where one of them lies is machine noise, not a changed method."""
-    from ..core.ties import NearTie
-
-    ties = [NearTie(**t) if isinstance(t, dict) else t for t in near_ties]
-    lines = [f"    near-tie: {t.describe()}" for t in ties[:limit]]
-    if len(ties) > limit:
-        lines.append(f"    ... and {len(ties) - limit} more near-ties (manifest.json, near_ties)")
-    return lines
+    dataset = (entry.get("parameters") or {}).get("dataset")
+    changed = changed_tables(entry.get("files", []), figures_dir, root, dataset if isinstance(dataset, str) else None)
+    if not changed:
+        return {"compared": True, "changed": [], "near_ties": []}
+    near = list(entry.get("near_ties", []))
+    theirs = reference_near_ties(figures_dir, root)
+    for table in changed:
+        rows = explain(table["rows"], near + theirs)
+        table["moved_rows"] = len(rows)
+        table["unexplained_rows"] = sum(r["explained_by"] == NOT_EXPLAINED for r in rows)
+        table["rows"] = rows[:ROWS_KEPT]
+    return {"compared": True, "changed": changed, "near_ties": near, "reference_near_ties": len(theirs)}
 
 
 def reference_lines(manifest: dict) -> list[str]:
     """What ``rag_lab run`` prints at its end: per compared notebook, the tables that moved (or that
-    none did); a note for notebooks that were not compared."""
+    none did), each with its moved rows and what explains each; a note for notebooks not compared."""
     lines = []
     for nb in manifest.get("notebooks", []):
         check = nb.get("reference") or {}
@@ -167,12 +196,27 @@ def reference_lines(manifest: dict) -> list[str]:
         else:
             lines.append(f"reference: {name}: {len(check['changed'])} table(s) differ from figures/{name}/ as "
                          "committed (refresh the reference on purpose, in a commit of its own):")
-            lines.extend(f"  {c['table']}: {c['why']}" for c in check["changed"])
-            near = check.get("near_ties", [])
-            if near:
-                lines.append(f"  this run met {len(near)} near-tie(s), decisions another CPU's last-bit rounding can "
-                             "flip (docs/reproducibility.md); a difference they explain is not a changed method:")
-                lines.extend(near_tie_lines(near))
+            unexplained = 0
+            for table in check["changed"]:
+                lines.extend(_table_lines(table))
+                unexplained += table.get("unexplained_rows", 0) + (0 if table.get("rows") else 1)
+            if unexplained:
+                lines.append(f"  {unexplained} moved row(s) or table(s) {NOT_EXPLAINED}: look for it")
             else:
-                lines.append("  no near-tie was noted in this run: look for a changed method, data or setting")
+                lines.append("  every moved row has a near-tie of its own method, data set and question "
+                             "(another CPU's last-bit rounding can flip it: docs/reproducibility.md)")
+    return lines
+
+
+def _table_lines(table: dict) -> list[str]:
+    rows = table.get("rows") or []
+    lines = [f"  {table['table']}: {table['why']}"]
+    if not rows:
+        return lines + [f"    the whole table: {NOT_EXPLAINED}"]
+    moved, unexplained = table.get("moved_rows", len(rows)), table.get("unexplained_rows", 0)
+    lines.append(f"    {moved} row(s) moved, {unexplained} {NOT_EXPLAINED}")
+    shown = sorted(rows, key=lambda r: r.get("explained_by") != NOT_EXPLAINED)[:ROWS_SHOWN]   # unexplained first
+    lines.extend(row_line(r) for r in shown if "explained_by" in r)
+    if moved > len(shown):
+        lines.append(f"    ... and {moved - len(shown)} more (manifest.json, reference)")
     return lines

@@ -44,7 +44,7 @@ from ..core.progress import HEADLESS_ENV
 from ..evaluation.provenance import embedding_backend, git_revision, package_versions
 from ..evaluation.trec import TREC_DIR_ENV
 from ..core.ties import NEAR_TIES_ENV, read_near_ties
-from .reference import reference_check
+from .reference import reference_check, write_reference_near_ties
 from .report import write_report
 from .specs import check_specs, recorded, recorded_manifest
 
@@ -292,6 +292,8 @@ def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, 
     near = read_near_ties(near_ties_file)
     entry["near_ties"] = [asdict(t) for t in near]
     entry["reference"] = reference_check(entry, figures_dir)
+    if entry["reference"].get("compared"):       # a reference run: its notes are committed beside its tables
+        write_reference_near_ties(near, figures_dir)
     return json.loads(scrub(json.dumps(entry, default=str), urls=False))     # the error and traceback too
 
 

@@ -143,8 +143,10 @@ KNN_DISTANCE_STEP = 0.01    # the stated precision of the cosine distances UMAP'
 
 def knn_graph(vectors: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray]:
     """Each row's ``n_neighbors`` nearest rows (itself first) and their cosine distances, computed in
-    float64 and rounded to ``KNN_DISTANCE_STEP``; ties by row. A chosen distance within noise of a
-    rounding boundary, or a neighbour cut within noise of a tie, is noted (core/ties.py)."""
+    float64 and rounded to ``KNN_DISTANCE_STEP``; ties by row. Near-ties are noted (core/ties.py) on
+    both sides of the neighbour cut: a kept neighbour whose distance lies within noise of a rounding
+    boundary (its rounded distance reaches UMAP either way), and a node outside the cut — at any
+    position — that rounding the other way would bring inside; the gap is the distance to the boundary."""
     v = np.asarray(vectors, dtype=np.float64)
     norms = np.linalg.norm(v, axis=1, keepdims=True)
     if not np.all(norms > 0):
@@ -156,16 +158,25 @@ def knn_graph(vectors: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.nda
     np.fill_diagonal(raw, 0.0)
     steps = raw / KNN_DISTANCE_STEP
     rounded = np.round(steps) * KNN_DISTANCE_STEP
-    near_boundary = np.abs(np.abs(steps - np.floor(steps) - 0.5) * KNN_DISTANCE_STEP) <= ties.NOISE
+    to_boundary = raw - (np.floor(steps) + 0.5) * KNN_DISTANCE_STEP       # signed distance to the nearest .5 step
+    near_boundary = np.abs(to_boundary) <= ties.NOISE
     indices = np.empty((n, k), dtype=np.int64)
     distances = np.empty((n, k), dtype=np.float32)
     for i in range(n):
         others = np.lexsort((np.arange(n), rounded[i], np.arange(n) != i))   # itself, then distance, then row
         indices[i], distances[i] = others[:k], rounded[i, others[:k]]
-        for j in others[1:k + 1]:
-            if near_boundary[i, j]:
-                ties.note("RAPTOR kNN distance rounding", f"node {i}", f"node {j}", float(raw[i, j] - rounded[i, j]))
+        for place, j in enumerate(others[1:], start=1):
+            if near_boundary[i, j] and (place < k or (to_boundary[i, j] > 0 and _would_enter(rounded[i], others, k, j))):
+                ties.note("RAPTOR kNN distance rounding", f"node {i}", f"node {j}", float(to_boundary[i, j]))
     return indices, distances
+
+
+def _would_enter(distances: np.ndarray, others: np.ndarray, k: int, j: int) -> bool:
+    """Whether node ``j``, outside the first ``k`` of ``others`` (ordered by rounded distance, then row),
+    comes inside when its distance, just above a rounding boundary, rounds one step down instead."""
+    last = others[k - 1]
+    lowered = distances[j] - KNN_DISTANCE_STEP
+    return bool(lowered < distances[last] - 1e-12 or (abs(lowered - distances[last]) <= 1e-12 and j < last))
 
 
 def check_numba_target() -> None:

@@ -76,11 +76,32 @@ def _check_sizes(min_tokens: int, max_tokens: int) -> None:
 
 
 def peak_positions(scores: np.ndarray, tau: float) -> np.ndarray:
-    """Local maxima strictly above τ (plateaus count once, at their middle)."""
+    """Local maxima strictly above τ (plateaus count once, at their middle). ``find_peaks`` compares
+    floats exactly, so the decisions noise can flip are noted (core/ties.py): a would-be peak within
+    noise of τ, and a peak whose neighbour lies within noise of it (a plateau, or a shoulder that
+    noise can make the peak)."""
     from scipy.signal import find_peaks
 
+    scores = np.asarray(scores, dtype=float)
     peaks, _ = find_peaks(scores, height=tau)
+    _note_fragile_peaks(scores, tau)
     return peaks[scores[peaks] > tau]
+
+
+def _note_fragile_peaks(scores: np.ndarray, tau: float) -> None:
+    if len(scores) < 3:
+        return
+    inner = scores[1:-1]
+    left, right = scores[:-2], scores[2:]
+    could_peak = (inner >= left - ties.NOISE) & (inner >= right - ties.NOISE)
+    for i in np.flatnonzero(could_peak & (np.abs(inner - tau) <= ties.NOISE)) + 1:
+        ties.note("GraLC boundary peak vs tau", f"token {i}", f"tau {tau:g}", float(scores[i] - tau))
+    shoulder = np.minimum(np.abs(inner - left), np.abs(inner - right)) <= ties.NOISE
+    for i in np.flatnonzero(could_peak & shoulder & (inner > tau + ties.NOISE)) + 1:
+        j = i - 1 if abs(scores[i] - scores[i - 1]) <= abs(scores[i] - scores[i + 1]) else i + 1
+        if scores[j] > scores[i] or (scores[j] == scores[i] and j < i):
+            continue                                 # one note per pair: from its higher (or earlier) side
+        ties.note("GraLC boundary peak vs neighbour", f"token {i}", f"token {j}", float(scores[i] - scores[j]))
 
 
 def select_boundaries(scores: np.ndarray, tau: float, min_tokens: int, max_tokens: int,

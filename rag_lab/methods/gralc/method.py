@@ -126,13 +126,13 @@ class NaiveChunks(GralcRetriever):
 
 def similarity_threshold_spans(sentences: Sequence[tuple[int, int]], vectors: np.ndarray,
                                threshold: float) -> list[tuple[int, int]]:
-    """Merge consecutive sentences while cos(previous, next) >= threshold (own code: LangChain's
-    SemanticChunker only offers relative, percentile-style breakpoints)."""
+    """Merge consecutive sentences while cos(previous, next) >= threshold, noted near it (core/ties.py).
+    Own code: LangChain's SemanticChunker only offers relative, percentile-style breakpoints."""
     if not sentences:
         return []
     spans, start = [], sentences[0][0]
     for i in range(1, len(sentences)):
-        if float(vectors[i - 1] @ vectors[i]) < threshold:
+        if not ties.at_least(float(vectors[i - 1] @ vectors[i]), threshold, what="GraLC merge", name=f"sentence {i}"):
             spans.append((start, sentences[i - 1][1]))
             start = sentences[i][0]
     spans.append((start, sentences[-1][1]))

@@ -10,6 +10,8 @@ window brings more new sentences than ``max_sentences`` leaves room for, the mos
 query-similar of them are kept. Ties go to the window listed first in the graph. Traversals hop
 between windows only; sentence nodes (children of windows) enter through the stopping rules,
 which compare the gathered sentences with the candidate windows, as the paper's rules do. Each
+Every stop rule compares two scores at the stated precision (``ties.beats``: a lead under
+``ties.TIE_TOL`` is a tie, which beats nothing; a near-tie is noted).
 ``Step`` keeps every candidate with its score and the result keeps the comparison that stopped it
 (``StopCheck``), so a walk can be told step by step (``walkthrough.py``).
 
@@ -188,7 +190,7 @@ def _greedy(name: str, graph: SimilarityGraph, query: QueryContext, max_sentence
         nxt, score = scored[0]
         if len(gathered) >= TRAVERSAL_MIN_SENTENCES:
             best_s, best_value = max(((s, sentence_score(current, s)) for s in gathered.ids), key=lambda p: p[1])
-            if best_value > score:
+            if ties.beats(best_value, score, what="SSG stop rule", name=f"sentence {best_s} vs window {nxt}"):
                 result.stop_reason = EARLY_STOP
                 result.stop = StopCheck(EARLY_STOP, len(gathered), best_value, best_s, score, nxt, scored)
                 break
@@ -215,7 +217,8 @@ def basic_retrieval(graph: SimilarityGraph, query: QueryContext, max_sentences: 
             break
         if not gathered.new_in(wid):
             continue  # adds nothing: not a "next chunk option"
-        if len(gathered) >= BASIC_MIN_SENTENCES and gathered.best_query_sim() > query.window_sim(wid):
+        if len(gathered) >= BASIC_MIN_SENTENCES and ties.beats(gathered.best_query_sim(), query.window_sim(wid),
+                                                               what="SSG stop rule", name=f"gathered vs window {wid}"):
             result.stop_reason = EARLY_STOP
             best = max(gathered.ids, key=query.sentence_sim)
             result.stop = StopCheck(EARLY_STOP, len(gathered), query.sentence_sim(best), best,
@@ -256,7 +259,8 @@ def ssg_traversal(graph: SimilarityGraph, query: QueryContext, max_sentences: in
             break
         scored = _scored(candidates, lambda n: graph.similarity(current, n), graph)
         nxt, sim = scored[0]
-        if previous is not None and sim <= previous:
+        if previous is not None and not ties.beats(sim, previous, what="SSG stop rule (not increasing)",
+                                                   name=f"window {nxt} vs {current}"):
             result.stop_reason = NOT_INCREASING
             result.stop = StopCheck(NOT_INCREASING, len(gathered), sim, nxt, previous, current, scored)
             break

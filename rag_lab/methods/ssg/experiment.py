@@ -21,6 +21,7 @@ import pandas as pd
 from ...evaluation.metrics import context_matches, locate_contexts
 from ...evaluation.statistics import format_ci
 from ...evaluation.uncertainty import interval_frames, paired_differences, pairwise_differences
+from ...core import ties
 from ...core.types import Dataset, Question, Retrieval
 from .algorithms import ALGORITHMS
 from .config import SSGConfig
@@ -79,9 +80,15 @@ def run_at_budgets(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequenc
     if missing:
         raise ValueError(f"no sentence budget for questions {missing}")
     retrievers = make_retrievers(graph, algorithms, list(caps.values()), reasoner, embedder, dataset.documents)
-    return {method_name(a): {q.id: retrievers[(a, caps[q.id])].retrieve(q.question, caps[q.id])
+    return {method_name(a): {q.id: _labelled_retrieval(retrievers[(a, caps[q.id])], q, caps[q.id], dataset.name)
                              for q in dataset.questions}
             for a in algorithms}
+
+
+def _labelled_retrieval(retriever, q, k: int, dataset: str) -> Retrieval:
+    """One retrieval, its near-ties labelled with the data set and question they reach (core/ties.py)."""
+    with ties.deciding(dataset=dataset, question=q.id):
+        return retriever.retrieve(q.question, k)
 
 
 def definition_sentence(max_sentences: int | Mapping[str, int] | None = PAPER_MAX_SENTENCES) -> str:

@@ -149,7 +149,8 @@ def read_passage(graph: SimilarityGraph, start: str, n_sentences: int) -> tuple[
     doc_sentences = [s.id for s in graph.sentences if s.doc_id == w.doc_id]
     before = doc_windows[w.index - 1] if w.index > 0 else None
     after = doc_windows[w.index + 1] if w.index + 1 < len(doc_windows) else None
-    forwards = after is not None and (before is None or graph.similarity(start, after) >= graph.similarity(start, before))
+    forwards = after is not None and (before is None or not ties.beats(graph.similarity(start, before),
+                                                                       graph.similarity(start, after), what=""))
     lo = doc_sentences.index(w.sentence_ids[0])
     hi = doc_sentences.index(w.sentence_ids[-1]) + 1          # passage = doc_sentences[lo:hi]
     if hi - lo > n_sentences:                                 # window longer than a passage
