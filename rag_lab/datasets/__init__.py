@@ -78,5 +78,6 @@ def load_dataset(name_or_path: str | os.PathLike, limit: int | None = None, **kw
         dataset = read_dataset(Path(key))
     else:
         known = ", ".join(sorted(available_datasets()))
-        raise ValueError(f"unknown dataset {key!r}: not a folder and not one of: {known}")
+        tried = Path(key).expanduser().resolve()
+        raise ValueError(f"unknown dataset {key!r}: no folder at {tried} and not one of: {known}")
     return dataset.limit(limit) if limit else dataset

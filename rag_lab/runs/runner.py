@@ -41,7 +41,8 @@ from ..core.environment import environment
 from ..core.progress import HEADLESS_ENV
 from ..evaluation.provenance import embedding_backend, git_revision, package_versions
 from ..core.ties import NEAR_TIES_ENV, read_near_ties
-from .reference import reference_check
+from .parameters import check_all
+from .reference import figures_folder, reference_check
 from .report import write_report
 from .specs import check_specs, recorded, recorded_manifest
 
@@ -293,8 +294,12 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
                   run_id: str | None = None, runs_dir: Path = RUNS_DIR, figures_root: Path = FIGURES_DIR,
                   notebook_dir: Path = NOTEBOOK_DIR, per_notebook: dict[str, dict[str, Any]] | None = None,
                   progress: bool = True, timeout: float | None = DEFAULT_CELL_TIMEOUT,
-                  address: str | None = None) -> dict[str, Any]:
+                  address: str | None = None, write_reference: bool = False) -> dict[str, Any]:
     """Run notebooks one after another; returns the manifest (also written to the run folder).
+
+    Parameter names the notebooks do not take are refused before the first one starts (``parameters.py``).
+    A notebook run with non-default parameters writes its figures into the run folder, not into the
+    repository's ``figures/``, unless ``write_reference`` (``reference.figures_folder``).
 
     ``timeout``: seconds any one cell may run (None: no limit). ``run_id``: the folder name; by
     default ``<notebook or label>-<parameter hash>-<timestamp>``. ``address``: a Dask scheduler the
@@ -307,6 +312,7 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     if not notebooks:
         raise ValueError(f"no notebooks to run in {notebook_dir}")
     given = {nb: {**(parameters or {}), **(per_notebook or {}).get(nb.stem, {})} for nb in notebooks}
+    check_all(notebooks, given)
     for nb in notebooks:                   # a spec whose URL holds a credential never reaches a file
         check_specs(given[nb], f"{nb.stem}: parameter")
     hashes = {nb.stem: parameter_hash(effective_parameters(nb, given[nb])) for nb in notebooks}
@@ -328,7 +334,9 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     manifest_path = run_dir / "manifest.json"
     with cluster_address(address), headless_kernels():   # kernels inherit both through the environment
         for nb in notebooks:
-            entry = _run_one(nb, given[nb], run_dir, figures_root / nb.stem, kernel, timeout, progress)
+            figures_dir = figures_folder(nb.stem, changed_parameters(nb, effective_parameters(nb, given[nb])),
+                                         figures_root, run_dir, write_reference)
+            entry = _run_one(nb, given[nb], run_dir, figures_dir, kernel, timeout, progress)
             manifest["notebooks"].append(entry)
             write_text(manifest_path, json.dumps(manifest, indent=2, default=str))
     manifest["finished"] = dt.datetime.now().isoformat(timespec="seconds")
