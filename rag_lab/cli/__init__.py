@@ -27,6 +27,18 @@ COMMANDS = {
 }
 
 
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless the help already names one or there is none
+    (argparse's ArgumentDefaultsHelpFormatter would also print "(default: None)" and "(default: False)")."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text.lower() or action.default in (None, False, [], argparse.SUPPRESS) \
+                or not action.option_strings:
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rag_lab", description="rag_lab: structure-aware RAG lab")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -34,7 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, help_text in COMMANDS.items():
         module = importlib.import_module(f"rag_lab.cli.{name.replace('-', '_')}")
         modules[name] = module
-        module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+        module.add_arguments(sub.add_parser(name, help=help_text, description=help_text,
+                                            formatter_class=DefaultsHelpFormatter))
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     # httpx logs every request's URL at INFO; an endpoint's address is nobody's business in a log
