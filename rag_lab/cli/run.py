@@ -35,7 +35,7 @@ def run(args) -> int:
 
     from ..runs.parameters import check_all, typed_paths
     from ..runs.reference import reference_lines
-    from ..runs.runner import DEFAULT_CELL_TIMEOUT, resolve_notebooks, run_notebooks
+    from ..runs.runner import DEFAULT_CELL_TIMEOUT, notebook_defaults, resolve_notebooks, run_notebooks
 
     if args.timeout is not None and args.timeout <= 0:
         raise ValueError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
@@ -46,7 +46,7 @@ def run(args) -> int:
         return run_grid_command(args, params)
     names, per_notebook = args.notebooks or None, None
     chosen = resolve_notebooks(names)
-    check_all(chosen, {nb: params for nb in chosen})   # a misspelled name is refused before any preset loads data
+    check_all(chosen, {nb: params for nb in chosen}, notebook_defaults)   # a misspelled name is refused before any preset loads data
     if args.preset:
         from ..runs.presets import apply_preset
         names, per_notebook = apply_preset(args.notebooks, args.preset, params)

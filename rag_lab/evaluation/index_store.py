@@ -316,8 +316,7 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
     store, else built (``retriever._timed_build``) and kept in both. True when reused. Records
     ``retriever.index_reuse`` (reused or not, key, entry folder)."""
     distribute = reuse is not False          # a timed build (reuse=False) measures this machine alone
-    if reuse is None:
-        reuse = reuse_enabled()
+    reuse = reuse_enabled() if reuse is None else reuse
     if not reuse:
         _build_here(retriever, documents, distribute)
         retriever.index_reuse = {"reused": False, "key": None, "entry": None}
@@ -338,7 +337,7 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
     if blob is not None:
         try:
             restore_state(retriever, blob)
-            retriever.index_reuse = {"reused": True, "key": key, "entry": source}
+            retriever.index_reuse = {"reused": True, "key": key, "entry": source, "bytes": len(blob)}
             _memo_put(key, blob)
             log.info("%s: reused its index (%s)", retriever.name, source)
             return True
@@ -359,6 +358,7 @@ def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store:
         log.info("%s: index not persisted (its state cannot be pickled: %s)", retriever.name, e)
         return False
     _memo_put(key, blob)
+    retriever.index_reuse["bytes"] = len(blob)
     try:
         retriever.index_reuse["entry"] = str(store.save(family(retriever), key, blob, {**parts, "bytes": len(blob),
                                                         "index_reasoner": index_reasoner_name(retriever)}))

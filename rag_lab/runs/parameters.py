@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 # parameter names whose string value is a file or folder (a dataset may also be a name: see path_like)
 PATH_NAMES = ("path", "dir", "folder", "file", "dataset", "data")
@@ -65,12 +65,12 @@ def _absolute(name: str, value: Any, cwd: Path) -> Any:
     return str((cwd / Path(value).expanduser()).resolve())   # an expanded ~ is absolute: cwd / it is itself
 
 
-def check_all(notebooks: Sequence[Path], given: dict[Path, dict[str, Any]]) -> None:
-    """``check_names`` for a run, before the first notebook starts. With several notebooks a name is refused
-    only when none of them takes it (``-p limit 5`` for every notebook is fine where one has no ``limit``)."""
-    from .runner import notebook_defaults
-
-    defaults = {nb: notebook_defaults(nb) for nb in notebooks}
+def check_all(notebooks: Sequence[Path], given: dict[Path, dict[str, Any]],
+              defaults_of: Callable[[Path], dict[str, Any]]) -> None:
+    """``check_names`` for a run, before the first notebook starts (``defaults_of``: a notebook's parameters
+    cell, ``runner.notebook_defaults``). With several notebooks a name is refused only when none of them
+    takes it (``-p limit 5`` for every notebook is fine where one has no ``limit``)."""
+    defaults = {nb: defaults_of(nb) for nb in notebooks}
     taken = {name: value for d in defaults.values() for name, value in d.items()}
     for nb in notebooks:
         label = nb.stem if len(notebooks) == 1 else "+".join(n.stem for n in notebooks)

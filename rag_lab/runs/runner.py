@@ -314,7 +314,7 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     given = {nb: {**(parameters or {}), **(per_notebook or {}).get(nb.stem, {})} for nb in notebooks}
     for nb in notebooks:                   # a spec whose URL holds a credential never reaches a file
         check_specs(given[nb], f"{nb.stem}: parameter")
-    check_all(notebooks, given)
+    check_all(notebooks, given, notebook_defaults)
     hashes = {nb.stem: parameter_hash(effective_parameters(nb, given[nb])) for nb in notebooks}
     digest = next(iter(hashes.values())) if len(hashes) == 1 else parameter_hash(hashes)
     kernel = kernel_name()
