@@ -59,10 +59,10 @@ def as_retrievers(methods: Sequence[str | Retriever] | Mapping[str, Retriever]) 
 
 
 def build_all(retrievers: Mapping[str, Retriever], dataset: Dataset) -> None:
-    """Build every retriever not built yet (a built one has chunks)."""
-    for name, r in retrievers.items():
+    """Build every retriever not built yet (a built one has chunks); ``Retriever.build`` says which is building
+    (``core.progress.building``), once."""
+    for r in retrievers.values():
         if not r.chunks:
-            log.info("building %s over %d documents", name, len(dataset.documents))
             r.build(dataset.documents)
 
 
