@@ -204,8 +204,61 @@ def unknown_method(folder):
 
 
 def unknown_dataset(folder):
+    import contextlib
+
     from rag_lab.datasets import load_dataset
-    return load_dataset("no-such-dataset")
+    with contextlib.chdir(folder):         # the message shows the absolute folder it tried: this one
+        return load_dataset("no-such-dataset")
+
+
+def unknown_question_field(folder):
+    _jsonl(folder / "documents.jsonl", DOCS)
+    _jsonl(folder / "questions.jsonl", [{"id": "q1", "question": "Where?", "gold_doc_ids": ["a"]},
+                                        {"id": "q2", "question": "What?", "gold_doc_id": ["b"]},
+                                        {"id": "q3", "question": "Which?", "gold_doc_id": ["a"]}])
+    d = _read(folder)
+    return f"loads: {len(d.questions)} questions, gold of q2: {d.questions[1].gold_doc_ids}"
+
+
+def unknown_field_strict(folder):
+    from rag_lab.core.io import read_dataset
+    _jsonl(folder / "documents.jsonl", DOCS)
+    _jsonl(folder / "questions.jsonl", [{"id": "q1", "question": "Where?", "gold_doc_id": ["a"]}])
+    return read_dataset(folder, strict=True)
+
+
+def gold_offset_wrong(folder):
+    _jsonl(folder / "documents.jsonl", [{"id": "a", "text": "HCoV is a virus. HCoV spreads."}])
+    _jsonl(folder / "questions.jsonl", [{"id": "q1", "question": "What spreads?", "gold_doc_ids": ["a"],
+                                         "gold_contexts": ["HCoV spreads"], "gold_context_offsets": [3]}])
+    return _read(folder)
+
+
+def gold_context_ambiguous(folder):
+    _jsonl(folder / "documents.jsonl", [{"id": "a", "text": "HCoV is a virus. HCoV spreads."}])
+    _jsonl(folder / "questions.jsonl", [{"id": "q1", "question": "What?", "gold_doc_ids": ["a"],
+                                         "gold_contexts": ["HCoV", "HCoV", "virus"], "gold_context_offsets": [None, 17, None]}])
+    d = _read(folder)
+    return f"loads: offsets {d.questions[0].gold_context_offsets}"
+
+
+def _two_copies(folder: Path) -> Path:
+    article = ("<article><front><article-meta><article-id pub-id-type=\"pmc\">PMC7</article-id>"
+               "<title-group><article-title>T</article-title></title-group></article-meta></front>"
+               "<body><sec><title>Intro</title><p>Text.</p></sec></body></article>")
+    for name in ("a.nxml", "b.nxml", "c.nxml"):
+        (folder / name).write_text(article.replace("PMC7", "PMC8") if name == "c.nxml" else article, encoding="utf-8")
+    return folder
+
+
+def jats_duplicate_id(folder):
+    from rag_lab.datasets.jats import parse_jats_folder
+    return f"loads: {[d.id for d in parse_jats_folder(_two_copies(folder))]}"
+
+
+def jats_duplicate_refused(folder):
+    from rag_lab.datasets.jats import parse_jats_folder
+    return parse_jats_folder(_two_copies(folder), duplicates="refuse")
 
 
 def _evaluate(dataset, ks):
@@ -313,7 +366,7 @@ CASES = [
     Case("unknown-method", "an unknown method name", "error", unknown_method,
          ["unknown method 'bm25-magic'", "naive", "semantic"]),
     Case("unknown-dataset", "an unknown dataset name", "error", unknown_dataset,
-         ["unknown dataset 'no-such-dataset'", "italian_cuisine"]),
+         ["unknown dataset 'no-such-dataset'", "no folder at <folder>/no-such-dataset", "italian_cuisine"]),
     Case("jats-unclosed", "malformed JATS: an unclosed tag", "error", jats_unclosed,
          ["unclosed.nxml", "line 5", "<p> opened at line 4 is not closed: expected </p>"]),
     Case("jats-no-body", "malformed JATS: no `<body>`", "handled", jats_no_body,
@@ -322,6 +375,20 @@ CASES = [
          ["loads: section titles", "'Methods'"]),
     Case("jats-deep", "malformed JATS: `<sec>` nested ten deep", "handled", jats_deep,
          ["loads: 10 nested sections, levels 1..10"]),
+    Case("unknown-field", "a field the format does not know (`gold_doc_id` for `gold_doc_ids`)", "handled",
+         unknown_question_field, ["questions.jsonl", "unknown field 'gold_doc_id'", "did you mean 'gold_doc_ids'",
+                                  "on 2 line(s), first line 2", "--strict", "gold of q2: []"]),
+    Case("unknown-field-strict", "a field the format does not know, read with `strict=True` (`eval --strict`)",
+         "error", unknown_field_strict, ["questions.jsonl:1", "unknown field 'gold_doc_id'", "gold_doc_ids"]),
+    Case("gold-offset-wrong", "a gold context offset that does not point at its context", "error", gold_offset_wrong,
+         ["questions.jsonl:1", "gold_context_offsets[0] = 3", "'a' at 17", "0-based character offset"]),
+    Case("gold-context-ambiguous", "gold contexts that occur more than once in their document, without offset",
+         "handled", gold_context_ambiguous, ["1 of 3 gold contexts occur more than once", "first occurrence",
+                                             "gold_context_offsets", "offsets [None, 17, None]"]),
+    Case("jats-duplicate-id", "two JATS files holding the same article id", "handled", jats_duplicate_id,
+         ["b.nxml", "document id 'PMC7' already used by", "a.nxml", "skipped", "loads: ['PMC7', 'PMC8']"]),
+    Case("jats-duplicate-refused", "two JATS files holding the same article id, `duplicates=\"refuse\"`", "error",
+         jats_duplicate_refused, ["b.nxml", "'PMC7' already used by", "a.nxml"]),
 ]
 from bad_inputs_cli import CLI_CASES  # noqa: E402  (rows about the machine: caches, permissions, disks, secrets)
 

@@ -77,6 +77,18 @@ def unsafe_cache_folder(folder):
     return f"exit {code}, {err}"
 
 
+def unknown_notebook_parameter(folder):
+    code, err = _main(["run", "01_sketch", "-p", "limt", "5", "--runs-dir", str(folder / "runs")])
+    return f"exit {code}, {err}; run folder made: {(folder / 'runs').exists()}"
+
+
+def unknown_family_column(folder):
+    with _env(RAG_LAB_CACHE=folder / "cache"):
+        code, err = _main(["eval", "--data", str(_dataset(folder)), "--methods", "naive,semantic", "--baseline", "naive",
+                           "--family", "doc_mrrr@5,doc_mrr@7"])
+    return f"exit {code}, {err}; index built: {(folder / 'cache' / 'indexes').exists()}"
+
+
 class _Planted:
     def __init__(self, proof):
         self.proof = proof
@@ -210,6 +222,11 @@ CLI_CASES = [
      download_disk_full, ["exit 2", "No space left on device while writing the download", "requests sent: 1 "]),
     ("ncbi-key-in-error", "`NCBI_API_KEY` and `NCBI_EMAIL` set, and efetch answers HTTP 500", "handled",
      ncbi_key_in_failing_request, ["api_key=REDACTED", "email=REDACTED", "printed or stored anywhere: False"]),
+    ("unknown-notebook-parameter", "a misspelled notebook parameter (`rag_lab run 01_sketch -p limt 5`)", "error",
+     unknown_notebook_parameter, ["exit 2", "unknown parameter 'limt'", "did you mean 'limit'", "run folder made: False"]),
+    ("unknown-family-column", "`eval --family` naming columns the run does not produce (`doc_mrrr@5`, `doc_mrr@7`)",
+     "error", unknown_family_column, ["exit 2", "'doc_mrrr@5' (did you mean 'doc_mrr@5'", "'doc_mrr@7'",
+                                      "index built: False"]),
     ("base-url-override", "`RAG_LAB_DOWNLOAD_BASE_URL` set (a plain-http mirror)", "handled", base_url_override,
      ["instead of the official hosts over plain http", "checksums.json written: False"]),
 ]

@@ -145,11 +145,13 @@ def test_estimate_counts_calls_and_tokens_without_calling(fake_openai, planner, 
     assert planned.loc["themes", "prompt_tokens"] == prompt["themes"]
     assert planned.loc["entities", "est_completion_tokens"] == 2 * 400
     assert planned.loc["themes", "est_completion_tokens"] == 2 * 60
-    assert planned.loc["entities", "est_cost"] == pytest.approx(prompt["entities"] / 1000 * 0.5 + 800 / 1000 * 1.5)
+    # prices per 1M tokens
+    assert planned.loc["entities", "est_cost"] == pytest.approx((prompt["entities"] * 0.5 + 800 * 1.5) / 1_000_000)
     naive = table[table.method == "naive"]               # a method that calls no reasoner
     assert naive.job.tolist() == ["(none)"] and naive.calls.tolist() == [0]
     out = capsys.readouterr().out
     assert "no call was made" in out and f"total test-planner: 4 calls, {sum(prompt.values())} prompt" in out
+    assert "planning the calls locally" in out and "planned locally in test-planner " in out
 
 
 def test_estimate_matches_what_the_reasoner_then_counts(fake_openai, planner, capsys):

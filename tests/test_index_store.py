@@ -50,7 +50,9 @@ def test_reloaded_index_answers_exactly_as_built(method, reuse_on, small, embedd
     assert entry is not None, f"{method}: its index was not persisted"
     index_store.clear_memo()                     # the next build must come from disk, not memory
     loaded = get_retriever(method, embedder=embedder).build(docs)
-    assert loaded.index_reuse == {"reused": True, "key": built.index_reuse["key"], "entry": entry}
+    assert loaded.index_reuse == {"reused": True, "key": built.index_reuse["key"], "entry": entry,
+                                  "bytes": built.index_reuse["bytes"]}   # the size of the one stored state
+    assert built.index_reuse["bytes"] == len(index_store.dump_state(built))
     assert [c.id for c in loaded.chunks] == [c.id for c in built.chunks]
     assert loaded.build_cost == built.build_cost           # the cost of the build that made it
     assert answers(loaded, queries) == answers(built, queries)

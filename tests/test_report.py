@@ -121,12 +121,33 @@ def test_figures_are_hard_links_that_keep_this_runs_version(run):
     assert not (run_dir / "figures" / "01_demo" / "scores.csv").exists()     # tables live in tables/
 
 
-def test_rendered_notebook_draws_plotly_with_the_script_beside_it(run):
+def test_rendered_notebook_draws_plotly_with_the_run_folders_one_script(run):
     run_dir, _ = run
     write_report(run_dir)
     rendered = (run_dir / "01_demo.html").read_text(encoding="utf-8")
+    assert PLOTLY_JS == "figures/plotly.min.js"
     assert f'src="{PLOTLY_JS}"' in rendered and "Plotly.newPlot" in rendered
     assert (run_dir / PLOTLY_JS).stat().st_size > 1_000_000
+    assert [p.name for p in run_dir.rglob("plotly*.js")] == ["plotly.min.js"]
+
+
+def test_saved_figures_share_one_script_that_the_report_links(tmp_path):
+    import plotly.graph_objects as go
+
+    from rag_lab.core.figures import save_figure
+
+    figures = tmp_path / "figures" / "01_demo"
+    (html,) = save_figure(go.Figure(go.Bar(x=[1], y=[2])), figures, "a", png=False)
+    save_figure(go.Figure(go.Bar(x=[1], y=[3])), figures, "b", png=False)
+    assert 'src="../plotly.min.js"' in html.read_text() and html.stat().st_size < 100_000   # not embedded
+    assert (tmp_path / "figures" / "plotly.min.js").stat().st_size > 1_000_000
+    run_dir = tmp_path / "runs" / "r1"
+    write_text(run_dir / "manifest.json", json.dumps({"run_id": "r1", "notebooks": [
+        {"notebook": "01_demo", "status": "ok", "output": "01_demo.ipynb", "figures_dir": str(figures),
+         "files": sorted(str(p) for p in figures.iterdir()), "tables": [], "cells": []}]}))
+    write_report(run_dir)
+    assert sorted(p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*.js")) == ["figures/plotly.min.js"]
+    assert os.stat(run_dir / "figures" / "plotly.min.js").st_ino == os.stat(tmp_path / "figures" / "plotly.min.js").st_ino
 
 
 def test_a_folder_without_manifest_is_named():

@@ -139,17 +139,42 @@ def test_collect_gathers_two_runs_into_one_table(tmp_path, notebooks, capsys):
     assert "03_raises" not in set(pd.read_csv(out).notebook)            # it failed before writing a table
 
 
-def test_runs_lists_every_run(tmp_path, notebooks, capsys):
+def test_collect_with_nothing_to_collect_says_so_and_fails(tmp_path, capsys):
+    folder = tmp_path / "runs" / "r1"
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text(json.dumps({"run_id": "r1", "notebooks": [
+        {"notebook": "03_raises", "status": "failed", "parameters": {}, "changed": {}, "tables": []}]}))
+    out = tmp_path / "results.csv"
+    assert main(["collect", "--runs-dir", str(tmp_path / "runs"), "--out", str(out)]) == 1
+    assert "nothing to collect" in capsys.readouterr().err and not out.exists()
+    assert main(["collect", "--runs-dir", str(tmp_path / "runs"), "--out", str(out), "--all"]) == 1
+    assert not out.exists()
+
+
+def test_runs_lists_every_run_newest_first_in_short_lines(tmp_path, notebooks, capsys):
     ok = run(notebooks, tmp_path, ["01_tables"], {"value": 2})
     bad = run(notebooks, tmp_path, ["03_raises"])
     assert main(["runs", "--runs-dir", str(tmp_path / "runs")]) == 0
     lines = capsys.readouterr().out.splitlines()
-    row = {line.split()[0]: line for line in lines[1:-1]}
-    assert set(row) == {ok["run_id"], bad["run_id"]}
-    assert " ok " in row[ok["run_id"]] and "value=2" in row[ok["run_id"]] and "offline" in row[ok["run_id"]]
-    assert " failed " in row[bad["run_id"]] and "cell 2: ValueError: bad 2" in row[bad["run_id"]]
+    folders = [line.split()[0] for line in lines if line.startswith("    ") and "(hash " in line]
+    assert folders == [bad["run_id"], ok["run_id"]]                     # newest first
+    heads = [line for line in lines if line[:4].isdigit()]
+    assert " ok " in heads[1] and "01_tables" in heads[1] and "value=2" in heads[1] and "offline" in heads[1]
+    assert " failed " in heads[0] and "defaults" in heads[0]
+    assert "    failed at cell 2: ValueError: bad 2" in lines
+    assert max(len(line) for line in lines[:-1]) <= 110
     assert lines[-1].startswith("2 notebook runs, 1 not ok")
     assert [m["run_id"] for _, m in read_runs(tmp_path / "runs")] == sorted([ok["run_id"], bad["run_id"]])
+
+
+def test_runs_cuts_long_parameter_values():
+    from rag_lab.cli.runs import run_lines
+
+    row = {"run": "r", "status": "ok", "started": "2026-11-27T15:40:01", "notebook": "01_sketch", "hash": "h",
+           "seconds": 2.0, "reasoner": "offline", "judge": "", "parameters": "ks=" + "[1, 2, 3]" * 40, "failure": ""}
+    head, folder = run_lines(row)
+    assert len(head) == 110 and head.endswith("...") and head.startswith("2026-11-27 15:40  ok      01_sketch  2.0 s")
+    assert folder == "    r  (hash h)"
 
 
 def test_runs_dir_missing_is_a_clear_error(tmp_path, capsys):

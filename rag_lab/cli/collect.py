@@ -15,6 +15,7 @@ earlier run's numbers. Only notebooks that finished are gathered unless ``--all`
 from __future__ import annotations
 
 import csv
+import sys
 import json
 import logging
 from pathlib import Path
@@ -28,8 +29,8 @@ CELL_COLUMNS = ["table", "row", "label", "column", "value"]
 def add_arguments(parser):
     from ..runs.runner import RUNS_DIR
 
-    parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help=f"the runs folder (default {RUNS_DIR})")
-    parser.add_argument("--out", type=Path, default=None, help="the CSV to write (default RUNS_DIR/results.csv)")
+    parser.add_argument("--runs-dir", type=Path, default=RUNS_DIR, help="the runs folder")
+    parser.add_argument("--out", type=Path, default=None, help="the CSV to write (default: RUNS_DIR/results.csv)")
     parser.add_argument("--all", action="store_true", help="also gather tables of notebooks that failed")
 
 
@@ -112,6 +113,11 @@ def run(args) -> int:
 
     runs_dir = Path(args.runs_dir)
     table = collect(runs_dir, include_failed=args.all)
+    if table.empty:
+        print(f"nothing to collect: no table in the {'' if args.all else 'finished '}notebook runs under {runs_dir} "
+              f"(run `python -m rag_lab run NOTEBOOK` first{'' if args.all else ', or add --all for failed runs'}); "
+              "no file written", file=sys.stderr)
+        return 1
     out = args.out or runs_dir / "results.csv"
     with atomic_path(out) as tmp:
         table.to_csv(tmp, index=False)

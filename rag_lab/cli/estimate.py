@@ -5,8 +5,13 @@ For each method, ``Retriever.planned_llm_calls(documents)`` lists the (job, inpu
 its prompt tokens counted exactly with the cl100k_base tokenizer (other models' tokenizers
 differ by some percent). Completion tokens cannot be known without asking, so each job adds
 its documented per-call allowance (``JobPrompt.completion_allowance``). With ``--price-in`` and
-``--price-out`` (per 1k tokens) a cost is shown too. Nothing is sent anywhere, unless
-``--measure-latency`` asks for a few timed calls.
+``--price-out`` (per 1M tokens, as providers quote them: gpt-4o-mini is 0.15 and 0.60 USD) a cost is
+shown too. Nothing is sent anywhere, unless ``--measure-latency`` asks for a few timed calls.
+
+Planning is local work, and not always small: each method splits the corpus as its build would, and a
+method whose splitter or clustering embeds text (SKETCH's semantic pieces, RAPTOR's clusters) embeds the
+whole corpus with the local encoder to do it. The command says so before it starts and prints the
+seconds each method's planning took.
 
 Wall time: with the backend's latency per call, stated (``--latency``) or measured
 (``--measure-latency N``: the first N planned calls of each job, uncached, one at a time), each
@@ -17,6 +22,7 @@ for a remote model, 1 offline and for gguf) and under ``--tpm`` if given.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 def add_arguments(parser):
@@ -24,8 +30,12 @@ def add_arguments(parser):
     parser.add_argument("--methods", required=True, help="comma-separated registered method names")
     parser.add_argument("--llm", default=None, help="reasoner spec the run would use (default: $RAG_LAB_LLM, "
                                                      "else offline); only named in the output, never called")
-    parser.add_argument("--price-in", type=float, default=None, help="price per 1k prompt tokens")
-    parser.add_argument("--price-out", type=float, default=None, help="price per 1k completion tokens")
+    parser.add_argument("--price-in", type=float, default=None,
+                        help="price per 1M prompt tokens, as providers quote it (gpt-4o-mini: 0.15)")
+    parser.add_argument("--price-out", type=float, default=None,
+                        help="price per 1M completion tokens (gpt-4o-mini: 0.60)")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse a generic-form folder whose JSONL lines hold fields the format does not know")
     parser.add_argument("--limit-docs", type=int, default=None, help="use only the first N documents")
     parser.add_argument("--concurrency", type=int, default=None,
                         help="calls in flight at once (default: what the run would use, $RAG_LAB_LLM_CONCURRENCY "
@@ -68,7 +78,7 @@ def run(args) -> int:
     llm_name = OFFLINE if spec == OFFLINE else parse_spec(spec).name   # validates the spec, needs no key
     for flag, price in (("--price-in", args.price_in), ("--price-out", args.price_out)):
         if price is not None and price < 0:
-            raise ValueError(f"{flag} must be a non-negative price per 1k tokens, got {price}")
+            raise ValueError(f"{flag} must be a non-negative price per 1M tokens, got {price}")
     for flag, value in (("--latency", args.latency), ("--tpm", args.tpm)):
         if value is not None and not value > 0:
             raise ValueError(f"{flag} must be a positive number, got {value}")
@@ -81,12 +91,17 @@ def run(args) -> int:
     names = [m.strip() for m in args.methods.split(",") if m.strip()]
     if not names:
         raise ValueError(f"--methods must name at least one method, got {args.methods!r}")
-    dataset = load_dataset(args.data)
+    dataset = load_dataset(args.data, strict=args.strict)
     documents = dataset.documents[:args.limit_docs] if args.limit_docs else dataset.documents
 
-    rows, plans = [], {}
+    rows, plans, planning = [], {}, {}
+    print(f"planning the calls locally: each method splits the {len(documents)} documents as its build would "
+          "(a semantic splitter or clustering embeds them with the local encoder; minutes on a large corpus)",
+          flush=True)
     for name in names:
+        t0 = time.perf_counter()
         planned = plans[name] = get_retriever(name).planned_llm_calls(documents)
+        planning[name] = time.perf_counter() - t0
         method_rows = estimate_calls(planned, args.price_in, args.price_out)
         if not method_rows:
             method_rows = [{"job": "(none)", "calls": 0, "prompt_tokens": 0, "est_completion_tokens": 0,
@@ -118,7 +133,7 @@ def run(args) -> int:
     for method, t in totals.iterrows():
         line = f"total {method}: {t.calls} calls, {t.prompt_tokens} prompt + ~{t.est_completion_tokens} completion tokens"
         if "est_cost" in table:
-            line += f", ~{table.loc[table.method == method, 'est_cost'].sum():.4f} in the price unit"
+            line += f", ~{table.loc[table.method == method, 'est_cost'].sum():.4f} at the prices given (per 1M tokens)"
         if "est_wall_seconds" in table:   # a method's jobs run one batch after another
             line += f", ~{_duration(table.loc[table.method == method, 'est_wall_seconds'].sum())} wall time"
         print(line)
@@ -128,6 +143,8 @@ def run(args) -> int:
     else:
         print(f"wall time: give --latency SECONDS (the backend's stated latency) or --measure-latency N; "
               f"the run would keep {concurrency} call(s) in flight")
+    print("planned locally in " + ", ".join(f"{n} {_duration(s) if s >= 1 else f'{s:.2f} s'}"
+                                            for n, s in planning.items()))
     allowances = ", ".join(f"{j} {p.completion_allowance}" for j, p in PROMPTS.items())
     print(f"completion tokens are an allowance per call ({allowances}); prompt tokens are counted with cl100k_base")
     if llm_name == OFFLINE:

@@ -5,6 +5,9 @@ from pathlib import Path
 
 def add_arguments(parser):
     parser.add_argument("--data", required=True, help="dataset name or folder in the generic form")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse a generic-form folder whose JSONL lines hold fields the format does not know "
+                             "(without it: one warning per unknown field, naming its first line; docs/data.md)")
     parser.add_argument("--methods", default="naive,semantic", help="comma-separated registered method names")
     parser.add_argument("--k", default="1,3,5,10", help="comma-separated cut-offs")
     parser.add_argument("--limit", type=int, default=None, help="evaluate only the first N questions")
@@ -44,8 +47,9 @@ def add_arguments(parser):
                              "document-level metrics, intervals and --baseline tests; repeatable (docs/interop.md)")
     parser.add_argument("--out", type=Path, default=None,
                         help="write tidy per-question rows to this CSV and their provenance beside it (.json), the "
-                             "means with 95%% intervals to NAME.summary.csv and, with --baseline, the paired "
-                             "differences to NAME.differences.csv")
+                             "means with 95%% intervals to NAME.summary.csv, build seconds and index sizes to "
+                             "NAME.builds.csv, the leaderboard figure to NAME.leaderboard.html/.png and, with "
+                             "--baseline, the paired differences to NAME.differences.csv")
 
 
 def parse_ints(text: str, what: str) -> list[int]:
@@ -56,6 +60,37 @@ def parse_ints(text: str, what: str) -> list[int]:
     if not values or min(values) <= 0:
         raise ValueError(f"{what} must be positive integers, got {text!r}")
     return values
+
+
+def strict_option(args) -> dict:
+    """``strict=True`` for the generic form's reader when ``--strict`` was given (a name or loader ignores it)."""
+    return {"strict": True} if getattr(args, "strict", False) else {}
+
+
+def leaderboard_files(summary, ks, csv: Path, title: str) -> list[Path]:
+    """The summary as one figure beside the CSV (``NAME.leaderboard.html`` and ``.png``): every metric at the
+    headline k, one bar per method with its 95% interval. The PNG needs a browser (kaleido); without one
+    only the HTML is written, and a note says so."""
+    from ..core.figures import save_figure
+    from ..core.plots import grouped_bars
+    from ..evaluation.uncertainty import HEADLINE_K
+
+    k = HEADLINE_K if HEADLINE_K in ks else max(ks)
+    at_k = summary["metric"].str.endswith(f"@{k}")
+    shares = summary["metric"].str.startswith(("doc_", "ctx_")) | summary["metric"].str.contains("_share@")
+    board = summary[at_k & shares]          # scores in [0, 1] (coverage counts and answer metrics left out)
+    if board.empty:
+        return []
+    means = board.pivot(index="method", columns="metric", values="mean")
+    columns = list(dict.fromkeys(board["metric"]))
+    fig = grouped_bars(means.loc[list(dict.fromkeys(board["method"]))], columns, f"{title}: retrieval at k={k}",
+                       intervals=board)
+    name = f"{csv.stem}.leaderboard"
+    try:
+        return save_figure(fig, csv.parent, name, plotly_js="plotly.min.js")
+    except RuntimeError as e:          # no browser for the PNG: keep the interactive figure
+        print(f"note: {name}.png not written ({str(e).split('. ')[0]}); the HTML has the same figure")
+        return save_figure(fig, csv.parent, name, png=False, plotly_js="plotly.min.js")
 
 
 def run(args) -> int:
@@ -69,6 +104,8 @@ def run(args) -> int:
     from ..evaluation.trec import join_outside_runs, load_outside_runs, parse_run_option, write_trec
     from ..evaluation.uncertainty import (formatted_summary, headline_family, paired_differences, question_units,
                                           summary_with_ci, testable_family)
+    from ..evaluation.build_report import StepLine, build_each, build_table
+    from ..evaluation.columns import check_family, produced_columns
     from ..methods import get_retriever
     from ..reasoning.judge import get_judge
 
@@ -97,15 +134,22 @@ def run(args) -> int:
         raise ValueError("--family names the columns --baseline tests: give --baseline NAME too")
     family = testable_family([c.strip() for c in args.family.split(",") if c.strip()]) if args.family \
         else headline_family(ks)
-    dataset = load_dataset(args.data, limit=args.limit)
-    every_question = [q.id for q in load_dataset(args.data).questions] if outside and args.limit else None
+    dataset = load_dataset(args.data, limit=args.limit, **strict_option(args))
+    if args.family:      # before any build: a column this run cannot produce would only give "(0 tests)"
+        check_family(family, produced_columns(dataset, ks, args.section_level, bool(args.reasoner), bool(judge),
+                                              args.answer_k))
+    every_question = ([q.id for q in load_dataset(args.data, **strict_option(args)).questions]
+                      if outside and args.limit else None)
     outside_runs = load_outside_runs(outside, dataset, every_question)   # refused before any work
-    retrievers = [get_retriever(n) for n in names]
+    retrievers = {n: get_retriever(n) for n in names}
     kept = {}
-    with cluster_address(args.address):
-        df = evaluate(retrievers, dataset, ks, reasoner=args.reasoner, judge=judge, answer_k=args.answer_k,
-                      min_overlap=args.min_overlap, section_level=args.section_level, judge_repeats=args.judge_repeats,
-                      keep=kept)
+    with cluster_address(args.address), StepLine(len(retrievers) + 1) as line:
+        build_each(retrievers, dataset.documents, line)
+        line.start("querying and scoring" + (" the answers" if args.reasoner else ""))
+        df = evaluate(list(retrievers.values()), dataset, ks, reasoner=args.reasoner, judge=judge,
+                      answer_k=args.answer_k, min_overlap=args.min_overlap, section_level=args.section_level,
+                      judge_repeats=args.judge_repeats, progress=False, keep=kept)
+    builds = build_table(retrievers)
     if args.trec:
         written = write_trec(args.trec, dataset, kept["retrievers"], kept["retrievals"][max(ks)], args.min_overlap)
         print(f"wrote {len(written)} TREC files (runs at k={max(ks)}, qrels) to {args.trec}")
@@ -121,15 +165,18 @@ def run(args) -> int:
     if args.out:
         csv, sidecar = save_results(df, args.out)
         print(f"wrote {len(df)} rows to {csv} and their provenance to {sidecar}")
-        for table, suffix in ((summary, "summary"), (differences, "differences")):
+        for table, suffix in ((summary, "summary"), (differences, "differences"), (builds, "builds")):
             if table is not None:
                 target = csv.with_name(f"{csv.stem}.{suffix}.csv")
                 with atomic_path(target) as tmp:
                     table.to_csv(tmp, index=False)
                 print(f"wrote {target}")
+        for figure in leaderboard_files(summary, ks, csv, f"{dataset.name}, {len(dataset.questions)} questions"):
+            print(f"wrote {figure}")
     print(f"{dataset.name}, {len(dataset.questions)} questions; {caption_reasoners(df)}")
-    print("mean [95% interval] over the questions scored (n); Wilson for 0/1 scores, t otherwise, clustered by "
-          "the document each question targets (the interval column of the summary CSV names each):")
+    print("mean [95% interval] over the questions scored (n), chosen by the metric's kind (Wilson for 0/1 scores, an "
+          "interval inside [0, 1] for fractions, t for unbounded values; docs/statistics.md), clustered by the "
+          "document each question targets (the interval column of the summary CSV names each):")
     with pd.option_context("display.max_columns", None, "display.width", 200, "display.max_colwidth", 40):
         print(formatted_summary(summary))   # one row per metric@k, one column per method
         if differences is not None:
@@ -137,6 +184,9 @@ def run(args) -> int:
                   f"({int(differences['family_size'].max()) if len(differences) else 0} tests; p_holm: Holm within it; "
                   "verdict decided only when p_holm < 0.05; mde: the smallest difference this n detects with 80% power):")
             print(differences.round(4).to_string(index=False))
+        print("index per method: build seconds (of the build that made it, when reused from the cache) and "
+              "stored size:")
+        print(builds.to_string(index=False))
         nans = nan_counts(df)
         if not nans.empty:
             print("NaN values (not scored, left out of the means):")

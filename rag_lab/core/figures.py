@@ -4,6 +4,11 @@ PNG export goes through kaleido, which needs a Chrome/Chromium on the machine
 (`make setup` installs Debian's chromium when it can). kaleido's one-shot export starts a
 browser per image (about 2.4 s each here), so the first PNG of a process starts kaleido's
 persistent server, which makes every PNG after it in about 0.15 s; kaleido closes it at exit.
+
+The interactive HTML does not embed plotly.js (4.8 MB a figure): it loads ``plotly.min.js`` by a relative
+path, by default ``../plotly.min.js``, one copy for every notebook's folder under ``figures/`` (and so one
+per run folder, where the report links ``figures/<notebook>/`` and that copy). The script is written
+there when missing or of another plotly version.
 """
 from __future__ import annotations
 
@@ -58,12 +63,16 @@ def untitled_value_axes(fig) -> list[str]:
     return missing
 
 
+PLOTLY_JS = "../plotly.min.js"   # where a figure's HTML finds plotly.js, relative to the HTML
+
+
 def save_figure(fig, folder: str | Path, name: str, width: int = 1000, height: int = 650, png: bool = True,
-                static=None) -> list[Path]:
-    """Write ``name.html`` (self-contained) and ``name.png``; returns the paths written. ``static``: another
-    figure drawn as the PNG (a 3-D figure's readable projection: a picture cannot be rotated). A value axis
-    without a title is warned about (``UntitledAxisWarning``), so an executed notebook shows it and its test
-    fails (runs/outputs.py reads warnings)."""
+                static=None, plotly_js: str = PLOTLY_JS) -> list[Path]:
+    """Write ``name.html`` and ``name.png``; returns the paths written. The HTML loads plotly.js from
+    ``plotly_js``, a path relative to it (written there when missing; module docstring). ``static``:
+    another figure drawn as the PNG (a 3-D figure's readable projection: a picture cannot be rotated). A
+    value axis without a title is warned about (``UntitledAxisWarning``), so an executed notebook shows it
+    and its test fails (runs/outputs.py reads warnings)."""
     folder = Path(folder)
     untitled = untitled_value_axes(fig if static is None else static)
     if untitled:
@@ -71,7 +80,8 @@ def save_figure(fig, folder: str | Path, name: str, width: int = 1000, height: i
                       "measure, with the unit)", UntitledAxisWarning, stacklevel=2)
     html = folder / f"{name}.html"
     with atomic_path(html) as tmp:
-        fig.write_html(str(tmp), include_plotlyjs=True, full_html=True)
+        fig.write_html(str(tmp), include_plotlyjs=plotly_js, full_html=True)
+    shared_plotly_js(folder / plotly_js)
     written = [html]
     if png:
         out = folder / f"{name}.png"
@@ -85,6 +95,19 @@ def save_figure(fig, folder: str | Path, name: str, width: int = 1000, height: i
             tmp.write_bytes(data)
         written.append(out)
     return written
+
+
+def shared_plotly_js(path: Path) -> Path:
+    """``path`` holding this plotly's ``plotly.min.js`` (written, atomically, when missing or of another version)."""
+    from plotly.offline import get_plotlyjs, get_plotlyjs_version
+
+    path = Path(os.path.normpath(path))
+    banner = f"plotly.js v{get_plotlyjs_version()}\n"
+    if path.is_file():
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            if banner in fh.read(200):
+                return path
+    return write_text(path, get_plotlyjs())
 
 
 SERVER_START_S = 90.0   # how long the first image may take while kaleido's server starts its browser

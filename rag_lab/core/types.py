@@ -93,6 +93,9 @@ class Question:
     gold_contexts: list[str] = field(default_factory=list)
     gold_section_ids: list[str] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    # parallel to gold_contexts: the character offset of each context in its document (None or absent: not
+    # given, the first occurrence is taken; docs/metrics.md "Where a gold context is")
+    gold_context_offsets: list[int | None] = field(default_factory=list)
 
 
 @dataclass

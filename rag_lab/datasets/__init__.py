@@ -66,19 +66,22 @@ def dataset_plugins() -> list[plugins.Plugin]:
     return plugins.load_plugins(plugins.DATASETS, LOADERS, reserved=shipped_datasets())
 
 
-def load_dataset(name_or_path: str | os.PathLike, limit: int | None = None, **kwargs) -> Dataset:
-    """Load a shipped dataset by name, a folder in the generic form, or a registered public dataset."""
+def load_dataset(name_or_path: str | os.PathLike, limit: int | None = None, strict: bool = False,
+                 **kwargs) -> Dataset:
+    """Load a shipped dataset by name, a folder in the generic form, or a registered public dataset.
+    ``strict``: a generic-form line with a field the format does not know is an error, not a warning."""
     _import_loaders()
     key = str(name_or_path)
     if key in LOADERS:
         dataset = LOADERS[key][0](**kwargs)
     elif (DATA_DIR / key).is_dir() and key in shipped_datasets():
-        dataset = _folder_subset(read_dataset(DATA_DIR / key, name=key), key, kwargs)
+        dataset = _folder_subset(read_dataset(DATA_DIR / key, name=key, strict=strict), key, kwargs)
     elif Path(key).is_dir():
-        dataset = _folder_subset(read_dataset(Path(key)), key, kwargs)
+        dataset = _folder_subset(read_dataset(Path(key), strict=strict), key, kwargs)
     else:
         known = ", ".join(sorted(available_datasets()))
-        raise ValueError(f"unknown dataset {key!r}: not a folder and not one of: {known}")
+        tried = Path(key).expanduser().resolve()
+        raise ValueError(f"unknown dataset {key!r}: no folder at {tried} and not one of: {known}")
     return dataset.limit(limit) if limit else dataset
 
 

@@ -298,21 +298,35 @@ def jats_files(folder: str | Path) -> list[Path]:
     return files
 
 
-def iter_jats_folder(folder: str | Path):
-    """Documents of a folder one file at a time (ids checked for duplicates across files)."""
+DUPLICATES = ("skip", "refuse")
+
+
+def iter_jats_folder(folder: str | Path, duplicates: str = "skip", skipped: list[dict] | None = None):
+    """Documents of a folder one file at a time. A document id met again (two files holding one article)
+    keeps the first: the later one is skipped with a warning naming both files and appended to
+    ``skipped``; ``duplicates="refuse"`` makes it an error instead (docs/data.md)."""
+    if duplicates not in DUPLICATES:
+        raise ValueError(f"duplicates must be one of {DUPLICATES}, got {duplicates!r}")
     seen: dict[str, str] = {}
     for p in jats_files(folder):
         for d in parse_jats_articles(p):
             if d.id in seen:
-                raise ValueError(f"{p}: document id {d.id!r} already used by {seen[d.id]}")
+                if duplicates == "refuse":
+                    raise ValueError(f"{p}: document id {d.id!r} already used by {seen[d.id]} (duplicates='skip' "
+                                     "keeps the first and loads the rest)")
+                log.warning("%s: document id %r already used by %s: skipped, the first is kept", p, d.id, seen[d.id])
+                if skipped is not None:
+                    skipped.append({"id": d.id, "file": str(p), "kept": seen[d.id]})
+                continue
             seen[d.id] = str(p)
             yield d
 
 
-def parse_jats_folder(folder: str | Path, limit: int | None = None) -> list[Document]:
-    """Every article of every ``*.xml`` / ``*.nxml`` file of a folder (sorted by path)."""
+def parse_jats_folder(folder: str | Path, limit: int | None = None, duplicates: str = "skip") -> list[Document]:
+    """Every article of every ``*.xml`` / ``*.nxml`` file of a folder (sorted by path; ``duplicates``
+    as ``iter_jats_folder``)."""
     docs = []
-    for d in iter_jats_folder(folder):
+    for d in iter_jats_folder(folder, duplicates):
         if limit is not None and len(docs) >= limit:
             break
         docs.append(d)

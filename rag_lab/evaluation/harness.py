@@ -60,11 +60,11 @@ def as_retrievers(methods: Sequence[str | Retriever] | Mapping[str, Retriever]) 
 
 
 def build_all(retrievers: Mapping[str, Retriever], dataset: Dataset) -> None:
-    """Build every retriever not built yet (a built one has chunks)."""
+    """Build every retriever not built yet (a built one has chunks); ``Retriever.build`` says which is building
+    (``core.progress.building``), once."""
     with ties.deciding(dataset=dataset.name):
-        for name, r in retrievers.items():
+        for r in retrievers.values():
             if not r.chunks:
-                log.info("building %s over %d documents", name, len(dataset.documents))
                 r.build(dataset.documents)
             else:
                 r.name_build_near_ties(dataset.name)     # built before: its near-ties gain the data set

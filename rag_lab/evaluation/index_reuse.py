@@ -59,7 +59,7 @@ def _restored(retriever, blob: bytes, key: str, source: str, store: IndexStore) 
         if source != "memory":
             store.discard(family(retriever), key, f"unloadable ({type(e).__name__}: {e})")
         return False
-    retriever.index_reuse = {"reused": True, "key": key, "entry": source}
+    retriever.index_reuse = {"reused": True, "key": key, "entry": source, "bytes": len(blob)}
     _memo_put(key, blob)
     log.info("%s: reused its index (%s)", retriever.name, source)
     return True
@@ -101,6 +101,7 @@ def _build_and_keep(retriever, documents: list, distribute: bool, parts: dict, k
         log.info("%s: index not persisted (its state cannot be pickled: %s)", retriever.name, e)
         return
     _memo_put(key, blob)
+    retriever.index_reuse["bytes"] = len(blob)
     try:
         retriever.index_reuse["entry"] = str(store.save(family(retriever), key, blob, {**parts, "bytes": len(blob),
                                                         "index_reasoner": index_reasoner_name(retriever)}))

@@ -42,6 +42,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
+from ..core.gold import offsets_of, place, search_order
 from ..core.types import Chunk, Dataset, Document, Question
 
 Matcher = Callable[[Chunk], set[int]]
@@ -130,18 +131,14 @@ class GoldSpan:
 
 
 def locate_contexts(question: Question, documents: dict[str, Document]) -> list[GoldSpan]:
-    """Find each distinct gold context in the question's gold documents (or, failing that, any document)."""
+    """Place each distinct gold context in the question's gold documents (or, failing that, any document):
+    at its given offset (``gold_context_offsets``), else at its first occurrence (``core.gold``)."""
     out = []
-    search_order = [documents[d] for d in question.gold_doc_ids if d in documents]
-    search_order += [d for d in documents.values() if d.id not in question.gold_doc_ids]
-    for ctx in dict.fromkeys(question.gold_contexts):      # a context listed twice is one gold item
-        for doc in search_order:
-            i = doc.text.find(ctx)
-            if i >= 0:
-                out.append(GoldSpan(doc.id, i, i + len(ctx), ctx))
-                break
-        else:
-            out.append(GoldSpan(None, -1, -1, ctx))
+    order = search_order(question, documents)
+    # a context listed twice is one gold item (twice at two given offsets: two)
+    for ctx, offset in dict.fromkeys(zip(question.gold_contexts, offsets_of(question))):
+        doc_id, start = place(ctx, offset, order)
+        out.append(GoldSpan(doc_id, start, start + len(ctx) if doc_id is not None else -1, ctx))
     return out
 
 

@@ -184,6 +184,8 @@ def save_results(df, path: str | Path) -> tuple[Path, Path]:
     if path.suffix.lower() == ".json":
         raise ValueError(f"--out {path}: give the CSV's path; its provenance goes beside it as {path.stem}.json")
     record = provenance(df)
+    if "k" in df.columns:      # 5, not 5.0: rows without a cut-off (token counts) leave the cell empty
+        df = df.assign(k=df["k"].astype("Int64"))
     with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False)
     sidecar = path.with_suffix(".json")

@@ -22,8 +22,12 @@ clock = time.perf_counter     # what ``measure_latency`` reads (a test puts a fa
 
 
 
+PRICE_TOKENS = 1_000_000      # prices are per 1M tokens, the unit every provider quotes
+
+
 def estimate_calls(planned, price_in: float | None = None, price_out: float | None = None) -> list[dict]:
-    """Rows (job, calls, prompt_tokens, est_completion_tokens, est_cost) for (job, input text) pairs."""
+    """Rows (job, calls, prompt_tokens, est_completion_tokens, est_cost) for (job, input text) pairs;
+    ``price_in`` / ``price_out``: prices per 1M prompt / completion tokens."""
     from .prompts import PROMPTS, planned_inputs
     from .tokens import count_message_tokens
 
@@ -45,7 +49,7 @@ def estimate_calls(planned, price_in: float | None = None, price_out: float | No
         completion = calls[job] * PROMPTS[job].completion_allowance
         cost = None
         if price_in is not None or price_out is not None:
-            cost = prompt_tokens[job] / 1000 * (price_in or 0.0) + completion / 1000 * (price_out or 0.0)
+            cost = (prompt_tokens[job] * (price_in or 0.0) + completion * (price_out or 0.0)) / PRICE_TOKENS
         rows.append({"job": job, "calls": calls[job], "prompt_tokens": prompt_tokens[job],
                      "est_completion_tokens": completion, "est_cost": cost})
     return rows

@@ -14,7 +14,9 @@ reference run's, committed beside its tables as ``near_ties.jsonl`` (``write_ref
 or as not explained by a near-tie.
 
 Runs with other parameters, or into another folder, are not compared (their tables are not the
-reference's), and neither is anything outside a git checkout.
+reference's), and neither is anything outside a git checkout. A run with other parameters does not
+write into the repository's ``figures/`` at all (``figures_folder``): its figures and tables go to
+its run folder's ``figures/<notebook>/``, unless asked otherwise (``rag_lab run --write-reference``).
 """
 from __future__ import annotations
 
@@ -157,15 +159,31 @@ def write_reference_near_ties(near_ties: Sequence, figures_dir: Path) -> Path:
     return write_text(Path(figures_dir) / NEAR_TIES_FILE, near_ties_text(notes))
 
 
+def figures_folder(notebook: str, changed: dict, figures_root: Path, run_dir: Path,
+                   write_reference: bool = False) -> Path:
+    """Where a notebook writes its figures and tables: ``figures_root/<notebook>/``, except that a run with
+    ``changed`` parameters (the same test as ``reference_check``'s) writes into its run folder's
+    ``figures/<notebook>/`` instead of the repository's reference, unless ``write_reference`` asks for it."""
+    figures_root = Path(figures_root).resolve()
+    if changed and not write_reference and figures_root == Path(REFERENCE_DIR).resolve():
+        return Path(run_dir) / "figures" / notebook
+    return figures_root / notebook
+
+
+NOT_DEFAULT = "ran with parameters other than the reference's defaults"
+
+
 def reference_check(entry: dict, figures_dir: Path, root: Path = ROOT) -> dict:
     """What the run's manifest records of the comparison: whether it was made (default parameters,
     written into the repository's ``figures/``), the changed tables with their moved rows, each
     explained by a near-tie of this run or of the reference run, or not."""
     figures_dir = Path(figures_dir).resolve()
+    if entry.get("changed"):
+        inside = figures_dir.parent == (Path(root) / "figures").resolve()
+        return {"compared": False, "why": NOT_DEFAULT + ("; written into figures/ as asked" if inside else
+                                                         f"; its figures and tables are in {figures_dir}")}
     if figures_dir.parent != (Path(root) / "figures").resolve():
         return {"compared": False, "why": "written outside the repository's figures/"}
-    if entry.get("changed"):
-        return {"compared": False, "why": "ran with parameters other than the reference's defaults"}
     if entry.get("status") != "ok":
         return {"compared": False, "why": "the notebook failed"}
     dataset = (entry.get("parameters") or {}).get("dataset")

@@ -16,8 +16,9 @@ replaces a figure by renaming a new file over it, which leaves the linked one un
 are read from the copies the runner keeps in ``tables/<notebook>/``.
 
 Executed notebooks hold plotly figures only as plotly's own JSON mimetype, which nbconvert does
-not draw; before converting, each such output gets an HTML rendering that loads ``plotly.min.js``
-written once beside the page (so the rendered notebooks stay small and work offline). A widget
+not draw; before converting, each such output gets an HTML rendering that loads ``figures/plotly.min.js``,
+the run folder's one copy of plotly.js, which the figures' own HTML load as ``../plotly.min.js``
+(``rag_lab.core.figures``): the rendered notebooks and figures stay small and work offline. A widget
 output that also carries HTML (the explorer's saved view) is rendered as that HTML: nbconvert would
 otherwise prefer the widget, which needs a live kernel and a widget script from the network.
 
@@ -42,7 +43,7 @@ from .specs import recorded_manifest
 
 log = logging.getLogger(__name__)
 PAGE = "index.html"
-PLOTLY_JS = "plotly.min.js"
+PLOTLY_JS = "figures/plotly.min.js"   # the run folder's one copy: figures' HTML load it too (core/figures.py)
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 TABLE_ROWS = 30          # rows shown per table; the CSV link has them all
@@ -98,6 +99,9 @@ def link_outputs(entry: dict[str, Any], run_dir: Path) -> list[str]:
             rel = Path("figures") / entry["notebook"] / src.name
         link_file(src, run_dir / rel)
         out.append(rel.as_posix())
+    script = figures_dir.parent / Path(PLOTLY_JS).name      # the figures' HTML load ../plotly.min.js
+    if any(r.endswith(".html") for r in out) and script.is_file() and not (run_dir / PLOTLY_JS).exists():
+        link_file(script, run_dir / PLOTLY_JS)
     return sorted(out)
 
 
@@ -122,9 +126,9 @@ def render_notebook(executed: Path, dest: Path, plotly_js: str = PLOTLY_JS) -> P
                 plots += 1
             if WIDGET_MIME in data and "text/html" in data:   # no kernel here: the widget's saved view
                 del data[WIDGET_MIME]
-    if plots and not (dest.parent / plotly_js).exists():
-        from plotly.offline import get_plotlyjs
-        write_text(dest.parent / plotly_js, get_plotlyjs())
+    if plots:
+        from ..core.figures import shared_plotly_js
+        shared_plotly_js(dest.parent / plotly_js)
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
     return write_text(dest, scrub(body, urls=False))
 

@@ -44,7 +44,8 @@ from ..core.progress import HEADLESS_ENV
 from ..evaluation.provenance import embedding_backend, git_revision, package_versions
 from ..evaluation.trec import TREC_DIR_ENV
 from ..core.ties import NEAR_TIES_ENV, read_near_ties
-from .reference import reference_check, write_reference_near_ties
+from .parameters import check_all
+from .reference import figures_folder, reference_check, write_reference_near_ties
 from .report import write_report
 from .specs import check_specs, recorded, recorded_manifest
 
@@ -301,8 +302,12 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
                   run_id: str | None = None, runs_dir: Path = RUNS_DIR, figures_root: Path = FIGURES_DIR,
                   notebook_dir: Path = NOTEBOOK_DIR, per_notebook: dict[str, dict[str, Any]] | None = None,
                   progress: bool = True, timeout: float | None = DEFAULT_CELL_TIMEOUT,
-                  address: str | None = None, jobs: int = 1) -> dict[str, Any]:
+                  address: str | None = None, jobs: int = 1, write_reference: bool = False) -> dict[str, Any]:
     """Run notebooks one after another; returns the manifest (also written to the run folder).
+
+    Parameter names the notebooks do not take are refused before the first one starts (``parameters.py``).
+    A notebook run with non-default parameters writes its figures into the run folder, not into the
+    repository's ``figures/``, unless ``write_reference`` (``reference.figures_folder``).
 
     ``timeout``: seconds any one cell may run (None: no limit). ``run_id``: the folder name; by
     default ``<notebook or label>-<parameter hash>-<timestamp>``. ``address``: a Dask scheduler the
@@ -322,6 +327,7 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     given = {nb: {**(parameters or {}), **(per_notebook or {}).get(nb.stem, {})} for nb in notebooks}
     for nb in notebooks:                   # a spec whose URL holds a credential never reaches a file
         check_specs(given[nb], f"{nb.stem}: parameter")
+    check_all(notebooks, given, notebook_defaults)
     hashes = {nb.stem: parameter_hash(effective_parameters(nb, given[nb])) for nb in notebooks}
     digest = next(iter(hashes.values())) if len(hashes) == 1 else parameter_hash(hashes)
     kernel = kernel_name()
@@ -341,9 +347,11 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     manifest_path = run_dir / "manifest.json"
     t0 = time.perf_counter()
     with cluster_address(address), headless_kernels():   # kernels inherit both through the environment
+        folders = {nb: figures_folder(nb.stem, changed_parameters(nb, effective_parameters(nb, given[nb])),
+                                      figures_root, run_dir, write_reference) for nb in notebooks}
         for wave in waves(notebooks) if jobs > 1 else [[nb] for nb in notebooks]:
             manifest["notebooks"] += run_wave(wave, jobs, _run_one, lambda nb: (
-                nb, given[nb], run_dir, figures_root / nb.stem, kernel, timeout, progress))
+                nb, given[nb], run_dir, folders[nb], kernel, timeout, progress))
             manifest["notebooks"].sort(key=lambda e: [nb.stem for nb in notebooks].index(e["notebook"]))
             write_text(manifest_path, json.dumps(manifest, indent=2, default=str))
     manifest["finished"] = dt.datetime.now().isoformat(timespec="seconds")

@@ -25,7 +25,7 @@ ENV = "RAG_LAB_DATA_PMC_OA"
                            "cross-section questions)")
 def load_pmc_oa(path: str | Path | None = None, articles: int | None = None, concepts=None, seed: int = 0,
                 per_template: int = 1, imrad_only: bool = True, min_words: int = 1000,
-                questions: bool = True) -> Dataset:
+                questions: bool = True, duplicates: str = "skip") -> Dataset:
     where = Path(path) if path else dataset_dir("pmc_oa", ENV)
     if not where.is_dir():
         raise FileNotFoundError(
@@ -34,4 +34,4 @@ def load_pmc_oa(path: str | Path | None = None, articles: int | None = None, con
             "Access JATS files (bulk packages: https://ftp.ncbi.nlm.nih.gov/pub/pmc/oa_bulk/oa_comm/xml/), unpack the "
             f".xml/.nxml files into a folder and pass path=FOLDER or set {ENV}=FOLDER")
     return jats_dataset("pmc_oa", Path(where), articles, concepts, seed, per_template, questions, imrad_only,
-                        min_words)
+                        min_words, duplicates)
