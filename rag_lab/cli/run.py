@@ -29,6 +29,7 @@ def add_arguments(parser):
 def run(args) -> int:
     import yaml
 
+    from ..evaluation.ledger import ledger_lines
     from ..runs.reference import reference_lines
     from ..runs.runner import DEFAULT_CELL_TIMEOUT, run_notebooks
 
@@ -50,6 +51,8 @@ def run(args) -> int:
     for nb in manifest["notebooks"]:
         print(f"{nb['status']:7s} {nb['notebook']}  {nb['seconds']:.1f}s  -> {run_dir / nb['output']}")
     for line in reference_lines(manifest):
+        print(line)
+    for line in ledger_lines(manifest, run_dir):
         print(line)
     print(f"report: {run_dir / 'index.html'}")
     failed = [nb for nb in manifest["notebooks"] if nb["status"] != "ok"]
