@@ -1,0 +1,43 @@
+"""How the call sites say a decided comparison: the verdict word with its reason, and the family its
+Holm p was adjusted in. One wording for every notebook, so "undecided" is never said five ways:
+the words are ``statistics``' constants, and "cannot be decided" always carries the reason ``decide``
+gave (a row without one — before ``decide`` gave reasons — says the word alone).
+
+Also the data set a tidy table came from (``evaluate`` records it in ``attrs``), for the ledger.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+import pandas as pd
+
+from .statistics import UNDECIDABLE
+
+
+def reason_of(row: Mapping) -> str:
+    """The reason a row "cannot be decided" ("" for a decided or inconclusive one)."""
+    reason = row.get("reason", "") if hasattr(row, "get") else ""
+    return "" if reason is None or (isinstance(reason, float) and pd.isna(reason)) else str(reason)
+
+
+def verdict_said(row: Mapping) -> str:
+    """The verdict word, and for "cannot be decided" its reason in brackets."""
+    word = str(row["verdict"])
+    reason = reason_of(row)
+    return f"{word} ({reason})" if word == UNDECIDABLE and reason else word
+
+
+def family_said(table: pd.DataFrame) -> str:
+    """``Holm within "<family>" (N comparisons); each interval is the comparison's own, unadjusted for the
+    family`` for a decided table of one or more families; "" for an empty one."""
+    if table.empty or "family" not in table.columns:
+        return ""
+    parts = [f'"{f}" ({int(g["family_size"].iloc[0])} comparisons)' for f, g in table.groupby("family", sort=False)]
+    return (f"p Holm-adjusted within the declared famil{'y' if len(parts) == 1 else 'ies'} {'; '.join(parts)}; each "
+            "interval is the comparison's own 95% interval, unadjusted for its family, so an interval that excludes 0 "
+            "can stand beside a verdict that is not decided")
+
+
+def dataset_of(results: pd.DataFrame, default: str = "") -> str:
+    """The data set ``evaluate`` scored (``results.attrs["dataset"]``), else ``default``."""
+    return str(getattr(results, "attrs", {}).get("dataset") or default)
