@@ -36,17 +36,18 @@ SPAN_METRICS = ("ctx_recall", "ctx_precision", "ctx_mrr", "ctx_ndcg")
 STRING_MATCH = "string-match"   # label of ragas' non-LLM context metrics wherever they are shown
 
 
-def family_name(columns: Mapping[str, str], method: str = "sketch") -> str:
+def family_name(metrics: Sequence[str], method: str = "sketch") -> str:
     """The declared family of ``comparisons``: the method minus each baseline on these metric@k columns
-    (sorted, so the same columns name the same family whatever order they come in)."""
-    return f"{method} minus each baseline on {', '.join(sorted(dict.fromkeys(columns.values())))}"
+    (those compared; sorted, so the same columns name the same family whatever order they come in)."""
+    return f"{method} minus each baseline on {', '.join(sorted(set(metrics)))}"
 
 
 def comparisons(results: pd.DataFrame, columns: Mapping[str, str], method: str = "sketch",
                 units: Units | None = None) -> pd.DataFrame:
     """``method`` minus every other method of ``results`` (evaluate's tidy table) on each column
     (``columns``: label -> metric@k), paired by question: ``COLUMNS``, one row per baseline and column
-    both were scored on, all of them one declared family (``family_name``: Holm across the rows).
+    both were scored on, all of them one declared family (``family_name`` of the columns compared: Holm
+    across the rows).
     ``units`` (question id -> its document): clustered by document, as notebook 10. The table is
     recorded in the run's ledger."""
     rows = []
@@ -60,7 +61,7 @@ def comparisons(results: pd.DataFrame, columns: Mapping[str, str], method: str =
                 rows.append({"method": method, "baseline": base, "column": label, "metric": metric, **d.as_dict()})
     if not rows:
         return pd.DataFrame(columns=COLUMNS)
-    out = decide(pd.DataFrame(rows), family_name(columns, method))
+    out = decide(pd.DataFrame(rows), family_name([r["metric"] for r in rows], method))
     return recorded(out[[*COLUMNS, *[c for c in out.columns if c not in COLUMNS]]], dataset_of(results, "unnamed"))
 
 
