@@ -41,3 +41,14 @@ def family_said(table: pd.DataFrame) -> str:
 def dataset_of(results: pd.DataFrame, default: str = "") -> str:
     """The data set ``evaluate`` scored (``results.attrs["dataset"]``), else ``default``."""
     return str(getattr(results, "attrs", {}).get("dataset") or default)
+
+
+def difference_said(row: Mapping) -> str:
+    """``semantic - naive on ctx_recall@5: -0.242 [-0.442, -0.042] (n = 20, 3 documents, design effect 1.40,
+    p = 0.02 (exact), MDE 0.150, p Holm = 0.04): contradicted`` for one row of a decided table."""
+    from .statistics import format_ci, format_p
+    from .uncertainty import comparison_note
+
+    holm = "" if pd.isna(row["p_holm"]) or row["p_holm"] == row["p"] else f", p Holm = {format_p(row['p_holm'])}"
+    return (f"{row['method']} - {row['baseline']} on {row['metric']}: "
+            f"{format_ci(row['diff'], row['ci_low'], row['ci_high'])} ({comparison_note(row)}{holm}): {verdict_said(row)}")
