@@ -38,6 +38,13 @@ def test_rows_carry_exactly_the_ledger_columns():
     assert (row["method"], row["baseline"], row["n"], row["units"]) == ("semantic", "naive", 20, 3)
 
 
+def test_a_condition_or_a_setting_without_k_is_part_of_the_setting():
+    rows = ledger.ledger_rows(decided(condition="full"), "d")
+    assert rows["setting"].tolist() == ["k=5; full"]
+    gathered = ledger.ledger_rows(decided(metric="gold_sentence_recall", setting="own stopping point"), "d")
+    assert gathered["setting"].tolist() == ["own stopping point"]
+
+
 def test_a_table_without_the_tests_columns_or_a_dataset_is_refused():
     with pytest.raises(ValueError, match="lacks"):
         ledger.ledger_rows(decided().drop(columns=["p_holm"]), "d")

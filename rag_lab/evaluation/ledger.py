@@ -67,7 +67,8 @@ def interval_kind(interval: str) -> str:
 def ledger_rows(table: pd.DataFrame, dataset: str, notebook: str = "") -> pd.DataFrame:
     """A decided table (``uncertainty.decide``'s columns after the method, its baseline — ``baseline``,
     ``below`` or ``rival`` — and ``metric``) as ledger rows (``COLUMNS``). A ``setting`` column of the
-    table is kept only for a metric without k or budget."""
+    table is kept only for a metric without k or budget; a ``condition`` column (GraLC's document lengths)
+    is added to the setting: the same questions on other texts are another comparison."""
     missing = [c for c in NEEDED if c not in table.columns]
     other = next((c for c in BASELINE_COLUMNS if c in table.columns), None)
     if missing or other is None:
@@ -80,6 +81,8 @@ def ledger_rows(table: pd.DataFrame, dataset: str, notebook: str = "") -> pd.Dat
         metric, at = split_metric(r["metric"])
         if not at and "setting" in table.columns and pd.notna(r["setting"]):
             at = str(r["setting"])
+        if "condition" in table.columns and pd.notna(r["condition"]) and str(r["condition"]):
+            at = f"{at}; {r['condition']}" if at else str(r["condition"])     # GraLC's length conditions
         rows.append({"notebook": notebook, "dataset": str(dataset), "metric": metric,
                      "setting": _setting(at, r.get("threshold")), "method": r["method"], "baseline": r[other],
                      "n": r["n"], "units": r.get("units", r["n"]), "design_effect": r.get("design_effect", math.nan),
