@@ -71,6 +71,7 @@ def test_gather_stacks_notebooks_and_one_answer_each_is_no_conflict(tmp_path):
     folder = tmp_path / "ledger"
     ledger.record(decided(), "d", folder / "00_quickstart.csv")
     ledger.record(decided(family="g"), "d", folder / "10_compare.csv")        # same numbers, another family
+    ledger.record(decided(family="g"), "d", folder / "10_compare.csv")        # the same table read twice: kept once
     rows = ledger.gather(folder, tmp_path / "comparisons.csv")
     assert rows["notebook"].tolist() == ["00_quickstart", "10_compare"]
     assert ledger.conflicts(rows) == []

@@ -58,6 +58,7 @@ def run(args) -> int:
     from ..caching.atomic import atomic_path
     from ..evaluation.cluster import cluster_address
     from ..evaluation.harness import evaluate, nan_counts
+    from ..evaluation.ledger import ledger_rows
     from ..evaluation.provenance import caption_reasoners, save_results
     from ..evaluation.uncertainty import (formatted_summary, headline_family, paired_differences, question_units,
                                           summary_with_ci, testable_family)
@@ -102,7 +103,8 @@ def run(args) -> int:
     if args.out:
         csv, sidecar = save_results(df, args.out)
         print(f"wrote {len(df)} rows to {csv} and their provenance to {sidecar}")
-        for table, suffix in ((summary, "summary"), (differences, "differences")):
+        comparisons = ledger_rows(differences, dataset.name, "eval") if differences is not None else None
+        for table, suffix in ((summary, "summary"), (differences, "differences"), (comparisons, "comparisons")):
             if table is not None:
                 target = csv.with_name(f"{csv.stem}.{suffix}.csv")
                 with atomic_path(target) as tmp:

@@ -135,12 +135,14 @@ def recorded(table: pd.DataFrame, dataset: str) -> pd.DataFrame:
 
 
 def gather(folder: str | os.PathLike, out: str | os.PathLike | None = None) -> pd.DataFrame:
-    """Every ``<notebook>.csv`` ledger in ``folder`` stacked (in notebook order); written to ``out`` (the
-    run's ``comparisons.csv``) when given, even when empty, so a run's ledger always exists."""
+    """Every ``<notebook>.csv`` ledger in ``folder`` stacked (in notebook order), a row recorded twice in
+    the same notebook kept once; written to ``out`` (the run's ``comparisons.csv``) when given, even when
+    empty, so a run's ledger always exists."""
     files = sorted(Path(folder).glob("*.csv")) if Path(folder).is_dir() else []
     frames = [read(f) for f in files]
     frames = [f for f in frames if not f.empty]
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
+    rows = rows.drop_duplicates(ignore_index=True)    # one table read twice in a notebook (a paragraph and its details)
     if out is not None:
         with atomic_path(Path(out)) as tmp:
             rows.to_csv(tmp, index=False)
