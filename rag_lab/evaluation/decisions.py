@@ -52,3 +52,24 @@ def difference_said(row: Mapping) -> str:
     holm = "" if pd.isna(row["p_holm"]) or row["p_holm"] == row["p"] else f", p Holm = {format_p(row['p_holm'])}"
     return (f"{row['method']} - {row['baseline']} on {row['metric']}: "
             f"{format_ci(row['diff'], row['ci_low'], row['ci_high'])} ({comparison_note(row)}{holm}): {verdict_said(row)}")
+
+
+try:
+    from .statistics import estimand_sentence
+except ImportError:     # TEMPORARY, this branch only: until the "stats" branch (which owns it) is merged
+    def estimand_sentence(n: int, units: int, confidence: float = 0.95) -> str:
+        level = f"{confidence * 100:.0f}%"
+        who = (f"with each question its own sampled unit (n = {n} questions)" if units == n
+               else f"with the {units} documents as the sampled units (n = {n} questions)")
+        return f"Every interval below is a {level} interval for the mean over questions like these, {who}."
+
+
+def estimand_of(dataset) -> str:
+    """The notebook's first statistical sentence (``statistics.estimand_sentence``) for ``dataset``: its
+    questions with gold (the ones scored) and the documents they were written from (``question_units``)."""
+    from .metrics import questions_with_gold
+    from .uncertainty import question_units
+
+    scored = questions_with_gold(dataset)[0]
+    units = question_units(dataset)
+    return f"{dataset.name}: " + estimand_sentence(len(scored), len({units[q.id] for q in scored}))
