@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rag_lab.evaluation.statistics import UNDECIDABLE
 from rag_lab.compare.claims import CLAIMS, NON_INFERIORITY_MARGIN, claim_comparisons, claims_table, twins
 
 N = 20
@@ -100,8 +101,8 @@ def test_three_questions_all_against_none_cannot_be_decided():
                                   for metric in ("ctx_precision", "ctx_recall") for i in range(3)],
                                  columns=["method", "question_id", "metric", "k", "value"])}
     rows = claim_comparisons(results)
-    assert set(rows["verdict"]) == {"cannot be decided at this n"} and (rows["p"] == 0.25).all()
-    assert verdicts(results)["SKETCH"] == "cannot be decided at this n"
+    assert set(rows["verdict"]) == {UNDECIDABLE} and (rows["p"] == 0.25).all()
+    assert verdicts(results)["SKETCH"] == UNDECIDABLE
 
 
 def test_clustered_claims_say_documents_and_design_effect():
@@ -112,7 +113,7 @@ def test_clustered_claims_say_documents_and_design_effect():
     rows = claim_comparisons({"d": tidy(scores)}, units=units)
     assert set(rows["units"]) == {2} and "clustered" in rows["interval"].iloc[0]
     # two documents: the exact sign-flip over 2^2 patterns can give p = 2/4 at best -> undecidable
-    assert set(rows["verdict"]) == {"cannot be decided at this n"}
+    assert set(rows["verdict"]) == {UNDECIDABLE}
     assert ", 2 documents" in claims_table({"d": tidy(scores)}, units=units).set_index("paper").loc["SKETCH", "numbers"]
     flat = claim_comparisons({"d": tidy(scores)})
     assert set(flat["verdict"]) == {"supported"}          # independent questions: 10 wins of 20 decide it

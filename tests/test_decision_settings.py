@@ -4,6 +4,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
+from rag_lab.evaluation.statistics import UNDECIDABLE
 from rag_lab.compare.budget import TOKENS
 from rag_lab.compare.settings import (MID, SMALLEST, as_k, decision_budgets, decision_claims, decision_differences,
                                       decision_flips, unequal, verdict_table)
@@ -55,7 +56,7 @@ def test_decisions_are_made_at_both_budgets_with_k_beside():
     assert tokens.loc[(unequal(5), "ctx_recall@5")].tolist() == [6.0, 10.0]
     # one family per setting (three metrics each), verdicts from the statistics layer: two questions decide nothing
     assert diff.groupby("setting")["family_size"].first().tolist() == [3, 3, 3]
-    assert set(diff["verdict"]) == {"cannot be decided at this n"}
+    assert set(diff["verdict"]) == {UNDECIDABLE}
 
     by = {"t": budgets}
     flips = decision_flips({"t": results}, by, 5).set_index("setting")
@@ -70,7 +71,7 @@ def test_decisions_are_made_at_both_budgets_with_k_beside():
     assert recall["diff"].to_dict() == {SMALLEST: 0.5, MID: 0.0, unequal(5): -0.5}
     table = verdict_table(claims)
     assert list(table.columns) == ["paper", "claim", SMALLEST, MID, unequal(5)]
-    assert table.set_index("paper").loc["SKETCH"].tolist()[1:] == ["cannot be decided at this n"] * 3
+    assert table.set_index("paper").loc["SKETCH"].tolist()[1:] == [UNDECIDABLE] * 3
     assert table.set_index("paper").loc["UnWeaver", SMALLEST] == "not tested"
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ...core.plots import IN_CI
 from ...evaluation.decisions import verdict_said
-from ...evaluation.statistics import CONTRADICTED, SUPPORTED, format_ci, format_p
+from ...evaluation.statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE, format_ci, format_p
 from . import paper
 from .comparisons import CEILING, READINGS
 from .experiment import ALL_COSINE, MENTION_COSINE
@@ -316,15 +316,15 @@ def order_sentence(order: pd.DataFrame, where: str) -> str:
         return ""
     ranked = list(dict.fromkeys(list(order["method"]) + list(order["below"])))
     reported = paper.table1()["MRR"]
-    decided = order[order["verdict"].isin(["supported", "contradicted"])]
+    decided = order[order["verdict"].isin([SUPPORTED, CONTRADICTED])]
     flipped = order[[reported.get(a, math.nan) < reported.get(b, math.nan) for a, b in zip(order["method"], order["below"])]]
-    flipped_decided = flipped[flipped["verdict"] == "supported"]
+    flipped_decided = flipped[flipped["verdict"] == SUPPORTED]
     ns = sorted({int(v) for v in order["n"]})
     n = str(ns[0]) if len(ns) == 1 else f"{ns[0]} to {ns[-1]}"
-    few = int((order["verdict"] == "cannot be decided at this n").sum())
+    few = int((order["verdict"] == UNDECIDABLE).sum())
     text = (f"Table 1 ({where}): our MRR order is {' > '.join(ranked)} (n = {n} questions); "
             f"{len(decided)} of its {len(order)} pairs are told apart (Holm-adjusted p < 0.05 across the pairs"
-            + (f"; {few} cannot be decided with this many questions" if few else "")
+            + (f"; {few} {UNDECIDABLE}" if few else "")
             + (f"; MDE up to {order['mde'].max():.3f}" if order["mde"].notna().any() else "") + ").")
     if len(flipped):
         text += (f" The paper-reported order reverses {len(flipped)} of these pairs; "
