@@ -131,6 +131,10 @@ def check_lead(printed: str, paths, retrieval: pd.DataFrame):
     assert list(dict.fromkeys(lead["column"])) == spans + ["string-match context precision", "string-match context recall"]
     assert set(lead["baseline"]) == {"naive", "semantic", "kg", "raptor"} and (lead["n"] == 3).all()
     assert set(lead["verdict"]) <= set(VERDICTS)
+    # one declared family with the test's columns, named by the columns it compares
+    from rag_lab.evaluation.uncertainty import TEST_COLUMNS
+    assert set(TEST_COLUMNS) <= set(lead.columns) and lead["family"].nunique() == 1
+    assert lead["family"].iloc[0].startswith("sketch minus each baseline on ") and (lead["family_size"] == len(lead)).all()
     means = retrieval.set_index(["method", "metric"])["mean"]
     for _, row in lead[lead["column"].isin(spans)].iterrows():
         assert row["diff"] == pytest.approx(means[("sketch", row["column"])] - means[(row["baseline"], row["column"])],

@@ -19,7 +19,7 @@ import pandas as pd
 from ..evaluation.decisions import dataset_of
 from ..evaluation.ledger import record
 from ..evaluation.statistics import CONTRADICTED, SUPPORTED
-from ..methods.ssg.experiment import OWN_STOP
+from ..methods.ssg.ledgered import OWN_STOP
 from .budget import TOKENS, EqualBudget, budget_differences, equal_budget, mid_budget, with_tokens
 from .claims import SSG_METRICS, claim_comparisons, claims_table
 from .intervals import differences_table, flip_summary, flipped_questions

@@ -20,7 +20,6 @@ import pandas as pd
 
 from ...evaluation.metrics import context_matches, locate_contexts
 from ...evaluation.decisions import verdict_said
-from ...evaluation.ledger import record
 from ...evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_ci
 from ...evaluation.uncertainty import (Units, interval_frames, paired_differences, pairwise_differences,
                                        question_units)
@@ -28,6 +27,7 @@ from ...core.types import Dataset, Question, Retrieval
 from .algorithms import ALGORITHMS
 from .config import SSGConfig
 from .graph import SimilarityGraph
+from .ledgered import EQUAL_BUDGET, OWN_STOP, recorded_algorithms, setting_of, units_of  # noqa: F401 (the notebook's)
 from .method import SSGRetriever, method_name
 from .paper import (PAPER_METRICS, PAPER_STRATEGY, PAPER_TABLES, RunSetting, compare_with_paper, our_column,
                     paper_table)
@@ -177,38 +177,13 @@ def budget_sentence(scores: pd.DataFrame, equal: pd.DataFrame) -> str:
             "that cap.")
 
 
-def units_of(scores: pd.DataFrame) -> Units | None:
-    """question id -> its unit (its document), from ``gathered_scores``' ``unit`` column (None without one)."""
-    if "unit" not in scores.columns:
-        return None
-    return dict(zip(scores["question_id"].astype(str), scores["unit"].astype(str)))
-
-
-OWN_STOP, EQUAL_BUDGET = "own stopping point", "equal sentence budget"   # the ledger's setting of each table
-
-
-def setting_of(label: str) -> str:
-    """The ledger setting a notebook label names: the equal sentence budget, else the own stopping points."""
-    return EQUAL_BUDGET if "equal" in label.lower() else OWN_STOP
-
-
-def _recorded(table: pd.DataFrame, scores: pd.DataFrame, label: str, other: str = "baseline") -> pd.DataFrame:
-    """Record a decided table of algorithms in the ledger under the registry's names (``ssg-…``, as notebook
-    10 names them) and its setting; returns ``table`` unchanged."""
-    if len(table) and "dataset" in scores.columns:
-        named = table.assign(method=table["method"].map(method_name), setting=setting_of(label),
-                             **{other: table[other].map(method_name)})
-        record(named, str(scores["dataset"].iloc[0]))
-    return table
-
-
 def leader_sentence(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None,
                     label: str = "") -> str:
     """Which algorithm has the highest mean ``column`` and whether the questions can tell it from the
     others: each pair paired by question (clustered by document: ``units_of``), Holm across the pairs
     (``uncertainty.pairwise_differences``: one declared family), and its verdict. A pair not decided is
     named with its interval (unadjusted for the family) and verdict."""
-    table = _recorded(pairwise_differences(tidy(scores, judged), column, units=units_of(scores)), scores, label,
+    table = recorded_algorithms(pairwise_differences(tidy(scores, judged), column, units=units_of(scores)), scores, label,
                       "below")
     if table.empty:
         return f"{label}{column}: fewer than two algorithms scored."
@@ -292,7 +267,7 @@ def versus_basic(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None 
     table = paired_differences(tidy(scores, judged), "basic_retrieval", metrics=[column], units=units_of(scores),
                                family=f"every algorithm minus basic_retrieval on {column} ({setting_of(label)})")
     table["side"] = table["verdict"].map(SIDES)
-    return _recorded(table, scores, label)
+    return recorded_algorithms(table, scores, label)
 
 
 SIDES = {SUPPORTED: "above", CONTRADICTED: "below", INCONCLUSIVE: INCONCLUSIVE, UNDECIDABLE: UNDECIDABLE}
