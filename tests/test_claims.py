@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rag_lab.evaluation.statistics import UNDECIDABLE
 from rag_lab.compare.claims import CLAIMS, NON_INFERIORITY_MARGIN, claim_comparisons, claims_table, twins
 
 N = 20

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from rag_lab.cli import main
+from rag_lab.evaluation import ledger
+from rag_lab.evaluation.statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE
 from rag_lab.evaluation.uncertainty import DIFFERENCE_COLUMNS, SUMMARY_COLUMNS
 from test_cli_and_runner import generic_folder
 
@@ -35,8 +37,13 @@ def test_eval_writes_intervals_and_paired_differences_identically_twice(tmp_path
     assert list(diffs["metric"]) == ["doc_mrr@3", "ctx_recall@3"] and set(diffs["family_size"]) <= {0, 1, 2}
     tested = diffs.dropna(subset=["p"])
     assert (tested["p_holm"] >= tested["p"]).all()
-    decided = diffs["verdict"].isin(["supported", "contradicted"])
+    decided = diffs["verdict"].isin([SUPPORTED, CONTRADICTED])
     assert (diffs.loc[decided, "p_holm"] < 0.05).all()
+    # the ledger's columns beside it: the same comparisons, the same numbers, the setting read from the metric
+    comparisons = pd.read_csv(tmp_path / "a" / "r.comparisons.csv")
+    assert list(comparisons.columns) == ledger.COLUMNS and set(comparisons["notebook"]) == {"eval"}
+    assert comparisons["metric"].tolist() == ["doc_mrr", "ctx_recall"] and set(comparisons["setting"]) == {"k=3"}
+    assert comparisons["diff"].tolist() == diffs["diff"].tolist() and comparisons["n"].tolist() == diffs["n"].tolist()
     printed = capsys.readouterr().out
     assert "mean [95% interval]" in printed and "each method minus naive" in printed
 

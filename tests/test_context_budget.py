@@ -9,6 +9,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
+from rag_lab.evaluation.statistics import UNDECIDABLE
 from rag_lab.compare.budget import (HANDED, TOKENS, EqualBudget, block_tokens, budget_differences, budget_metric,
                                     budget_sentence, context_token_rows, cut_to_budget, equal_budget_board,
                                     equal_budget_rows, mid_budget, pick_budget, semantic_truncation_sentence,
@@ -194,7 +195,7 @@ def test_differences_at_a_budget_are_paired_and_show_each_sides_tokens():
     assert diff.loc[budget_metric("ctx_recall", 3), "diff"] == 1.0
     assert diff.loc[budget_metric("doc_recall", 3), "diff"] == 0.0
     assert (diff["n"] == 1).all() and (diff["method"] == "short").all() and (diff["baseline"] == "long").all()
-    assert (diff["verdict"] == "cannot be decided at this n").all()
+    assert (diff["verdict"] == UNDECIDABLE).all()
     # both sides hand over 3 tokens on each of q1 and q2
     assert (diff["method_tokens"] == 3.0).all() and (diff["baseline_tokens"] == 3.0).all()
     assert (diff["setting"] == "at 3 tokens (the smallest method's budget)").all()

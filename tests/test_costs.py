@@ -102,12 +102,20 @@ def table(rows):
                                        "index_seconds_cold_ci_high", "build_repeats"]).set_index("method")
 
 
-def test_slowest_build_is_named_only_when_the_intervals_do_not_overlap():
+def test_slowest_build_is_named_only_when_a_test_tells_it_from_the_next():
     apart = table([("a", 1.0, 0.9, 1.1, 3), ("b", 5.0, 4.5, 5.5, 3), ("c", 0.5, 0.4, 0.6, 3)])
     assert costs.slowest_build_sentence(apart).startswith("Slowest cold build: b 5.00 s [95% interval 4.50, 5.50]")
     close = table([("a", 1.0, 0.5, 1.5, 3), ("b", 1.2, 0.9, 1.5, 3)])
     text = costs.slowest_build_sentence(close)
     assert "cannot be told apart" in text and "Slowest" not in text and "n = 3" in text
+    # by hand: log half-widths (ln 1.5 - ln 0.5)/2 = 0.549 and (ln 1.5 - ln 0.9)/2 = 0.255 over t[2] = 4.303 give
+    # se 0.1277 and 0.0593; t = ln(1.2)/0.1408 = 1.295 on Welch's df 2.8: p = 0.29
+    assert costs.log_welch_p(1.2, 0.9, 1.5, 3, 1.0, 0.5, 1.5, 3) == pytest.approx(0.29, abs=0.01)
+    # intervals that overlap can still be told apart by the test (the overlap rule is not the test)
+    # (a: se (ln 1.05 - ln 0.95)/2/2.045 = 0.0245, b: (ln 1.16 - ln 1.04)/2/2.045 = 0.0267; t = ln 1.1/0.0362 = 2.6)
+    overlap = table([("a", 1.0, 0.95, 1.05, 30), ("b", 1.1, 1.04, 1.16, 30)])
+    assert costs.log_welch_p(1.1, 1.04, 1.16, 30, 1.0, 0.95, 1.05, 30) < 0.05
+    assert costs.slowest_build_sentence(overlap).startswith("Slowest cold build: b")
     once = table([("a", 1.0, math.nan, math.nan, 1), ("b", 9.0, math.nan, math.nan, 1)])
     assert "no method is named slowest" in costs.slowest_build_sentence(once)
     # a method sharing b's index is not a runner-up of its own: a is, and b is named slowest

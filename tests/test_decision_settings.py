@@ -4,6 +4,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
+from rag_lab.evaluation.statistics import UNDECIDABLE
 from rag_lab.compare.budget import TOKENS
 from rag_lab.compare.settings import (MID, SMALLEST, as_k, decision_budgets, decision_claims, decision_differences,
                                       decision_flips, unequal, verdict_table)

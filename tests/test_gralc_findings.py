@@ -7,9 +7,10 @@ import math
 import pandas as pd
 import pytest
 
+from rag_lab.evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_p
 from rag_lab.methods.gralc import findings as fd
 from rag_lab.methods.gralc import paper
-from rag_lab.methods.gralc.comparisons import READINGS
+from rag_lab.methods.gralc.comparisons import READINGS, Where
 from rag_lab.methods.gralc.experiment import ALL_COSINE, MENTION_COSINE
 
 ORDER = paper.ORDER
@@ -21,7 +22,13 @@ def series(values):
 
 
 def diff(d, lo, hi, n=59, p_holm=math.nan):
-    return {"diff": d, "ci_low": lo, "ci_high": hi, "n": n, "p_holm": p_holm}
+    """A hand-made decided row; without a Holm p its verdict is given (as ``decide`` would have written it:
+    decided when the interval excludes 0, inconclusive when it spans 0), since an interval alone decides
+    nothing (``verdicts.decided``)."""
+    row = {"diff": d, "ci_low": lo, "ci_high": hi, "n": n, "p_holm": p_holm}
+    if math.isnan(p_holm) and not math.isnan(lo):
+        row["verdict"] = SUPPORTED if lo > 0 else CONTRADICTED if hi < 0 else INCONCLUSIVE
+    return row
 
 
 def order_table(*rows):
@@ -32,13 +39,17 @@ def order_table(*rows):
 
 def test_call_reads_the_interval_not_a_threshold():
     assert fd.call(diff(0.057, -0.026, 0.142, p_holm=1.0), "ahead", "behind") == \
-        "+0.057 [-0.026, +0.142], n = 59, Holm p = 1.00: the 59 questions cannot decide it"
+        f"+0.057 [-0.026, +0.142], n = 59, Holm p = 1.00: {INCONCLUSIVE}"
     assert fd.call(diff(0.05, 0.01, 0.09, p_holm=0.001), "ahead", "behind") == \
-        "+0.050 [+0.010, +0.090], n = 59, Holm p < 0.01: ahead"
+        f"+0.050 [+0.010, +0.090], n = 59, Holm p = {format_p(0.001)}: ahead"
     assert fd.call(diff(-0.3, -0.4, -0.2, p_holm=0.02), "ahead", "behind").endswith(": behind")
     # the verdict reads the test's (Holm) p: p 0.2 decides nothing, whatever an interval beside it says
-    assert fd.call(diff(0.05, 0.01, 0.09, p_holm=0.2), "ahead", "behind").endswith(": the 59 questions cannot decide it")
-    assert fd.call(diff(0.1, math.nan, math.nan, n=1), "a", "b") == "+0.100, n = 1: the 1 questions cannot decide it"
+    assert fd.call(diff(0.05, 0.01, 0.09, p_holm=0.2), "ahead", "behind").endswith(f": {INCONCLUSIVE}")
+    # no test at all (one question): no p, and an interval alone would decide nothing either
+    assert fd.call(diff(0.1, math.nan, math.nan, n=1), "a", "b") == f"+0.100, n = 1: {UNDECIDABLE}"
+    # the verdict decide gave, with its reason, is what is said
+    given = {**diff(0.3, 0.1, 0.5, p_holm=0.3), "verdict": UNDECIDABLE, "reason": "3 documents"}
+    assert fd.call(given, "a", "b").endswith(f": {UNDECIDABLE} (3 documents)")
     assert fd.call(diff(0.001, -0.0002, 0.004), "a", "b").startswith("+0.001 [+0.000, +0.004]")   # no "-0.000"
     # every question's difference 0: said as such, not "cannot decide"
     assert fd.call(diff(0.0, 0.0, 0.0, n=10, p_holm=1.0), "a", "b") == \
@@ -60,10 +71,10 @@ def test_leader_says_when_the_questions_cannot_decide():
                         ("Naive", "Semantic", 0.009, -0.06, 0.08, 1.0))
     s = fd.leader("T", ours, order, "MRR", series([0.979, 0.980, 0.977]))
     assert s.startswith("T: the best MRR is Late Chunking (0.821), then Naive (0.773); Late Chunking minus Naive is "
-                        "+0.048 [-0.002, +0.111], n = 59, Holm p = 1.00: the 59 questions cannot decide it")
+                        f"+0.048 [-0.002, +0.111], n = 59, Holm p = 1.00: {INCONCLUSIVE}")
     # the paper's best (Semantic) is 0.057 behind ours, but the interval spans 0: not called "behind"
     assert ("paper-reported: Semantic best (0.980); here Semantic (0.764) is behind our best by +0.057 [-0.026, "
-            "+0.142], n = 59, Holm p = 1.00: the 59 questions cannot decide it.") in s
+            f"+0.142], n = 59, Holm p = 1.00: {INCONCLUSIVE}.") in s
 
 
 def test_leader_clear_lead_tie_and_single():
@@ -85,18 +96,28 @@ def intervals(low, high, column="MRR"):
     return {"ci_low": pd.DataFrame({column: low}), "ci_high": pd.DataFrame({column: high})}
 
 
-def test_table1_ceiling_read_from_the_lowest_interval():
+def test_table1_ceiling_is_decided_by_a_test_not_by_the_interval():
+    from rag_lab.methods.gralc.comparisons import ceiling_test
+
     t1 = pd.DataFrame({"MRR": series([0.99, 0.97])})
     order = order_table(("Naive", "Semantic", 0.02, 0.0, 0.04, 1.0))
-    above = fd.short_text(t1, intervals(series([0.98, 0.96]), series([1.0, 0.98])), order, "x")[1]
-    assert above == ("The lowest MRR, 0.970 [0.960, 0.980] (Semantic), lies above 0.95 with its whole interval: the "
-                     "near-ceiling setting the paper reports on its abstracts (paper-reported lowest 0.950).")
-    spans = fd.short_text(t1, intervals(series([0.98, 0.90]), series([1.0, 0.99])), order, "x")[1]
-    assert spans.endswith("has an interval spanning 0.95: whether this is the near-ceiling setting the paper reports on "
-                          "its abstracts (paper-reported lowest 0.950) is not decided.")
-    below = pd.DataFrame({"MRR": series([0.99, 0.80])})
-    text = fd.short_text(below, intervals(series([0.98, 0.70]), series([1.0, 0.90])), order, "x")[1]
-    assert "The lowest MRR, 0.800 [0.700, 0.900] (Semantic), lies below 0.95" in text and "paper-reported lowest 0.950" in text
+    ci = intervals(series([0.98, 0.96]), series([1.0, 0.98]))
+    assert fd.short_text(t1, ci, order, "x")[1] == "The lowest MRR, 0.970 [0.960, 0.980] (Semantic): whether it lies above 0.95 was not tested."
+    # per question: semantic 0.97 +- 0.01 on 20 questions, naive 1.0: its scores minus 0.95 are +0.02 +- 0.01,
+    # t = 0.02 / (0.01 / sqrt(20)) = 8.9: decided above the ceiling
+    rows = [(m, f"q{i}", "doc_mrr", 10, v) for i in range(20)
+            for m, v in (("gralc-naive", 1.0), ("gralc-semantic", 0.97 + 0.01 * (-1) ** i))]
+    scores = pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
+    above = ceiling_test(scores, "doc_mrr@10")
+    assert above["method"] == "gralc-semantic" and above["diff"] == pytest.approx(0.02) and above["verdict"] == SUPPORTED
+    assert fd.short_text(t1, ci, order, "x", above)[1].startswith(
+        "The lowest MRR, 0.970 [0.960, 0.980] (Semantic), lies above 0.95 (minus 0.95: 0.020 [")
+    # the same scores in two documents: no clustered test can decide, whatever the interval of the mean says
+    two = ceiling_test(scores, "doc_mrr@10", where=Where("d", "abstract", {f"q{i}": f"doc{i % 2}" for i in range(20)}))
+    assert two["units"] == 2 and two["verdict"] == UNDECIDABLE
+    assert f"is {UNDECIDABLE}" in fd.short_text(t1, ci, order, "x", two)[1]
+    below = {**diff(-0.15, -0.25, -0.05, n=20, p_holm=0.004), "p": 0.004, "verdict": CONTRADICTED}
+    assert "lies below 0.95" in fd.short_text(pd.DataFrame({"MRR": series([0.99, 0.80])}), ci, order, "x", below)[1]
 
 
 def test_ablation_verdicts_follow_each_interval():
@@ -104,11 +125,11 @@ def test_ablation_verdicts_follow_each_interval():
                           diff(0.02, 0.005, 0.04, p_holm=0.04)],
                          index=["+ Structure Boundaries", "+ KG Infusion", "+ Graph-Guided Retrieval"])
     s = fd.ablation(diffs, "abstract condition")
-    assert ("+ Structure Boundaries -0.021 [-0.068, +0.015], n = 59, Holm p = 0.66: the 59 questions cannot decide "
-            "it; paper-reported -0.0003") in s
+    assert (f"+ Structure Boundaries -0.021 [-0.068, +0.015], n = 59, Holm p = 0.66: {INCONCLUSIVE}; "
+            "paper-reported -0.0003") in s
     assert "+ KG Infusion -0.050 [-0.090, -0.010], n = 59, Holm p = 0.03: lowers MRR; paper-reported -0.0081" in s
     assert "+ Graph-Guided Retrieval +0.020 [+0.005, +0.040], n = 59, Holm p = 0.04: raises MRR" in s
-    assert s.endswith("2 of 3 components change MRR beyond their 95% interval.")
+    assert s.endswith("2 of 3 components change MRR by a decided difference (Holm p < 0.05 across the steps).")
     assert fd.ablation(pd.DataFrame(), "x") is None
 
 
@@ -138,11 +159,11 @@ def test_coverage_says_which_reading_reproduces_the_papers_pattern():
     assert head.startswith("SecCov@5, full condition, structure-aware minus content-only")
     assert ("+3.240 [+3.100, +3.370], n = 59: structure-aware strategies cover more sections, paper-reported +3.36 — "
             "there the content-only strategies score 1.00 on every question by construction") in head
-    assert "content-only 2.42 vs structure-aware 2.54: +0.110 [-0.050, +0.250], n = 59: the 59 questions cannot decide it" in head
+    assert f"content-only 2.42 vs structure-aware 2.54: +0.110 [-0.050, +0.250], n = 59: {INCONCLUSIVE}" in head
     assert head.endswith("reproduces on the pattern reading and does not reproduce on the fair reading here.")
     assert lines[1] == ("Over all 1 condition × k cells, on the pattern reading structure-aware strategies cover more "
-                        "sections in 1, content-only ones in 0, and the questions cannot decide 0.")
-    assert lines[2].endswith("in 0, content-only ones in 0, and the questions cannot decide 1.")
+                        "sections in 1, content-only ones in 0, and 0 are not decided.")
+    assert lines[2].endswith("in 0, content-only ones in 0, and 1 are not decided.")
     # content-only ahead on the fair reading, and a pattern reading whose content-only value is not 1
     other = fd.coverage(contrast_table((0.2, 0.1, 0.3), (-0.3, -0.45, -0.18), content_pattern=1.5), "full")[0]
     assert "by construction" not in other
@@ -176,7 +197,7 @@ def test_answers_section_diversity_from_the_group_difference():
     assert ("content-only 1.00, structure-aware 4.00, difference +3.000 [+2.500, +3.500], n = 4: structure-aware "
             "contexts span more sections; paper-reported 1.00 vs 4.53") in second
     spans = {**diff(0.2, -0.1, 0.5, n=4), "first": 2.2, "second": 2.0}
-    assert "n = 4: the 4 questions cannot decide it" in fd.answers(t6, order, spans, "offline", "full")[1]
+    assert f"n = 4: {INCONCLUSIVE}" in fd.answers(t6, order, spans, "offline", "full")[1]
     assert fd.answers(pd.DataFrame(columns=["Avg F1", "Sec Diversity"]), order, None, "offline", "full") == []
 
 
@@ -201,8 +222,8 @@ def sweep_diffs(mrr_05=(-0.004, -0.02, 0.01)):
 def test_infusion_sentence_retrieval_undecided_but_vectors_turned():
     lines = fd.infusion(sweep_table([0.700, 0.702, 0.696], [1.0, 0.999, 0.97]), sweep_diffs(), "full")
     assert lines[0].startswith("λ ablation (gralc-kg, full condition, against λ = 0, paired by question): MRR@5 at "
-                               "λ = 0.1 +0.002 [-0.010, +0.015], n = 59: the 59 questions cannot decide it, at λ = 0.5 "
-                               "-0.004 [-0.020, +0.010], n = 59: the 59 questions cannot decide it")
+                               f"λ = 0.1 +0.002 [-0.010, +0.015], n = 59: {INCONCLUSIVE}, at λ = 0.5 "
+                               f"-0.004 [-0.020, +0.010], n = 59: {INCONCLUSIVE}")
     assert lines[1] == ("The top 5 differs from λ = 0's for 10% of questions at λ = 0.1, 30% of questions at λ = 0.5; "
                         "chunks: 10 (λ = 0), 10 (λ = 0.1), 11 (λ = 0.5).")
     assert "the largest 1 − cos is 0.0300 (≥ 0.01: the vectors turn)" in lines[2]

@@ -97,7 +97,7 @@ def test_quickstart_runs(notebook_run, embedder):
     assert cut, text[-2000:]
     assert int(cut.group(1)) == stats.loc["semantic", "over_model_limit"] and int(cut.group(2)) == stats.loc["semantic", "chunks"]
     assert int(cut.group(3)) == round(stats.loc["semantic", "mean_tokens"]) and int(cut.group(4)) == embedder.max_tokens
-    tied = re.search(r"semantic - naive on ctx_recall@5 = (-?\d\.\d{3}) \[[^]]*\] \(n = 4\)", text)
+    tied = re.search(r"semantic - naive on ctx_recall@5 = (-?\d\.\d{3}) \[[^]]*\] \(n = 4[,)]", text)
     assert tied and float(tied.group(1)) == pytest.approx(float(paired.group(1)), abs=1e-9)
     # the worked example: gold passages numbered and marked, every hit labelled, and the reading of the
     # answer quotes the token F1 the per-question table holds for naive on the first question
@@ -135,4 +135,14 @@ def check_intervals(manifest, root):
         assert ((ok["ci_low"] <= ok["mean"] + 1e-4) & (ok["mean"] <= ok["ci_high"] + 1e-4)).all()
         assert "[" in (folder / f"{name}.md").read_text(encoding="utf-8")   # "mean [low, high]" cells
     nb = (root / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text(encoding="utf-8")
-    assert "semantic - naive on ctx_recall@5: " in nb and "(n = 4, p = " in nb
+    assert "semantic - naive on ctx_recall@5: " in nb and "(n = 4, " in nb
+    assert 'declared family \\"semantic minus naive on ctx_recall@5, token_f1@5 (notebook 00)\\"' in nb
+    assert "italian_cuisine: Every interval below is a 95% interval for the mean over questions like these" in nb
+    # the run's ledger: the family's two comparisons, clustered by document, under notebook 00
+    from rag_lab.evaluation import ledger
+
+    rows = pd.read_csv(root / "runs" / manifest["run_id"] / ledger.COMPARISONS)
+    mine = rows[rows["notebook"] == "00_quickstart"]
+    assert set(zip(mine["metric"], mine["setting"])) == {("ctx_recall", "k=5"), ("token_f1", "k=5")}
+    assert set(mine["family"]) == {"semantic minus naive on ctx_recall@5, token_f1@5 (notebook 00)"}
+    assert (mine["units"] < mine["n"]).all() and manifest["ledger"]["conflicts"] == []

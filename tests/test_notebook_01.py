@@ -44,7 +44,12 @@ def test_sketch_notebook_tables(tmp_path):
     assert sorted(retrieval["method"].unique()) == sorted(METHOD_ORDER)
     assert retrieval["mean"].notna().all() and retrieval["mean"].between(0, 1).all()
     assert (retrieval["n"] == 3).all()                                     # the three questions scored
-    assert ((retrieval["ci_low"] <= retrieval["mean"] + 1e-4) & (retrieval["mean"] <= retrieval["ci_high"] + 1e-4)).all()
+    # clustered by document (as notebook 10): an interval where the questions span two documents or more,
+    # else none, with its reason in the interval column (never an unclustered interval in its place)
+    ok = retrieval.dropna(subset=["ci_low"])
+    assert ((ok["ci_low"] <= ok["mean"] + 1e-4) & (ok["mean"] <= ok["ci_high"] + 1e-4)).all()
+    assert retrieval.loc[retrieval["ci_low"].isna(), "interval"].str.startswith("none").all()
+    assert (retrieval["units"] <= retrieval["n"]).all() and retrieval["units"].nunique() == 1
     assert "answers by: offline" in caption("retrieval_metrics.csv")
     assert "RAPTOR summaries: extractive (offline reasoner)" in caption("retrieval_metrics.csv")
 
@@ -133,6 +138,10 @@ def check_lead(printed: str, paths, retrieval: pd.DataFrame):
     assert list(dict.fromkeys(lead["column"])) == spans + ["string-match context precision", "string-match context recall"]
     assert set(lead["baseline"]) == {"naive", "semantic", "kg", "raptor"} and (lead["n"] == 3).all()
     assert set(lead["verdict"]) <= set(VERDICTS)
+    # one declared family with the test's columns, named by the columns it compares
+    from rag_lab.evaluation.uncertainty import TEST_COLUMNS
+    assert set(TEST_COLUMNS) <= set(lead.columns) and lead["family"].nunique() == 1
+    assert lead["family"].iloc[0].startswith("sketch minus each baseline on ") and (lead["family_size"] == lead["p"].notna().sum()).all()
     means = retrieval.set_index(["method", "metric"])["mean"]
     for _, row in lead[lead["column"].isin(spans)].iterrows():
         assert row["diff"] == pytest.approx(means[("sketch", row["column"])] - means[(row["baseline"], row["column"])],

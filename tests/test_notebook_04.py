@@ -43,8 +43,11 @@ def check_lambda_table(folder: Path) -> pd.DataFrame:
     assert sweep.loc[0.0, top] == 0 and sweep.loc[0.0, MENTION_COSINE] == 1.0   # λ = 0 changes nothing
     assert (sweep["chunks"] > 0).all()
     diffs = pd.read_csv(folder / "lambda_sweep_differences.csv", index_col=[0, 1])
-    assert {"diff", "n", "ci_low", "ci_high", "p_holm"} <= set(diffs.columns)
+    assert {"diff", "n", "ci_low", "ci_high", "p_holm", "units", "family", "family_size", "verdict"} <= set(diffs.columns)
     assert sorted(set(diffs.index.get_level_values(1))) == [0.1, 0.5]
+    # one declared family per column (never MRR, R and SecCov in one), named in the family column
+    assert (diffs.groupby(level=0)["family"].nunique() == 1).all() and diffs["family"].nunique() == diffs.index.get_level_values(0).nunique()
+    assert (diffs["units"] < diffs["n"]).all()         # clustered by document
     shown = diffs.dropna(subset=["ci_low"])          # no spread (the same on every question): no interval claimed
     assert ((shown["ci_low"] <= shown["diff"] + 1e-9) & (shown["diff"] <= shown["ci_high"] + 1e-9)).all()
     return sweep
@@ -80,6 +83,7 @@ def check_table1_intervals(folder: Path, questions: int, like_for_like: bool) ->
     tested = order.dropna(subset=["p"])
     assert len(order) == 15 and (order["diff"] >= -1e-12).all() and (tested["p_holm"] >= tested["p"] - 1e-12).all()
     assert not (order["verdict"].isin(["supported", "contradicted"]) & (order["p_holm"] >= 0.05)).any()
+    assert (order["units"] < order["n"]).all()          # clustered by document (several questions per article)
     assert "…" not in (folder / "table1.md").read_text(encoding="utf-8")
     return t1["ours"].unstack(0)
 
@@ -130,11 +134,14 @@ def check_contrast(folder: Path, text: str) -> None:
     sentence says which reading reproduces the paper's pattern, in the words its interval gives."""
     contrast = pd.read_csv(folder / "table5c_seccov_contrast.csv", index_col=[0, 1, 2])
     assert len(contrast) == 2 * 2 * 3
+    # the test's columns, one declared family, clustered by document
+    assert {"p", "p_holm", "family", "family_size", "verdict", "units"} <= set(contrast.columns)
+    assert contrast["family"].nunique() == 1 and (contrast["units"] < contrast["n"]).all()
     spread = contrast.dropna(subset=["ci_low"])      # no spread (the same on every question): no interval claimed
     assert ((spread["ci_low"] <= spread["diff"] + 1e-9) & (spread["diff"] <= spread["ci_high"] + 1e-9)).all()
     for k in (5, 20):
         fair = contrast.xs((k, "full"), level=["k", "condition"]).iloc[1]
-        said = "reproduces on the fair reading" if fair["ci_low"] > 0 else "does not reproduce on the fair reading"
+        said = "reproduces on the fair reading" if fair["verdict"] == "supported" else "does not reproduce on the fair reading"
         assert re.search(rf"SecCov@{k}, full condition.*{said} here\.", text), (k, text)
 
 

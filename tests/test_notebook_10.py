@@ -14,6 +14,8 @@ import pytest
 from conftest import assert_captions_name_reasoners, run_notebook_smoke
 from rag_lab.compare.claims import CLAIMS
 from rag_lab.compare.settings import MID, SMALLEST, unequal
+from rag_lab.evaluation import ledger
+from rag_lab.evaluation.statistics import CONTRADICTED, SUPPORTED, VERDICTS
 
 pytestmark = pytest.mark.notebook
 SETTINGS = [SMALLEST, MID, unequal(5)]
@@ -62,7 +64,7 @@ def test_compare_notebook_tables(tmp_path):
     assert set(diffs["baseline"]) == {"naive"} and set(diffs["method"]) == set(family) - {"naive"}
     assert {"diff", "n", "ci_low", "ci_high", "p", "p_holm", "mde", "interval", "n_dropped", "family", "family_size",
             "resamples", "p_exact", "verdict"} <= set(diffs.columns)
-    assert not (diffs["verdict"].isin(["supported", "contradicted"]) & (diffs["p_holm"] >= 0.05)).any()
+    assert not (diffs["verdict"].isin([SUPPORTED, CONTRADICTED]) & (diffs["p_holm"] >= 0.05)).any()
     ranks = pd.read_csv(files["ranks_italian_cuisine.csv"])
     assert sorted(ranks["method"]) == sorted(family) and abs(ranks["p_best"].sum() - 1) <= 5e-5 * len(ranks)   # each rounded to 4 places
     assert ((ranks["rank_low"] >= 1) & (ranks["rank_low"] <= ranks["rank_high"])).all()
@@ -101,17 +103,23 @@ def test_compare_notebook_tables(tmp_path):
     assert list(dict.fromkeys(claims["setting"])) == SETTINGS
     for setting in SETTINGS:
         assert list(claims.loc[claims["setting"] == setting, "paper"]) == [c.paper for c in CLAIMS]
-    assert set(claims["this run"]) <= {"supported", "contradicted", "inconclusive", "cannot be decided at this n",
-                                       "not tested"}
+    assert set(claims["this run"]) <= {*VERDICTS, "not tested"}
     assert claims["numbers"].notna().all()
     tested = claims[claims["this run"] != "not tested"]
     # an interval, or why there is none (two questions of one document: "none: one unit")
     assert tested["numbers"].str.contains(r"(\[.*\]|\(none: .*\)).*p Holm = .*MDE", regex=True).all()
     comparisons = pd.read_csv(files["claim_comparisons.csv"])
-    assert set(comparisons["verdict"]) <= {"supported", "contradicted", "inconclusive", "cannot be decided at this n"}
+    assert set(comparisons["verdict"]) <= set(VERDICTS)
     # two questions: no p below 0.05 is attainable, and no decided row may have p Holm >= 0.05
-    assert not (comparisons["verdict"].isin(["supported", "contradicted"]) & (comparisons["p_holm"] >= 0.05)).any()
-    assert (comparisons["family"] == comparisons["paper"]).all()
+    assert not (comparisons["verdict"].isin([SUPPORTED, CONTRADICTED]) & (comparisons["p_holm"] >= 0.05)).any()
+    # one family per claim and setting, each named for both (never "SKETCH" for three families)
+    assert (comparisons["family"] == comparisons["paper"] + " (" + comparisons["setting"] + ")").all()
+    # the run's ledger holds every decided comparison of the notebook, and none given two answers
+    book = manifest["ledger"]
+    assert book["per_notebook"]["10_compare_retrieval"] >= len(diffs) and book["conflicts"] == []
+    rows = pd.read_csv(tmp_path / "runs" / manifest["run_id"] / ledger.COMPARISONS)
+    assert list(rows.columns) == ledger.COLUMNS and set(rows["dataset"]) == {"italian_cuisine"}
+    assert {"k=5", *(f"{b} tokens" for b in diffs["metric"].str.extract(r"@(\d+)tok")[0].dropna())} <= set(rows["setting"])
     # each setting reads its own columns: the tokens of its budget, or k
     sketch = comparisons[(comparisons["paper"] == "SKETCH") & comparisons["metric"].str.startswith("ctx_recall")]
     suffixes = sketch.groupby("setting")["metric"].first().str.split("@").str[1]
@@ -267,11 +275,12 @@ def test_the_ssg_claim_reads_gold_sentences_as_notebook_03_does(tmp_path):
             theirs = vs.loc[row["method"].removeprefix("ssg-").replace("-", "_")]
             # the CSV is written rounded to 4 places
             assert row["diff"] == pytest.approx(theirs["diff"], abs=1e-4)
-            if row["units"] == row["n"]:      # not clustered by document: notebook 03's very computation
-                assert row["ci_low"] == pytest.approx(theirs["ci_low"], abs=1e-4)
-                assert row["p"] == pytest.approx(theirs["p"], abs=1e-4)
-                # the claim's family (every algorithm, both metrics) holds notebook 03's (every algorithm,
-                # this metric): Holm never adjusts less in the larger family, so supported here is above there
-                if row["verdict"] == "supported":
-                    assert theirs["side"] == "above"
+            # both clustered by document (the same units): notebook 03's very computation, the same numbers
+            assert row["units"] == theirs["units"]
+            assert row["ci_low"] == pytest.approx(theirs["ci_low"], abs=1e-4)
+            assert row["p"] == pytest.approx(theirs["p"], abs=1e-4)
+            # the claim's family (every algorithm, both metrics) holds notebook 03's (every algorithm,
+            # this metric): Holm never adjusts less in the larger family, so supported here is above there
+            if row["verdict"] == SUPPORTED:
+                assert theirs["side"] == "above"
 

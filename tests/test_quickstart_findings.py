@@ -3,6 +3,7 @@ questions cannot decide anything (the exact sign-flip p is at least 2/2^4 = 0.12
 sentences must say instead of a verdict."""
 import pandas as pd
 
+from rag_lab.evaluation.statistics import UNDECIDABLE
 from rag_lab.evaluation.truncation import EncoderCut
 from rag_lab.methods.baselines.findings import quickstart_findings
 
@@ -17,15 +18,21 @@ def test_sentences_pair_the_methods_and_tie_the_cut_to_the_loss():
     assert lines[0].startswith("Context recall@5, mean [95% interval] over 4 questions: naive 0.750 [")
     assert ", semantic 0.250 [" in lines[0]
     # semantic - naive = -0.5 on each question, scores in [0, 1]: soft Tango losses 4 * 0.5 = 2, z = -2/sqrt(2),
-    # p = 0.157; the exact sign-flip floor 2/16 = 0.125 >= 0.05, so the interval is the whole range
+    # p = 0.157; the exact sign-flip floor 2/16 = 0.125 >= 0.05, so the interval is the whole range; one declared
+    # family with token F1 (p = 0.53): Holm 2 x 0.157 = 0.31
     assert lines[1].startswith("Paired, question by question: semantic - naive on ctx_recall@5: -0.500 [-1.000, 1.000] "
-                               "(n = 4, p = 0.16 (exact)): cannot be decided at this n (supported/contradicted: p < 0.05")
+                               f"(n = 4, p = 0.16 (exact), p Holm = 0.31): {UNDECIDABLE}")
+    assert 'declared family "semantic minus naive on ctx_recall@5, token_f1@5 (notebook 00)" (2 comparisons)' in lines[1]
     assert lines[2] == ("Why semantic chunks are at a disadvantage here — semantic: 10 of 12 chunks (mean 531 word pieces) "
                         "are longer than the 256 word pieces the encoder reads; each is embedded from its first 254 only, "
                         "so the rest of the chunk cannot make it match a question. Here semantic - naive on ctx_recall@5 = "
-                        "-0.500 [-1.000, 1.000] (n = 4): too few questions to tell a loss from none (no p below 0.05 is "
-                        "possible), but the cut chunks still compete with a handicap.")
+                        f"-0.500 [-1.000, 1.000] (n = 4, p Holm = 0.31): {UNDECIDABLE}, so these questions show no loss "
+                        "to explain, but the cut chunks still compete with a handicap.")
     assert lines[3].startswith("Answers: semantic - naive on token_f1@5: -0.100 [-1.000, 1.000]")
+    # clustered by document (two documents of two questions): the sentences name the documents
+    units = {"q0": "a", "q1": "a", "q2": "b", "q3": "b"}
+    clustered = quickstart_findings(pd.DataFrame(rows), cut, 5, 5, "offline", judged=False, units=units)
+    assert "(n = 4, 2 documents, p = 0.50 (exact), p Holm = 1.00)" in clustered[1]
     assert "the offline reasoner's answers are extractive" in lines[3] and "no judge ran" in lines[3]
 
 

@@ -2,7 +2,9 @@
 are known in advance."""
 import pandas as pd
 
-from rag_lab.methods.sketch.findings import comparisons, long_chunk_methods, paragraph
+from rag_lab.evaluation.statistics import INCONCLUSIVE, SUPPORTED, UNDECIDABLE
+from rag_lab.evaluation.uncertainty import TEST_COLUMNS
+from rag_lab.methods.sketch.findings import comparisons, family_name, long_chunk_methods, paragraph
 from rag_lab.methods.sketch.graph_reading import (answer_sentence, answer_sources, example_relation, graph_sentence,
                                                   head_word, triple_profile)
 from rag_lab.methods.sketch.graph_stores import Edge, Node
@@ -28,11 +30,19 @@ def test_comparisons_pair_by_question_and_read_the_interval():
     table = comparisons(results, {"ctx_recall@5": "ctx_recall@5"})
     got = table.set_index("baseline")
     assert got.loc["naive", ["diff", "n"]].tolist() == [0.8125, 8] and got.loc["naive", "p"] == 2 / 256
-    assert got.loc["naive", "ci_low"] > 0 and got.loc["naive", "verdict"] == "supported"
-    assert got.loc["semantic", "diff"] == 0.0 and got.loc["semantic", "verdict"] == "inconclusive"
+    assert got.loc["naive", "ci_low"] > 0 and got.loc["naive", "verdict"] == SUPPORTED
+    assert got.loc["semantic", "diff"] == 0.0 and got.loc["semantic", "verdict"] == INCONCLUSIVE
+    # one declared family of the two comparisons: Holm doubles the smaller p (2 x 2/256 = 0.0156, still decided)
+    assert set(table["family"]) == {"sketch minus each baseline on ctx_recall@5"} and set(table["family_size"]) == {2}
+    assert got.loc["naive", "p_holm"] == 4 / 256 and set(TEST_COLUMNS) <= set(table.columns)
     # four questions: no p below 2/2^4 = 0.125 is possible -> the fourth state
     four = comparisons(tidy({"ctx_recall@5": {"sketch": sketch[:4], "naive": [0] * 4}}), {"ctx_recall@5": "ctx_recall@5"})
-    assert four["verdict"].tolist() == ["cannot be decided at this n"]
+    assert four["verdict"].tolist() == [UNDECIDABLE]
+
+
+def test_the_family_is_named_by_its_columns_whatever_their_order():
+    assert family_name(["ctx_recall@5", "doc_mrr@5"]) == family_name(["doc_mrr@5", "ctx_recall@5", "doc_mrr@5"]) \
+        == "sketch minus each baseline on ctx_recall@5, doc_mrr@5"
 
 
 HAND = pd.DataFrame([
@@ -41,7 +51,7 @@ HAND = pd.DataFrame([
     ("semantic", "ctx_recall@5", 0.2, 0.05, 0.35, 20, "supported"),
     ("naive", "context_precision", 0.3, 0.1, 0.5, 20, "supported"),
     ("semantic", "context_precision", 0.4, 0.2, 0.6, 20, "supported"),
-], columns=["baseline", "column", "diff", "ci_low", "ci_high", "n", "verdict"])
+], columns=["baseline", "column", "diff", "ci_low", "ci_high", "n", "verdict"]).assign(family="F", family_size=4)
 
 
 def test_paragraph_names_each_comparison_and_its_caveats():
@@ -52,7 +62,8 @@ def test_paragraph_names_each_comparison_and_its_caveats():
     assert text.startswith("Findings (20 questions, 20 scored per pair; reasoner: offline; judge: none): sketch minus "
                            "each baseline, paired by question, with 95% intervals;")
     assert ("On ctx_recall@5 (gold passages found among the top hits, whatever a chunk's length) sketch is ahead of "
-            "semantic 0.200 [0.050, 0.350]; not told apart from naive 0.100 [-0.050, 0.250].") in text
+            "semantic 0.200 [0.050, 0.350]; inconclusive against naive 0.100 [-0.050, 0.250].") in text
+    assert 'Holm-adjusted within the declared family "F" (4 comparisons), is below 0.05' in text
     assert ("On context precision sketch is ahead of naive 0.300 [0.100, 0.500], semantic 0.400 [0.200, 0.600].") in text
     assert "penalises long chunks (mean chunk size here, word pieces: sketch 80, naive 125, semantic 531)" in text
     # the lead over semantic (long chunks) on the string metric is matched on the span metric: not flagged;
@@ -70,7 +81,7 @@ def test_paragraph_flags_a_string_metric_lead_over_long_chunks_the_span_metric_d
     text = paragraph(table, span="ctx_recall@5", n_questions=20, reasoner="openai:gpt-4o-mini", judged=True,
                      chunk_tokens={"sketch": 80.0, "naive": 125.0, "semantic": 531.0})
     assert ("so the lead on context precision over semantic, whose chunks are long, is not a lead on ctx_recall@5 "
-            "(there: not told apart) — it measures chunk length more than retrieval.") in text
+            "(there: inconclusive) — it measures chunk length more than retrieval.") in text
     assert "judge: yes" in text and "openai:gpt-4o-mini extracted the triples" in text
     assert "were not measured" not in text
     assert paragraph(HAND.iloc[:0], span="ctx_recall@5", n_questions=3, reasoner="offline", judged=False,
@@ -120,7 +131,7 @@ def test_comparisons_cluster_by_document_when_given_units():
     results = tidy({"ctx_recall@5": {"sketch": sketch, "naive": [0] * 8}})
     units = {f"q{i}": "doc_a" if i < 4 else "doc_b" for i in range(8)}
     row = comparisons(results, {"ctx_recall@5": "ctx_recall@5"}, units=units).iloc[0]
-    assert row["diff"] == 0.8125 and row["n"] == 8 and row["verdict"] == "cannot be decided at this n"
+    assert row["diff"] == 0.8125 and row["n"] == 8 and row["verdict"] == UNDECIDABLE
 
 
 def test_span_metrics_lead_and_string_match_columns_follow():
@@ -134,17 +145,21 @@ def test_span_metrics_lead_and_string_match_columns_follow():
     pairs = HAND.assign(column=HAND["column"].replace({"context_precision": "string-match context precision"}))
     shown = verdict_table(pairs)
     assert list(shown.columns) == ["ctx_recall@5 (n = 20)", "string-match context precision (n = 20)"]
-    assert shown.loc["naive", "ctx_recall@5 (n = 20)"] == "0.100 [-0.050, 0.250] not told apart"
+    assert shown.loc["naive", "ctx_recall@5 (n = 20)"] == "0.100 [-0.050, 0.250] inconclusive"
     assert shown.loc["semantic", "string-match context precision (n = 20)"] == "0.400 [0.200, 0.600] ahead"
-    span, strings = lead_sentences(pairs, {"ctx_recall@5": "ctx_recall@5"},
+    span, strings, family = lead_sentences(pairs, {"ctx_recall@5": "ctx_recall@5"},
                                    {"string-match context precision": "x"}, {"sketch": 80.0, "semantic": 531.0})
     assert span.startswith("Span metrics (a hit counts when its characters overlap a gold passage; notebook 10's names). "
-                           "On ctx_recall@5 sketch is ahead of semantic 0.200 [0.050, 0.350]; not told apart from "
+                           "On ctx_recall@5 sketch is ahead of semantic 0.200 [0.050, 0.350]; inconclusive against "
                            "naive 0.100 [-0.050, 0.250]. 1 of 2 differences are decided at 95%.")
     assert strings.startswith("String-match columns (ragas' non-LLM context precision and recall")
     assert "mean chunk size here, word pieces: sketch 80, semantic 531)" in strings
     assert strings.endswith("On string-match context precision sketch is ahead of naive 0.300 [0.100, 0.500], semantic "
                             "0.400 [0.200, 0.600]. 2 of 2 differences are decided at 95%.")
+    assert family == ('P Holm-adjusted within the declared family "F" (4 comparisons); each interval is the '
+                      "comparison's own 95% interval, unadjusted for its family, so an interval that excludes 0 can "
+                      "stand beside a verdict that is not decided.")
+    assert shown.index.name == "sketch minus (intervals unadjusted; verdicts Holm within the family)"
 
 
 def test_string_match_named_renames_the_unjudged_context_columns_only():
@@ -162,8 +177,10 @@ def test_string_match_named_renames_the_unjudged_context_columns_only():
 def test_in_sum_counts_only_decided_differences():
     # both span rows "cannot be decided at this n": the questions tell sketch apart from none of the two
     table = HAND.copy()
-    table.loc[[0, 1], "verdict"] = "cannot be decided at this n"
+    table.loc[[0, 1], "verdict"] = UNDECIDABLE
+    table["reason"] = ["3 documents", "3 documents", "", ""]
     text = paragraph(table, span="ctx_recall@5", n_questions=3, reasoner="offline", judged=False,
                      chunk_tokens={"sketch": 80.0, "naive": 125.0})
-    assert "not decidable at this n (too few questions) against naive 0.100 [-0.050, 0.250], semantic" in text
+    assert (f"{UNDECIDABLE} against naive 0.100 [-0.050, 0.250] (3 documents), semantic 0.200 [0.050, 0.350] "
+            "(3 documents)") in text
     assert text.endswith("tell sketch apart from 0 of 2 baselines (0 ahead, 0 behind).")

@@ -9,6 +9,7 @@ import pytest
 
 from rag_lab import get_retriever, load_dataset
 from rag_lab.evaluation.metrics import retrieval_metrics
+from rag_lab.evaluation.statistics import INCONCLUSIVE, UNDECIDABLE
 from rag_lab.methods.ssg import experiment, paper
 from rag_lab.methods.ssg.algorithms import ALGORITHMS
 from rag_lab.methods.ssg.config import SSGConfig
@@ -150,15 +151,21 @@ def test_versus_basic_pairs_each_algorithm_with_basic_retrieval():
     scores = scores_frame(rows)
     vs = experiment.versus_basic(scores, "gold_sentence_recall").set_index("method")
     assert vs.loc["query_traversal", "diff"] == 0.375 and vs.loc["query_traversal", "p"] == pytest.approx(2 / 256)
-    assert vs.loc["query_traversal", "side"] == "above" and vs.loc["triangulation_average", "side"] == "not told apart"
+    assert vs.loc["query_traversal", "side"] == "above" and vs.loc["triangulation_average", "side"] == INCONCLUSIVE
+    assert set(vs["family"]) == {"every algorithm minus basic_retrieval on gold_sentence_recall (own stopping point)"}
     ours = experiment.results_table(scores)
     line = experiment.finding_sentences(ours, "run", None, scores)[0]
-    assert line.startswith("run, gold_sentence_recall minus basic_retrieval's (0.25), paired by question (n = 8): "
-                           "beat it (Holm p < 0.05): query_traversal 0.375 [")
-    assert "; not told apart: triangulation_average 0.062 [" in line
+    assert line.startswith("run, gold_sentence_recall minus basic_retrieval's (0.25), paired by question (n = 8; Holm "
+                           'within "every algorithm minus basic_retrieval on gold_sentence_recall (own stopping point)"; '
+                           "intervals unadjusted): beat it (Holm p < 0.05): query_traversal 0.375 [")
+    assert f"; {INCONCLUSIVE}: triangulation_average 0.062 [" in line
     # four questions: no p below 2/2^4 = 0.125 is possible, and the sentence says so
     few = experiment.versus_basic(scores_frame([r for r in rows if r[1] in "abcd"]), "gold_sentence_recall")
-    assert set(few["side"]) == {"too few questions"}
+    assert set(few["side"]) == {UNDECIDABLE}
+    # clustered by document: questions a-d on one document, e-h on another -> 2 units, nothing decidable
+    two = scores.assign(unit=scores["question_id"].map(lambda q: "d1" if q in "abcd" else "d2"))
+    clustered = experiment.versus_basic(two, "gold_sentence_recall").set_index("method")
+    assert set(clustered["units"]) == {2} and set(clustered["side"]) == {UNDECIDABLE}
     assert line.endswith("; behind: none.")
 
 

@@ -1,13 +1,14 @@
 """The encoder-cut count and its sentence, on texts whose word-piece counts are known by hand."""
 import math
 
-from rag_lab.evaluation.statistics import Difference
+from rag_lab.evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE
 from rag_lab.evaluation.truncation import encoder_cut, encoder_cut_sentence
 
 
-def diff(mean, low, high, p):
-    """A 20-question paired difference with the given interval and p (t procedure, no exact bound)."""
-    return Difference(mean, 20, 0, 20, 1.0, low, high, "t", 0.0, p, False, 0, 0.0, 0.1)
+def diff(mean, low, high, p, verdict, reason=""):
+    """A decided 20-question paired difference (20 units) with the given interval, Holm p and verdict."""
+    return {"diff": mean, "n": 20, "units": 20, "design_effect": 1.0, "ci_low": low, "ci_high": high, "p_holm": p,
+            "verdict": verdict, "reason": reason}
 
 
 class WordCounter:
@@ -33,14 +34,14 @@ def test_sentence_names_the_count_and_ties_it_to_the_loss():
     assert plain == ("semantic: 10 of 12 chunks (mean 25 word pieces) are longer than the 10 word pieces the encoder "
                      "reads; each is embedded from its first 8 only, so the rest of the chunk cannot make it match a "
                      "question.")
-    loss = diff(-0.2, -0.35, -0.05, 0.01)
+    loss = diff(-0.2, -0.35, -0.05, 0.01, CONTRADICTED)
     said = encoder_cut_sentence(cut, loss, "naive", "ctx_recall@5")
     assert said.endswith("That is a likely part of why semantic trails naive here: semantic - naive on ctx_recall@5 = "
-                         "-0.200 [-0.350, -0.050] (n = 20), below zero.")
-    tie = diff(-0.1, -0.3, 0.1, 0.3)
-    assert "the interval spans zero, so these questions show no loss to explain" in encoder_cut_sentence(
+                         f"-0.200 [-0.350, -0.050] (n = 20, p Holm = 0.01), {CONTRADICTED}.")
+    tie = diff(-0.1, -0.3, 0.1, 0.3, INCONCLUSIVE)
+    assert f"p Holm = 0.30): {INCONCLUSIVE}, so these questions show no loss to explain" in encoder_cut_sentence(
         cut, tie, "naive", "ctx_recall@5")
-    ahead = diff(0.1, 0.05, 0.2, 0.01)
+    ahead = diff(0.1, 0.05, 0.2, 0.01, SUPPORTED)
     assert "even so semantic is ahead of naive here" in encoder_cut_sentence(cut, ahead, "naive", "ctx_recall@5")
 
 
@@ -61,7 +62,14 @@ def test_finding_pairs_the_cut_method_with_its_baseline():
     said = encoder_cut_finding(pd.DataFrame(rows), cut, "naive", "ctx_recall@5")
     # four questions, every one lost: the exact sign-flip p is 2/2^4 = 0.125 at best, so no loss can be
     # told at this n and the interval is the whole range (the old bootstrap said [-1, -1], "below zero")
-    assert said.endswith("semantic - naive on ctx_recall@5 = -1.000 [-1.000, 1.000] (n = 4): too few questions to "
-                         "tell a loss from none (no p below 0.05 is possible), but the cut chunks still compete with a "
-                         "handicap.")
+    assert said.startswith(encoder_cut_sentence(cut)[:-1] + ". Here semantic - naive on ctx_recall@5 = -1.000 "
+                           "[-1.000, 1.000] (n = 4, p Holm = ")
+    assert f"): {UNDECIDABLE}" in said and said.endswith("but the cut chunks still compete with a handicap.")
+    # clustered by document: two documents of two questions each -> the design effect is said
+    units = {"q0": "d1", "q1": "d1", "q2": "d2", "q3": "d2"}
+    assert ", 2 documents" in encoder_cut_finding(pd.DataFrame(rows), cut, "naive", "ctx_recall@5", units=units)
+    # a row of the caller's family is read, not decided again
+    family = pd.DataFrame([{"method": "semantic", "baseline": "naive", "metric": "ctx_recall@5",
+                            **diff(-0.5, -0.7, -0.3, 0.001, CONTRADICTED)}])
+    assert "trails naive here" in encoder_cut_finding(pd.DataFrame(rows), cut, "naive", "ctx_recall@5", decided=family)
     assert encoder_cut_finding(pd.DataFrame(rows), cut, "kg", "ctx_recall@5") == encoder_cut_sentence(cut)

@@ -8,6 +8,7 @@ import pandas as pd
 
 from rag_lab.core.types import Retrieval
 from rag_lab.methods.unweaver.classes import EntityClass, Mention
+from rag_lab.evaluation.statistics import UNDECIDABLE
 from rag_lab.methods.unweaver.findings import (agreement_sentence, answer_classes, gold_passage_sentence, paragraph,
                                                rule_agreement, voting_classes, why_rules_agree)
 from rag_lab.methods.unweaver.paper import paper_fc_gap
@@ -124,10 +125,15 @@ def test_paragraph_reads_each_data_set_with_its_caveats():
     # three questions: the exact sign-flip p is at least 2/8 = 0.25, so nothing can be decided and every
     # interval is the whole range; doc_mrr: soft Tango z = 1.5/sqrt(1.5), p = 0.22, sign-flip 2/8 -> 0.25;
     # against the margin, Tango at -0.05 with no discordant pair: z = 0.15/sqrt(3 * 0.0475), p = 0.69
+    # one declared family of the three (ctx_recall, doc_mrr, the claim): Holm 3 x 0.25 = 0.75, 2 x 0.69 -> 1
     assert ("On tiny (n = 3 questions) UnWeaver minus VectorRAG (naive): ctx_recall@5 0.000 [-1.000, 1.000] (p = 1.00, "
-            "too few questions to tell from naive); doc_mrr@5 0.500 [-1.000, 1.000] (p = 0.25, too few questions to "
-            "tell from naive); at least as good as VectorRAG on context recall@5 (margin 0.05): cannot be decided at "
-            "this n (p against the margin = 0.69).") in text
+            f"p Holm = 1.00, {UNDECIDABLE} against naive); doc_mrr@5 0.500 [-1.000, 1.000] (p = 0.25, p Holm = 0.75, "
+            f"{UNDECIDABLE} against naive); at least as good as VectorRAG on context recall@5 (margin 0.05): "
+            f"{UNDECIDABLE} (p against the margin = 0.69, p Holm = 1.00).") in text
+    assert "per data set one declared family of 3 comparisons" in text
+    # clustered by document: the paragraph names the documents
+    clustered = paragraph(results, 5, 5, "offline", False, units={"tiny": {"q0": "a", "q1": "a", "q2": "b"}})
+    assert "On tiny (n = 3 questions, 2 documents)" in clustered
     gap = paper_fc_gap().abs().max()
     assert f"at most {gap:.4f} in factual correctness, another metric" in text
     assert "the context-recall intervals here are 2.00 to 2.00 wide" in text and "could not be told from zero" in text

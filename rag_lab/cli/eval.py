@@ -100,6 +100,7 @@ def run(args) -> int:
     from ..caching.atomic import atomic_path
     from ..evaluation.cluster import cluster_address
     from ..evaluation.harness import evaluate, nan_counts
+    from ..evaluation.ledger import ledger_rows
     from ..evaluation.provenance import caption_reasoners, save_results
     from ..evaluation.trec import join_outside_runs, load_outside_runs, parse_run_option, write_trec
     from ..evaluation.uncertainty import (formatted_summary, headline_family, paired_differences, question_units,
@@ -165,7 +166,9 @@ def run(args) -> int:
     if args.out:
         csv, sidecar = save_results(df, args.out)
         print(f"wrote {len(df)} rows to {csv} and their provenance to {sidecar}")
-        for table, suffix in ((summary, "summary"), (differences, "differences"), (builds, "builds")):
+        comparisons = ledger_rows(differences, dataset.name, "eval") if differences is not None else None
+        for table, suffix in ((summary, "summary"), (differences, "differences"), (comparisons, "comparisons"),
+                              (builds, "builds")):
             if table is not None:
                 target = csv.with_name(f"{csv.stem}.{suffix}.csv")
                 with atomic_path(target) as tmp:

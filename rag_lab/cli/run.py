@@ -37,6 +37,7 @@ def add_arguments(parser):
 def run(args) -> int:
     import yaml
 
+    from ..evaluation.ledger import ledger_lines
     from ..runs.parameters import check_all, typed_paths
     from ..runs.reference import reference_lines
     from ..runs.runner import DEFAULT_CELL_TIMEOUT, notebook_defaults, resolve_notebooks, run_notebooks
@@ -62,6 +63,8 @@ def run(args) -> int:
     for nb in manifest["notebooks"]:
         print(f"{nb['status']:7s} {nb['notebook']}  {nb['seconds']:.1f}s  -> {run_dir / nb['output']}")
     for line in reference_lines(manifest):
+        print(line)
+    for line in ledger_lines(manifest, run_dir):
         print(line)
     print(f"report: {run_dir / 'index.html'}")
     failed = [nb for nb in manifest["notebooks"] if nb["status"] != "ok"]

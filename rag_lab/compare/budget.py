@@ -35,7 +35,7 @@ from ..core.types import Chunk, Dataset, Retrieval
 from ..evaluation.harness import COLUMNS
 from ..evaluation.metrics import (ChunkPool, coverage_metric, questions_with_gold, retrieval_metrics,
                                   section_coverage)
-from ..evaluation.uncertainty import summary_with_ci
+from ..evaluation.uncertainty import question_units, summary_with_ci
 from .intervals import ranked
 from ..reasoning.tokens import count_text_tokens, first_tokens
 
@@ -146,12 +146,13 @@ def equal_budget_rows(deepest: Mapping[str, Mapping[str, Retrieval]], dataset: D
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def equal_budget_board(rows: pd.DataFrame, budget: int, metrics: Sequence[str] = BUDGET_METRICS) -> pd.DataFrame:
+def equal_budget_board(rows: pd.DataFrame, budget: int, metrics: Sequence[str] = BUDGET_METRICS,
+                       units=None) -> pd.DataFrame:
     """``equal_budget_rows`` as a leaderboard (the columns of ``intervals.leaderboard_ci``): per method
-    the mean tokens handed and each metric at the budget with n and a 95% interval, methods ordered by
-    context recall at the budget, best first."""
+    the mean tokens handed and each metric at the budget with n and a 95% interval (clustered by document
+    with ``units``, as the leaderboard at k), methods ordered by context recall at the budget, best first."""
     wanted = [HANDED] + [budget_metric(m, budget) for m in metrics]
-    long = summary_with_ci(rows, metrics=wanted)
+    long = summary_with_ci(rows, metrics=wanted, units=units)
     if long.empty:
         raise ValueError(f"no rows at a budget of {budget} tokens")
     return ranked(long, wanted, budget_metric(RANK_METRIC, budget))
@@ -306,5 +307,5 @@ def equal_budget(results: pd.DataFrame, run, k: int, budget: int | None = None, 
     rows = equal_budget_rows(run.retrievals[deepest], run.dataset, budget, pools,
                              results.attrs.get("min_overlap", 0.5), results.attrs.get("section_level", "section"))
     blocks = block_tokens(run.retrievers, run.retrievals[k]) if k in run.retrievals else {}
-    return EqualBudget(budget, method, deepest, rows, equal_budget_board(rows, budget), blocks,
-                       label or f"{budget} tokens")
+    board = equal_budget_board(rows, budget, units=question_units(run.dataset))   # clustered by document
+    return EqualBudget(budget, method, deepest, rows, board, blocks, label or f"{budget} tokens")

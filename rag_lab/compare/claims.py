@@ -193,9 +193,11 @@ CLAIMS = [
 
 
 def claim_comparisons(results: Results, k: int = 5, units: Mapping[str, Units] | None = None,
-                      at: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """Every comparison of every claim (``COMPARISON_COLUMNS``): difference, interval, p against the
-    comparison's threshold, Holm p within the claim's family (``family`` = the paper), MDE and verdict.
+                      at: Mapping[str, str] | None = None, setting: str = "") -> pd.DataFrame:
+    """Every comparison of every claim (``COMPARISON_COLUMNS``, and ``reason`` where ``decide`` gives one):
+    difference, interval, p against the comparison's threshold, Holm p within the claim's family
+    (``family`` = the paper, and the ``setting`` when one is named: each setting is a family of its own),
+    MDE and verdict.
     ``units``: dataset -> question id -> unit, to cluster each dataset's questions by document. ``at``:
     dataset -> the suffix of the metric columns read (default ``k``: ``ctx_recall@5``; an equal budget's
     ``136tok`` reads ``ctx_recall@136tok``)."""
@@ -211,10 +213,11 @@ def claim_comparisons(results: Results, k: int = 5, units: Mapping[str, Units] |
             rows.append({"paper": claim.paper, "dataset": c.dataset, "method": c.method, "rival": c.rival,
                          "metric": c.metric, **d.as_dict()})
         if rows:
-            frames.append(decide(pd.DataFrame(rows), claim.paper))
+            frames.append(decide(pd.DataFrame(rows), f"{claim.paper} ({setting})" if setting else claim.paper))
     if not frames:
         return pd.DataFrame(columns=COMPARISON_COLUMNS)
-    return pd.concat(frames, ignore_index=True)[COMPARISON_COLUMNS]
+    out = pd.concat(frames, ignore_index=True)
+    return out[COMPARISON_COLUMNS + [c for c in ("reason",) if c in out.columns and c not in COMPARISON_COLUMNS]]
 
 
 def evidence(row: pd.Series) -> str:

@@ -1,7 +1,8 @@
 """Cost and speed per method (notebook 11): index builds timed cold and warm, each several times,
 query latency per query, tokens, peak heap and chunks; index time as the corpus grows on
-distinct texts; and the sentences that name a fastest or slowest method only when the
-intervals separate it from the next one.
+distinct texts; and the sentences that name a fastest or slowest method only when a test tells it
+from the next one (Welch's t-test on log build seconds; the paired test on query times), never from
+whether two intervals overlap.
 
 Each distinct index is built and timed once: methods whose index has the same identity in the
 index store (``shared_index.index_identity``: SSG's seven algorithms share one graph) are measured
@@ -33,7 +34,9 @@ import pandas as pd
 from .benchmarking import distinct_copies, peak_memory_mb, warm_up
 from ..datasets import load_dataset
 from ..evaluation.provenance import index_reasoner_name
-from ..evaluation.statistics import format_ci, paired_difference
+from ..evaluation.decisions import verdict_said
+from ..evaluation.statistics import ALPHA, SUPPORTED, format_ci, format_p, paired_difference
+from ..evaluation.uncertainty import decide
 from ..methods import get_retriever
 
 COLD, WARM = "cold", "warm"
@@ -297,9 +300,31 @@ def _shown(mean: float, low: float, high: float, unit: str, digits: int) -> str:
             f"{mean:.{digits}f} {unit} [95% interval {low:.{digits}f}, {high:.{digits}f}]")
 
 
+def log_welch_p(mean_a: float, low_a: float, high_a: float, n_a: int, mean_b: float, low_b: float, high_b: float,
+                n_b: int, confidence: float = 0.95) -> float:
+    """Two-sided p of Welch's t-test that two methods' mean log build times are equal, from what
+    ``log_t_interval`` kept of each (geometric mean, its t-interval, n): the interval's half-width on
+    the log scale over t[n - 1] is the standard error, exactly. The builds of two methods are separate
+    timings, not pairs, hence a two-sample test; NaN when either has fewer than two timings."""
+    from scipy import stats
+
+    if min(n_a, n_b) < 2 or any(math.isnan(v) for v in (low_a, high_a, low_b, high_b)):
+        return math.nan
+    crit = lambda n: stats.t.ppf(0.5 + confidence / 2, n - 1)  # noqa: E731
+    se_a = (math.log(high_a) - math.log(low_a)) / 2 / crit(n_a)
+    se_b = (math.log(high_b) - math.log(low_b)) / 2 / crit(n_b)
+    var = se_a ** 2 + se_b ** 2
+    if var <= 0:
+        return 0.0 if mean_a != mean_b else 1.0
+    t = (math.log(mean_a) - math.log(mean_b)) / math.sqrt(var)
+    df = var ** 2 / (se_a ** 4 / (n_a - 1) + se_b ** 4 / (n_b - 1))
+    return float(2 * stats.t.sf(abs(t), df))
+
+
 def slowest_build_sentence(costs: pd.DataFrame, kind: str = COLD) -> str:
-    """The slowest build named only when its interval lies wholly above the runner-up's; otherwise the
-    two are said to be within noise. Each distinct index counts once (``distinct_indexes``)."""
+    """The slowest build named only when Welch's t-test on log seconds (``log_welch_p``) tells it from the
+    runner-up at p < 0.05 — a test decides, not whether two intervals overlap; otherwise the two are
+    said not to be told apart. Each distinct index counts once (``distinct_indexes``)."""
     col = f"index_seconds_{kind}"
     costs = distinct_indexes(costs)
     if len(costs) < 2:
@@ -308,26 +333,31 @@ def slowest_build_sentence(costs: pd.DataFrame, kind: str = COLD) -> str:
     top, second = costs.loc[order[0]], costs.loc[order[1]]
     n = int(top["build_repeats"])
     say = lambda name, row: f"{name} {_shown(row[col], row[col + '_ci_low'], row[col + '_ci_high'], 's', 2)}"  # noqa: E731
-    if n < 2:
+    p = log_welch_p(top[col], top[col + "_ci_low"], top[col + "_ci_high"], n, second[col], second[col + "_ci_low"],
+                    second[col + "_ci_high"], int(second["build_repeats"]))
+    if math.isnan(p):
         return (f"{kind.capitalize()} builds, one timing each: {say(order[0], top)} and {say(order[1], second)}; "
                 f"one timing has no interval, so no method is named slowest.")
-    if top[col + "_ci_low"] > second[col + "_ci_high"]:
-        return (f"Slowest {kind} build: {say(order[0], top)} against the next, {say(order[1], second)} "
-                f"(n = {n} builds each; the intervals do not overlap).")
+    test = f"n = {n} builds each; Welch's t-test on log seconds, p = {format_p(p)}"
+    if p < ALPHA:
+        return f"Slowest {kind} build: {say(order[0], top)} against the next, {say(order[1], second)} ({test})."
     return (f"The two slowest {kind} builds, {say(order[0], top)} and {say(order[1], second)}, cannot be told apart "
-            f"with n = {n} builds each (their intervals overlap).")
+            f"({test}, not below {ALPHA}).")
 
 
 def fastest_query_sentence(latencies: pd.DataFrame) -> str:
-    """The method with the lowest median query time named fastest only when the paired difference to
-    the runner-up (same queries, paired 95% interval: ``statistics.paired_difference``) excludes zero."""
+    """The method with the lowest median query time named fastest only when the paired test of the
+    runner-up minus it (same queries: ``statistics.paired_difference``, a declared family of one decided
+    by ``uncertainty.decide``) is supported."""
     if latencies.shape[1] < 2:
         return f"Only {', '.join(latencies.columns)} was queried: no ranking of query times."
     order = latencies.median().sort_values().index
     a, b = order[0], order[1]
     d = paired_difference(latencies[b].to_numpy(), latencies[a].to_numpy())
+    row = decide(pd.DataFrame([d.as_dict()]), f"{b} minus {a}, query milliseconds (fastest against the next)").iloc[0]
     medians = f"{a} {latencies[a].median():.2f} ms, {b} {latencies[b].median():.2f} ms median"
-    diff = f"{b} − {a} per query: {format_ci(d.diff, d.ci_low, d.ci_high, 3)} ms, n = {d.n} queries"
-    if not math.isnan(d.ci_low) and d.ci_low > 0:
-        return f"Fastest queries: {a} ({medians}; {diff})."
-    return f"The two fastest query times cannot be told apart ({medians}; {diff}: the interval holds zero or is undefined)."
+    diff = (f"{b} − {a} per query: {format_ci(d.diff, d.ci_low, d.ci_high, 3)} ms, n = {d.n} queries, "
+            f"p = {format_p(row['p'])}")
+    if row["verdict"] == SUPPORTED:
+        return f"Fastest queries: {a} ({medians}; {diff}: {SUPPORTED})."
+    return f"The two fastest query times cannot be told apart ({medians}; {diff}: {verdict_said(row)})."

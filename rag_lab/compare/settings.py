@@ -16,6 +16,10 @@ from typing import Mapping
 
 import pandas as pd
 
+from ..evaluation.decisions import dataset_of
+from ..evaluation.ledger import record
+from ..evaluation.statistics import CONTRADICTED, SUPPORTED
+from ..methods.ssg.ledgered import OWN_STOP
 from .budget import TOKENS, EqualBudget, budget_differences, equal_budget, mid_budget, with_tokens
 from .claims import SSG_METRICS, claim_comparisons, claims_table
 from .intervals import differences_table, flip_summary, flipped_questions
@@ -65,7 +69,10 @@ def decision_differences(results: pd.DataFrame, budgets: Mapping[str, EqualBudge
     if not at_k.empty:
         frames.append(with_tokens(at_k, results, f"{TOKENS}@{k}", unequal(k)))
     frames = [f for f in frames if not f.empty]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if len(out):
+        record(out, dataset_of(results, "unnamed"))   # the ledger: k or budget is read from each metric column
+    return out
 
 
 def decision_flips(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, Mapping[str, EqualBudget]],
@@ -97,10 +104,19 @@ def decision_claims(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, M
     settings = [s for s in settings if s[1]]
     settings.append((unequal(k), dict(results), {name: str(k) for name in results}))
     for label, data, at in settings:
-        comps = claim_comparisons(data, k, units, at=at)
+        comps = claim_comparisons(data, k, units, at=at, setting=label)
         comparisons.append(comps.assign(setting=label))
+        _record_claims(comps)
         verdicts.append(claims_table(data, k, comps).assign(setting=label))
     return pd.concat(comparisons, ignore_index=True), pd.concat(verdicts, ignore_index=True)
+
+
+def _record_claims(comps: pd.DataFrame) -> None:
+    """Each data set's claim comparisons into the ledger; the SSG rows (no k: every sentence gathered, the
+    same in every setting) under notebook 03's setting, so the two notebooks' numbers are checked alike."""
+    for name, rows in comps.groupby("dataset", sort=False):
+        gathered = ~rows["metric"].astype(str).str.contains("@")
+        record(rows.assign(setting=[OWN_STOP if g else "" for g in gathered]), str(name))
 
 
 def verdict_table(claims: pd.DataFrame) -> pd.DataFrame:
@@ -142,10 +158,10 @@ def verdict_changes(diff: pd.DataFrame, k: int) -> str:
     budgets = [c for c in (SMALLEST, MID) if c in wide.columns]
     if at_k not in wide.columns or not budgets:
         return "No comparison was made both at k and at an equal budget."
-    decided = wide[at_k].isin(["supported", "contradicted"])
+    decided = wide[at_k].isin([SUPPORTED, CONTRADICTED])
     kept = decided & wide[budgets].eq(wide[at_k], axis=0).all(axis=1)
     changed = wide[decided & ~kept]
-    new = wide[~decided & wide[budgets].isin(["supported", "contradicted"]).any(axis=1)]
+    new = wide[~decided & wide[budgets].isin([SUPPORTED, CONTRADICTED]).any(axis=1)]
 
     def said(rows: pd.DataFrame) -> str:
         return "; ".join(f"{m} {b} ({', '.join(f'{c}: {r[c]}' for c in [at_k, *budgets])})" for (m, b), r in rows.iterrows())

@@ -8,15 +8,22 @@ chunker's loss that a table of means does not show.
 - ``encoder_cut``: per method, how many of its embedded texts are longer than the encoder reads,
   their mean size, and the limit (``EncoderCut``).
 - ``encoder_cut_sentence``: the sentence a notebook prints where it draws a conclusion about a
-  method whose chunks are cut, optionally tied to that method's paired difference against another.
+  method whose chunks are cut, optionally tied to that method's paired difference against another
+  (a row of a declared family: ``encoder_cut_finding`` reads it from the caller's decided table or
+  decides it as a family of its own, clustered by document, and records it in the ledger).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Mapping
 
-from .statistics import Difference, format_ci
+import pandas as pd
+
+from .decisions import dataset_of, verdict_said
+from .ledger import recorded
+from .statistics import CONTRADICTED, SUPPORTED, format_ci, format_p
+from .uncertainty import Units, clustering_note, decide, paired_on, per_question
 
 
 @dataclass(frozen=True)
@@ -44,12 +51,13 @@ def encoder_cut(method: str, texts: Iterable[str], embedder) -> EncoderCut:
     return EncoderCut(method, sum(1 for s in sizes if s > read), len(sizes), mean, limit, read)
 
 
-def encoder_cut_sentence(cut: EncoderCut, diff: Difference | None = None, baseline: str = "",
+def encoder_cut_sentence(cut: EncoderCut, row: Mapping | None = None, baseline: str = "",
                          metric: str = "") -> str:
     """``semantic: 10 of 12 chunks (mean 531 word pieces) are longer than the 256 word pieces the encoder
-    reads ...``. With ``diff`` (``cut.method`` minus ``baseline`` on ``metric``, paired by question) the
-    sentence says whether that comparison is a loss the cut can explain: only a difference whose
-    p is below 0.05 (its interval then lies below zero) is called a loss."""
+    reads ...``. With ``row`` (``cut.method`` minus ``baseline`` on ``metric``, paired by question: a row of
+    a decided table, ``uncertainty.decide``'s columns) the sentence says whether that comparison is a
+    loss the cut can explain: only a contradicted one (Holm p within its family below 0.05) is called a
+    loss, and an undecided one is said with the verdict word (and its reason)."""
     if cut.total == 0:
         return f"{cut.method}: no chunk was embedded, so nothing was cut."
     if cut.over == 0:
@@ -59,29 +67,35 @@ def encoder_cut_sentence(cut: EncoderCut, diff: Difference | None = None, baseli
     text = (f"{cut.method}: {cut.over} of {cut.total} chunks (mean {cut.mean_tokens:.0f} word pieces) are longer than "
             f"the {cut.limit} word pieces the encoder reads; each is embedded from its first {cut.read} only, so the "
             "rest of the chunk cannot make it match a question")
-    if diff is None or diff.n == 0:
+    if row is None or not row["n"]:
         return text + "."
-    said = f"{cut.method} - {baseline} on {metric} = {format_ci(diff.diff, diff.ci_low, diff.ci_high)} (n = {diff.n})"
-    v = diff.verdict()
-    if v == "contradicted":
-        return text + f". That is a likely part of why {cut.method} trails {baseline} here: {said}, below zero."
-    if v == "supported":
-        return text + f"; even so {cut.method} is ahead of {baseline} here: {said}, above zero."
-    if v == "inconclusive":
-        return (text + f". Here {said}: the interval spans zero, so these questions show no loss to explain, "
-                "but the cut chunks still compete with a handicap.")
-    return (text + f". Here {said}: too few questions to tell a loss from none (no p below 0.05 is possible), "
+    said = (f"{cut.method} - {baseline} on {metric} = {format_ci(row['diff'], row['ci_low'], row['ci_high'])} "
+            f"(n = {int(row['n'])}{clustering_note(row)}, p Holm = {format_p(row['p_holm'])})")
+    v = row["verdict"]
+    if v == CONTRADICTED:
+        return text + f". That is a likely part of why {cut.method} trails {baseline} here: {said}, {CONTRADICTED}."
+    if v == SUPPORTED:
+        return text + f"; even so {cut.method} is ahead of {baseline} here: {said}, {SUPPORTED}."
+    return (text + f". Here {said}: {verdict_said(row)}, so these questions show no loss to explain, "
             "but the cut chunks still compete with a handicap.")
 
 
-def encoder_cut_finding(results, cut: EncoderCut, baseline: str, column: str) -> str:
+def encoder_cut_finding(results, cut: EncoderCut, baseline: str, column: str, units: Units | None = None,
+                        decided: pd.DataFrame | None = None) -> str:
     """``encoder_cut_sentence`` tied to ``cut.method`` minus ``baseline`` on ``column`` (metric@k), paired
-    by question over ``results`` (evaluate's tidy table); the plain count when either is not scored."""
-    from .statistics import paired_difference
-    from .uncertainty import per_question
-
+    by question over ``results`` (evaluate's tidy table; ``units``: clustered by document): its row in
+    ``decided`` (a family the caller declared) when there, else decided as a declared family of its own
+    and recorded in the ledger; the plain count when either method is not scored."""
     table = per_question(results, column)
     if cut.method not in table.columns or baseline not in table.columns:
         return encoder_cut_sentence(cut)
-    d = paired_difference(table[cut.method].to_numpy(), table[baseline].to_numpy())
-    return encoder_cut_sentence(cut, d, baseline, column)
+    if decided is not None:
+        mine = decided[(decided["method"] == cut.method) & (decided["baseline"] == baseline)
+                       & (decided["metric"] == column)]
+        if len(mine):
+            return encoder_cut_sentence(cut, mine.iloc[0], baseline, column)
+    rows = pd.DataFrame([{"method": cut.method, "baseline": baseline, "metric": column,
+                          **paired_on(table, cut.method, baseline, units=units).as_dict()}])
+    row = recorded(decide(rows, f"{cut.method} minus {baseline} on {column} (the encoder cut)"),
+                   dataset_of(results, "unnamed")).iloc[0]
+    return encoder_cut_sentence(cut, row, baseline, column)

@@ -292,9 +292,22 @@ def _header(manifest: dict[str, Any]) -> str:
         f'<td class="l"><code>{_value(e.get("changed", {}))}</code></td></tr>' for e in manifest.get("notebooks", []))
     return (f"<h1>rag_lab run <code>{_e(manifest.get('run_id'))}</code></h1>{_dl(rows)}"
             f'<details><summary>Package versions</summary><table>{packages}</table></details>'
-            f'<p><a href="manifest.json">manifest.json</a></p><table><tr><th class="l">notebook</th>'
+            f'<p><a href="manifest.json">manifest.json</a></p>{_ledger_html(manifest)}<table><tr><th class="l">notebook</th>'
             f'<th class="l">status</th><th>seconds</th><th class="l">reasoner</th><th class="l">changed parameters</th>'
             f"</tr>{summary}</table>")
+
+
+def _ledger_html(manifest: dict[str, Any]) -> str:
+    """The link to the run's ledger of decided comparisons, with its conflicts (a failed run)."""
+    book = manifest.get("ledger")
+    if not book:
+        return ""
+    found = book.get("conflicts", [])
+    said = (f' · <span class="status failed">{len(found)} comparison(s) given two answers</span>' if found
+            else " · no comparison given two answers")
+    items = "".join(f"<li>{_e(c['comparison'])}: {_e(c['detail'])}</li>" for c in found)
+    return (f'<p>Ledger: <a href="{_href(book["path"])}">{_e(book["path"])}</a> ({_e(book["rows"])} comparisons '
+            f"decided){said}</p>" + (f"<ul>{items}</ul>" if items else ""))
 
 
 def write_report(run_dir: str | Path, manifest: dict[str, Any] | None = None) -> Path:

@@ -9,7 +9,8 @@ stay), the rankings its ``evaluate`` calls made as TREC runs and qrels under ``t
 (``evaluation/trec.py``), and ``manifest.json``: parameters, their hash, reasoner and judge, git revision, package
 versions, the embedding backend, status, durations per notebook and per cell, files written, and for a failure the
 cell (index and first line) and the error. A cell running longer than the timeout fails the
-notebook; the other notebooks still run. Outputs appear whole or not at all (rag_lab.caching.atomic).
+notebook; the other notebooks still run. Every comparison the notebooks decided is gathered into
+``comparisons.csv`` (``evaluation/ledger.py``); one comparison given two answers fails the run. Outputs appear whole or not at all (rag_lab.caching.atomic).
 
 The parameter hash covers a notebook's *effective* parameters: the defaults in its
 ``parameters`` cell with the given values laid over them (``figures_dir`` left out), so
@@ -41,6 +42,7 @@ from ..caching.atomic import atomic_path, write_bytes, write_text
 from ..core.redact import scrub, scrub_file
 from ..core.environment import environment
 from ..core.progress import HEADLESS_ENV
+from ..evaluation import ledger
 from ..evaluation.provenance import embedding_backend, git_revision, package_versions
 from ..evaluation.trec import TREC_DIR_ENV
 from ..core.ties import NEAR_TIES_ENV, read_near_ties
@@ -266,9 +268,12 @@ def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, 
     near_ties_file = run_dir / "near_ties" / f"{nb.stem}.jsonl"       # core/ties.py: the kernel appends to it
     near_ties_file.parent.mkdir(parents=True, exist_ok=True)
     near_ties_file.unlink(missing_ok=True)
+    ledger_file = run_dir / ledger.LEDGER_DIR / f"{nb.stem}.csv"      # evaluation/ledger.py: the kernel appends to it
+    ledger_file.unlink(missing_ok=True)
     t0 = time.perf_counter()
     trec_dir = run_dir / "trec" / nb.stem                              # evaluation/trec.py: evaluate() writes there
-    with atomic_path(out_path) as tmp, environment({NEAR_TIES_ENV: str(near_ties_file), TREC_DIR_ENV: str(trec_dir)}):
+    with atomic_path(out_path) as tmp, environment({NEAR_TIES_ENV: str(near_ties_file), TREC_DIR_ENV: str(trec_dir),
+                                                    ledger.LEDGER_ENV: str(ledger_file)}):
         try:
             pm.execute_notebook(str(nb), str(tmp), parameters={**given, "figures_dir": str(figures_dir)},
                                 kernel_name=kernel, cwd=str(nb.parent), progress_bar=progress, language="python",
@@ -357,7 +362,9 @@ def run_notebooks(names: Sequence[str] | None = None, parameters: dict[str, Any]
     manifest["finished"] = dt.datetime.now().isoformat(timespec="seconds")
     manifest["seconds"] = round(sum(e["seconds"] for e in manifest["notebooks"]), 2)
     manifest["wall_seconds"] = round(time.perf_counter() - t0, 2)     # below the sum when notebooks ran side by side
-    manifest["status"] = "ok" if all(e["status"] == "ok" for e in manifest["notebooks"]) else "failed"
+    manifest["ledger"] = ledger.gather_run(run_dir)   # comparisons.csv; a comparison with two answers fails the run
+    ok = all(e["status"] == "ok" for e in manifest["notebooks"]) and not manifest["ledger"]["conflicts"]
+    manifest["status"] = "ok" if ok else "failed"
     write_text(manifest_path, json.dumps(manifest, indent=2, default=str))
     write_report(run_dir, manifest)   # index.html: the run as one page (rag_lab/runs/report.py)
     return manifest

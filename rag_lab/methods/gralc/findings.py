@@ -1,9 +1,9 @@
 """The sentences the GraLC-RAG notebook prints about its results, built from that run's tables.
 
 Each verdict reads a paired comparison of ``comparisons`` (a difference over the questions both
-sides scored, its 95% bootstrap interval and Holm-adjusted p, from ``evaluation.statistics``): a
-difference is called only when its interval excludes 0 (``statistics.verdict``); otherwise the
-sentence says the questions cannot decide it. No threshold of our own decides a ranking. Where the
+sides scored, its 95% interval and its Holm-adjusted p within the table's declared family): a
+difference is called only when ``uncertainty.decide`` called it (Holm p < 0.05); otherwise the
+sentence says the verdict word. No threshold of our own decides a ranking. Where the
 paper has the same quantity its number is quoted, labelled paper-reported. A sentence whose premise
 does not hold in the run (a condition that did not run, an empty table, a one-value sweep) is left
 out or says what is missing.
@@ -16,14 +16,14 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ...core.plots import IN_CI
-from ...evaluation.statistics import CONTRADICTED, SUPPORTED, format_ci
+from ...evaluation.decisions import verdict_said
+from ...evaluation.statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE, format_ci, format_p
 from . import paper
-from .comparisons import READINGS
+from .comparisons import CEILING, READINGS
 from .experiment import ALL_COSINE, MENTION_COSINE
 from .verdicts import METHOD, call, decided, pair   # noqa: F401 - METHOD: the findings' first line
 
 COSINE_TIE = 0.01    # infusion: 1 − cos(h′, h) below this leaves a token vector pointing where it did (a size, not a test)
-CEILING = 0.95       # §4.1 of the paper calls MRR above 0.95 on its abstracts a near-ceiling effect
 LONG_CONDITIONS = ("full", "partial", "introduction")   # longest first: the longest run speaks for Tables 4-5
 PATTERN, FAIR = list(READINGS)
 def leader(label: str, ours: pd.Series, order: pd.DataFrame, metric: str, reported: pd.Series | None = None,
@@ -61,8 +61,10 @@ def leader(label: str, ours: pd.Series, order: pd.DataFrame, metric: str, report
     return text + "."
 
 
-def short_text(t1: pd.DataFrame, t1_ci: Mapping[str, pd.DataFrame], order: pd.DataFrame, where: str) -> list[str]:
-    """Table 1: the leader, and whether the lowest MRR's interval lies above the ceiling the paper reports."""
+def short_text(t1: pd.DataFrame, t1_ci: Mapping[str, pd.DataFrame], order: pd.DataFrame, where: str,
+               ceiling: Mapping | None = None) -> list[str]:
+    """Table 1: the leader, and whether the lowest MRR lies above the ceiling the paper reports, from the
+    test ``comparisons.ceiling_test`` made (``ceiling``; without it the sentence says it was not tested)."""
     if t1.empty or "MRR" not in t1 or t1["MRR"].dropna().empty:
         return [f"Table 1 ({where}): no strategy has an MRR, so nothing to compare."]
     reported = paper.table1()["MRR"]
@@ -71,15 +73,20 @@ def short_text(t1: pd.DataFrame, t1_ci: Mapping[str, pd.DataFrame], order: pd.Da
     who = mrr.idxmin()
     lo, hi = float(t1_ci["ci_low"]["MRR"].get(who, math.nan)), float(t1_ci["ci_high"]["MRR"].get(who, math.nan))
     shown = format_ci(float(mrr[who]), lo, hi)
-    where_ = decided({"diff": float(mrr[who]) - CEILING, "ci_low": lo - CEILING, "ci_high": hi - CEILING})   # its interval's own test
     setting = f"the near-ceiling setting the paper reports on its abstracts (paper-reported lowest {reported.min():.3f})"
-    if where_ == SUPPORTED:
-        out.append(f"The lowest MRR, {shown} ({who}), lies above {CEILING:g} with its whole interval: {setting}.")
-    elif where_ == CONTRADICTED:
-        out.append(f"The lowest MRR, {shown} ({who}), lies below {CEILING:g}: not {setting}.")
+    if ceiling is None:
+        out.append(f"The lowest MRR, {shown} ({who}): whether it lies above {CEILING:g} was not tested.")
+        return out
+    test = (f"minus {CEILING:g}: {format_ci(ceiling['diff'], ceiling['ci_low'], ceiling['ci_high'])}, "
+            f"n = {int(ceiling['n'])}, p = {format_p(ceiling['p'])}")
+    v = ceiling["verdict"]
+    if v == SUPPORTED:
+        out.append(f"The lowest MRR, {shown} ({who}), lies above {CEILING:g} ({test}: {SUPPORTED}): {setting}.")
+    elif v == CONTRADICTED:
+        out.append(f"The lowest MRR, {shown} ({who}), lies below {CEILING:g} ({test}: {CONTRADICTED}): not {setting}.")
     else:
-        out.append(f"The lowest MRR, {shown} ({who}), has an interval spanning {CEILING:g}: whether this is {setting} "
-                   "is not decided.")
+        out.append(f"The lowest MRR, {shown} ({who}): whether it lies above {CEILING:g} ({test}) is "
+                   f"{verdict_said(ceiling)}, so whether this is {setting} is not decided.")
     return out
 
 
@@ -92,9 +99,9 @@ def ablation(diffs: pd.DataFrame, where: str) -> str | None:
     for step, row in diffs.iterrows():
         rep = f"; paper-reported {reported.loc[step, 'ΔMRR']:+.4f}" if step in reported.index else ""
         parts.append(f"{step} {call(row, 'raises MRR', 'lowers MRR')}{rep}")
-    moved = sum(decided(r) != "inconclusive" for _, r in diffs.iterrows())
+    moved = sum(decided(r) in (SUPPORTED, CONTRADICTED) for _, r in diffs.iterrows())
     return (f"Ablation ({where}, ΔMRR against the late-chunking base, paired by question): " + "; ".join(parts)
-            + f". {moved} of {len(parts)} components change MRR beyond their 95% interval.")
+            + f". {moved} of {len(parts)} components change MRR by a decided difference (Holm p < 0.05 across the steps).")
 
 
 def longest_condition(conditions: Sequence[str]) -> str | None:
@@ -143,7 +150,7 @@ def coverage(contrast: pd.DataFrame, cond: str) -> list[str]:
         verdicts = [decided(r) for _, r in part.iterrows()]
         out.append(f"Over all {len(verdicts)} condition × k cells, on {name} structure-aware strategies cover more "
                    f"sections in {verdicts.count(SUPPORTED)}, content-only ones in {verdicts.count(CONTRADICTED)}, "
-                   f"and the questions cannot decide {verdicts.count('inconclusive')}.")
+                   f"and {len(verdicts) - verdicts.count(SUPPORTED) - verdicts.count(CONTRADICTED)} are not decided.")
     return out
 
 
@@ -247,7 +254,7 @@ def infusion(sweep: pd.DataFrame, diffs: pd.DataFrame, cond: str, reported: tupl
         rows = [(x, diffs.loc[(col, x)]) for x in lams[1:] if (col, x) in diffs.index]
         if not rows:
             continue
-        if any(decided(r) != "inconclusive" for _, r in rows):
+        if any(decided(r) in (SUPPORTED, CONTRADICTED) for _, r in rows):
             moved.append(col)
         parts.append(f"{col} " + ", ".join(f"at λ = {x:g} {call(r, 'higher', 'lower')}" for x, r in rows))
     if missing:
@@ -309,15 +316,15 @@ def order_sentence(order: pd.DataFrame, where: str) -> str:
         return ""
     ranked = list(dict.fromkeys(list(order["method"]) + list(order["below"])))
     reported = paper.table1()["MRR"]
-    decided = order[order["verdict"].isin(["supported", "contradicted"])]
+    decided = order[order["verdict"].isin([SUPPORTED, CONTRADICTED])]
     flipped = order[[reported.get(a, math.nan) < reported.get(b, math.nan) for a, b in zip(order["method"], order["below"])]]
-    flipped_decided = flipped[flipped["verdict"] == "supported"]
+    flipped_decided = flipped[flipped["verdict"] == SUPPORTED]
     ns = sorted({int(v) for v in order["n"]})
     n = str(ns[0]) if len(ns) == 1 else f"{ns[0]} to {ns[-1]}"
-    few = int((order["verdict"] == "cannot be decided at this n").sum())
+    few = int((order["verdict"] == UNDECIDABLE).sum())
     text = (f"Table 1 ({where}): our MRR order is {' > '.join(ranked)} (n = {n} questions); "
             f"{len(decided)} of its {len(order)} pairs are told apart (Holm-adjusted p < 0.05 across the pairs"
-            + (f"; {few} cannot be decided with this many questions" if few else "")
+            + (f"; {few} {UNDECIDABLE}" if few else "")
             + (f"; MDE up to {order['mde'].max():.3f}" if order["mde"].notna().any() else "") + ").")
     if len(flipped):
         text += (f" The paper-reported order reverses {len(flipped)} of these pairs; "
@@ -335,16 +342,17 @@ def findings(*, short: str, t1: pd.DataFrame, t1_ci: Mapping[str, pd.DataFrame],
              t5: pd.DataFrame, t5_ci: Mapping[str, pd.DataFrame], t6: pd.DataFrame, f1_order: pd.DataFrame,
              diversity: Mapping | None, reasoner: str, generation_condition: str, sweep: pd.DataFrame,
              sweep_diffs: pd.DataFrame, sweep_condition: str, evidence: pd.DataFrame | None = None,
-             evidence_order: pd.DataFrame | None = None) -> list[str]:
+             evidence_order: pd.DataFrame | None = None, ceiling: Mapping | None = None) -> list[str]:
     """Every sentence, in the notebook's order: how verdicts are decided, the SecCov headline (Table 5,
     the longest condition that ran), Tables 1–2 (on the ``short`` condition), 4, CS Recall, the evidence
     paragraphs, 6 (answers on ``generation_condition``), the λ ablation (on ``sweep_condition``). Each
-    order / diffs argument is the ``comparisons`` table behind the sentence."""
+    order / diffs argument is the ``comparisons`` table behind the sentence; ``ceiling``:
+    ``comparisons.ceiling_test`` on the short condition."""
     lines = [METHOD]
     cond = longest_condition(list(t4.index.get_level_values(0))) if not t4.empty else None
     if cond is not None:
         lines += coverage(contrast, cond)
-    lines += short_text(t1, t1_ci, t1_order, f"{short} condition")
+    lines += short_text(t1, t1_ci, t1_order, f"{short} condition", ceiling)
     lines += [ablation(ablation_diffs, f"{short} condition")]
     lines.append(by_length(t4, t4_order))
     if cond is not None:

@@ -7,12 +7,16 @@ from typing import Mapping
 
 import pandas as pd
 
-from ...evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, verdict
+from ...evaluation.decisions import verdict_said
+from ...evaluation.statistics import format_p
+from ...evaluation.statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE, verdict
 
-METHOD = ("How the verdicts below are decided: every difference is paired by question, with one test giving "
-          "its p and its 95% interval (rag_lab.evaluation.statistics: Tango's test for 0/1 scores, the paired "
-          "t-test otherwise), p adjusted by Holm across its table; a difference is called only when that p is "
-          "below 0.05, otherwise the sentence says the questions cannot decide it. The paper reports no tests.")
+METHOD = ("How the verdicts below are decided: every difference is paired by question (clustered by document), "
+          "with one test giving its p and its 95% interval (rag_lab.evaluation.statistics: Tango's test for 0/1 "
+          "scores, the paired t-test otherwise), p adjusted by Holm within its table's declared family; a difference "
+          "is called only when that p is below 0.05, otherwise the sentence gives the verdict word (inconclusive, or "
+          "cannot be decided with its reason). Intervals are each comparison's own, unadjusted for the family. "
+          "The paper reports no tests.")
 
 
 def _signed(x: float) -> str:
@@ -29,7 +33,7 @@ def call(row: Mapping, up: str, down: str) -> str:
     p = float(row.get("p_holm", math.nan))
     stats = (f"{_signed(d)} [{_signed(lo)}, {_signed(hi)}], n = {int(n)}" if not math.isnan(lo) else
              f"{_signed(d)}, n = {int(n)}")
-    stats += "" if math.isnan(p) else ", Holm p < 0.01" if p < 0.005 else f", Holm p = {p:.2f}"
+    stats += "" if math.isnan(p) else f", Holm p = {format_p(p)}"
     if d == lo == hi == 0:
         return f"{stats}: the same on every question"
     v = decided(row)
@@ -37,20 +41,21 @@ def call(row: Mapping, up: str, down: str) -> str:
         return f"{stats}: {up}"
     if v == CONTRADICTED:
         return f"{stats}: {down}"
-    return f"{stats}: the {int(n)} questions cannot decide it"
+    return f"{stats}: {verdict_said({**dict(row), 'verdict': v})}"
 
 
 def decided(row: Mapping) -> str:
-    """The verdict of one paired difference (``statistics.verdict`` against 0): from its Holm p where the
-    row has one, else its p; supported, contradicted, inconclusive or cannot be decided at this n."""
+    """The verdict of one paired difference: the one ``uncertainty.decide`` gave its family where the row
+    carries it; else ``statistics.verdict`` against 0 from its Holm p (or its p); with no p at all there
+    is no test, and an interval alone decides nothing: cannot be decided."""
+    given = row.get("verdict")
+    if isinstance(given, str) and given:
+        return given
     p = float(row.get("p_holm", math.nan))
     if math.isnan(p):
         p = float(row.get("p", math.nan))
     if math.isnan(p):
-        # no test beside it (e.g. a mean's interval against the paper's 0.95 ceiling): that interval is
-        # its own test at the 5% level
-        lo, hi = float(row["ci_low"]), float(row["ci_high"])
-        return SUPPORTED if lo > 0 else CONTRADICTED if hi < 0 else INCONCLUSIVE
+        return UNDECIDABLE
     floor = row.get("p_floor", 0.0)
     floor = 0.0 if floor is None or (isinstance(floor, float) and math.isnan(floor)) else float(floor)
     return verdict(float(row["diff"]), p, 0.0, floor)
@@ -64,6 +69,9 @@ def pair(order: pd.DataFrame, a: str, b: str) -> dict | None:
         if len(rows):
             r = rows.iloc[0]
             lo, hi = (r["ci_low"], r["ci_high"]) if sign == 1 else (-r["ci_high"], -r["ci_low"])
+            turned = {SUPPORTED: CONTRADICTED, CONTRADICTED: SUPPORTED}
+            given = r.get("verdict", "")
             return {"diff": sign * r["diff"], "ci_low": lo, "ci_high": hi, "n": r["n"], "p_holm": r.get("p_holm", math.nan),
-                    "p": r.get("p", math.nan), "p_floor": r.get("p_floor", 0.0)}
+                    "p": r.get("p", math.nan), "p_floor": r.get("p_floor", 0.0),
+                    "verdict": turned.get(given, given) if sign == -1 else given, "reason": r.get("reason", "")}
     return None

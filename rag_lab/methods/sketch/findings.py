@@ -2,10 +2,11 @@
 and the caveats each one carries, computed from the run.
 
 ``comparisons`` pairs SKETCH with every baseline question by question on each column (difference of
-means, its 95% interval, p and ``statistics.verdict``); ``paragraph`` reads that table:
+means, its 95% interval, p), all of them one declared family decided by ``uncertainty.decide`` and
+recorded in the run's ledger; ``paragraph`` reads that table:
 
-- a difference is called ahead or behind only when its p is below 0.05 (its interval then excludes
-  zero); "too few questions to tell" when no p below 0.05 is possible at this n;
+- a difference is called ahead or behind only when its Holm p within the declared family is below 0.05;
+  otherwise inconclusive, or "cannot be decided" with the reason ``decide`` gives;
 - the span-overlap ``ctx_recall@k`` (gold passages found, whatever the chunk's length) is read first;
 - ragas' non-LLM context precision and recall match retrieved against gold text by string similarity,
   so they reward contexts about as long as the gold sentences: a lead there over a method with long
@@ -20,12 +21,14 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ...evaluation.statistics import UNDECIDABLE, format_ci, paired_difference
-from ...evaluation.uncertainty import Units, per_question, unit_labels
+from ...evaluation.decisions import dataset_of, family_said, verdict_said
+from ...evaluation.ledger import recorded
+from ...evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_ci
+from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
 
-COLUMNS = ["baseline", "column", "diff", "ci_low", "ci_high", "n", "p", "verdict"]
-SIDE = {"supported": "ahead", "contradicted": "behind", "inconclusive": "not told apart",
-        UNDECIDABLE: "too few questions to tell"}
+COLUMNS = ["method", "baseline", "column", "metric", *TEST_COLUMNS]
+# directions for the decided words; the undecided ones are said as themselves (one word everywhere)
+SIDE = {SUPPORTED: "ahead", CONTRADICTED: "behind", INCONCLUSIVE: INCONCLUSIVE, UNDECIDABLE: UNDECIDABLE}
 STRING_COLUMNS = ("context_precision", "context_recall")
 LONG_FACTOR = 2.0     # a method's chunks are "long" when their mean size is at least this many times SKETCH's
 # the span-based context metrics (metrics.py), under the names notebook 10's leaderboards use
@@ -33,34 +36,45 @@ SPAN_METRICS = ("ctx_recall", "ctx_precision", "ctx_mrr", "ctx_ndcg")
 STRING_MATCH = "string-match"   # label of ragas' non-LLM context metrics wherever they are shown
 
 
+def family_name(metrics: Sequence[str], method: str = "sketch") -> str:
+    """The declared family of ``comparisons``: the method minus each baseline on these metric@k columns
+    (those compared; sorted, so the same columns name the same family whatever order they come in)."""
+    return f"{method} minus each baseline on {', '.join(sorted(set(metrics)))}"
+
+
 def comparisons(results: pd.DataFrame, columns: Mapping[str, str], method: str = "sketch",
                 units: Units | None = None) -> pd.DataFrame:
     """``method`` minus every other method of ``results`` (evaluate's tidy table) on each column
     (``columns``: label -> metric@k), paired by question: ``COLUMNS``, one row per baseline and column
-    both were scored on. ``units`` (question id -> its document): clustered by document, as notebook 10."""
+    both were scored on, all of them one declared family (``family_name`` of the columns compared: Holm
+    across the rows).
+    ``units`` (question id -> its document): clustered by document, as notebook 10. The table is
+    recorded in the run's ledger."""
     rows = []
     for label, metric in columns.items():
         table = per_question(results, metric)
         if method not in table.columns:
             continue
-        labels = unit_labels(list(table.index), units)
         for base in [m for m in table.columns if m != method]:
-            d = paired_difference(table[method].to_numpy(), table[base].to_numpy(), units=labels)
+            d = paired_on(table, method, base, units=units)
             if d.n:
-                rows.append({"baseline": base, "column": label, "diff": d.diff, "ci_low": d.ci_low,
-                             "ci_high": d.ci_high, "n": d.n, "p": d.p, "verdict": d.verdict()})
-    return pd.DataFrame(rows, columns=COLUMNS)
+                rows.append({"method": method, "baseline": base, "column": label, "metric": metric, **d.as_dict()})
+    if not rows:
+        return pd.DataFrame(columns=COLUMNS)
+    out = decide(pd.DataFrame(rows), family_name([r["metric"] for r in rows], method))
+    return recorded(out[[*COLUMNS, *[c for c in out.columns if c not in COLUMNS]]], dataset_of(results, "unnamed"))
 
 
 def _said(row) -> str:
-    return f"{row['baseline']} {format_ci(row['diff'], row['ci_low'], row['ci_high'])}"
+    reason = verdict_said(row)[len(row["verdict"]):]          # " (why)" for "cannot be decided"
+    return f"{row['baseline']} {format_ci(row['diff'], row['ci_low'], row['ci_high'])}{reason}"
 
 
 def _grouped(rows: pd.DataFrame) -> str:
     """``ahead of a (d [lo, hi]); not told apart from b (...)`` over the rows of one column."""
     parts = []
-    for v, words in (("supported", "ahead of"), ("contradicted", "behind"), ("inconclusive", "not told apart from"),
-                     (UNDECIDABLE, "not decidable at this n (too few questions) against")):
+    for v, words in ((SUPPORTED, "ahead of"), (CONTRADICTED, "behind"), (INCONCLUSIVE, f"{INCONCLUSIVE} against"),
+                     (UNDECIDABLE, f"{UNDECIDABLE} against")):
         chosen = rows[rows["verdict"] == v]
         if len(chosen):
             parts.append(f"{words} " + ", ".join(_said(r) for _, r in chosen.iterrows()))
@@ -96,7 +110,8 @@ def string_match_named(frame: pd.DataFrame, metrics: Mapping[str, str], judged: 
 
 def verdict_table(pairs: pd.DataFrame, method: str = "sketch") -> pd.DataFrame:
     """``comparisons``' rows as a reader's table: one row per baseline, per column ``diff [low, high]``
-    and the verdict word, with each column's n in its header."""
+    (the comparison's own interval, unadjusted for the family: said in the index's name) and the
+    verdict word (Holm within the family), with each column's n in its header."""
     if pairs.empty:
         return pd.DataFrame()
     out = {}
@@ -105,7 +120,7 @@ def verdict_table(pairs: pd.DataFrame, method: str = "sketch") -> pd.DataFrame:
         ns = sorted({int(v) for v in rows["n"]})
         head = f"{col} (n = {ns[0] if len(ns) == 1 else f'{ns[0]}-{ns[-1]}'})"
         out[head] = {b: f"{format_ci(r['diff'], r['ci_low'], r['ci_high'])} {SIDE[r['verdict']]}" for b, r in rows.iterrows()}
-    return pd.DataFrame(out).rename_axis(f"{method} minus")
+    return pd.DataFrame(out).rename_axis(f"{method} minus (intervals unadjusted; verdicts Holm within the family)")
 
 
 def lead_sentences(pairs: pd.DataFrame, span: Mapping[str, str], strings: Mapping[str, str],
@@ -125,8 +140,11 @@ def lead_sentences(pairs: pd.DataFrame, span: Mapping[str, str], strings: Mappin
             continue
         said = " ".join(f"On {c} {method} is {_grouped(rows[rows['column'] == c])}." for c in cols
                         if (rows["column"] == c).any())
-        decided = rows[rows["verdict"].isin(["supported", "contradicted"])]
+        decided = rows[rows["verdict"].isin([SUPPORTED, CONTRADICTED])]
         out.append(f"{head}. {said} {len(decided)} of {len(rows)} differences are decided at 95%.")
+    if len(pairs):
+        said = family_said(pairs)
+        out.append(said[:1].upper() + said[1:] + ".")
     return out
 
 
@@ -150,7 +168,9 @@ def paragraph(table: pd.DataFrame, *, span: str, n_questions: int, reasoner: str
     sizes = ", ".join(f"{m} {t:.0f}" for m, t in chunk_tokens.items())
     out = [f"Findings ({n_questions} questions, {n} scored per pair; reasoner: {reasoner}; judge: "
            f"{'yes' if judged else 'none'}): {method} minus each baseline, paired by question, with 95% intervals; "
-           "a difference counts as ahead or behind only when its p is below 0.05 (its interval excludes zero)."]
+           "a difference counts as ahead or behind only when its p, Holm-adjusted within the declared family "
+           f"\"{table['family'].iloc[0]}\" ({int(table['family_size'].iloc[0])} comparisons), is below 0.05; the "
+           "intervals are each comparison's own, unadjusted for the family."]
     span_rows = table[table["column"] == span]
     if len(span_rows):
         out.append(f"On {span} (gold passages found among the top hits, whatever a chunk's length) {method} is "
@@ -160,9 +180,9 @@ def paragraph(table: pd.DataFrame, *, span: str, n_questions: int, reasoner: str
     for col in [c for c in string_columns if c in set(table["column"])]:
         rows = table[table["column"] == col]
         out.append(f"On {_name(col)} {method} is " + _grouped(rows) + ".")
-        for _, r in rows[rows["verdict"] == "supported"].iterrows():
+        for _, r in rows[rows["verdict"] == SUPPORTED].iterrows():
             s = span_rows[span_rows["baseline"] == r["baseline"]]
-            if r["baseline"] in long and (s.empty or s["verdict"].iloc[0] != "supported"):
+            if r["baseline"] in long and (s.empty or s["verdict"].iloc[0] != SUPPORTED):
                 lead_unmatched.append((col, r["baseline"], SIDE[s["verdict"].iloc[0]] if len(s) else "not scored"))
     if any(c in set(table["column"]) for c in string_columns):
         text = (f"Caveat: {' and '.join(_name(c) for c in string_columns)} are ragas' non-LLM string matching of "
@@ -180,9 +200,9 @@ def paragraph(table: pd.DataFrame, *, span: str, n_questions: int, reasoner: str
     judge = ("; with no judge, faithfulness and answer relevancy — where the paper reports SKETCH's largest leads — "
              "were not measured" if not judged else "")
     out.append(f"Not the paper's setting: {model}{judge}.")
-    decided = span_rows[span_rows["verdict"].isin(["supported", "contradicted"])]   # "cannot be decided" is not
+    decided = span_rows[span_rows["verdict"].isin([SUPPORTED, CONTRADICTED])]   # "cannot be decided" is not
     if len(span_rows):
-        ahead = int((span_rows["verdict"] == "supported").sum())
+        ahead = int((span_rows["verdict"] == SUPPORTED).sum())
         out.append(f"In sum, on {span} the {n} questions tell {method} apart from {len(decided)} of "
                    f"{len(span_rows)} baselines ({ahead} ahead, {len(decided) - ahead} behind).")
     return " ".join(out)

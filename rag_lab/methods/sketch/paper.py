@@ -154,41 +154,38 @@ def findings(results: pd.DataFrame, ours: pd.DataFrame, paper: pd.DataFrame | No
              answer_k: int = 5, judged: bool = False, units=None) -> list[str]:
     """One sentence per baseline: for every column of ``ours`` that is the mean of a per-question metric
     (``results``: evaluate's tidy table), ``method`` minus the baseline, paired by question, with its
-    95% interval: "ahead" or "behind" only when its p is below 0.05 (the interval then excludes 0),
-    "not told apart" otherwise, "too few questions to tell" when no p below 0.05 is possible — next to
-    the order the paper reported for the same pair. n is said once when every column has the same n,
-    else per column. F1 (from two means) is left out. Without a judge the context columns are ragas'
-    string matching and are named so. ``units`` (question id -> document): clustered by document."""
-    from ...evaluation.statistics import format_ci, paired_difference
-    from ...evaluation.uncertainty import per_question, unit_labels
-    from .findings import SIDE, STRING_COLUMNS, STRING_MATCH
+    95% interval and its verdict — the rows of ``findings.comparisons`` over those columns, one declared
+    family (Holm across every baseline and column), so the notebook's findings paragraph and these
+    sentences give one answer — next to the order the paper reported for the same pair. n is said once
+    when every column has the same n, else per column. F1 (from two means) is left out. Without a judge
+    the context columns are ragas' string matching and are named so. ``units`` (question id ->
+    document): clustered by document."""
+    from ...evaluation.statistics import format_ci
+    from .findings import SIDE, STRING_COLUMNS, STRING_MATCH, comparisons
 
     if method not in ours.index:
         raise ValueError(f"no row {method!r} in our results; rows: {list(ours.index)}")
     metrics = {**paper_column_metrics(answer_k, judged), **{c: c for c in ours.columns if "@" in c}}
+    pairs = comparisons(results, {c: metrics[c] for c in ours.columns if c in metrics}, method, units)
     sentences = []
     for base in [m for m in ours.index if m != method]:
-        parts, ns = [], []
-        for col in ours.columns:
-            if col not in metrics:
-                continue
-            table = per_question(results, metrics[col])
-            if method not in table.columns or base not in table.columns:
-                continue
-            d = paired_difference(table[method].to_numpy(), table[base].to_numpy(),
-                                  units=unit_labels(list(table.index), units))
-            if d.n == 0:
-                continue
-            ns.append(d.n)
+        rows = pairs[pairs["baseline"] == base]
+        parts = []
+        for _, r in rows.iterrows():
+            col = r["column"]
             # metric@k columns keep their names (notebook 10's); the paper's columns read as words
             name = col if "@" in col else f"{STRING_MATCH} " * (not judged and col in STRING_COLUMNS) + col.replace('_', ' ')
-            parts.append((f"{name} {format_ci(d.diff, d.ci_low, d.ci_high)}", d.n,
-                          f"{SIDE[d.verdict()]}{_paper_order(paper, method, base, col)}"))
+            parts.append((f"{name} {format_ci(r['diff'], r['ci_low'], r['ci_high'])}", int(r["n"]),
+                          f"{SIDE[r['verdict']]}{_paper_order(paper, method, base, col)}"))
         if parts:
+            ns = [n for _, n, _ in parts]
             same = len(set(ns)) == 1      # one n for the sentence, else each column says its own
             said = [f"{text}{'' if same else f' (n = {n})'}, {side}" for text, n, side in parts]
             sentences.append(f"{method} minus {base} (paired{f', n = {ns[0]}' if same else ''}): "
                              + "; ".join(said) + ".")
+    if len(pairs):
+        sentences.append(f'Verdicts: Holm within the family "{pairs["family"].iloc[0]}" '
+                         f"({int(pairs['family_size'].iloc[0])} comparisons); intervals unadjusted for it.")
     return sentences
 
 

@@ -19,13 +19,16 @@ import numpy as np
 import pandas as pd
 
 from ...evaluation.metrics import context_matches, locate_contexts
-from ...evaluation.statistics import format_ci
-from ...evaluation.uncertainty import interval_frames, paired_differences, pairwise_differences
+from ...evaluation.decisions import verdict_said
+from ...evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_ci
+from ...evaluation.uncertainty import (Units, interval_frames, paired_differences, pairwise_differences,
+                                       question_units)
 from ...core import ties
 from ...core.types import Dataset, Question, Retrieval
 from .algorithms import ALGORITHMS
 from .config import SSGConfig
 from .graph import SimilarityGraph
+from .ledgered import EQUAL_BUDGET, OWN_STOP, recorded_algorithms, setting_of, units_of  # noqa: F401 (the notebook's)
 from .method import SSGRetriever, method_name
 from .paper import (PAPER_METRICS, PAPER_STRATEGY, PAPER_TABLES, RunSetting, compare_with_paper, our_column,
                     paper_table)
@@ -109,8 +112,11 @@ def definition_sentence(max_sentences: int | Mapping[str, int] | None = PAPER_MA
 def gathered_scores(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dataset,
                     min_overlap: float = 0.5) -> pd.DataFrame:
     """One row per (algorithm, question): gold-sentence precision and recall of the gathered sentences
-    (``definition_sentence``; NaN for a question with no gold sentence), and what the traversal did."""
+    (``definition_sentence``; NaN for a question with no gold sentence), what the traversal did, and the
+    data set and the question's unit (``uncertainty.question_units``: its document), so every test on
+    these rows is clustered by document and recorded under its data set."""
     docs = {d.id: d for d in dataset.documents}
+    units = question_units(dataset)
     rows = []
     for method, by_q in results.items():
         for q in dataset.questions:
@@ -120,7 +126,7 @@ def gathered_scores(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dat
             found = set().union(*matches) if matches else set()
             rows.append({
                 "method": method, "algorithm": ret.trace.get("algorithm", method), "question_id": q.id,
-                "strategy": q.meta.get("strategy", ""),
+                "strategy": q.meta.get("strategy", ""), "dataset": dataset.name, "unit": units[q.id],
                 "gold_sentence_precision": (sum(1 for m in matches if m) / len(matches) if matches else 0.0)
                 if golds else np.nan,
                 "gold_sentence_recall": len(found) / len(golds) if golds else np.nan,
@@ -181,25 +187,26 @@ def budget_sentence(scores: pd.DataFrame, equal: pd.DataFrame) -> str:
 def leader_sentence(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None,
                     label: str = "") -> str:
     """Which algorithm has the highest mean ``column`` and whether the questions can tell it from the
-    others: each pair paired by question, Holm across the pairs (``uncertainty.pairwise_differences``),
-    and its verdict (``statistics.verdict``). A pair not decided is named with its interval."""
-    from ...evaluation.statistics import SUPPORTED
-
-    table = pairwise_differences(tidy(scores, judged), column)
+    others: each pair paired by question (clustered by document: ``units_of``), Holm across the pairs
+    (``uncertainty.pairwise_differences``: one declared family), and its verdict. A pair not decided is
+    named with its interval (unadjusted for the family) and verdict."""
+    table = recorded_algorithms(pairwise_differences(tidy(scores, judged), column, units=units_of(scores)), scores, label,
+                      "below")
     if table.empty:
         return f"{label}{column}: fewer than two algorithms scored."
     leader = table["method"].iloc[0]
     mine = table[table["method"] == leader]
     means = tidy(scores, judged).query("metric == @column").groupby("method")["value"].mean()
     ahead = [b for b, v in zip(mine["below"], mine["verdict"]) if v == SUPPORTED]
-    tied = [f"{b} ({format_ci(d, lo, hi)}, {v})" for b, d, lo, hi, v in
-            zip(mine["below"], mine["diff"], mine["ci_low"], mine["ci_high"], mine["verdict"]) if v != SUPPORTED]
+    tied = [f"{r['below']} ({format_ci(r['diff'], r['ci_low'], r['ci_high'])}, {verdict_said(r)})"
+            for _, r in mine.iterrows() if r["verdict"] != SUPPORTED]
     n = int(mine["n"].max())
+    family = f'Holm within "{table["family"].iloc[0]}", {int(table["family_size"].iloc[0])} pairs'
     head = f"{label}highest mean {column}: {leader} ({means[leader]:.2f})"
     if not tied:
-        return f"{head}, ahead of every other algorithm (each paired difference decided, Holm p < 0.05, n = {n})."
+        return f"{head}, ahead of every other algorithm (each paired difference decided, {family}, p < 0.05, n = {n})."
     return (f"{head}, but with n = {n} questions the data cannot tell it from {len(tied)} of the {len(mine)} "
-            f"others (paired difference [95% interval], verdict): {', '.join(tied)}"
+            f"others (paired difference [95% interval, unadjusted], verdict with {family}): {', '.join(tied)}"
             + (f"; ahead of {', '.join(ahead)}." if ahead else "; so no single best algorithm is shown here."))
 
 
@@ -258,18 +265,19 @@ def results_intervals(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
     return interval_frames(rows, {c: c for c in dict.fromkeys(rows["metric"])})
 
 
-def versus_basic(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Every algorithm minus basic_retrieval on ``column``, paired by question, with its 95% interval,
-    Holm across the algorithms (one family), and the side its verdict puts it on: ``above`` / ``below``
-    (Holm p < 0.05), ``not told apart``, or ``too few questions`` (no p below 0.05 attainable)."""
-    table = paired_differences(tidy(scores, judged), "basic_retrieval", metrics=[column],
-                               family=f"every algorithm minus basic_retrieval on {column}")
+def versus_basic(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None,
+                 label: str = "") -> pd.DataFrame:
+    """Every algorithm minus basic_retrieval on ``column``, paired by question (clustered by document:
+    ``units_of``), with its 95% interval, Holm across the algorithms (one declared family, named with its
+    setting from ``label``), and the side its verdict puts it on: ``above`` / ``below`` (Holm p < 0.05),
+    or the undecided verdict word itself; recorded in the run's ledger."""
+    table = paired_differences(tidy(scores, judged), "basic_retrieval", metrics=[column], units=units_of(scores),
+                               family=f"every algorithm minus basic_retrieval on {column} ({setting_of(label)})")
     table["side"] = table["verdict"].map(SIDES)
-    return table
+    return recorded_algorithms(table, scores, label)
 
 
-SIDES = {"supported": "above", "contradicted": "below", "inconclusive": "not told apart",
-         "cannot be decided at this n": "too few questions"}
+SIDES = {SUPPORTED: "above", CONTRADICTED: "below", INCONCLUSIVE: INCONCLUSIVE, UNDECIDABLE: UNDECIDABLE}
 
 
 def beats_basic(table: pd.DataFrame, metric: str, tolerance: float = 1e-9) -> list[str]:
@@ -301,16 +309,19 @@ def finding_sentences(ours: pd.DataFrame, label: str, judged: pd.DataFrame | Non
             lines.append(f"{label}: beat basic_retrieval on {column} ({base:.2f}): "
                          + listed([f"{a} ({ours.loc[a, column]:.2f})" for a in beats_basic(ours, column)]) + ".")
         else:
-            vs = versus_basic(scores, column, judged)
+            vs = versus_basic(scores, column, judged, label)
             shown = {side: [f"{m} {format_ci(d, lo, hi)}" for m, d, lo, hi in
                             zip(g["method"], g["diff"], g["ci_low"], g["ci_high"])] for side, g in vs.groupby("side")}
             ns = sorted({int(n) for n in vs["n"]})
             n = "/".join(map(str, ns)) if ns else "0"
-            few = (f"; too few questions to tell (no p below 0.05 possible): {listed(shown['too few questions'])}"
-                   if "too few questions" in shown else "")
+            reasons = sorted({verdict_said(r) for _, r in vs.iterrows() if r["verdict"] == UNDECIDABLE})
+            few = (f"; {' / '.join(reasons)}: {listed(shown[UNDECIDABLE])}" if UNDECIDABLE in shown else "")
+            units = int(vs["units"].max()) if len(vs) else 0
+            documents = f", {units} documents" if len(vs) and units < int(vs["n"].max()) else ""
             lines.append(f"{label}, {column} minus basic_retrieval's ({base:.2f}), paired by question "
-                         f"(n = {n}): beat it (Holm p < 0.05): "
-                         f"{listed(shown.get('above', []))}; not told apart: {listed(shown.get('not told apart', []))}"
+                         f"(n = {n}{documents}; Holm within \"{vs['family'].iloc[0] if len(vs) else ''}\"; intervals "
+                         f"unadjusted): beat it (Holm p < 0.05): "
+                         f"{listed(shown.get('above', []))}; {INCONCLUSIVE}: {listed(shown.get(INCONCLUSIVE, []))}"
                          f"{few}; behind: {listed(shown.get('below', []))}.")
         for name in PAPER_TABLES:
             paper = paper_table(name)

@@ -21,13 +21,16 @@ import numpy as np
 import pandas as pd
 
 from ...core.types import Retrieval
-from ...evaluation.statistics import NON_INFERIORITY_MARGIN, UNDECIDABLE, format_ci, format_p
+from ...evaluation.decisions import reason_of, verdict_said
+from ...evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, NON_INFERIORITY_MARGIN, SUPPORTED, UNDECIDABLE,
+                                      format_ci, format_p)
+from ...evaluation.uncertainty import Units
 from .classes import class_descriptions
-from .paper import paired_on, paper_fc_gap
+from .paper import claim_family, claim_row, paper_fc_gap
 from .views import NOT_ELECTED
 
-SIDE = {"supported": "ahead of", "contradicted": "behind", "inconclusive": "not told apart from",
-        UNDECIDABLE: "too few questions to tell from"}
+SIDE = {SUPPORTED: "ahead of", CONTRADICTED: "behind", INCONCLUSIVE: f"{INCONCLUSIVE} against",
+        UNDECIDABLE: f"{UNDECIDABLE} against"}
 
 
 def _body(cls) -> str:
@@ -179,35 +182,43 @@ def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers:
 
 
 def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasoner: str, judged: bool,
-              agreement: Mapping[str, Mapping[str, int]] | None = None) -> str:
-    """The findings paragraph: per data set, UnWeaver minus naive on ctx_recall@k and doc_mrr@k (paired,
-    95% interval and p, ahead/behind only when p < 0.05), the non-inferiority verdict of the paper's
-    claim, then the caveats. ``agreement``: data set -> ``rule_agreement``."""
-    out, widths = [], []
+              agreement: Mapping[str, Mapping[str, int]] | None = None,
+              units: Mapping[str, Units] | None = None) -> str:
+    """The findings paragraph: per data set, UnWeaver minus naive on ctx_recall@k and doc_mrr@k and the
+    non-inferiority verdict of the paper's claim, read from that data set's ``paper.claim_family`` (one
+    declared family, Holm across it, clustered by document with ``units``: data set -> question units),
+    then the caveats. ``agreement``: data set -> ``rule_agreement``."""
+    out, widths, families = [], [], []
     for name, df in results.items():
-        parts, ns = [], []
-        for column in (f"ctx_recall@{k}", f"doc_mrr@{k}"):
-            d = paired_on(df, column, "unweaver", "naive")
-            if d is not None:
-                ns.append(d.n)
-                parts.append((column, d))
+        family = claim_family(df, k, answer_k, (units or {}).get(name), name)
+        parts = [(c, d) for c in (f"ctx_recall@{k}", f"doc_mrr@{k}") if (d := claim_row(family, c)) is not None]
         if not parts:
             continue
+        families.append(family)
+        ns = [int(d["n"]) for _, d in parts]
         same = len(set(ns)) == 1       # one n for the data set, else each column says its own
-        said = [f"{column} {format_ci(d.diff, d.ci_low, d.ci_high)} ({'' if same else f'n = {d.n}, '}"
-                f"p = {format_p(d.p)}, {SIDE[d.verdict()]} naive)" for column, d in parts]
-        d = paired_on(df, f"ctx_recall@{k}", "unweaver", "naive", -NON_INFERIORITY_MARGIN)
-        claim = f"{d.verdict()} (p against the margin = {format_p(d.p)})" if d is not None else "not tested"
-        if d is not None and not np.isnan(d.ci_high - d.ci_low):
-            widths.append(d.ci_high - d.ci_low)
-        out.append(f"On {name} ({f'n = {ns[0]} questions' if same else 'n per column'}) UnWeaver minus VectorRAG "
-                   f"(naive): " + "; ".join(said)
+        said = [f"{column} {format_ci(d['diff'], d['ci_low'], d['ci_high'])} ({'' if same else f'n = {int(d.n)}, '}"
+                f"p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])}, {SIDE[d['verdict']]} naive"
+                + (f": {reason_of(d)}" if reason_of(d) else "") + ")" for column, d in parts]
+        d = claim_row(family, f"ctx_recall@{k}", non_inferiority=True)
+        claim = (f"{verdict_said(d)} (p against the margin = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])})"
+                 if d is not None else "not tested")
+        if d is not None and not np.isnan(d["ci_high"] - d["ci_low"]):
+            widths.append(d["ci_high"] - d["ci_low"])
+        units_n = int(parts[0][1]["units"])
+        documents = f", {units_n} documents" if units_n < ns[0] else ""
+        out.append(f"On {name} ({f'n = {ns[0]} questions' if same else 'n per column'}{documents}) UnWeaver minus "
+                   f"VectorRAG (naive): " + "; ".join(said)
                    + f"; at least as good as VectorRAG on context recall@{k} (margin {NON_INFERIORITY_MARGIN}): {claim}.")
     if not out:
         return "Findings: UnWeaver and naive were not both scored on any data set, so there is nothing to compare."
-    head = ("Findings, each difference paired by question with its 95% interval and p; ahead or behind only when "
-            "p < 0.05 (the interval then excludes zero), and the claim 'supported' only when its p against the "
-            "margin is below 0.05.")
+    sizes = sorted({int(f["family_size"].iloc[0]) for f in families})
+    head = ("Findings, each difference paired by question (clustered by document where questions share one) with its "
+            "95% interval (each "
+            "comparison's own, unadjusted) and p; per data set one declared family of "
+            f"{'/'.join(map(str, sizes))} comparisons (every metric scored and the paper's claim), Holm within it; "
+            f"ahead or behind only when the Holm p is below 0.05, and the claim '{SUPPORTED}' only when its Holm p "
+            "against the margin is below 0.05.")
     gap = float(paper_fc_gap().abs().max())
     span = (f"the context-recall intervals here are {min(widths):.2f} to {max(widths):.2f} wide" if widths
             else "there are too few questions for an interval")

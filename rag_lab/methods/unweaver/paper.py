@@ -19,8 +19,10 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...evaluation.statistics import NON_INFERIORITY_MARGIN, format_ci, format_p, paired_difference
-from ...evaluation.uncertainty import per_question
+from ...evaluation.decisions import dataset_of, verdict_said
+from ...evaluation.ledger import recorded
+from ...evaluation.statistics import NON_INFERIORITY_MARGIN, format_ci, format_p
+from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
 
 from ...core.types import Cost, Dataset
 
@@ -202,42 +204,69 @@ def compare_with_baselines(dataset: Dataset, unweaver, baselines: Sequence[str],
             "retrievers": retrievers, "missing": missing}
 
 
-def paired_on(results: pd.DataFrame, column: str, a: str, b: str, threshold: float = 0.0):
-    """``a - b`` on one metric@k, paired by question (``statistics.Difference``, p tested at ``threshold``),
-    or None when either is unscored."""
-    table = per_question(results, column)
-    if a not in table.columns or b not in table.columns:
+def claim_family(results: pd.DataFrame, k: int, answer_k: int, units: Units | None = None,
+                 dataset: str = "") -> pd.DataFrame:
+    """UnWeaver minus VectorRAG (naive) on one data set as one declared family: the retrieval metrics at k,
+    the answer metrics at ``answer_k`` (those scored) and the paper's claim — at least as good on context
+    recall@k, a non-inferiority test at ``-NON_INFERIORITY_MARGIN`` — paired by question, clustered by
+    document with ``units``, Holm across the rows (``uncertainty.decide``) and recorded in the run's
+    ledger. Empty when the two were not both scored."""
+    rows = []
+    columns = [(f"{m}@{k}", 0.0) for m in ("doc_mrr", "ctx_recall", "ctx_precision")] + \
+              [(f"{m}@{answer_k}", 0.0) for m in ("token_f1", "rouge_l", "factual_correctness")] + \
+              [(f"ctx_recall@{k}", -NON_INFERIORITY_MARGIN)]
+    for column, threshold in columns:
+        table = per_question(results, column)
+        if "unweaver" not in table.columns or "naive" not in table.columns:
+            continue
+        d = paired_on(table, "unweaver", "naive", threshold, units)
+        if d.n:
+            rows.append({"method": "unweaver", "baseline": "naive", "metric": column, **d.as_dict()})
+    if not rows:
+        return pd.DataFrame(columns=["method", "baseline", "metric", *TEST_COLUMNS])
+    name = dataset or dataset_of(results, "unnamed")
+    family = f"unweaver minus naive on {name}: each metric, and at least as good on ctx_recall@{k} (margin {NON_INFERIORITY_MARGIN})"
+    return recorded(decide(pd.DataFrame(rows), family), name)
+
+
+def claim_row(family: pd.DataFrame, column: str, non_inferiority: bool = False):
+    """The row of ``claim_family`` for ``column`` (the superiority test, or the non-inferiority one), or None."""
+    if family.empty:
         return None
-    d = paired_difference(table[a].to_numpy(), table[b].to_numpy(), threshold)
-    return d if d.n else None
+    at = family["threshold"] < 0 if non_inferiority else family["threshold"] == 0
+    rows = family[(family["metric"] == column) & at]
+    return rows.iloc[0] if len(rows) else None
 
 
 def findings(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasoner_name: str,
-             tokens: pd.DataFrame | None = None) -> list[str]:
+             tokens: pd.DataFrame | None = None, units: Mapping[str, Units] | None = None) -> list[str]:
     """Sentences comparing UnWeaver with VectorRAG (naive) from this run's per-question tables (one per
-    dataset, ``evaluate``'s tidy rows): each difference paired by question with its 95% interval, and
-    the paper's own claim — at least as good — read as a non-inferiority test on context recall
+    dataset, ``evaluate``'s tidy rows): each data set's ``claim_family`` (clustered by document with
+    ``units``: data set -> question units), each difference with its 95% interval, p, Holm p and verdict,
+    and the paper's own claim — at least as good — read as a non-inferiority test on context recall
     (``statistics.NON_INFERIORITY_MARGIN``, as notebook 10's claims check); then the token costs and what the paper reported."""
     out, verdicts = [], []
     for name, df in results.items():
-        parts = []
-        for column in [f"{m}@{k}" for m in ("doc_mrr", "ctx_recall", "ctx_precision")] + \
-                      [f"{m}@{answer_k}" for m in ("token_f1", "rouge_l", "factual_correctness")]:
-            d = paired_on(df, column, "unweaver", "naive")
-            if d is not None:
-                mde = "" if np.isnan(d.mde) else f", MDE {d.mde:.3f}"
-                parts.append(f"{column} {format_ci(d.diff, d.ci_low, d.ci_high)} (n = {d.n}, p = {format_p(d.p)}{mde})")
-        if not parts:
+        family = claim_family(df, k, answer_k, (units or {}).get(name), name)
+        plain = family[family["threshold"] == 0] if len(family) else family
+        if plain.empty:
             continue
-        out.append(f"{name} (reasoner: {reasoner_name}) — UnWeaver minus VectorRAG (naive), paired by question: "
-                   + "; ".join(parts) + ".")
-        d = paired_on(df, f"ctx_recall@{k}", "unweaver", "naive", -NON_INFERIORITY_MARGIN)
+        parts = []
+        for _, d in plain.iterrows():
+            mde = "" if np.isnan(d["mde"]) else f", MDE {d['mde']:.3f}"
+            parts.append(f"{d['metric']} {format_ci(d['diff'], d['ci_low'], d['ci_high'])} (n = {int(d['n'])}, "
+                         f"p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])}{mde}): {verdict_said(d)}")
+        out.append(f"{name} (reasoner: {reasoner_name}) — UnWeaver minus VectorRAG (naive), paired by question, one "
+                   f"declared family of {int(family['family_size'].iloc[0])} (\"{family['family'].iloc[0]}\"; "
+                   "intervals unadjusted for it): " + "; ".join(parts) + ".")
+        d = claim_row(family, f"ctx_recall@{k}", non_inferiority=True)
         if d is not None:
             verdicts.append((name, d))
     if verdicts:
         out.append(f"At least as good as VectorRAG on context recall@{k} (non-inferiority, margin "
-                   f"{NON_INFERIORITY_MARGIN}, p against the margin): "
-                   + ", ".join(f"{d.verdict()} on {n} (p = {format_p(d.p)})" for n, d in verdicts) + ".")
+                   f"{NON_INFERIORITY_MARGIN}, p against the margin, Holm within each data set's family): "
+                   + ", ".join(f"{verdict_said(d)} on {n} (p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])})"
+                               for n, d in verdicts) + ".")
     if tokens is not None and len(tokens):
         emb_paper = paper_table1()[("Embedder", "index")].astype(float).rename(None)
         paper_emb = emb_paper.unstack("method").reindex(list(dict.fromkeys(emb_paper.index.get_level_values("dataset"))))
