@@ -366,7 +366,7 @@ CASES = [
     Case("unknown-method", "an unknown method name", "error", unknown_method,
          ["unknown method 'bm25-magic'", "naive", "semantic"]),
     Case("unknown-dataset", "an unknown dataset name", "error", unknown_dataset,
-         ["unknown dataset 'no-such-dataset'", "no folder at <folder>/no-such-dataset", "italian_cuisine"]),
+         ["unknown dataset 'no-such-dataset'", "no folder at <folder>/no-such-dataset", "not one of: biomed_articles"]),
     Case("jats-unclosed", "malformed JATS: an unclosed tag", "error", jats_unclosed,
          ["unclosed.nxml", "line 5", "<p> opened at line 4 is not closed: expected </p>"]),
     Case("jats-no-body", "malformed JATS: no `<body>`", "handled", jats_no_body,

@@ -35,7 +35,7 @@ def used_cache(tmp_path, monkeypatch):
                                                       "gold_doc_ids": ["genoa"]}) + "\n", encoding="utf-8")
     index_store.clear_memo()
     assert main(["eval", "--data", str(data), "--methods", "naive", "--k", "1"]) == 0
-    [current] = list((root / "indexes" / "naive").iterdir())
+    [current] = [p for p in (root / "indexes" / "naive").iterdir() if p.is_dir()]   # not the build lock file
     stale = current.with_name("0" * 24)                     # what an older version of the code built
     shutil.copytree(current, stale)
     meta = json.loads((stale / "meta.json").read_text())

@@ -17,7 +17,7 @@ BODY = ("from pathlib import Path\nif value == 3: raise RuntimeError('value 3 al
 def notebooks(tmp_path):
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    tiny_notebook(folder / "01_sweep.ipynb", BODY)
+    tiny_notebook(folder / "01_sweep.ipynb", BODY, parameters="figures_dir = 'x'\nvalue = 1\ntag = ''")  # every swept name
     return folder
 
 

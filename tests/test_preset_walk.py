@@ -19,7 +19,7 @@ from rag_lab.runs.runner import NOTEBOOK_DIR
 
 WALKS = [("01_sketch", "paper", {}), ("01_sketch", "paper_quality", {}), ("01_sketch", "paper_narrativeqa", {}),
          ("02_unweaver", "paper", {}), ("03_ssg_traversal", "paper", {"reasoner": "openai:gpt-4o-mini"}),
-         ("04_gralc_rag", "paper", {}), ("04_gralc_rag", "paper_pmc", {})]
+         ("04_gralc_rag", "paper", {}), ("04_gralc_rag", "paper_pmc", {}), ("10_compare_retrieval", "real", {})]
 
 
 def printed_commands(stderr: str) -> list[list[str]]:

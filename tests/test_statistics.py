@@ -249,6 +249,6 @@ def test_difference_sentence_reads_the_interval():
     # reaches |0.5| (only q2 moves), p = 1; no three questions can give p below 2/8, so the interval is
     # the whole range [-1, 1] and no verdict is possible
     text = difference_sentence(TABLE, "A", "B", "ctx_recall@5")
-    assert text == ("A - B on ctx_recall@5: 0.167 [-1.000, 1.000] (n = 3, p = 1.0 (exact), MDE 0.894): "
+    assert text == ("A - B on ctx_recall@5: 0.167 (interval: the whole range, -1 to 1) (n = 3, p = 1.0 (exact), MDE 0.894): "
                     "cannot be decided (3 questions: no test at 0.05 is possible)")
     assert "not both scored" in difference_sentence(TABLE, "A", "C", "ctx_recall@5")

@@ -37,7 +37,7 @@ def test_sentence_names_the_count_and_ties_it_to_the_loss():
     loss = diff(-0.2, -0.35, -0.05, 0.01, CONTRADICTED)
     said = encoder_cut_sentence(cut, loss, "naive", "ctx_recall@5")
     assert said.endswith("That is a likely part of why semantic trails naive here: semantic - naive on ctx_recall@5 = "
-                         f"-0.200 [-0.350, -0.050] (n = 20, p Holm = 0.01), {CONTRADICTED}.")
+                         f"-0.200 [-0.350, -0.050] (n = 20, p Holm = 0.010), {CONTRADICTED}.")
     tie = diff(-0.1, -0.3, 0.1, 0.3, INCONCLUSIVE)
     assert f"p Holm = 0.30): {INCONCLUSIVE}, so these questions show no loss to explain" in encoder_cut_sentence(
         cut, tie, "naive", "ctx_recall@5")
@@ -63,7 +63,7 @@ def test_finding_pairs_the_cut_method_with_its_baseline():
     # four questions, every one lost: the exact sign-flip p is 2/2^4 = 0.125 at best, so no loss can be
     # told at this n and the interval is the whole range (the old bootstrap said [-1, -1], "below zero")
     assert said.startswith(encoder_cut_sentence(cut)[:-1] + ". Here semantic - naive on ctx_recall@5 = -1.000 "
-                           "[-1.000, 1.000] (n = 4, p Holm = ")
+                           "(interval: the whole range, -1 to 1) (n = 4, p Holm = ")
     assert f"): {UNDECIDABLE}" in said and said.endswith("but the cut chunks still compete with a handicap.")
     # clustered by document: two documents of two questions each -> the design effect is said
     units = {"q0": "d1", "q1": "d1", "q2": "d2", "q3": "d2"}

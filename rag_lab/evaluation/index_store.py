@@ -73,7 +73,8 @@ FORMAT = 2                       # 2: the marker carries a signature (rag_lab.ca
 FOLDER = "indexes"
 STATE, META, MARKER = "state.pkl", "meta.json", "COMPLETE"
 # attributes of a retriever that are not its built index: kept from the object being built
-NOT_STATE = ("_embedder", "_reasoner", "name", "config", "index_reuse")
+NOT_STATE = ("_embedder", "_reasoner", "name", "config", "index_reuse",
+             "build_near_ties_dataset")   # the data set this process noted its build near-ties under: not the index
 MEMO_ENV = "RAG_LAB_INDEX_MEMO_MB"
 _MEMO: "OrderedDict[str, bytes]" = OrderedDict()   # key -> pickled state, most recently used last
 

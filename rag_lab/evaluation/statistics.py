@@ -106,8 +106,13 @@ class Difference:
                                   units=self.units, own_floor=self.p_floor, no_test=_why_none(self.interval))
 
 
+WHOLE_RANGE = "(interval: the whole range, -1 to 1)"
+
+
 def format_ci(mean: float, low: float, high: float, digits: int = 3) -> str:
-    """``0.612 [0.480, 0.741]``; the mean alone when there is no interval."""
+    """``0.612 [0.480, 0.741]``; the mean alone when there is no interval; a difference whose interval is
+    every value a difference of [0, 1] scores can take (what a test gives with too few units) is said in
+    words (``WHOLE_RANGE``): ``[-1.000, 1.000]`` reads like a measurement and tells nothing."""
     if math.isnan(mean):
         return "n/a"
     def shown(x: float) -> str:
@@ -115,6 +120,8 @@ def format_ci(mean: float, low: float, high: float, digits: int = 3) -> str:
 
     if math.isnan(low) or math.isnan(high):
         return shown(mean)
+    if shown(low) == shown(-1.0) and shown(high) == shown(1.0):
+        return f"{shown(mean)} {WHOLE_RANGE}"
     return f"{shown(mean)} [{shown(low)}, {shown(high)}]"
 
 
