@@ -73,6 +73,31 @@ def test_decisions_are_made_at_both_budgets_with_k_beside():
     assert list(table.columns) == ["paper", "claim", SMALLEST, MID, unequal(5)]
     assert table.set_index("paper").loc["SKETCH"].tolist()[1:] == ["cannot be decided"] * 3
     assert table.set_index("paper").loc["UnWeaver", SMALLEST] == "not tested"
+    # hits that fit, by hand: sketch hands 6 tokens at k=5 (1.2 a hit), naive 10 (2 a hit); at 6 tokens
+    # naive fits 3.0 hits and sketch 5.0; at k, k each
+    fits = claims.set_index(["paper", "setting"])["hits that fit"]
+    assert fits[("SKETCH", SMALLEST)] == "at least 3 each (fewest: t: naive 3.0)"
+    assert fits[("SKETCH", unequal(5))] == "5 each (k=5)"
+
+
+def test_section_coverage_is_not_decided_where_a_method_fits_fewer_than_three_chunks():
+    from rag_lab.compare.budget import hits_that_fit
+    from rag_lab.compare.settings import claim_fits, fewer_hits_sentence
+
+    rows = []
+    for method, tokens in (("gralc-structure", 1280.0), ("gralc-naive", 250.0)):   # 256 and 50 tokens a chunk at k=5
+        for q in ("q1", "q2", "q3"):
+            rows += [(method, q, TOKENS, 5.0, tokens), (method, q, "section_coverage_source", 5.0, 2.0)]
+    results = pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
+    assert hits_that_fit(results, 5, 512, ["gralc-structure", "gralc-naive"]) == {"gralc-structure": 2.0,
+                                                                                   "gralc-naive": 10.24}
+    budgets = {"b": {SMALLEST: SimpleNamespace(budget=512), MID: SimpleNamespace(budget=1024)}}
+    fits = claim_fits({"b": results}, budgets, SMALLEST, 5)
+    assert fits["GraLC-RAG"] == {"b": ("gralc-structure", 2.0)}
+    assert claim_fits({"b": results}, budgets, MID, 5)["GraLC-RAG"] == {"b": ("gralc-structure", 4.0)}
+    assert fewer_hits_sentence(fits["GraLC-RAG"], 3, 5) == (
+        "not decided at this budget: gralc-structure fits 2.0 of its chunks on b, fewer than 3, so no section "
+        "coverage can be compared; decided at equal chunk count (k=5)")
 
 
 def test_as_k_reads_budget_rows_as_rows_at_k():

@@ -113,6 +113,16 @@ def mid_budget(results: pd.DataFrame, k: int, baseline: str) -> int:
     return max(int(math.floor(d["value"].median())), 1)
 
 
+def hits_that_fit(results: pd.DataFrame, k: int, budget: int, methods) -> dict[str, float]:
+    """method -> how many of its hits fit in ``budget`` tokens: the budget over its mean tokens per hit at ``k``
+    (``context_budget@k`` / k). A method whose hits are long (a 256-token structure-aware chunk) fits under one
+    where a sentence-level method fits many; a comparison that needs several hits (section coverage) is no
+    comparison there."""
+    d = results[(results["metric"] == TOKENS) & (results["k"] == k) & results["method"].isin(list(methods))]
+    per_hit = d.groupby("method", sort=False)["value"].mean() / k
+    return {m: budget / t for m, t in per_hit.items() if t > 0}
+
+
 def budget_metric(metric: str, budget: int) -> str:
     """The label of a metric at a token budget: ``ctx_recall@130tok``."""
     return f"{metric}@{budget}tok"

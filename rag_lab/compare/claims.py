@@ -23,7 +23,7 @@ uses and the paper's (it scores the whole retrieved context), not on the first k
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Collection, Mapping
 
 import pandas as pd
 
@@ -52,6 +52,10 @@ class Claim:
     claim: str
     comparisons: Callable[[Results, Mapping[str, str]], list[Comparison]]   # (results, dataset -> metric suffix)
     combine: Callable[[pd.DataFrame], tuple[str, str]]   # the claim's comparisons -> verdict, how it was reached
+    # hits every method must fit in a token budget for the claim to be decided there (0: any budget): section
+    # coverage counts the sections of several hits, so a budget under three of the longest method's chunks
+    # compares nothing; the claim is then decided at equal chunk count (k) only
+    min_hits: int = 0
 
 
 def _methods(df: pd.DataFrame) -> list[str]:
@@ -188,24 +192,28 @@ CLAIMS = [
     Claim("SSG traversal", "Most traversal algorithms beat basic_retrieval on precision or recall (gold sentences, "
                            "every sentence gathered)", _ssg_pairs, most_methods),
     Claim("GraLC-RAG", "Structure-aware strategies retrieve from more sections than content-only ones",
-          _gralc_pairs, every_one),
+          _gralc_pairs, every_one, min_hits=3),
 ]
 
 
 def claim_comparisons(results: Results, k: int = 5, units: Mapping[str, Units] | None = None,
-                      at: Mapping[str, str] | None = None, setting: str = "") -> pd.DataFrame:
+                      at: Mapping[str, str] | None = None, setting: str = "",
+                      not_here: Mapping[str, Collection[str]] | None = None) -> pd.DataFrame:
     """Every comparison of every claim (``COMPARISON_COLUMNS``, and ``reason`` where ``decide`` gives one):
     difference, interval, p against the comparison's threshold, Holm p within the claim's family
     (``family`` = the paper, and the ``setting`` when one is named: each setting is a family of its own),
     MDE and verdict.
     ``units``: dataset -> question id -> unit, to cluster each dataset's questions by document. ``at``:
     dataset -> the suffix of the metric columns read (default ``k``: ``ctx_recall@5``; an equal budget's
-    ``136tok`` reads ``ctx_recall@136tok``)."""
+    ``136tok`` reads ``ctx_recall@136tok``). ``not_here``: paper -> the data sets where its claim is not
+    decided in this setting (a budget its methods do not fit: ``Claim.min_hits``)."""
     at = {name: str(k) for name in results} if at is None else at
     frames = []
     for claim in CLAIMS:
         rows = []
         for c in claim.comparisons(results, at):
+            if c.dataset in (not_here or {}).get(claim.paper, ()):
+                continue
             table = per_question(results[c.dataset], c.metric)
             if c.method not in table.columns or c.rival not in table.columns:
                 continue
@@ -236,17 +244,21 @@ def evidence(row: pd.Series) -> str:
 
 
 def claims_table(results: Results, k: int = 5, comparisons: pd.DataFrame | None = None,
-                 units: Mapping[str, Units] | None = None) -> pd.DataFrame:
-    """One row per claim: its verdict in this run and the numbers behind it."""
+                 units: Mapping[str, Units] | None = None, untested: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """One row per claim: its verdict in this run, how it was reached (``decided by``, a line) and every number
+    behind it (``numbers``, kept for the CSV; the comparisons' own table is the one to read).
+    ``untested``: paper -> why a claim with no comparison here was not tested (default: its methods or
+    metrics are not in this run)."""
     comparisons = claim_comparisons(results, k, units) if comparisons is None else comparisons
     rows = []
     for claim in CLAIMS:
         mine = comparisons[comparisons["paper"] == claim.paper]
         if mine.empty:
+            why = (untested or {}).get(claim.paper, "the methods or metrics it needs are not in this run")
             rows.append({"paper": claim.paper, "claim": claim.claim, "this run": NOT_TESTED, "comparisons": 0,
-                         "numbers": "the methods or metrics it needs are not in this run"})
+                         "decided by": why, "numbers": why})
             continue
         final, how = claim.combine(mine)
         rows.append({"paper": claim.paper, "claim": claim.claim, "this run": final, "comparisons": len(mine),
-                     "numbers": f"{how}. " + "; ".join(evidence(r) for _, r in mine.iterrows())})
+                     "decided by": how, "numbers": f"{how}. " + "; ".join(evidence(r) for _, r in mine.iterrows())})
     return pd.DataFrame(rows)

@@ -20,8 +20,8 @@ from ..evaluation.decisions import dataset_of
 from ..evaluation.ledger import record
 from ..evaluation.statistics import CONTRADICTED, SUPPORTED
 from ..methods.ssg.ledgered import OWN_STOP
-from .budget import TOKENS, EqualBudget, budget_differences, equal_budget, mid_budget, with_tokens
-from .claims import SSG_METRICS, claim_comparisons, claims_table
+from .budget import TOKENS, EqualBudget, budget_differences, equal_budget, hits_that_fit, mid_budget, with_tokens
+from .claims import CLAIMS, SSG_METRICS, claim_comparisons, claims_table
 from .intervals import differences_table, flip_summary, flipped_questions
 
 SMALLEST, MID = "smallest equal budget", "mid-size equal budget"
@@ -96,7 +96,10 @@ def decision_claims(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, M
                     units=None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every paper claim checked in each setting: (comparisons, claims). A budget differs per dataset, so
     each dataset is read at its own budget (the metric column names it, ``ctx_recall@136tok``); the claims
-    table holds one row per claim with its verdict in each setting and the numbers behind each."""
+    table holds one row per claim and setting with its verdict, how it was reached, and how many of each
+    method's hits the setting holds (``hits that fit``: at k, k each; at a token budget, the fewest any of the
+    claim's methods fits). A claim that needs several hits of each method (``Claim.min_hits``: section
+    coverage) is not decided on a data set whose budget holds fewer: it is decided at equal chunk count (k)."""
     comparisons, verdicts = [], []
     settings = [(label, {name: at_budget(results[name], by[label]) for name, by in budgets.items() if label in by},
                  {name: f"{by[label].budget}tok" for name, by in budgets.items() if label in by})
@@ -104,11 +107,59 @@ def decision_claims(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, M
     settings = [s for s in settings if s[1]]
     settings.append((unequal(k), dict(results), {name: str(k) for name in results}))
     for label, data, at in settings:
-        comps = claim_comparisons(data, k, units, at=at, setting=label)
+        fits = claim_fits(results, budgets, label, k) if label in (SMALLEST, MID) else {}
+        not_here = {c.paper: [d for d, (_, hits) in fits[c.paper].items() if hits < c.min_hits]
+                    for c in CLAIMS if c.min_hits and c.paper in fits}
+        comps = claim_comparisons(data, k, units, at=at, setting=label, not_here=not_here)
         comparisons.append(comps.assign(setting=label))
         _record_claims(comps)
-        verdicts.append(claims_table(data, k, comps).assign(setting=label))
+        untested = {paper: fewer_hits_sentence(fits[paper], min_hits_of(paper), k)
+                    for paper, skipped in not_here.items() if skipped}
+        table = claims_table(data, k, comps, untested=untested).assign(setting=label)
+        table["hits that fit"] = [fits_sentence(fits.get(p), k) for p in table["paper"]]
+        verdicts.append(table)
     return pd.concat(comparisons, ignore_index=True), pd.concat(verdicts, ignore_index=True)
+
+
+def claim_fits(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, Mapping[str, EqualBudget]], label: str,
+               k: int) -> dict[str, dict[str, tuple[str, float]]]:
+    """paper -> data set -> (method, hits): the fewest of its hits any of the claim's methods fits in the data
+    set's ``label`` budget (``budget.hits_that_fit``)."""
+    out: dict[str, dict[str, tuple[str, float]]] = {}
+    at_k = {name: str(k) for name in results}
+    for claim in CLAIMS:
+        for c in claim.comparisons(dict(results), at_k):
+            eb = budgets.get(c.dataset, {}).get(label)
+            if eb is None:
+                continue
+            fit = hits_that_fit(results[c.dataset], k, eb.budget, [c.method, c.rival])
+            if fit:
+                method, hits = min(fit.items(), key=lambda kv: kv[1])
+                known = out.setdefault(claim.paper, {}).get(c.dataset)
+                if known is None or hits < known[1]:
+                    out[claim.paper][c.dataset] = (method, hits)
+    return out
+
+
+def min_hits_of(paper: str) -> int:
+    return next(c.min_hits for c in CLAIMS if c.paper == paper)
+
+
+def fits_sentence(fits: Mapping[str, tuple[str, float]] | None, k: int) -> str:
+    """``hits that fit`` in words: "k=5 each" at k; at a budget the fewest per data set, "yes" when every
+    method fits at least three hits."""
+    if fits is None:
+        return f"{k} each (k={k})"
+    low = min(fits.values(), key=lambda mh: mh[1])
+    worst = "; ".join(f"{d}: {m} {h:.1f}" for d, (m, h) in fits.items())
+    return ("at least 3 each" if low[1] >= 3 else "fewer than 3 for some") + f" (fewest: {worst})"
+
+
+def fewer_hits_sentence(fits: Mapping[str, tuple[str, float]], needed: int, k: int) -> str:
+    """Why a claim is not decided at a budget: the data sets where a method fits fewer hits than it needs."""
+    short = "; ".join(f"{m} fits {h:.1f} of its chunks on {d}" for d, (m, h) in fits.items() if h < needed)
+    return (f"not decided at this budget: {short}, fewer than {needed}, so no section coverage can be compared; "
+            f"decided at equal chunk count (k={k})")
 
 
 def _record_claims(comps: pd.DataFrame) -> None:
