@@ -72,8 +72,9 @@ def unsafe_cache_folder(folder):
     cache = folder / "cache"
     cache.mkdir()
     os.chmod(cache, 0o777)
-    with _env(RAG_LAB_CACHE=cache, RAG_LAB_REUSE="1"):
-        code, err = _main(["eval", "--data", str(_dataset(folder)), "--methods", "naive", "--k", "1"])
+    # in a fresh process: which cache meets the folder first must not depend on what this process opened before
+    code, err = _child(["eval", "--data", str(_dataset(folder)), "--methods", "naive", "--k", "1"],
+                       {"RAG_LAB_CACHE": str(cache), "RAG_LAB_REUSE": "1"})
     return f"exit {code}, {err}"
 
 

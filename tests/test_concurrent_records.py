@@ -18,7 +18,7 @@ def _record_many(root: str, worker: int, n: int) -> None:
 
 
 def test_two_processes_recording_checksums_lose_nothing(tmp_path):
-    ctx = multiprocessing.get_context("fork")
+    ctx = multiprocessing.get_context("spawn")   # a fork copies locks other threads of this worker may hold
     workers = [ctx.Process(target=_record_many, args=(str(tmp_path), w, 40)) for w in range(3)]
     for p in workers:
         p.start()
@@ -41,7 +41,7 @@ def _fetch(url: str, root: str, ids: list[str]) -> None:
 def test_two_pmc_downloads_into_one_folder_keep_every_licence_record(tmp_path):
     server = MirrorServer()
     try:
-        ctx = multiprocessing.get_context("fork")
+        ctx = multiprocessing.get_context("spawn")   # a fork copies locks other threads of this worker may hold
         runs = [ctx.Process(target=_fetch, args=(server.url, str(tmp_path), ids))
                 for ids in (["PMC9000001", "PMC9000003"], ["PMC9000002", "PMC9000004"])]
         for p in runs:

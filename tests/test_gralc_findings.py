@@ -39,7 +39,7 @@ def order_table(*rows):
 
 def test_call_reads_the_interval_not_a_threshold():
     assert fd.call(diff(0.057, -0.026, 0.142, p_holm=1.0), "ahead", "behind") == \
-        f"+0.057 [-0.026, +0.142], n = 59, Holm p = 1.00: {INCONCLUSIVE}"
+        f"+0.057 [-0.026, +0.142], n = 59, Holm p = 1.0: {INCONCLUSIVE}"
     assert fd.call(diff(0.05, 0.01, 0.09, p_holm=0.001), "ahead", "behind") == \
         f"+0.050 [+0.010, +0.090], n = 59, Holm p = {format_p(0.001)}: ahead"
     assert fd.call(diff(-0.3, -0.4, -0.2, p_holm=0.02), "ahead", "behind").endswith(": behind")
@@ -53,7 +53,7 @@ def test_call_reads_the_interval_not_a_threshold():
     assert fd.call(diff(0.001, -0.0002, 0.004), "a", "b").startswith("+0.001 [+0.000, +0.004]")   # no "-0.000"
     # every question's difference 0: said as such, not "cannot decide"
     assert fd.call(diff(0.0, 0.0, 0.0, n=10, p_holm=1.0), "a", "b") == \
-        "+0.000 [+0.000, +0.000], n = 10, Holm p = 1.00: the same on every question"
+        "+0.000 [+0.000, +0.000], n = 10, Holm p = 1.0: the same on every question"
 
 
 def test_pair_turns_a_row_round():
@@ -71,15 +71,15 @@ def test_leader_says_when_the_questions_cannot_decide():
                         ("Naive", "Semantic", 0.009, -0.06, 0.08, 1.0))
     s = fd.leader("T", ours, order, "MRR", series([0.979, 0.980, 0.977]))
     assert s.startswith("T: the best MRR is Late Chunking (0.821), then Naive (0.773); Late Chunking minus Naive is "
-                        f"+0.048 [-0.002, +0.111], n = 59, Holm p = 1.00: {INCONCLUSIVE}")
+                        f"+0.048 [-0.002, +0.111], n = 59, Holm p = 1.0: {INCONCLUSIVE}")
     # the paper's best (Semantic) is 0.057 behind ours, but the interval spans 0: not called "behind"
     assert ("paper-reported: Semantic best (0.980); here Semantic (0.764) is behind our best by +0.057 [-0.026, "
-            f"+0.142], n = 59, Holm p = 1.00: {INCONCLUSIVE}.") in s
+            f"+0.142], n = 59, Holm p = 1.0: {INCONCLUSIVE}.") in s
 
 
 def test_leader_clear_lead_tie_and_single():
     order = order_table(("Naive", "Semantic", 0.2, 0.1, 0.3, 0.01))
-    assert "Naive minus Semantic is +0.200 [+0.100, +0.300], n = 59, Holm p = 0.01: a clear lead" in \
+    assert "Naive minus Semantic is +0.200 [+0.100, +0.300], n = 59, Holm p = 0.010: a clear lead" in \
         fd.leader("T", series([0.8, 0.6]), order, "MRR")
     same = fd.leader("T", series([0.8, 0.6]), order, "MRR", series([0.9, 0.1]))
     assert same.endswith("paper-reported: Naive best (0.900), the same strategy as ours.")
@@ -127,8 +127,8 @@ def test_ablation_verdicts_follow_each_interval():
     s = fd.ablation(diffs, "abstract condition")
     assert (f"+ Structure Boundaries -0.021 [-0.068, +0.015], n = 59, Holm p = 0.66: {INCONCLUSIVE}; "
             "paper-reported -0.0003") in s
-    assert "+ KG Infusion -0.050 [-0.090, -0.010], n = 59, Holm p = 0.03: lowers MRR; paper-reported -0.0081" in s
-    assert "+ Graph-Guided Retrieval +0.020 [+0.005, +0.040], n = 59, Holm p = 0.04: raises MRR" in s
+    assert "+ KG Infusion -0.050 [-0.090, -0.010], n = 59, Holm p = 0.030: lowers MRR; paper-reported -0.0081" in s
+    assert "+ Graph-Guided Retrieval +0.020 [+0.005, +0.040], n = 59, Holm p = 0.040: raises MRR" in s
     assert s.endswith("2 of 3 components change MRR by a decided difference (Holm p < 0.05 across the steps).")
     assert fd.ablation(pd.DataFrame(), "x") is None
 

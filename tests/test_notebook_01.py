@@ -162,7 +162,7 @@ def check_findings(printed: str, retrieval: pd.DataFrame, stats: pd.DataFrame):
     means = retrieval[retrieval["metric"] == "ctx_recall@5"].set_index("method")["mean"]
     span = paragraph.split("On ctx_recall@5", 1)[1].split(". ", 1)[0]
     # clustered by document: 3 questions from 3 documents give no interval, only the difference
-    said = dict(re.findall(r"(naive|semantic|kg|raptor) (-?\d\.\d{3})(?= \[|,|;|$)", span))
+    said = dict(re.findall(r"(naive|semantic|kg|raptor) (-?\d\.\d{3})(?= \[| \(|,|;|$)", span))
     assert set(said) == {"naive", "semantic", "kg", "raptor"}, span
     for base, diff in said.items():
         assert float(diff) == pytest.approx(means["sketch"] - means[base], abs=1.1e-3), base

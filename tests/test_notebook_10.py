@@ -66,7 +66,7 @@ def test_compare_notebook_tables(tmp_path):
             "resamples", "p_exact", "verdict"} <= set(diffs.columns)
     assert not (diffs["verdict"].isin([SUPPORTED, CONTRADICTED]) & (diffs["p_holm"] >= 0.05)).any()
     ranks = pd.read_csv(files["ranks_italian_cuisine.csv"])
-    assert sorted(ranks["method"]) == sorted(family) and abs(ranks["p_best"].sum() - 1) <= 5e-5 * len(ranks)   # each rounded to 4 places
+    assert sorted(ranks["method"]) == sorted(family) and abs(ranks["share_best"].sum() - 1) <= 5e-5 * len(ranks)   # each rounded to 4 places
     assert ((ranks["rank_low"] >= 1) & (ranks["rank_low"] <= ranks["rank_high"])).all()
     tested = diffs.dropna(subset=["p"])       # two questions of one document give no test ("none: one unit")
     assert (diffs["n"] == 2).all() and (tested["p_holm"] >= tested["p"] - 1e-12).all()

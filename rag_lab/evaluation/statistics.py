@@ -110,9 +110,8 @@ WHOLE_RANGE = "(interval: the whole range, -1 to 1)"
 
 
 def format_ci(mean: float, low: float, high: float, digits: int = 3) -> str:
-    """``0.612 [0.480, 0.741]``; the mean alone when there is no interval; a difference whose interval is
-    every value a difference of [0, 1] scores can take (what a test gives with too few units) is said in
-    words (``WHOLE_RANGE``): ``[-1.000, 1.000]`` reads like a measurement and tells nothing."""
+    """``0.612 [0.480, 0.741]``; the mean alone when there is no interval; an interval of every value a
+    difference of [0, 1] scores can take (too few units) in words (``WHOLE_RANGE``): [-1, 1] tells nothing."""
     if math.isnan(mean):
         return "n/a"
     def shown(x: float) -> str:

@@ -30,7 +30,6 @@ import logging
 import os
 import platform
 import re
-import subprocess
 import time
 import traceback
 from dataclasses import asdict

@@ -85,11 +85,20 @@ def length_gradient(dataset: Dataset, strategies: Sequence[str], conditions: Seq
     return runs
 
 
-def worked_example(runs: Mapping[str, Run], condition: str | None, k: int = 5):
-    """One question's evidence, strategy by strategy, in ``condition`` (the first condition that ran when it
-    did not): (question, condition, k, ``worked.worked_comparison``'s two tables: per gold passage the rank at
-    which each strategy's top k holds it, and the top k side by side with ✓ Pn). The first question with gold
-    passages; k is ``k`` when it was scored, else the deepest k."""
+@dataclass
+class WorkedExample:
+    """One question's evidence, strategy by strategy (``worked_example``): the two tables of
+    ``worked.worked_comparison`` and the sentence that names the question (or says there is none)."""
+    sentence: str
+    passages: pd.DataFrame
+    hits: pd.DataFrame
+
+
+def worked_example(runs: Mapping[str, Run], condition: str | None, k: int = 5) -> WorkedExample:
+    """The first question with gold passages in ``condition`` (the first condition that ran when it did not),
+    at ``k`` when it was scored, else the deepest k: per gold passage the rank at which each strategy's top k
+    holds it, and the top k side by side with ✓ Pn. Data whose questions list no gold passages (PubMedQA's)
+    gives empty tables and a sentence saying so."""
     from ...evaluation.worked import worked_comparison
 
     condition = condition if condition in runs else next(iter(runs))
@@ -97,9 +106,12 @@ def worked_example(runs: Mapping[str, Run], condition: str | None, k: int = 5):
     k = k if k in run.results else max(run.results)
     question = next((q for q in run.dataset.questions if q.gold_contexts), None)
     if question is None:
-        raise ValueError(f"no question of the {condition} condition lists gold passages: nothing to mark")
+        return WorkedExample(f"No question of the {condition} condition lists gold passages: nothing to mark.",
+                             pd.DataFrame(), pd.DataFrame())
     by_strategy = {name: by_q[question.id] for name, by_q in run.results[k].items()}
-    return question, condition, k, *worked_comparison(by_strategy, question, run.dataset.documents)
+    passages, hits = worked_comparison(by_strategy, question, run.dataset.documents)
+    return WorkedExample(f"{question.id} ({condition} condition, each strategy's top {k}): {question.question}",
+                         passages, hits)
 
 
 def stack(runs: Mapping[str, Run], attr: str = "scores") -> pd.DataFrame:

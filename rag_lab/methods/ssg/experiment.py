@@ -21,8 +21,7 @@ import pandas as pd
 from ...evaluation.metrics import context_matches, locate_contexts
 from ...evaluation.decisions import verdict_said
 from ...evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_ci
-from ...evaluation.uncertainty import (Units, interval_frames, paired_differences, pairwise_differences,
-                                       question_units)
+from ...evaluation.uncertainty import interval_frames, paired_differences, pairwise_differences, question_units
 from ...core import ties
 from ...core.types import Dataset, Question, Retrieval
 from .algorithms import ALGORITHMS
@@ -281,8 +280,7 @@ SIDES = {SUPPORTED: "above", CONTRADICTED: "below", INCONCLUSIVE: INCONCLUSIVE, 
 
 
 def beats_basic(table: pd.DataFrame, metric: str, tolerance: float = 1e-9) -> list[str]:
-    """Algorithms whose ``metric`` is above basic_retrieval's in ``table`` by more than ``tolerance``
-    (so floating-point noise in equal scores, e.g. a judge's 1.0 summed two ways, is not a win)."""
+    """Algorithms above basic_retrieval on ``metric`` by more than ``tolerance`` (float noise is no win)."""
     if "basic_retrieval" not in table.index:
         raise ValueError("the table has no basic_retrieval row to compare with")
     base = table.loc["basic_retrieval", metric]

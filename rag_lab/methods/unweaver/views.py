@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...core.types import Document, Question, Retrieval
+from ...core.types import Retrieval
 from ...evaluation.worked import (NOT_ELECTED, chunks_holding, gold_passage_table, gold_passages,  # noqa: F401
                                   padded, passage_label, rule_comparison)
 
