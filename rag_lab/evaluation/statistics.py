@@ -232,9 +232,9 @@ def _clustered(label: str, s) -> str:
     return f"{label}, clustered" if s.clustered else label
 
 
-def _no_difference(diff: float, n: int, dropped: int, threshold: float, why: str) -> Difference:
-    return Difference(diff, n, dropped, n, math.nan, math.nan, math.nan, f"{NONE}: {why}", threshold, math.nan,
-                      False, 0, math.nan, math.nan)
+def _no_difference(diff: float, n: int, dropped: int, threshold: float, why: str, units: int | None = None) -> Difference:
+    return Difference(diff, n, dropped, n if units is None else units, math.nan, math.nan, math.nan, f"{NONE}: {why}",
+                      threshold, math.nan, False, 0, math.nan, math.nan)
 
 
 def paired_procedure(d: np.ndarray, bounded: bool, binary: bool, labels: np.ndarray | None = None):
@@ -291,7 +291,7 @@ def paired_difference(a: Sequence[float], b: Sequence[float], threshold: float =
     binary = bounded and is_binary(np.concatenate([a, b]))
     procedure, s = paired_procedure(d, bounded, binary, labels)
     if procedure is None:
-        return _no_difference(diff, n, dropped, threshold, s)
+        return _no_difference(diff, n, dropped, threshold, s, len(set(labels)) if labels is not None else None)
     low, high = procedure.interval(confidence)
     return Difference(diff, n, dropped, s.units, s.design_effect, low, high, procedure.label, threshold,
                       procedure.p(threshold), procedure.exact, procedure.resamples, procedure.floor(threshold),

@@ -354,6 +354,8 @@ def readable_decisions(table: pd.DataFrame) -> pd.DataFrame:
     columns (interval method, units, resamples, family …) stay in the saved CSV; shown whole they make the
     table too wide to show without cutting it."""
     missing = [c for c in READ_COLUMNS if c not in table.columns]
+    if table.empty:
+        return table             # no test ran (e.g. no condition to contrast): nothing to narrow
     if missing:
         raise ValueError(f"expected a table of tests with columns {list(READ_COLUMNS)}; missing {missing}")
     named = [c for c in table.columns if c not in TEST_COLUMNS]

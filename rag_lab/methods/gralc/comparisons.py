@@ -96,7 +96,7 @@ def ablation(scores: pd.DataFrame, column: str, where: Where | None = None) -> p
 
 def _tail(table: pd.DataFrame) -> list[str]:
     """The test's columns a table carries besides ``DIFF_COLUMNS`` (family, verdict, reason, …), in order."""
-    return [c for c in (*TEST_COLUMNS, "reason") if c in table.columns and c not in DIFF_COLUMNS]
+    return [c for c in dict.fromkeys((*TEST_COLUMNS, "reason")) if c in table.columns and c not in DIFF_COLUMNS]
 
 
 def _group_rows(scores: pd.DataFrame, column: str, first: Sequence[str], second: Sequence[str],
