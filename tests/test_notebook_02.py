@@ -128,7 +128,7 @@ def check_findings(text: str, evaluation: pd.DataFrame, voters: pd.DataFrame):
     assert "a class is in effect a sentence" in text and "An LLM reasoner writes a description" in text
     means = evaluation[evaluation["metric"] == "ctx_recall@5"].set_index(["dataset", "method"])["mean"]
     for name in DATASETS:
-        said = re.search(rf"On {name} \(n = (\d) questions\) UnWeaver minus VectorRAG \(naive\): ctx_recall@5 "
+        said = re.search(rf"On {name} \(n = (\d) questions(?:, \d+ documents?)?\) UnWeaver minus VectorRAG \(naive\): ctx_recall@5 "
                          r"(-?\d\.\d{3}) (\[|\(interval: the whole range|\(p = n/a)", text)   # one document: no interval
         assert said and int(said.group(1)) == 2, name
         assert float(said.group(2)) == pytest.approx(means[(name, "unweaver")] - means[(name, "naive")], abs=1.1e-3)

@@ -81,7 +81,8 @@ def clustering_note(row) -> str:
     units, n, deff = row["units"], row["n"], row["design_effect"]
     if pd.isna(units) or units >= n:
         return ""
-    return f", {int(units)} documents, design effect {deff:.2f}" if pd.notna(deff) else f", {int(units)} documents"
+    documents = f", {int(units)} document{'s' if int(units) != 1 else ''}"
+    return f"{documents}, design effect {deff:.2f}" if pd.notna(deff) else documents
 
 
 def decide(rows: pd.DataFrame, family: str) -> pd.DataFrame:

@@ -206,7 +206,7 @@ def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reason
         if d is not None and not np.isnan(d["ci_high"] - d["ci_low"]):
             widths.append(d["ci_high"] - d["ci_low"])
         units_n = int(parts[0][1]["units"])
-        documents = f", {units_n} documents" if units_n < ns[0] else ""
+        documents = f", {units_n} document{'s' if units_n != 1 else ''}" if units_n < ns[0] else ""
         out.append(f"On {name} ({f'n = {ns[0]} questions' if same else 'n per column'}{documents}) UnWeaver minus "
                    f"VectorRAG (naive): " + "; ".join(said)
                    + f"; at least as good as VectorRAG on context recall@{k} (margin {NON_INFERIORITY_MARGIN}): {claim}.")
