@@ -134,3 +134,13 @@ def test_requests_queued_behind_ragas_in_a_kernel_still_run():
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_ragas_warning_for_a_list_without_ids_is_said_once_in_the_docs_not_per_sample():
+    import logging
+    from rag_lab.evaluation.answer_metrics import _QUIET_IDS
+
+    said = logging.LogRecord("ragas.metrics._context_precision", logging.WARNING, "x", 1,
+                             "No retrieved context IDs provided, cannot calculate precision.", None, None)
+    other = logging.LogRecord("ragas.metrics._context_precision", logging.WARNING, "x", 1, "something else", None, None)
+    assert _QUIET_IDS.filter(said) is False and _QUIET_IDS.filter(other) is True

@@ -17,6 +17,7 @@ definition: docs/metrics.md.
 """
 from __future__ import annotations
 
+import logging
 import os
 import re
 import string
@@ -130,9 +131,25 @@ def _off_the_event_loop(fn: Callable, *args, **kwargs):
         return pool.submit(fn, *args, **kwargs).result()
 
 
+class _NoRetrievedIds(logging.Filter):
+    """ragas logs a warning for every sample whose retrieved list holds no chunk id (a method that returned
+    nothing, or only a facts block): its ID-based precision is undefined, ragas gives NaN and our row is
+    unscored (n_dropped counts it; docs/metrics.md). Said there once, not once per sample to a reader."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "No retrieved context IDs provided" not in record.getMessage()
+
+
+_QUIET_IDS = _NoRetrievedIds()
+
+
 def _run_ragas(samples: Sequence[AnswerSample], metrics: dict[str, object], judge, show_progress: bool,
                contexts: Contexts = lambda s: s.contexts):
     from ragas import EvaluationDataset, SingleTurnSample, evaluate
+
+    ids_log = logging.getLogger("ragas.metrics._context_precision")
+    if _QUIET_IDS not in ids_log.filters:
+        ids_log.addFilter(_QUIET_IDS)
 
     data = EvaluationDataset(samples=[SingleTurnSample(
         user_input=s.question, response=s.response, retrieved_contexts=contexts(s) or [""],
