@@ -319,27 +319,39 @@ def test_a_refused_call_gives_back_its_tokens(fake_openai, tmp_path):
 # --- 9. Ctrl-C, and failed inputs -----------------------------------------------------------------------
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="needs the main thread")
-def test_ctrl_c_cancels_the_calls_in_flight(fake_openai, tmp_path):
+@pytest.mark.parametrize("signalled", ["process", "worker thread"])
+def test_ctrl_c_cancels_the_calls_in_flight(fake_openai, tmp_path, signalled):
     """The server holds every request until the test lets it go (or 20 s pass). Ctrl-C arrives while four
-    are in flight: the batch must return before the server answered any of them."""
+    are in flight: the batch must return before the server answered any of them.
+
+    A process started in the background without job control (CI, ``make test &``) inherits SIGINT as
+    ignored, and Python then installs no KeyboardInterrupt handler: the test installs Python's own for
+    its run, as an interactive shell would have it. The signal goes to the process, or to one worker
+    thread (where the OS may deliver a real Ctrl-C)."""
     release, answered, arrived = threading.Event(), [], []
 
     def slow(request):
         arrived.append(1)
         if len(arrived) == 4:
-            os.kill(os.getpid(), signal.SIGINT)        # the user presses Ctrl-C
+            if signalled == "process":
+                os.kill(os.getpid(), signal.SIGINT)        # the user presses Ctrl-C
+            else:
+                worker = next(t for t in threading.enumerate() if t.name.startswith("rag_lab-batch"))
+                signal.pthread_kill(worker.ident, signal.SIGINT)
         release.wait(20)
         answered.append(1)
         return json.dumps({"answer": "late"})
 
     fake_openai.responder = slow
     r = llm(fake_openai, tmp_path, 4, max_retries=3, timeout=60)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
             run_batch(lambda q: r.answer(q, ["c"]), [f"q{i}" for i in range(8)], "answers", reasoner=r,
                       progress=False)
         assert answered == [] and len(arrived) == 4          # nothing waited for the server; nothing new was sent
     finally:
+        signal.signal(signal.SIGINT, before)
         release.set()
     assert not r._cancel.is_set()                            # the reasoner works again afterwards
     fake_openai.responder = lambda req: json.dumps({"answer": "ok"})

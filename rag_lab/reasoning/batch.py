@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 R = TypeVar("R")
 MAX_FAILURES = 10
+# The main thread waits on the pool in slices this long: an untimed wait can sleep through a Ctrl-C whose
+# signal the OS delivered to a worker thread (Python runs the handler only when the main thread wakes).
+INTERRUPT_CHECK_SECONDS = 0.1
 
 
 class BatchError(RuntimeError):
@@ -177,7 +180,7 @@ def _run_round(one, items, todo, workers, results, bar, max_failures, first, las
                         pending[pool.submit(contextvars.copy_context().run, one, items[i])] = i
                 top_up()
                 while pending:
-                    done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                    done, _ = wait(list(pending), timeout=INTERRUPT_CHECK_SECONDS, return_when=FIRST_COMPLETED)
                     for future in done:
                         i = pending.pop(future)
                         error = future.exception()
