@@ -9,7 +9,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ..datasets import load_dataset
+from ..datasets import DataSource, data_source
 from ..core.types import Dataset
 from ..evaluation.harness import as_retrievers, evaluate, summarize
 from ..evaluation.retrievers import Retriever
@@ -127,11 +127,12 @@ def alike_sentence(run: Run, results: pd.DataFrame) -> str:
                                 gralc_twins_sentence(run.dataset, results, run.retrievers)) if t)
 
 
-def compare(datasets: Sequence[str], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,
+def compare(datasets: Sequence[str | DataSource], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,
             limit: int | None = None, judge_repeats: int = 1, keep: dict | None = None,
             options: Mapping[str, dict] | None = None) -> dict[str, pd.DataFrame]:
-    """dataset -> tidy results of every method; datasets without questions are skipped (logged).
-    ``options``: dataset -> its loader's arguments (``load_dataset``; e.g. a sub-sample by document).
+    """dataset label -> tidy results of every method; datasets without questions are skipped (logged).
+    ``datasets``: what ``data_source`` reads (names, generic-form folders, loaders with arguments).
+    ``options``: dataset label -> its loader's arguments (``load_dataset``; e.g. a sub-sample by document).
     ``judge_repeats``: ask the judge that many times per answer (``evaluate``). Besides ``evaluate``'s
     rows: the tokens of the hits at every k (``budget.context_token_rows``) and, for the SSG traversals,
     gold-sentence precision and recall of every sentence gathered (``claims.ssg_gathered_rows``).
@@ -140,8 +141,10 @@ def compare(datasets: Sequence[str], methods="all", ks=(1, 3, 5, 10), reasoner="
     from .claims import ssg_gathered_rows
 
     out = {}
-    for name in datasets:
-        data = load_dataset(name, limit=limit, **(options or {}).get(name, {}))
+    for value in datasets:
+        source = data_source(value)
+        name = source.label
+        data = source.load((options or {}).get(name), limit=limit)
         if not data.questions:
             log.warning("dataset %s has no questions: skipped", name)
             continue

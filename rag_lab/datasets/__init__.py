@@ -117,6 +117,8 @@ def data_source(value) -> DataSource:
     in the generic form, or a mapping ``{"loader": NAME, **arguments}``. Anything else is an error naming the
     value and what was expected, so nothing a user names is silently dropped."""
     _import_loaders()
+    if isinstance(value, DataSource):
+        return value
     if isinstance(value, Mapping):
         name = value.get("loader")
         if not isinstance(name, str) or name not in available_datasets():
