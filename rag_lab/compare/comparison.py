@@ -10,6 +10,8 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ..datasets import DataSource, data_source
+from ..core.progress import announce
+from .intervals import rank_metric
 from ..core.types import Dataset
 from ..evaluation.harness import as_retrievers, evaluate, summarize
 from ..evaluation.retrievers import Retriever
@@ -141,10 +143,12 @@ def compare(datasets: Sequence[str | DataSource], methods="all", ks=(1, 3, 5, 10
     from .claims import ssg_gathered_rows
 
     out = {}
-    for value in datasets:
+    for i, value in enumerate(datasets):
         source = data_source(value)
         name = source.label
         data = source.load((options or {}).get(name), limit=limit)
+        announce(f"data set {i + 1} of {len(datasets)}: {name}, {len(data.documents)} documents, "
+                 f"{len(data.questions)} questions")       # one unit of the runner's per_dataset cell timeout
         if not data.questions:
             log.warning("dataset %s has no questions: skipped", name)
             continue
@@ -173,11 +177,12 @@ def with_rows(results: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def leaderboard(results: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Mean metrics at ``k`` per method, best context recall first."""
+    """Mean metrics at ``k`` per method, best context recall (``intervals.rank_metric``) first."""
     table = summarize(results)
     cols = [f"{m}@{k}" for m in LEADERBOARD_METRICS if f"{m}@{k}" in table.columns]
     answer = [c for c in table.columns if c.endswith(f"@{k}") and c not in cols
               and not c.startswith(("doc_", "ctx_", "section_", "context_budget"))]
     board = table[cols + answer]
-    sort_col = f"ctx_recall@{k}" if f"ctx_recall@{k}" in board.columns else cols[0]
+    sort_col = f"{rank_metric(board.columns)}@{k}"
+    sort_col = sort_col if sort_col in board.columns else cols[0]
     return board.sort_values(sort_col, ascending=False)
