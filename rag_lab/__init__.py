@@ -5,11 +5,11 @@ import os as _os
 # instruction set (methods/baselines/raptor_cluster.py); must be set before numba is first imported
 _os.environ.setdefault("NUMBA_CPU_NAME", "generic")
 
-from .datasets import load_dataset
+from .datasets import data_source, load_dataset
 from .evaluation.harness import evaluate_retrieval, summarize
 from .methods import available_methods, get_retriever
 from .core.types import Chunk, Cost, Dataset, Document, Hit, Question, Retrieval, Section
 
 __all__ = ["Chunk", "Cost", "Dataset", "Document", "Hit", "Question", "Retrieval", "Section", "available_methods",
-           "evaluate_retrieval", "get_retriever", "load_dataset", "summarize"]
+           "data_source", "evaluate_retrieval", "get_retriever", "load_dataset", "summarize"]
 __version__ = "0.1.0"

@@ -136,6 +136,33 @@ def test_budget_sentence_names_the_spread_the_budget_and_the_leaders():
     assert text.endswith("mean tokens at k=5: sketch 42.")
 
 
+def test_document_level_gold_only_ranks_by_document_recall_and_says_what_is_missing():
+    """PubMedQA's questions carry gold documents, no gold passages: no ctx_* rows. The sentence and the
+    boards rank by doc_recall (was an IndexError on the empty ctx_recall board), the missing metrics said once."""
+    from rag_lab.compare.intervals import leaderboard_ci, missing_sentence, rank_metric
+
+    rows = [("ssg", "q1", TOKENS, 5, 100.0), ("semantic", "q1", TOKENS, 5, 2000.0)]
+    rows += [(m, q, metric, 5, v) for m, q, metric, v in (
+        ("ssg", "q1", "doc_recall", 1.0), ("ssg", "q2", "doc_recall", 1.0), ("ssg", "q1", "doc_mrr", 1.0),
+        ("ssg", "q2", "doc_mrr", 0.5), ("semantic", "q1", "doc_recall", 0.0), ("semantic", "q2", "doc_recall", 1.0),
+        ("semantic", "q1", "doc_mrr", 0.0), ("semantic", "q2", "doc_mrr", 1.0))]
+    results = pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
+    assert rank_metric(results["metric"]) == "doc_recall" and rank_metric(["ctx_recall@5", "doc_recall@5"]) == "ctx_recall"
+    assert rank_metric(["doc_mrr@130tok"]) == "doc_mrr"
+    board_k = leaderboard_ci(results, 5)
+    assert board_k.drop_duplicates("method")["method"].tolist() == ["ssg", "semantic"]    # doc_recall 1.0 vs 0.5
+    assert missing_sentence("pubmedqa", results, 5) == (
+        "pubmedqa: no ctx_mrr@5, ctx_recall@5, ctx_precision@5, section_coverage_source@5 (not shown in its tables); "
+        "its questions carry gold documents but no gold passages, so its tables are ranked by doc_recall@5, not "
+        "ctx_recall@5.")
+    board_b = pd.DataFrame([(1, "semantic", "doc_recall@100tok", 0.5, 2, 0.4, 0.6), (1, "semantic", HANDED, 100.0, 2, 100, 100),
+                            (2, "ssg", "doc_recall@100tok", 0.2, 2, 0.1, 0.3), (2, "ssg", HANDED, 100.0, 2, 100, 100)],
+                           columns=["rank", "method", "metric", "mean", "n", "ci_low", "ci_high"])
+    text = budget_sentence(results, 5, EqualBudget(100, "ssg", 10, pd.DataFrame(), board_b, {}), board_k)
+    assert "so doc_recall@5 sets lists 20 times apart" in text and "Highest doc_recall@5: ssg 1.000" in text
+    assert "highest doc_recall at 100 tokens: semantic 0.500 [0.400, 0.600] (ssg is 2 of 2 there)." in text
+
+
 def test_block_tokens_measure_what_is_handed_over_besides_the_hits():
     class Facts:
         def context_blocks(self, retrieval):

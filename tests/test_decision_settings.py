@@ -149,5 +149,8 @@ def test_power_sentence_says_n_documents_and_median_mde_per_setting():
     assert power_sentence("d", diff.assign(units=float("nan"))).startswith("d: 30 questions (each its own resampling unit);")
     one = power_sentence("d", diff.assign(units=1, mde=float("nan")))   # one unit: no interval, so no MDE
     assert one.startswith("d: 30 questions from 1 document (each") and "is none at the smallest equal budget" in one
-    assert power_sentence("d", diff[diff["metric"] == "doc_recall@40tok"]) == "d: no ctx_recall differences in this run."
+    doc_only = diff[diff["metric"] == "doc_recall@40tok"]     # gold documents only (PubMedQA): doc_recall is said
+    assert "the median minimum detectable effect (80% power) of doc_recall differences is 0.500 at the smallest" \
+        in power_sentence("d", doc_only)
+    assert power_sentence("d", doc_only, "ctx_recall") == "d: no ctx_recall differences in this run."
     assert power_sentence("d", pd.DataFrame()) == "d: no differences (the baseline did not run)."

@@ -136,9 +136,14 @@ def test_covidqa_squad_format(mirror, data_cache):
                                                                                                      "103"]
     q = data.questions[0]
     doc = data.documents[0]
-    assert q.answer == "35 minutes" and q.gold_doc_ids == ["7001"] and q.gold_contexts == [doc.text]
+    assert q.answer == "35 minutes" and q.gold_doc_ids == ["7001"]
+    # gold: the answer's sentence (not the whole article), placed by offset
+    sentence = "The assay detected viral RNA within 35 minutes and missed no sample that a reference method had found."
+    assert q.gold_contexts == [sentence] and doc.text[q.gold_context_offsets[0]:].startswith(sentence)
     assert q.gold_section_ids == ["7001:p0"] and [s.kind for s in doc.sections] == ["paragraph"]
-    assert data.meta["misplaced_spans"] == 1          # question 103's answer_start is 3 characters off
+    assert data.meta["misplaced_spans"] == 1          # question 103's answer_start is 3 characters off: relocated
+    assert data.meta["answer_spans"] == {"placed": 2, "relocated": 1, "not_found": 0, "duplicates": 0}
+    assert data.questions[2].gold_contexts == ["The filter ran at 300 cubic metres per hour."]
 
 
 def test_squad_v2_dev(mirror, data_cache):

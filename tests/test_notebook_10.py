@@ -284,3 +284,33 @@ def test_the_ssg_claim_reads_gold_sentences_as_notebook_03_does(tmp_path):
             if row["verdict"] == SUPPORTED:
                 assert theirs["side"] == "above"
 
+
+
+PQAL = Path(__file__).parent / "fixtures" / "pubmedqa_pqal" / "ori_pqal.json"
+
+
+def test_compare_notebook_on_document_level_gold_and_a_folder(tmp_path):
+    """Notebook 10 to the end on a PubMedQA-format file (gold documents, no gold passages) given as a loader
+    with arguments, beside a generic-form folder: every table ranked by the metrics each data set has, the
+    missing ones said once, the comparisons in the ledger (was an IndexError in cell 7, 0 comparisons)."""
+    from rag_lab.core.io import write_dataset
+    from rag_lab.datasets import load_dataset
+
+    folder = write_dataset(load_dataset("italian_cuisine", limit=2), tmp_path / "my_folder")
+    methods = "naive,bm25,gralc-naive,gralc-graph"
+    manifest = run_notebook_smoke("10_compare_retrieval", {
+        "datasets": [{"loader": "pubmedqa", "path": str(PQAL)}, str(folder)], "ks": [1, 5], "methods": methods}, tmp_path)
+    files = written(manifest)
+    board = pd.read_csv(files["leaderboard_pubmedqa.csv"])
+    assert not board["metric"].str.startswith("ctx_").any() and {"doc_recall@5", "doc_mrr@5"} <= set(board["metric"])
+    recall = board[board["metric"] == "doc_recall@5"].sort_values("rank")["mean"].tolist()
+    assert recall == sorted(recall, reverse=True) and len(recall) == 4          # ranked by doc_recall, best first
+    assert len(pd.read_csv(files["ranks_pubmedqa.csv"])) == 4
+    assert "ctx_recall@5" in set(pd.read_csv(files["leaderboard_my_folder.csv"])["metric"])   # the folder ran
+    text = printed(manifest, tmp_path)
+    assert text.count("pubmedqa: no ctx_mrr@5, ctx_recall@5, ctx_precision@5") == 1
+    assert "so its tables are ranked by doc_recall@5, not ctx_recall@5" in text
+    assert "Highest doc_recall@5: " in text and "Highest ctx_recall@5: " in text       # each data set's own
+    rows = pd.read_csv(tmp_path / "runs" / manifest["run_id"] / ledger.COMPARISONS)
+    assert (rows["dataset"] == "pubmedqa").sum() > 0 and set(rows["dataset"]) == {"pubmedqa", "my_folder"}
+    assert not rows.loc[rows["dataset"] == "pubmedqa", "metric"].str.startswith("ctx_").any()   # no gold passages

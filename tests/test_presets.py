@@ -131,7 +131,8 @@ def test_real_preset_without_data_names_every_download_command(tmp_path, monkeyp
     assert "preset 'real' of 10_compare_retrieval needs data that is not on this machine" in msg
     assert msg.split("Fetch it with:")[1].split() == (
         "python -m rag_lab download pubmedqa python -m rag_lab download ragbench_covidqa python -m rag_lab download quality "
-        "python -m rag_lab download pmc_oa --count 200 --seed 0 and run again.").split()
+        "python -m rag_lab download pmc_oa --count 200 --seed 0 and run again, or pass its path in "
+        "-p dataset_options.").split()
 
 
 def test_real_preset_resolves_on_upstream_format_fixtures(monkeypatch):
@@ -151,3 +152,47 @@ def test_real_preset_resolves_on_upstream_format_fixtures(monkeypatch):
         data = load_dataset(name, **preset[name], **short.get(name, {}))
         assert data.documents and data.questions, name
     assert len(load_dataset("pubmedqa", **params["dataset_options"]["pubmedqa"]).documents) == 2
+
+
+def _no_real_data(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAG_LAB_DATA", str(tmp_path))          # an empty data cache, no per-data-set variable
+    for variable in REAL_DATA_VARIABLES:
+        monkeypatch.delenv(variable, raising=False)
+
+
+def test_real_preset_takes_local_paths_and_a_substituted_data_set(tmp_path, monkeypatch):
+    """The user's upstream-format files through -p datasets / dataset_options: the check loads those, not the
+    preset's own entries (ragbench_covidqa is not demanded once covidqa replaces it)."""
+    _no_real_data(tmp_path, monkeypatch)
+    options = {"pubmedqa": {"path": str(PQAL), "limit_records": 2}, "covidqa": {"path": str(FIX / "covidqa")},
+               "quality": {"path": str(FIX / "quality"), "split": "dev", "max_documents": 1},
+               "pmc_oa": {"path": str(FIX / "pmc_oa" / "batch1"), "articles": 2}}
+    overrides = {"datasets": ["pubmedqa", "covidqa", "quality", "pmc_oa"], "dataset_options": options}
+    _, per = apply_preset(["10_compare_retrieval"], "real", overrides)
+    assert per["10_compare_retrieval"]["datasets"] == overrides["datasets"]
+    # the same run without covidqa's path: only covidqa is missing, with its own download command
+    del options["covidqa"]
+    with pytest.raises(PresetDataMissing) as e:
+        apply_preset(["10_compare_retrieval"], "real", overrides)
+    needs, fetch = str(e.value).split("Fetch it with:")
+    assert "covidqa (covidqa: SQuAD-format file not found" in needs
+    assert not any(name in needs for name in ("pubmedqa", "ragbench_covidqa", "quality (", "pmc_oa"))
+    assert fetch.split("and run again")[0].split() == "python -m rag_lab download covidqa".split()
+
+
+def test_real_preset_reads_the_data_set_variables_of_what_it_runs(tmp_path, monkeypatch):
+    _no_real_data(tmp_path, monkeypatch)
+    monkeypatch.setenv("RAG_LAB_DATA_PUBMEDQA", str(FIX / "pubmedqa_pqal"))
+    apply_preset(["10_compare_retrieval"], "real", {"datasets": ["pubmedqa"]})      # the other three: not checked
+    with pytest.raises(PresetDataMissing) as e:
+        apply_preset(["10_compare_retrieval"], "real", {"datasets": ["pubmedqa", "quality"]})
+    assert str(e.value).split("Fetch it with:")[1].split("and")[0].split() == "python -m rag_lab download quality".split()
+
+
+def test_a_preset_run_with_a_folder_or_an_unknown_name(tmp_path, monkeypatch):
+    _no_real_data(tmp_path, monkeypatch)
+    folder = Path(__file__).parent.parent / "data" / "italian_cuisine"
+    apply_preset(["10_compare_retrieval"], "real", {"datasets": [str(folder), "ml_encyclopedia"]})
+    with pytest.raises(ValueError, match=r"data set 'nowhere': not a registered name and no folder at .*nowhere; "
+                                         r"expected a registered data set name, a folder in the generic form"):
+        apply_preset(["10_compare_retrieval"], "real", {"datasets": ["nowhere"]})

@@ -207,6 +207,18 @@ def test_what_changed_between_methods_names_the_flipped_questions(run):
     assert "sketch" in section and "naive" in section and "<td>q1</td>" in section and "<td>q2</td>" in section
 
 
+def test_numeric_question_ids_read_back_as_written(tmp_path):
+    """COVID-QA's question ids are numbers in its file; a per-question CSV read back keeps them as the strings
+    they were written as ("007" keeps its zeros) and the flipped questions are listed (was a TypeError)."""
+    from rag_lab.runs.changes import changes, per_question_table
+
+    rows = "".join(f"{m},{q},ctx_mrr,5,{v}\n" for m, q, v in (("sketch", "101", 1.0), ("naive", "101", 0.0),
+                                                                ("sketch", "007", 0.0), ("naive", "007", 1.0)))
+    write_text(tmp_path / "results.csv", "method,question_id,metric,k,value\n" + rows)
+    table = changes(per_question_table(tmp_path / "results.csv"))
+    assert table[["wins", "losses", "won", "lost"]].values.tolist() == [[1, 1, "101", "007"]]
+
+
 def test_a_table_repeating_questions_per_condition_is_split_by_it():
     """Notebook 04's per-question table repeats every question once per document-length condition: the
     flips are counted within each condition, never across them."""

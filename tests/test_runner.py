@@ -202,3 +202,31 @@ def test_table_cells_reads_the_shapes_pandas_writes(tmp_path):
                                      (0, "d1 / naive", "FC / ours", "1"), (0, "d1 / naive", "FC / paper", "2")]
     cols_only = pd.DataFrame([[1, 2]], index=["a"], columns=both.columns)
     assert write(tmp_path, cols_only) == [(0, "a", "FC / ours", "1"), (0, "a", "FC / paper", "2")]
+
+
+def test_a_per_dataset_cell_gets_the_cell_timeout_for_each_data_set(tmp_path, monkeypatch):
+    """Notebook 10 builds and scores every method on each data set in one cell: tagged ``per_dataset``, it may
+    run the cell timeout once per data set (the real preset's four would otherwise share 1,800 s); every other
+    cell keeps the timeout; the papermill call receives that as nbclient's ``timeout_func``."""
+    import rag_lab.runs.runner as runner
+    from rag_lab.runs.parameters import cell_timeout
+    from rag_lab.runs.runner import NOTEBOOK_DIR
+
+    tagged, plain = {"metadata": {"tags": ["per_dataset"]}}, {"metadata": {}}
+    assert cell_timeout(tagged, 1800, {"datasets": ["a", "b", "c", "d"]}) == 7200
+    assert cell_timeout(plain, 1800, {"datasets": ["a", "b", "c", "d"]}) == 1800
+    assert cell_timeout(tagged, 1800, {"datasets": []}) == 1800 and cell_timeout(tagged, None, {"datasets": ["a"]}) is None
+    nb = json.loads((NOTEBOOK_DIR / "10_compare_retrieval.ipynb").read_text(encoding="utf-8"))
+    compare_cell = next(c for c in nb["cells"] if "per_dataset" in c["metadata"].get("tags", []))
+    assert "compare(" in "".join(compare_cell["source"])
+    seen = {}
+
+    def fake_execute(path, out, parameters, **kw):
+        seen["timeouts"] = [kw["timeout_func"](c) for c in nb["cells"] if c["cell_type"] == "code"]
+        open(out, "w").write("{}")
+
+    monkeypatch.setattr("papermill.execute_notebook", fake_execute)
+    monkeypatch.setattr(runner, "kernel_name", lambda: "rag_lab")
+    run_notebooks([str(NOTEBOOK_DIR / "10_compare_retrieval.ipynb")], {"datasets": ["x", "y", "z"]},
+                  runs_dir=tmp_path / "runs", figures_root=tmp_path / "fig", progress=False, timeout=100)
+    assert sorted(set(seen["timeouts"])) == [100, 300] and seen["timeouts"].count(300) == 1

@@ -36,13 +36,12 @@ from ..evaluation.harness import COLUMNS
 from ..evaluation.metrics import (ChunkPool, coverage_metric, questions_with_gold, retrieval_metrics,
                                   section_coverage)
 from ..evaluation.uncertainty import question_units, summary_with_ci
-from .intervals import ranked
+from .intervals import rank_metric, ranked
 from ..reasoning.tokens import count_text_tokens, first_tokens
 
 TOKENS = "context_budget"          # tidy metric: tokens of the hits' texts at k
 HANDED = "tokens_handed"           # tidy metric of the equal-budget table: tokens of the cut list
 BUDGET_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage_source")
-RANK_METRIC = "ctx_recall"
 ByK = Mapping[int, Mapping[str, Mapping[str, Retrieval]]]     # k -> method -> question id -> Retrieval
 
 
@@ -160,12 +159,13 @@ def equal_budget_board(rows: pd.DataFrame, budget: int, metrics: Sequence[str] =
                        units=None) -> pd.DataFrame:
     """``equal_budget_rows`` as a leaderboard (the columns of ``intervals.leaderboard_ci``): per method
     the mean tokens handed and each metric at the budget with n and a 95% interval (clustered by document
-    with ``units``, as the leaderboard at k), methods ordered by context recall at the budget, best first."""
+    with ``units``, as the leaderboard at k), methods ordered by context recall at the budget (``rank_metric``),
+    best first."""
     wanted = [HANDED] + [budget_metric(m, budget) for m in metrics]
     long = summary_with_ci(rows, metrics=wanted, units=units)
     if long.empty:
         raise ValueError(f"no rows at a budget of {budget} tokens")
-    return ranked(long, wanted, budget_metric(RANK_METRIC, budget))
+    return ranked(long, wanted, budget_metric(rank_metric(long["metric"]), budget))
 
 
 DECIDED = ("doc_recall", "ctx_recall", "ctx_precision")    # the metrics every comparison is decided on
@@ -240,16 +240,17 @@ def budget_sentence(results: pd.DataFrame, k: int, equal: "EqualBudget", board_a
     lo, hi = means.idxmin(), means.idxmax()
     handed = board[board["metric"] == HANDED].set_index("method")["mean"]
     short = [f"{m} ({v:.0f})" for m, v in handed.items() if v < 0.98 * budget]
-    at_budget = budget_metric(RANK_METRIC, budget)
-    first_at_k = board_at_k[board_at_k["metric"] == f"{RANK_METRIC}@{k}"].sort_values("rank")["method"].iloc[0]
+    by = rank_metric(board_at_k["metric"])         # context recall, else (gold documents only) document recall
+    at_budget = budget_metric(by, budget)
+    first_at_k = board_at_k[board_at_k["metric"] == f"{by}@{k}"].sort_values("rank")["method"].iloc[0]
     ranks = board[board["metric"] == at_budget].set_index("method")["rank"]
     text = (f"At k={k} the methods hand over from {means[lo]:.0f} tokens of retrieved text per question ({lo}) to "
-            f"{means[hi]:.0f} ({hi}), means over the questions in cl100k_base tokens, so {RANK_METRIC}@{k} sets "
+            f"{means[hi]:.0f} ({hi}), means over the questions in cl100k_base tokens, so {by}@{k} sets "
             f"lists {means[hi] / max(means[lo], 1):.0f} times apart in length against each other. The fair comparison "
             f"for methods whose hits differ in size is at one budget: every method's ranking at k={deepest_k} cut to "
             f"{budget} tokens (the smallest method's mean budget at k={k}, {equal.method}'s, so every method can "
             f"fill it; the last hit kept is cut at the budget) and scored with the same metrics. Highest "
-            f"{RANK_METRIC}@{k}: {_leader(board_at_k, f'{RANK_METRIC}@{k}')}; highest {RANK_METRIC} at {budget} "
+            f"{by}@{k}: {_leader(board_at_k, f'{by}@{k}')}; highest {by} at {budget} "
             f"tokens: {_leader(board, at_budget)}")
     if first_at_k in ranks and ranks[first_at_k] != 1:
         text += f" ({first_at_k} is {int(ranks[first_at_k])} of {len(ranks)} there)"

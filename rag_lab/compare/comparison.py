@@ -9,7 +9,9 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ..datasets import load_dataset
+from ..datasets import DataSource, data_source
+from ..core.progress import announce
+from .intervals import rank_metric
 from ..core.types import Dataset
 from ..evaluation.harness import as_retrievers, evaluate, summarize
 from ..evaluation.retrievers import Retriever
@@ -127,11 +129,12 @@ def alike_sentence(run: Run, results: pd.DataFrame) -> str:
                                 gralc_twins_sentence(run.dataset, results, run.retrievers)) if t)
 
 
-def compare(datasets: Sequence[str], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,
+def compare(datasets: Sequence[str | DataSource], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,
             limit: int | None = None, judge_repeats: int = 1, keep: dict | None = None,
             options: Mapping[str, dict] | None = None) -> dict[str, pd.DataFrame]:
-    """dataset -> tidy results of every method; datasets without questions are skipped (logged).
-    ``options``: dataset -> its loader's arguments (``load_dataset``; e.g. a sub-sample by document).
+    """dataset label -> tidy results of every method; datasets without questions are skipped (logged).
+    ``datasets``: what ``data_source`` reads (names, generic-form folders, loaders with arguments).
+    ``options``: dataset label -> its loader's arguments (``load_dataset``; e.g. a sub-sample by document).
     ``judge_repeats``: ask the judge that many times per answer (``evaluate``). Besides ``evaluate``'s
     rows: the tokens of the hits at every k (``budget.context_token_rows``) and, for the SSG traversals,
     gold-sentence precision and recall of every sentence gathered (``claims.ssg_gathered_rows``).
@@ -140,8 +143,12 @@ def compare(datasets: Sequence[str], methods="all", ks=(1, 3, 5, 10), reasoner="
     from .claims import ssg_gathered_rows
 
     out = {}
-    for name in datasets:
-        data = load_dataset(name, limit=limit, **(options or {}).get(name, {}))
+    for i, value in enumerate(datasets):
+        source = data_source(value)
+        name = source.label
+        data = source.load((options or {}).get(name), limit=limit)
+        announce(f"data set {i + 1} of {len(datasets)}: {name}, {len(data.documents)} documents, "
+                 f"{len(data.questions)} questions")       # one unit of the runner's per_dataset cell timeout
         if not data.questions:
             log.warning("dataset %s has no questions: skipped", name)
             continue
@@ -170,11 +177,12 @@ def with_rows(results: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def leaderboard(results: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Mean metrics at ``k`` per method, best context recall first."""
+    """Mean metrics at ``k`` per method, best context recall (``intervals.rank_metric``) first."""
     table = summarize(results)
     cols = [f"{m}@{k}" for m in LEADERBOARD_METRICS if f"{m}@{k}" in table.columns]
     answer = [c for c in table.columns if c.endswith(f"@{k}") and c not in cols
               and not c.startswith(("doc_", "ctx_", "section_", "context_budget"))]
     board = table[cols + answer]
-    sort_col = f"ctx_recall@{k}" if f"ctx_recall@{k}" in board.columns else cols[0]
+    sort_col = f"{rank_metric(board.columns)}@{k}"
+    sort_col = sort_col if sort_col in board.columns else cols[0]
     return board.sort_values(sort_col, ascending=False)

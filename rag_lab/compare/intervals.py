@@ -18,7 +18,29 @@ from ..evaluation.uncertainty import (DIFFERENCE_COLUMNS, Units, flip_counts, fl
 LEADERBOARD_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage_source",
                        "context_budget")
 RANK_METRIC = "ctx_recall"
+# what ranks a data set's tables: context recall, else (gold documents only, as PubMedQA) document recall
+RANKED_BY = (RANK_METRIC, "doc_recall", "doc_mrr")
 COUNT_METRICS = ("context_budget", "tokens_handed")    # shown as whole tokens
+
+
+def rank_metric(metrics) -> str:
+    """The first of ``RANKED_BY`` among ``metrics`` (names with or without ``@k``/``@Ntok``): the metric a
+    data set's leaderboards, rank tables and sentences are ranked by (``ctx_recall`` when the default)."""
+    have = {str(m).split("@")[0] for m in metrics}
+    return next((m for m in RANKED_BY if m in have), RANK_METRIC)
+
+
+def missing_sentence(name: str, results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADERBOARD_METRICS) -> str:
+    """Said once per data set: the leaderboard metrics it has no rows for (no gold passages, no sections)
+    and the metric its tables are ranked by instead of context recall; empty when nothing is missing."""
+    have = {m for m in metrics if ((results["metric"] == m) & (results["k"] == k)).any()}
+    missing = [f"{m}@{k}" for m in metrics if m not in have]
+    if not missing:
+        return ""
+    by = rank_metric(have)
+    why = "" if by == RANK_METRIC else (f"; its questions carry gold documents but no gold passages, so its tables are "
+                                        f"ranked by {by}@{k}, not {RANK_METRIC}@{k}")
+    return f"{name}: no {', '.join(missing)} (not shown in its tables){why}."
 
 
 def _digits(metric: str) -> int:
@@ -28,11 +50,12 @@ def _digits(metric: str) -> int:
 def leaderboard_ci(results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADERBOARD_METRICS,
                    units: Units | None = None) -> pd.DataFrame:
     """Per method and metric@k: mean, n, ci_low, ci_high and how the interval was made; methods ordered
-    by mean context recall at k, best first (ties keep the run's order). The order is a ranking of
+    by mean context recall at k (``rank_metric``: document recall without gold passages), best first
+    (ties keep the run's order). The order is a ranking of
     means: the intervals (and ``ranks.rank_uncertainty``) say which places are distinguishable.
     ``units``: question id -> the document it targets, for intervals clustered by document."""
     wanted = [f"{m}@{k}" for m in metrics]
-    return ranked(summary_with_ci(results, metrics=wanted, units=units), wanted, f"{RANK_METRIC}@{k}")
+    return ranked(summary_with_ci(results, metrics=wanted, units=units), wanted, f"{rank_metric(results['metric'])}@{k}")
 
 
 def ranked(long: pd.DataFrame, wanted: Sequence[str], rank_col: str) -> pd.DataFrame:

@@ -22,7 +22,7 @@ from ..evaluation.statistics import CONTRADICTED, SUPPORTED
 from ..methods.ssg.ledgered import OWN_STOP
 from .budget import TOKENS, EqualBudget, budget_differences, equal_budget, hits_that_fit, mid_budget, with_tokens
 from .claims import CLAIMS, SSG_METRICS, claim_comparisons, claims_table
-from .intervals import differences_table, flip_summary, flipped_questions
+from .intervals import differences_table, flip_summary, flipped_questions, rank_metric
 
 SMALLEST, MID = "smallest equal budget", "mid-size equal budget"
 
@@ -227,12 +227,14 @@ def verdict_changes(diff: pd.DataFrame, k: int) -> str:
     return text
 
 
-def power_sentence(name: str, diff: pd.DataFrame, metric: str = "ctx_recall") -> str:
+def power_sentence(name: str, diff: pd.DataFrame, metric: str | None = None) -> str:
     """In words, from ``decision_differences``: the questions and documents (the resampling unit) the
     differences rest on, the median minimum detectable effect of ``metric`` differences in each setting, and
-    how many comparisons cannot be decided at this n: what one data set can tell apart, said once."""
+    how many comparisons cannot be decided at this n: what one data set can tell apart, said once.
+    ``metric`` None: the data set's ``intervals.rank_metric`` (context recall, else document recall)."""
     if diff.empty:
         return f"{name}: no differences (the baseline did not run)."
+    metric = metric or rank_metric(diff["metric"])
     rows = diff[diff["metric"].str.split("@").str[0] == metric]
     if rows.empty:
         return f"{name}: no {metric} differences in this run."

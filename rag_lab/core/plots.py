@@ -344,7 +344,7 @@ def method_metric_heatmap(summary: pd.DataFrame, columns: Sequence[str], title: 
     """Methods × metrics, one colour scale per column range [0, 1] (section coverage is a count)."""
     import plotly.graph_objects as go
 
-    table = summary[list(columns)]
+    table = summary[list(columns)].apply(pd.to_numeric, errors="coerce")   # an all-missing column is NaN, not object
     fig = go.Figure(go.Heatmap(z=table.values, x=list(table.columns), y=list(table.index), colorscale="Viridis",
                                text=np.round(table.values, 2), texttemplate="%{text}"))
     fig.update_layout(title=title, yaxis={"autorange": "reversed"}, height=max(400, 28 * len(table)))

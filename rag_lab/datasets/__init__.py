@@ -13,8 +13,9 @@ May import: caching, core, reasoning, evaluation.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 from ..core import plugins
 from ..core.io import read_dataset
@@ -92,3 +93,48 @@ def _folder_subset(dataset: Dataset, key: str, kwargs: dict) -> Dataset:
         raise TypeError(f"dataset {key!r} (a folder in the generic form) takes only documents=N, got {unknown}")
     n = kwargs.get("documents")
     return dataset.first_documents(n) if n is not None else dataset
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """What a notebook's data parameter names: ``label`` (how tables and options name it), ``key`` (what
+    ``load_dataset`` takes) and the loader arguments the value itself carries."""
+    label: str
+    key: str
+    arguments: dict = field(default_factory=dict)
+
+    def load(self, options: Mapping[str, Any] | None = None, limit: int | None = None) -> Dataset:
+        """The data set, ``options`` over the value's own arguments."""
+        return load_dataset(self.key, limit=limit, **{**self.arguments, **(options or {})})
+
+
+EXPECTED = ("a registered data set name, a folder in the generic form (documents.jsonl or *.txt files, and "
+            "questions.jsonl) or a loader with arguments ({'loader': NAME, ...its arguments})")
+
+
+def data_source(value) -> DataSource:
+    """Every notebook's data parameter, read the same way: a registered name (shipped or a loader), a folder
+    in the generic form, or a mapping ``{"loader": NAME, **arguments}``. Anything else is an error naming the
+    value and what was expected, so nothing a user names is silently dropped."""
+    _import_loaders()
+    if isinstance(value, DataSource):
+        return value
+    if isinstance(value, Mapping):
+        name = value.get("loader")
+        if not isinstance(name, str) or name not in available_datasets():
+            raise ValueError(f"data set {dict(value)!r}: 'loader' must name a registered data set "
+                             f"({', '.join(sorted(available_datasets()))}); expected {EXPECTED}")
+        return DataSource(name, name, {k: v for k, v in value.items() if k != "loader"})
+    if isinstance(value, (str, os.PathLike)) and str(value):
+        key = str(value)
+        if key in available_datasets():
+            return DataSource(key, key)
+        folder = Path(key).expanduser()
+        texts = (folder / "documents.jsonl").is_file() or any(folder.glob("*.txt"))
+        if texts and (folder / "questions.jsonl").is_file():
+            return DataSource(folder.resolve().name, str(folder.resolve()))
+        where = f"{folder.resolve()} holds no documents.jsonl or *.txt and questions.jsonl" if folder.is_dir() \
+            else f"no folder at {folder.resolve()}"
+        raise ValueError(f"data set {key!r}: not a registered name and {where}; expected {EXPECTED}; "
+                         f"registered: {', '.join(sorted(available_datasets()))}")
+    raise ValueError(f"data set {value!r}: expected {EXPECTED}")

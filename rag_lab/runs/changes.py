@@ -23,7 +23,7 @@ def per_question_table(path: Path) -> pd.DataFrame | None:
         return None
     if not TIDY <= set(head.columns):
         return None
-    df = pd.read_csv(path)
+    df = pd.read_csv(path, dtype={"question_id": str})     # ids are strings (COVID-QA's 101, "007"): never numbers
     return df if df["metric"].isin(["ctx_mrr", "doc_mrr"]).any() else None
 
 

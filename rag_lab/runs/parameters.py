@@ -75,3 +75,10 @@ def check_all(notebooks: Sequence[Path], given: dict[Path, dict[str, Any]],
     for nb in notebooks:
         label = nb.stem if len(notebooks) == 1 else "+".join(n.stem for n in notebooks)
         check_names(label, given[nb], defaults[nb] if len(notebooks) == 1 else taken)
+
+
+def cell_timeout(cell: dict, timeout: float | None, parameters: dict[str, Any]) -> int | None:
+    """Seconds a cell may run: ``timeout``, times the number of ``datasets`` for a cell tagged
+    ``per_dataset`` (its work is one unit per data set: notebook 10 builds every method on each)."""
+    units = len(parameters.get("datasets") or []) if "per_dataset" in cell.get("metadata", {}).get("tags", []) else 1
+    return None if timeout is None else int(timeout * max(units, 1))

@@ -12,10 +12,12 @@
     parameters:                 # notebook parameters (names checked against the notebook)
       dataset: pubmedqa
 
-Parameters given with ``-p`` override the preset's. Before anything runs, each data entry is
-loaded with its ``check`` arguments (small sizes, so the loader's own presence check runs and
-little is read); a loader that cannot find its files makes the run fail with the loader's
-message and the ``python -m rag_lab download NAME`` command to run. Relative paths in
+Parameters given with ``-p`` override the preset's. Before anything runs, every data set the run
+will load (``dataset``/``datasets``/``compare_datasets`` after ``-p``, with ``dataset_options`` or
+``loader_params``) is loaded once: a data set the preset lists with its ``check`` arguments over the
+run's (small sizes, so the loader's own presence check runs and little is read), any other with the
+run's arguments; a preset entry the run does not name is not checked. A loader that cannot find its
+files makes the run fail with the loader's message and the ``python -m rag_lab download NAME`` command. Relative paths in
 parameters whose name ends in ``path`` are made absolute (the notebook runs in ``notebooks/``).
 """
 from __future__ import annotations
@@ -134,25 +136,67 @@ def _fill(value, params: dict[str, Any]):
     return value
 
 
-def check_data(preset: Preset, params: dict[str, Any]) -> None:
-    """Load each data entry with its check arguments; missing copies fail with the download commands
-    (every missing data set named at once)."""
-    from ..datasets import load_dataset
+# The parameters through which a notebook names the data it loads, and where their loader arguments are.
+DATA_PARAMETERS = ("dataset", "datasets", "compare_datasets")
 
-    missing = []
-    for entry in preset.data:
-        kwargs = {k: v for k, v in _fill(entry.get("check") or {}, params).items() if v is not None}
+
+def run_data(params: dict[str, Any]) -> list[tuple[Any, dict]]:
+    """(data parameter value, its loader arguments) for every data set the run will load: the values of
+    ``dataset``/``datasets``/``compare_datasets``, with ``dataset_options[label]`` or, for ``dataset``,
+    ``loader_params``."""
+    from ..datasets import data_source
+
+    options = params.get("dataset_options") or {}
+    out, seen = [], set()
+    for key in DATA_PARAMETERS:
+        values = params.get(key)
+        for value in ([values] if isinstance(values, (str, dict)) else values or []):
+            label = value.get("loader") if isinstance(value, dict) else str(value)
+            try:
+                label = data_source(value).label
+            except ValueError:
+                pass                                   # named in check_data's message
+            extra = options.get(label) or (params.get("loader_params") if key == "dataset" else None) or {}
+            if repr((value, extra)) not in seen:
+                seen.add(repr((value, extra)))
+                out.append((value, dict(extra)))
+    return out
+
+
+def check_data(preset: Preset, params: dict[str, Any]) -> None:
+    """Check what the run will load, and nothing else: each data set the run names (after ``-p``), with its
+    options (paths) and the loaders' ``RAG_LAB_DATA_*`` variables. A data set the preset lists is loaded
+    with its ``check`` arguments over the run's (small sizes, the run's paths); another (a substitute, a
+    folder) with the run's own. Every missing or unknown data set is named at once, with the download command."""
+    from ..datasets import data_source
+    from ..datasets.sources import SOURCES
+
+    entries = {entry["dataset"]: entry for entry in preset.data}
+    missing, unknown = [], []
+    for value, options in run_data(params):
         try:
-            load_dataset(entry["dataset"], **kwargs)
+            source = data_source(value)
+        except ValueError as e:
+            unknown.append(str(e))
+            continue
+        entry = entries.get(source.label)
+        check = {k: v for k, v in _fill(entry.get("check") or {}, params).items() if v is not None} if entry else {}
+        try:
+            source.load({**options, **check})
         except FileNotFoundError as e:
-            missing.append((entry, str(e)))
+            download = entry["download"] if entry else source.label if source.label in SOURCES else None
+            missing.append((source.label, download, str(e)))
+    if unknown:
+        raise ValueError(f"preset {preset.name!r} of {preset.notebook}: " + "; ".join(unknown))
     if missing:
         paths = [k for k in params if k.endswith("path")]
-        by_hand = f", or pass -p {paths[0]} PATH to a copy you have" if paths else ""
-        needs = "; ".join(f"{entry['dataset']} ({why})" for entry, why in missing)
-        commands = "  ".join(f"python -m rag_lab download {entry['download']}" for entry, _ in missing)
+        by_hand = f", or pass -p {paths[0]} PATH to a copy you have" if paths else \
+            ", or pass its path in -p dataset_options" if "dataset_options" in params else ""
+        needs = "; ".join(f"{name} ({why})" for name, _, why in missing)
+        commands = "  ".join(f"python -m rag_lab download {download}" for _, download, _ in missing if download)
+        fetch = f" Fetch it with:  {commands}  and run again" if commands else ""
         raise PresetDataMissing(f"preset {preset.name!r} of {preset.notebook} needs data that is not on this machine: "
-                                f"{needs}. Fetch it with:  {commands}  and run again{by_hand}.")
+                                f"{needs}.{fetch}{by_hand}.")
 
 
 def check_llm(preset: Preset, params: dict[str, Any]) -> None:

@@ -9,7 +9,8 @@ stay), the rankings its ``evaluate`` calls made as TREC runs and qrels under ``t
 (``evaluation/trec.py``), and ``manifest.json``: parameters, their hash, reasoner and judge, git revision, package
 versions, the embedding backend, status, durations per notebook and per cell, files written, and for a failure the
 cell (index and first line) and the error. A cell running longer than the timeout fails the
-notebook; the other notebooks still run. Every comparison the notebooks decided is gathered into
+notebook; the other notebooks still run; a cell tagged ``per_dataset`` (one unit of work per data set of
+``datasets``) may run it once per data set. Every comparison the notebooks decided is gathered into
 ``comparisons.csv`` (``evaluation/ledger.py``); one comparison given two answers fails the run. Outputs appear whole or not at all (rag_lab.caching.atomic).
 
 The parameter hash covers a notebook's *effective* parameters: the defaults in its
@@ -45,7 +46,7 @@ from ..evaluation import ledger
 from ..evaluation.provenance import embedding_backend, git_revision, package_versions
 from ..evaluation.trec import TREC_DIR_ENV
 from ..core.ties import NEAR_TIES_ENV, read_near_ties
-from .parameters import check_all
+from .parameters import cell_timeout, check_all
 from .reference import figures_folder, reference_check, write_reference_near_ties
 from .report import write_report
 from .specs import check_specs, recorded, recorded_manifest
@@ -276,7 +277,7 @@ def _run_one(nb: Path, given: dict[str, Any], run_dir: Path, figures_dir: Path, 
         try:
             pm.execute_notebook(str(nb), str(tmp), parameters={**given, "figures_dir": str(figures_dir)},
                                 kernel_name=kernel, cwd=str(nb.parent), progress_bar=progress, language="python",
-                                execution_timeout=timeout)
+                                execution_timeout=timeout, timeout_func=lambda c: cell_timeout(c, timeout, effective))
             entry["status"], error = "ok", None
         except Exception as e:  # record and go on with the next notebook
             entry["status"], error = "failed", e

@@ -162,13 +162,15 @@ def load_available(names: Sequence[str], limit: int | None = None, ragbench_max_
                    ) -> tuple[list[Dataset], list[str]]:
     """The datasets that can be loaded here and have questions, and a note for each one skipped
     (a public dataset with no local copy says where to put one)."""
-    from ...datasets import load_dataset
+    from ...datasets import data_source
 
     kept, notes = [], []
-    for name in names:
+    for value in names:
+        source = data_source(value)          # a name, a generic-form folder or a loader with arguments
+        name = source.label
         extra = {"max_rows": ragbench_max_rows} if name.startswith("ragbench_") and ragbench_max_rows else {}
         try:
-            data = load_dataset(name, limit=limit, **extra)
+            data = source.load(extra, limit=limit)
         except FileNotFoundError as e:
             notes.append(f"{name}: skipped, no local copy. {e}")
             continue
