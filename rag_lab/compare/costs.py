@@ -120,11 +120,13 @@ def builds_listed(seconds: Sequence[float]) -> str:
 
 
 def _seconds_columns(seconds: dict) -> dict:
+    """Per kind the geometric mean and every build's seconds; the interval columns only from ``MIN_BUILDS``."""
     out = {}
     for kind in (COLD, WARM):
         mean, low, high = log_t_interval(seconds[kind])
-        out |= {f"index_seconds_{kind}": mean, f"index_seconds_{kind}_ci_low": low, f"index_seconds_{kind}_ci_high": high,
-                f"index_seconds_{kind}_builds": builds_listed(seconds[kind])}
+        out |= {f"index_seconds_{kind}": mean, f"index_seconds_{kind}_builds": builds_listed(seconds[kind])}
+        if len(seconds[kind]) >= MIN_BUILDS:
+            out |= {f"index_seconds_{kind}_ci_low": low, f"index_seconds_{kind}_ci_high": high}
     return out
 
 
@@ -153,10 +155,10 @@ def index_groups(names: Sequence[str], documents, embedder) -> dict[str, list[st
 
 def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, k: int = 5, repeats: int = 2,
                  query_repeats: int = 3) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per method: cold and warm index seconds (geometric mean, 95% t-interval on log seconds) over
-    ``repeats`` builds, query latency (median and p95 over queries), tokens, peak heap of an
-    untraced-then-traced warm build (tracemalloc slows allocation, so it never runs during a timed
-    build) and chunks. Each distinct index is built once (``index_groups``); a method sharing it gets a
+    """Per method: cold and warm index seconds (geometric mean, every build, and from ``MIN_BUILDS``
+    builds the 95% t-interval on log seconds) over ``repeats`` builds, query latency (median and p95 over
+    queries), tokens, peak heap of an untraced-then-traced warm build (tracemalloc slows allocation, so it
+    never runs during a timed build) and chunks. Each distinct index is built once (``index_groups``); a method sharing it gets a
     copy for its queries and the measured method's build columns, its name in ``index``. Also the
     per-query latencies (query x method, ms) the ranking sentence compares, paired by query."""
     from ..core.embedding import shared_embedder
@@ -272,7 +274,7 @@ def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2,
                 row = measured.loc[name]
                 built_by[name] = measured.attrs["index_reasoners"][name]
                 rows.append({"method": name, "copies": n, "documents": len(corpus), "builds": int(row["build_repeats"]),
-                             **{c: row[c] for c in _seconds_columns({COLD: [1.0], WARM: [1.0]})},
+                             **{c: row[c] for c in measured.columns if c.startswith("index_seconds_")},
                              "peak_heap_mb": row["peak_heap_mb"], "chunks": int(row["chunks"])})
                 continue
 
@@ -317,8 +319,9 @@ def slowest_build_sentence(costs: pd.DataFrame, kind: str = COLD) -> str:
     d = paired_difference(np.log(seconds[top][kind]), np.log(seconds[second][kind]), kind="unbounded")
     row = decide(pd.DataFrame([d.as_dict()]), f"{top} minus {second}, log {kind} build seconds (slowest against the "
                                                "next)").iloc[0]
-    said = lambda name: (f"{name} {costs.loc[name, col]:.2f} s [95% interval {costs.loc[name, col + '_ci_low']:.2f}, "  # noqa: E731
-                         f"{costs.loc[name, col + '_ci_high']:.2f}]")
+    def said(name: str) -> str:
+        low, high = costs.loc[name, col + "_ci_low"], costs.loc[name, col + "_ci_high"]
+        return f"{name} {costs.loc[name, col]:.2f} s" + ("" if math.isnan(low) else f" [95% interval {low:.2f}, {high:.2f}]")
     test = (f"n = {d.n} builds each, matched by repeat; ratio {math.exp(d.diff):.2f}, p = {format_p(row['p'])}: "
             + verdict_said(row).replace("question", "build"))   # the decider counts its units as questions
     if row["verdict"] == SUPPORTED:
