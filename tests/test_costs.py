@@ -1,6 +1,6 @@
 """rag_lab.compare.costs (notebook 11): cold builds really start from empty caches, the repeated
-timings carry a t-interval worked out by hand, and the ranking sentences name a fastest/slowest
-method only when the intervals separate it. No model is loaded."""
+timings carry a t-interval worked out by hand (from 5 builds or more), and the ranking sentences name a
+fastest/slowest method only when the package's paired test decides it. No model is loaded."""
 import math
 import os
 from pathlib import Path
@@ -12,22 +12,16 @@ import pytest
 from rag_lab.compare import costs
 
 
-def test_t_interval_by_hand():
-    # 1, 2, 3: mean 2, sd 1, t(0.975, 2) = 4.302653 -> half width 4.302653 / sqrt(3) = 2.484138
-    mean, low, high = costs.t_interval([1.0, 2.0, 3.0])
-    assert mean == 2.0 and low == pytest.approx(2 - 2.484138, abs=1e-6) and high == pytest.approx(2 + 2.484138, abs=1e-6)
-    assert costs.t_interval([5.0])[0] == 5.0 and math.isnan(costs.t_interval([5.0])[1])
-    assert all(math.isnan(v) for v in costs.t_interval([]))
-
-
-def test_log_t_interval_by_hand_never_below_zero():
-    # e, e^2, e^3: logs 1, 2, 3 -> mean 2, half width 2.484138 (above) -> e^2 [e^-0.484138, e^4.484138]
+def test_log_t_interval_by_hand_only_from_five_builds():
+    # e^1..e^5: logs 1..5 -> mean 3, sd sqrt(2.5), se 0.707107, t(0.975, 4) = 2.776445 -> half width 1.963243
+    mean, low, high = costs.log_t_interval([math.e ** i for i in range(1, 6)])
+    assert mean == pytest.approx(math.exp(3)) and low == pytest.approx(math.exp(3 - 1.963243), rel=1e-6)
+    assert high == pytest.approx(math.exp(3 + 1.963243), rel=1e-6) and low > 0
+    # fewer than 5 builds: the geometric mean, no interval (two builds would give t on 1 df)
     mean, low, high = costs.log_t_interval([math.e, math.e ** 2, math.e ** 3])
-    assert mean == pytest.approx(math.exp(2)) and low == pytest.approx(math.exp(2 - 2.484138), rel=1e-6)
-    assert high == pytest.approx(math.exp(2 + 2.484138), rel=1e-6)
-    # 0.1 and 10 s: the plain t-interval reaches far below zero, the log one stays above it
-    assert costs.t_interval([0.1, 10.0])[1] < 0 < costs.log_t_interval([0.1, 10.0])[1]
+    assert mean == pytest.approx(math.exp(2)) and math.isnan(low) and math.isnan(high)
     assert costs.log_t_interval([4.0])[0] == pytest.approx(4.0) and math.isnan(costs.log_t_interval([4.0])[1])
+    assert costs.builds_listed([0.2214, 0.2351]) == "0.221, 0.235"
     with pytest.raises(ValueError, match="positive"):
         costs.log_t_interval([1.0, 0.0])
 
@@ -97,30 +91,38 @@ def test_timed_builds_pairs_a_cold_build_with_a_warm_rebuild_in_each_fresh_cache
         costs.timed_builds(lambda e: Stub(e, seen), ["doc"], Model(), repeats=0)
 
 
-def table(rows):
-    return pd.DataFrame(rows, columns=["method", "index_seconds_cold", "index_seconds_cold_ci_low",
-                                       "index_seconds_cold_ci_high", "build_repeats"]).set_index("method")
+def table(builds: dict, index: dict | None = None):
+    """A cost table as ``method_costs`` writes it, from method -> its cold build seconds."""
+    rows = []
+    for name, seconds in builds.items():
+        mean, low, high = costs.log_t_interval(seconds)
+        rows.append({"method": name, "index": (index or {}).get(name, name), "index_seconds_cold": mean,
+                     "index_seconds_cold_ci_low": low, "index_seconds_cold_ci_high": high, "build_repeats": len(seconds)})
+    out = pd.DataFrame(rows).set_index("method")
+    out.attrs["build_seconds"] = {n: {costs.COLD: s} for n, s in builds.items()}
+    return out
 
 
-def test_slowest_build_is_named_only_when_a_test_tells_it_from_the_next():
-    apart = table([("a", 1.0, 0.9, 1.1, 3), ("b", 5.0, 4.5, 5.5, 3), ("c", 0.5, 0.4, 0.6, 3)])
-    assert costs.slowest_build_sentence(apart).startswith("Slowest cold build: b 5.00 s [95% interval 4.50, 5.50]")
-    close = table([("a", 1.0, 0.5, 1.5, 3), ("b", 1.2, 0.9, 1.5, 3)])
-    text = costs.slowest_build_sentence(close)
-    assert "cannot be told apart" in text and "Slowest" not in text and "n = 3" in text
-    # by hand: log half-widths (ln 1.5 - ln 0.5)/2 = 0.549 and (ln 1.5 - ln 0.9)/2 = 0.255 over t[2] = 4.303 give
-    # se 0.1277 and 0.0593; t = ln(1.2)/0.1408 = 1.295 on Welch's df 2.8: p = 0.29
-    assert costs.log_welch_p(1.2, 0.9, 1.5, 3, 1.0, 0.5, 1.5, 3) == pytest.approx(0.29, abs=0.01)
-    # intervals that overlap can still be told apart by the test (the overlap rule is not the test)
-    # (a: se (ln 1.05 - ln 0.95)/2/2.045 = 0.0245, b: (ln 1.16 - ln 1.04)/2/2.045 = 0.0267; t = ln 1.1/0.0362 = 2.6)
-    overlap = table([("a", 1.0, 0.95, 1.05, 30), ("b", 1.1, 1.04, 1.16, 30)])
-    assert costs.log_welch_p(1.1, 1.04, 1.16, 30, 1.0, 0.95, 1.05, 30) < 0.05
-    assert costs.slowest_build_sentence(overlap).startswith("Slowest cold build: b")
-    once = table([("a", 1.0, math.nan, math.nan, 1), ("b", 9.0, math.nan, math.nan, 1)])
-    assert "no method is named slowest" in costs.slowest_build_sentence(once)
+def test_slowest_build_is_named_only_when_the_paired_test_decides_it_from_five_builds():
+    a, b, c = [1.0, 1.1, 0.9, 1.0, 1.05, 0.95], [5.0, 5.2, 4.9, 5.1, 5.0, 4.8], [0.5, 0.4, 0.6, 0.5, 0.45, 0.55]
+    # b / a above 4 on every matched pair: exact sign-flip p = 2/2^6 = 0.031 < 0.05
+    text = costs.slowest_build_sentence(table({"a": a, "b": b, "c": c}))
+    assert text.startswith("Slowest cold build: b 5.00 s [95% interval") and "n = 6 builds each" in text
+    assert "p = 0.031" in text and text.endswith(": supported).")
+    # five builds: the exact test's smallest p is 2/2^5 = 0.0625, so nothing can be decided
+    five = costs.slowest_build_sentence(table({"a": a[:5], "b": b[:5]}))
+    assert five.startswith("The two slowest cold builds, b") and "cannot be told apart" in five
+    assert "cannot be decided (5 builds: no test at 0.05 is possible)" in five and "question" not in five
+    # log ratios +0.405, -0.405 alternating around 0: inconclusive
+    close = costs.slowest_build_sentence(table({"a": [1.0] * 6, "b": [1.5, 1 / 1.5] * 3}))
+    assert "cannot be told apart" in close and "inconclusive" in close and "nan" not in close   # a: no spread, no interval
+    # fewer than five builds: no interval in the table, no method named
+    few = table({"a": [1.0, 1.2], "b": [9.0, 9.5]})
+    assert few["index_seconds_cold_ci_low"].isna().all()
+    assert costs.slowest_build_sentence(few) == ("Cold builds: 2 timings of each index (listed in the table), fewer "
+                                                 "than the 5 an interval or a ranking needs, so no method is named slowest.")
     # a method sharing b's index is not a runner-up of its own: a is, and b is named slowest
-    shared = table([("a", 1.0, 0.9, 1.1, 3), ("b", 5.0, 4.5, 5.5, 3), ("b2", 5.0, 4.5, 5.5, 3)])
-    shared["index"] = ["a", "b", "b"]
+    shared = table({"a": a, "b": b, "b2": b}, index={"b2": "b"})
     assert costs.slowest_build_sentence(shared).startswith("Slowest cold build: b 5.00 s")
 
 

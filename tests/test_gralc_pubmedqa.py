@@ -7,8 +7,8 @@ import pytest
 
 from rag_lab.datasets.loaders.pubmedqa import load_pubmedqa
 from rag_lab.methods.gralc import experiment as ex
+from rag_lab.methods.gralc import paper
 from rag_lab.methods.gralc import tables as tb
-from rag_lab.methods.gralc import setting
 from rag_lab.methods.gralc.gradient import condition_dataset, condition_span
 from rag_lab.core.types import Dataset, Document, Question, Section
 
@@ -51,20 +51,20 @@ def test_short_text_run_reuses_the_gradient_and_builds_otherwise(pubmedqa):
 
 def test_setting_phrases_loader_arguments_and_missing_conditions(pubmedqa):
     short = condition_dataset(pubmedqa, "abstract")
-    assert setting.short_text_setting(short) == (
+    assert paper.short_text_setting(short) == (
         "PubMedQA*: 7 full abstracts (all context sections), 7 questions, one each, gold = its source abstract — "
         "the paper's protocol, not its question set (the paper: 1,000 questions, described as 500 expert-annotated "
         "+ 500 artificial; PQA-L's 1,000 are all expert-labelled)")
     jats = Dataset("x[abstract]", [Document("d", "t")], [Question("q", "?", gold_doc_ids=["d"])],
                    {"condition": "abstract"})
-    assert setting.short_text_setting(jats).startswith("abstracts of 1 JATS articles, 1 template questions")
-    assert setting.loader_kwargs("pubmedqa", "/p", 1000) == {"path": "/p", "limit_records": 1000}
-    assert setting.loader_kwargs("pmc_oa", None, 5, seed=1, per_template=2) == {"seed": 1, "per_template": 2,
+    assert paper.short_text_setting(jats).startswith("abstracts of 1 JATS articles, 1 template questions")
+    assert paper.loader_kwargs("pubmedqa", "/p", 1000) == {"path": "/p", "limit_records": 1000}
+    assert paper.loader_kwargs("pmc_oa", None, 5, seed=1, per_template=2) == {"seed": 1, "per_template": 2,
                                                                                 "articles": 5}
-    assert setting.loader_kwargs("italian_cuisine", None, 5) == {}
-    note = setting.missing_conditions({"abstract": 1}, ("introduction", "partial", "full"))
+    assert paper.loader_kwargs("italian_cuisine", None, 5) == {}
+    note = paper.missing_conditions({"abstract": 1}, ("introduction", "partial", "full"))
     assert note.startswith("No introduction, partial, full condition here: its documents are abstracts")
-    assert setting.missing_conditions({"introduction": 1, "partial": 1, "full": 1},
+    assert paper.missing_conditions({"introduction": 1, "partial": 1, "full": 1},
                                       ("introduction", "partial", "full")) == ""
 
 

@@ -1,8 +1,8 @@
 """Notebook 11 end to end on small parameters, checked by the contents of its tables and sentences:
-cold and warm index times each with n and a 95% interval, a cold build encoding its texts and a warm
+cold and warm index times each with n and its builds listed (no interval from 2 builds), a cold build encoding its texts and a warm
 one finding them all cached (what the two columns measure; which is faster is a timing, measured in
 benchmarks/cold_warm.py, not asserted here), the growth corpus of distinct copies, and ranking
-sentences that name a method only when the intervals separate it."""
+sentences that name no slowest build from fewer than 5 builds."""
 import json
 import re
 from pathlib import Path
@@ -45,8 +45,10 @@ def test_cost_and_speed_notebook_tables(tmp_path, embedder):
     assert (costs["chunks"] > 0).all() and (costs["llm_tokens_index"] == 0).all() and (costs["build_repeats"] == 2).all()
     assert (costs["query_p95_ms"] >= costs["query_median_ms"]).all()
     for kind in ("cold", "warm"):
-        mean, low, high = (costs[f"index_seconds_{kind}{s}"] for s in ("", "_ci_low", "_ci_high"))
-        assert (mean > 0).all() and ((low <= mean + 1e-9) & (mean <= high + 1e-9)).all()
+        # 2 builds: their seconds listed, the geometric mean, and no interval (t on 1 df says nothing)
+        builds = costs[f"index_seconds_{kind}_builds"].map(lambda b: [float(v) for v in b.split(", ")])
+        assert (builds.map(len) == 2).all() and (costs[f"index_seconds_{kind}"] > 0).all()
+        assert not {f"index_seconds_{kind}_ci_low", f"index_seconds_{kind}_ci_high"} & set(costs.columns)
     # what the two columns measure (not which is faster: timings are not asserted in tests; benchmarks/cold_warm.py
     # measures the ratio): a cold build encodes its texts, a warm one finds every one in its cache
     for method in costs.index:
@@ -54,7 +56,7 @@ def test_cost_and_speed_notebook_tables(tmp_path, embedder):
         assert cold["encoded"] > 0 and warm["encoded"] == 0 and warm["cache_hits"] >= costs.loc[method, "chunks"], \
             (method, cold, warm)
     caption = files["method_costs.md"].read_text(encoding="utf-8").splitlines()[0]
-    assert "cold (first build, empty caches)" in caption and "warm (rebuild" in caption and "over 2 builds" in caption
+    assert "cold (first build, empty caches)" in caption and "warm (rebuild" in caption and "geometric mean of 2 builds" in caption
     # where and when the timings were taken (the session's store is new: nothing kept to reuse, measured by this run)
     from rag_lab.compare.timing_store import machine, machine_label
     assert caption.endswith(f"on {machine_label(machine())} by this run") and "; timings measured 20" in caption
@@ -63,8 +65,7 @@ def test_cost_and_speed_notebook_tables(tmp_path, embedder):
     # every distinct index measured once: naive and semantic build different ones
     shared = pd.read_csv(files["shared_indexes.csv"])
     assert shared.to_dict("list") == {"index": ["naive", "semantic"], "methods": ["naive", "semantic"], "count": [1, 1]}
-    assert (costs["index"] == costs.index).all() and "geometric mean and 95% t-interval on log seconds" in caption
-    assert ((costs["index_seconds_cold_ci_low"] >= 0) & (costs["index_seconds_warm_ci_low"] >= 0)).all()   # never below 0 (rounded to ms)
+    assert (costs["index"] == costs.index).all() and "a 95% t-interval on log seconds only from 5 builds" in caption
 
     growth = pd.read_csv(files["growth.csv"])
     assert list(growth["copies"]) == [1, 2] and set(growth["method"]) == {"naive"}
@@ -82,13 +83,9 @@ def test_cost_and_speed_notebook_tables(tmp_path, embedder):
     lines = text.strip().splitlines()
     assert len(lines) == 3, text
     for line, kind in zip(lines[:2], ("cold", "warm")):
-        # a method is named slowest only where the test on log seconds decides it; otherwise "cannot be told apart"
-        said = re.match(rf"(Slowest {kind} build: .*Welch's t-test on log seconds, p = (\S+)\)\.$|The two slowest {kind} builds, "
-                        rf".* cannot be told apart \(.*Welch's t-test on log seconds, p = (\S+), not below 0.05\)\.$)", line)
-        assert said, line
-        p = float(said.group(2) or said.group(3))
-        assert (p < 0.05) == line.startswith("Slowest"), line
-        assert "n = 2 builds each" in line and "95% interval" in line
+        # 2 builds each: no method is named slowest and no interval is given
+        assert line == (f"{kind.capitalize()} builds: 2 timings of each index (listed in the table), fewer than the 5 an "
+                        "interval or a ranking needs, so no method is named slowest."), line
     assert re.match(r"(Fastest queries: .*|The two fastest query times cannot be told apart .*)n = 3 queries", lines[2])
 
     # the growth figures: every axis titled in words with its unit, never a raw column name

@@ -183,4 +183,5 @@ def test_in_sum_counts_only_decided_differences():
                      chunk_tokens={"sketch": 80.0, "naive": 125.0})
     assert (f"{UNDECIDABLE} against naive 0.100 [-0.050, 0.250] (3 documents), semantic 0.200 [0.050, 0.350] "
             "(3 documents)") in text
+    assert f"sketch {UNDECIDABLE} against naive" in text and f"is {UNDECIDABLE}" not in text   # never "is cannot be"
     assert text.endswith("tell sketch apart from 0 of 2 baselines (0 ahead, 0 behind).")

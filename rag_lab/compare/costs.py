@@ -1,15 +1,17 @@
 """Cost and speed per method (notebook 11): index builds timed cold and warm, each several times,
 query latency per query, tokens, peak heap and chunks; index time as the corpus grows on
-distinct texts; and the sentences that name a fastest or slowest method only when a test tells it
-from the next one (Welch's t-test on log build seconds; the paired test on query times), never from
-whether two intervals overlap.
+distinct texts; and the sentences that name a fastest or slowest method only when the package's one
+paired test (``statistics.paired_difference``, decided by ``uncertainty.decide``) tells it from the next
+one, never from whether two intervals overlap.
 
 Each distinct index is built and timed once: methods whose index has the same identity in the
 index store (``shared_index.index_identity``: SSG's seven algorithms share one graph) are measured
 through the first of them and get a copy of its built index for their queries; the table names,
 per method, the method its index was measured as. Build times are summarised on the log scale
-(geometric mean and a t-interval on log seconds, shown back-transformed), so an interval never
-reaches below zero.
+(geometric mean and ``statistics.mean_ci``'s t-interval on log seconds, shown back-transformed), so an
+interval never reaches below zero; and only from ``MIN_BUILDS`` builds or more: a t-interval from two
+builds has one degree of freedom (bm25 cold 0.228 s [0.000, 1.9e11]), so with fewer the builds are
+listed and no interval is given and no method named slowest.
 
 *Cold* means what a first build pays: a fresh, empty temporary ``RAG_LAB_CACHE`` (the embedding
 cache, the token-embedding files of late chunking, the offline reasoner's results, persisted
@@ -35,11 +37,12 @@ from .benchmarking import distinct_copies, peak_memory_mb, warm_up
 from ..datasets import load_dataset
 from ..evaluation.provenance import index_reasoner_name
 from ..evaluation.decisions import verdict_said
-from ..evaluation.statistics import ALPHA, SUPPORTED, format_ci, format_p, paired_difference
+from ..evaluation.statistics import SUPPORTED, format_ci, format_p, mean_ci, paired_difference
 from ..evaluation.uncertainty import decide
 from ..methods import get_retriever
 
 COLD, WARM = "cold", "warm"
+MIN_BUILDS = 5    # an interval, and a slowest build, only from this many timings or more (module docstring)
 MEASURES = {COLD: "first build, empty caches", WARM: "rebuild, every text already in the caches"}
 # the growth figures' axis titles, with units (the columns of ``scaling`` / ``growth_lines`` they plot)
 AXIS_TITLES = {"documents": "corpus size (documents, log scale)", "index_seconds": "index time (seconds, log scale)",
@@ -75,28 +78,18 @@ def fresh_embedder(model_embedder, cache_dir: Path):
     return e
 
 
-def log_t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
-    """Geometric mean and the Student-t interval of log ``values``, back-transformed: always above zero
-    (timings are skewed and positive; a t-interval on the seconds themselves can reach below zero)."""
+def log_t_interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """Geometric mean and the 95% t-interval of log ``values`` (``statistics.mean_ci``, unbounded),
+    back-transformed: always above zero (timings are skewed and positive). NaN bounds from fewer than
+    ``MIN_BUILDS`` timings (or no spread)."""
     x = np.asarray([v for v in values if not math.isnan(v)], dtype=float)
     if (x <= 0).any():
         raise ValueError(f"log_t_interval needs positive values (seconds), got {x[x <= 0].tolist()}")
-    mean, low, high = t_interval(np.log(x).tolist(), confidence)
-    return tuple(math.nan if math.isnan(v) else math.exp(v) for v in (mean, low, high))
-
-
-def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean and Student-t interval of a few repeated timings (NaN bounds for fewer than two)."""
-    from scipy import stats
-
-    x = np.asarray([v for v in values if not math.isnan(v)], dtype=float)
     if len(x) == 0:
         return math.nan, math.nan, math.nan
-    mean = float(x.mean())
-    if len(x) < 2:
-        return mean, math.nan, math.nan
-    half = float(stats.t.ppf(0.5 + confidence / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
-    return mean, mean - half, mean + half
+    e = mean_ci(np.log(x), kind="unbounded")
+    low, high = (e.ci_low, e.ci_high) if len(x) >= MIN_BUILDS else (math.nan, math.nan)
+    return tuple(math.nan if math.isnan(v) else math.exp(v) for v in (e.mean, low, high))
 
 
 def timed_builds(make: Callable[[object], object], documents, model_embedder, repeats: int,
@@ -121,11 +114,19 @@ def timed_builds(make: Callable[[object], object], documents, model_embedder, re
     return {**seconds, **extra}
 
 
+def builds_listed(seconds: Sequence[float]) -> str:
+    """``0.221, 0.235``: every build's seconds, for a table that gives no interval from so few."""
+    return ", ".join(f"{v:.3f}" for v in seconds)
+
+
 def _seconds_columns(seconds: dict) -> dict:
+    """Per kind the geometric mean and every build's seconds; the interval columns only from ``MIN_BUILDS``."""
     out = {}
     for kind in (COLD, WARM):
         mean, low, high = log_t_interval(seconds[kind])
-        out |= {f"index_seconds_{kind}": mean, f"index_seconds_{kind}_ci_low": low, f"index_seconds_{kind}_ci_high": high}
+        out |= {f"index_seconds_{kind}": mean, f"index_seconds_{kind}_builds": builds_listed(seconds[kind])}
+        if len(seconds[kind]) >= MIN_BUILDS:
+            out |= {f"index_seconds_{kind}_ci_low": low, f"index_seconds_{kind}_ci_high": high}
     return out
 
 
@@ -154,10 +155,10 @@ def index_groups(names: Sequence[str], documents, embedder) -> dict[str, list[st
 
 def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, k: int = 5, repeats: int = 2,
                  query_repeats: int = 3) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per method: cold and warm index seconds (geometric mean, 95% t-interval on log seconds) over
-    ``repeats`` builds, query latency (median and p95 over queries), tokens, peak heap of an
-    untraced-then-traced warm build (tracemalloc slows allocation, so it never runs during a timed
-    build) and chunks. Each distinct index is built once (``index_groups``); a method sharing it gets a
+    """Per method: cold and warm index seconds (geometric mean, every build, and from ``MIN_BUILDS``
+    builds the 95% t-interval on log seconds) over ``repeats`` builds, query latency (median and p95 over
+    queries), tokens, peak heap of an untraced-then-traced warm build (tracemalloc slows allocation, so it
+    never runs during a timed build) and chunks. Each distinct index is built once (``index_groups``); a method sharing it gets a
     copy for its queries and the measured method's build columns, its name in ``index``. Also the
     per-query latencies (query x method, ms) the ranking sentence compares, paired by query."""
     from ..core.embedding import shared_embedder
@@ -168,7 +169,7 @@ def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, 
     warm_up(model)
     data = load_dataset(dataset)
     queries = [q.question for q in data.questions][:limit_queries] or [data.documents[0].title or "overview"]
-    rows, built_by, latencies = {}, {}, {}
+    rows, built_by, latencies, seconds = {}, {}, {}, {}
     names = resolve_methods(methods)
     for measured, members in index_groups(names, data.documents, model).items():
         def measure(built, embedder):
@@ -184,6 +185,7 @@ def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, 
             return out
 
         timed = timed_builds(lambda e: get_retriever(measured, embedder=e), data.documents, model, repeats, measure)
+        seconds[measured] = {kind: list(timed[kind]) for kind in (COLD, WARM)}
         for name in members:
             built, query_cost, latencies[name] = timed["retrievers"][name], timed["query_cost"][name], timed["latency"][name]
             built_by[name] = index_reasoner_name(built)
@@ -199,6 +201,7 @@ def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, 
                           "peak_heap_mb": timed["peak"], "chunks": len(built.chunks)}
     out = pd.DataFrame([rows[n] for n in names]).set_index("method")
     out.attrs["index_reasoners"] = {n: built_by[n] for n in names}   # method -> the reasoner its index was built with
+    out.attrs["build_seconds"] = seconds      # measured index -> {"cold": [s, ...], "warm": [...]}: the ranking's data
     return out, pd.DataFrame({n: latencies[n] for n in names}, index=pd.Index(queries, name="query"))
 
 
@@ -271,7 +274,7 @@ def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2,
                 row = measured.loc[name]
                 built_by[name] = measured.attrs["index_reasoners"][name]
                 rows.append({"method": name, "copies": n, "documents": len(corpus), "builds": int(row["build_repeats"]),
-                             **{c: row[c] for c in _seconds_columns({COLD: [1.0], WARM: [1.0]})},
+                             **{c: row[c] for c in measured.columns if c.startswith("index_seconds_")},
                              "peak_heap_mb": row["peak_heap_mb"], "chunks": int(row["chunks"])})
                 continue
 
@@ -295,54 +298,35 @@ def growth_lines(growth: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)[["method", "documents", "index_seconds"]]
 
 
-def _shown(mean: float, low: float, high: float, unit: str, digits: int) -> str:
-    return (f"{mean:.{digits}f} {unit}" if math.isnan(low) else
-            f"{mean:.{digits}f} {unit} [95% interval {low:.{digits}f}, {high:.{digits}f}]")
-
-
-def log_welch_p(mean_a: float, low_a: float, high_a: float, n_a: int, mean_b: float, low_b: float, high_b: float,
-                n_b: int, confidence: float = 0.95) -> float:
-    """Two-sided p of Welch's t-test that two methods' mean log build times are equal, from what
-    ``log_t_interval`` kept of each (geometric mean, its t-interval, n): the interval's half-width on
-    the log scale over t[n - 1] is the standard error, exactly. The builds of two methods are separate
-    timings, not pairs, hence a two-sample test; NaN when either has fewer than two timings."""
-    from scipy import stats
-
-    if min(n_a, n_b) < 2 or any(math.isnan(v) for v in (low_a, high_a, low_b, high_b)):
-        return math.nan
-    crit = lambda n: stats.t.ppf(0.5 + confidence / 2, n - 1)  # noqa: E731
-    se_a = (math.log(high_a) - math.log(low_a)) / 2 / crit(n_a)
-    se_b = (math.log(high_b) - math.log(low_b)) / 2 / crit(n_b)
-    var = se_a ** 2 + se_b ** 2
-    if var <= 0:
-        return 0.0 if mean_a != mean_b else 1.0
-    t = (math.log(mean_a) - math.log(mean_b)) / math.sqrt(var)
-    df = var ** 2 / (se_a ** 4 / (n_a - 1) + se_b ** 4 / (n_b - 1))
-    return float(2 * stats.t.sf(abs(t), df))
-
-
 def slowest_build_sentence(costs: pd.DataFrame, kind: str = COLD) -> str:
-    """The slowest build named only when Welch's t-test on log seconds (``log_welch_p``) tells it from the
-    runner-up at p < 0.05 — a test decides, not whether two intervals overlap; otherwise the two are
-    said not to be told apart. Each distinct index counts once (``distinct_indexes``)."""
+    """The slowest build named only when the package's paired test (``statistics.paired_difference`` on
+    log seconds, decided by ``uncertainty.decide``) tells it from the runner-up, and only from
+    ``MIN_BUILDS`` builds each; with fewer, no method is named. The builds of two methods are separate
+    timings matched by repeat: independent, so the matched differences are independent draws with the
+    mean log difference, and the one-sample test on them is valid (a little less powerful than a
+    two-sample one). Each distinct index counts once (``distinct_indexes``)."""
     col = f"index_seconds_{kind}"
     costs = distinct_indexes(costs)
     if len(costs) < 2:
         return f"Only {', '.join(costs.index)} was timed: no ranking of {kind} builds."
+    n = int(costs["build_repeats"].min())
+    if n < MIN_BUILDS:
+        return (f"{kind.capitalize()} builds: {n} timing{'s' * (n != 1)} of each index (listed in the table), fewer than "
+                f"the {MIN_BUILDS} an interval or a ranking needs, so no method is named slowest.")
     order = costs[col].sort_values(ascending=False).index
-    top, second = costs.loc[order[0]], costs.loc[order[1]]
-    n = int(top["build_repeats"])
-    say = lambda name, row: f"{name} {_shown(row[col], row[col + '_ci_low'], row[col + '_ci_high'], 's', 2)}"  # noqa: E731
-    p = log_welch_p(top[col], top[col + "_ci_low"], top[col + "_ci_high"], n, second[col], second[col + "_ci_low"],
-                    second[col + "_ci_high"], int(second["build_repeats"]))
-    if math.isnan(p):
-        return (f"{kind.capitalize()} builds, one timing each: {say(order[0], top)} and {say(order[1], second)}; "
-                f"one timing has no interval, so no method is named slowest.")
-    test = f"n = {n} builds each; Welch's t-test on log seconds, p = {format_p(p)}"
-    if p < ALPHA:
-        return f"Slowest {kind} build: {say(order[0], top)} against the next, {say(order[1], second)} ({test})."
-    return (f"The two slowest {kind} builds, {say(order[0], top)} and {say(order[1], second)}, cannot be told apart "
-            f"({test}, not below {ALPHA}).")
+    top, second = order[0], order[1]
+    seconds = costs.attrs["build_seconds"]
+    d = paired_difference(np.log(seconds[top][kind]), np.log(seconds[second][kind]), kind="unbounded")
+    row = decide(pd.DataFrame([d.as_dict()]), f"{top} minus {second}, log {kind} build seconds (slowest against the "
+                                               "next)").iloc[0]
+    def said(name: str) -> str:
+        low, high = costs.loc[name, col + "_ci_low"], costs.loc[name, col + "_ci_high"]
+        return f"{name} {costs.loc[name, col]:.2f} s" + ("" if math.isnan(low) else f" [95% interval {low:.2f}, {high:.2f}]")
+    test = (f"n = {d.n} builds each, matched by repeat; ratio {math.exp(d.diff):.2f}, p = {format_p(row['p'])}: "
+            + verdict_said(row).replace("question", "build"))   # the decider counts its units as questions
+    if row["verdict"] == SUPPORTED:
+        return f"Slowest {kind} build: {said(top)} against the next, {said(second)} ({test})."
+    return f"The two slowest {kind} builds, {said(top)} and {said(second)}, cannot be told apart ({test})."
 
 
 def fastest_query_sentence(latencies: pd.DataFrame) -> str:

@@ -3,15 +3,23 @@ Holm p was adjusted in. One wording for every notebook, so "undecided" is never 
 the words are ``statistics``' constants, and "cannot be decided" always carries the reason ``decide``
 gave (a row without one — before ``decide`` gave reasons — says the word alone).
 
+The paper folders say a verdict with these words too: ``side`` (above / below, ahead / behind, or the
+undecided word), ``relation`` (the words before the other method's name) and ``standing`` (one
+difference with its numbers and verdict).
+
 Also the data set a tidy table came from (``evaluate`` records it in ``attrs``), for the ledger.
 """
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import pandas as pd
 
-from .statistics import UNDECIDABLE, estimand_sentence
+from .statistics import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, decided, estimand_sentence, format_p,
+                         verdict)
+
+WORDS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, UNDECIDABLE)
 
 
 def reason_of(row: Mapping) -> str:
@@ -25,6 +33,56 @@ def verdict_said(row: Mapping) -> str:
     word = str(row["verdict"])
     reason = reason_of(row)
     return f"{word} ({reason})" if word == UNDECIDABLE and reason else word
+
+
+def side(word: str, up: str = "ahead", down: str = "behind") -> str:
+    """Where a verdict puts the first method: ``up`` when supported, ``down`` when contradicted, else the
+    undecided word itself (inconclusive, cannot be decided)."""
+    if word not in WORDS:
+        raise ValueError(f"verdict must be one of {WORDS}, got {word!r}")
+    return {SUPPORTED: up, CONTRADICTED: down}.get(word, word)
+
+
+def relation(word: str) -> str:
+    """The verdict as the words before the other method's name: ``ahead of``, ``behind``, ``inconclusive
+    against``, ``cannot be decided against``."""
+    return side(word, "ahead of", "behind") if decided(word) else f"{side(word)} against"
+
+
+def row_verdict(row: Mapping) -> str:
+    """The verdict of one paired difference: the one ``uncertainty.decide`` gave where the row carries it;
+    else ``statistics.verdict`` against 0 from its Holm p (or its p); with no p there is no test and an
+    interval alone decides nothing: cannot be decided."""
+    given = row.get("verdict")
+    if isinstance(given, str) and given:
+        return given
+    p = float(row.get("p_holm", math.nan))
+    p = float(row.get("p", math.nan)) if math.isnan(p) else p
+    if math.isnan(p):
+        return UNDECIDABLE
+    floor = row.get("p_floor", 0.0)
+    floor = 0.0 if floor is None or (isinstance(floor, float) and math.isnan(floor)) else float(floor)
+    return verdict(float(row["diff"]), p, 0.0, floor)
+
+
+def _signed(x: float) -> str:
+    """``+0.012`` / ``-0.012``; a value that rounds to zero prints as ``+0.000``, never ``-0.000``."""
+    v = round(x, 3)
+    return f"{v if v != 0 else 0.0:+.3f}"
+
+
+def standing(row: Mapping, up: str, down: str) -> str:
+    """``+0.057 [-0.026, +0.142], n = 59, Holm p = 1.00: <side>`` for one paired difference (diff, ci_low,
+    ci_high, n, p and optionally p_holm, verdict, reason): ``up``/``down`` for a difference decided above/below
+    0 (``row_verdict``), else the verdict word with its reason."""
+    d, lo, hi, n = (float(row[c]) for c in ("diff", "ci_low", "ci_high", "n"))
+    p = float(row.get("p_holm", math.nan))
+    stats = f"{_signed(d)} [{_signed(lo)}, {_signed(hi)}], n = {int(n)}" if not math.isnan(lo) else f"{_signed(d)}, n = {int(n)}"
+    stats += "" if math.isnan(p) else f", Holm p = {format_p(p)}"
+    if d == lo == hi == 0:
+        return f"{stats}: the same on every question"
+    word = row_verdict(row)
+    return f"{stats}: {side(word, up, down) if decided(word) else verdict_said({**dict(row), 'verdict': word})}"
 
 
 def family_said(table: pd.DataFrame) -> str:
@@ -46,7 +104,7 @@ def dataset_of(results: pd.DataFrame, default: str = "") -> str:
 def difference_said(row: Mapping) -> str:
     """``semantic - naive on ctx_recall@5: -0.242 [-0.442, -0.042] (n = 20, 3 documents, design effect 1.40,
     p = 0.02 (exact), MDE 0.150, p Holm = 0.04): contradicted`` for one row of a decided table."""
-    from .statistics import format_ci, format_p
+    from .statistics import format_ci
     from .uncertainty import comparison_note
 
     holm = "" if pd.isna(row["p_holm"]) or row["p_holm"] == row["p"] else f", p Holm = {format_p(row['p_holm'])}"

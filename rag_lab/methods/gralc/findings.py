@@ -16,16 +16,39 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ...core.plots import IN_CI
-from ...evaluation.decisions import verdict_said
+from ...evaluation.decisions import row_verdict, standing, verdict_said
 from ...evaluation.statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE, format_ci, format_p
 from . import paper
 from .comparisons import CEILING, READINGS
 from .experiment import ALL_COSINE, MENTION_COSINE
-from .verdicts import METHOD, call, decided, pair   # noqa: F401 - METHOD: the findings' first line
 
+METHOD = ("How the verdicts below are decided: every difference is paired by question (clustered by document), "
+          "with one test giving its p and its 95% interval (rag_lab.evaluation.statistics: Tango's test for 0/1 "
+          "scores, the paired t-test otherwise), p adjusted by Holm within its table's declared family; a difference "
+          "is called only when that p is below 0.05, otherwise the sentence gives the verdict word (inconclusive, or "
+          "cannot be decided with its reason). Intervals are each comparison's own, unadjusted for the family. "
+          "The paper reports no tests.")
 COSINE_TIE = 0.01    # infusion: 1 − cos(h′, h) below this leaves a token vector pointing where it did (a size, not a test)
 LONG_CONDITIONS = ("full", "partial", "introduction")   # longest first: the longest run speaks for Tables 4-5
 PATTERN, FAIR = list(READINGS)
+
+
+def pair(order: pd.DataFrame, a: str, b: str) -> dict | None:
+    """``a`` minus ``b`` from a pairwise table (``comparisons.order``: rows method, below), turned round
+    when the table has ``b`` first; None when the table has neither order."""
+    for first, second, sign in ((a, b, 1), (b, a, -1)):
+        rows = order[(order["method"] == first) & (order["below"] == second)]
+        if len(rows):
+            r = rows.iloc[0]
+            lo, hi = (r["ci_low"], r["ci_high"]) if sign == 1 else (-r["ci_high"], -r["ci_low"])
+            turned = {SUPPORTED: CONTRADICTED, CONTRADICTED: SUPPORTED}
+            given = r.get("verdict", "")
+            return {"diff": sign * r["diff"], "ci_low": lo, "ci_high": hi, "n": r["n"], "p_holm": r.get("p_holm", math.nan),
+                    "p": r.get("p", math.nan), "p_floor": r.get("p_floor", 0.0),
+                    "verdict": turned.get(given, given) if sign == -1 else given, "reason": r.get("reason", "")}
+    return None
+
+
 def leader(label: str, ours: pd.Series, order: pd.DataFrame, metric: str, reported: pd.Series | None = None,
            reported_label: str = "paper-reported") -> str | None:
     """Our best strategy, its paired difference from the runner-up (``order``: ``comparisons.order`` on
@@ -44,7 +67,7 @@ def leader(label: str, ours: pd.Series, order: pd.DataFrame, metric: str, report
         d = pair(order, best, second)
         text = f"{label}: the best {metric} is {best} ({top:.3f}), then {second} ({values.iloc[1]:.3f})"
         if d is not None:
-            text += f"; {best} minus {second} is {call(d, 'a clear lead', 'behind')}"
+            text += f"; {best} minus {second} is {standing(d, 'a clear lead', 'behind')}"
     rep = reported.dropna() if reported is not None else pd.Series(dtype=float)
     if not rep.empty:
         p_best = rep.idxmax()
@@ -57,7 +80,7 @@ def leader(label: str, ours: pd.Series, order: pd.DataFrame, metric: str, report
             d = pair(order, best, p_best)
             if d is not None:
                 text += (f"; here {p_best} ({values[p_best]:.3f}) is behind our best by "
-                         f"{call(d, f'{p_best} is behind', f'{p_best} is ahead')}")
+                         f"{standing(d, f'{p_best} is behind', f'{p_best} is ahead')}")
     return text + "."
 
 
@@ -85,7 +108,8 @@ def short_text(t1: pd.DataFrame, t1_ci: Mapping[str, pd.DataFrame], order: pd.Da
     elif v == CONTRADICTED:
         out.append(f"The lowest MRR, {shown} ({who}), lies below {CEILING:g} ({test}: {CONTRADICTED}): not {setting}.")
     else:
-        out.append(f"The lowest MRR, {shown} ({who}): whether it lies above {CEILING:g} ({test}) is "
+        verb = "" if v == UNDECIDABLE else "is "       # "… cannot be decided", never "is cannot be decided"
+        out.append(f"The lowest MRR, {shown} ({who}): whether it lies above {CEILING:g} ({test}) {verb}"
                    f"{verdict_said(ceiling)}, so whether this is {setting} is not decided.")
     return out
 
@@ -98,8 +122,8 @@ def ablation(diffs: pd.DataFrame, where: str) -> str | None:
     parts = []
     for step, row in diffs.iterrows():
         rep = f"; paper-reported {reported.loc[step, 'ΔMRR']:+.4f}" if step in reported.index else ""
-        parts.append(f"{step} {call(row, 'raises MRR', 'lowers MRR')}{rep}")
-    moved = sum(decided(r) in (SUPPORTED, CONTRADICTED) for _, r in diffs.iterrows())
+        parts.append(f"{step} {standing(row, 'raises MRR', 'lowers MRR')}{rep}")
+    moved = sum(row_verdict(r) in (SUPPORTED, CONTRADICTED) for _, r in diffs.iterrows())
     return (f"Ablation ({where}, ΔMRR against the late-chunking base, paired by question): " + "; ".join(parts)
             + f". {moved} of {len(parts)} components change MRR by a decided difference (Holm p < 0.05 across the steps).")
 
@@ -133,21 +157,21 @@ def coverage(contrast: pd.DataFrame, cond: str) -> list[str]:
         pat, fair = contrast.loc[(PATTERN, k, cond)], contrast.loc[(FAIR, k, cond)]
         text = (f"SecCov@{k}, {cond} condition, structure-aware minus content-only (each group's mean, paired by "
                 f"question): on the pattern reading (section labels at any level across all retrieved articles, content-only "
-                f"chunks unlabelled) {call(pat, *words)}, "
+                f"chunks unlabelled) {standing(pat, *words)}, "
                 f"paper-reported {pat['paper-reported diff']:+.2f}")
         if pat["content-only"] == 1.0:
             text += (" — there the content-only strategies score 1.00 on every question by construction (their "
                      "chunks carry no section label, so they count as one)")
         text += (f"; on the source article's sections, every chunk labelled by the section holding most of its "
                  f"characters (the fair reading), content-only {fair['content-only']:.2f} vs structure-aware "
-                 f"{fair['structure-aware']:.2f}: {call(fair, *words)}.")
-        yes = lambda r: "reproduces" if decided(r) == SUPPORTED else "does not reproduce"   # noqa: E731
+                 f"{fair['structure-aware']:.2f}: {standing(fair, *words)}.")
+        yes = lambda r: "reproduces" if row_verdict(r) == SUPPORTED else "does not reproduce"   # noqa: E731
         text += (f" The paper's SecCov finding (structure-aware strategies cover more sections) {yes(pat)} on the "
                  f"pattern reading and {yes(fair)} on the fair reading here.")
         out.append(text)
     for reading, name in ((PATTERN, "the pattern reading"), (FAIR, "the fair reading")):
         part = contrast.xs(reading, level="reading")
-        verdicts = [decided(r) for _, r in part.iterrows()]
+        verdicts = [row_verdict(r) for _, r in part.iterrows()]
         out.append(f"Over all {len(verdicts)} condition × k cells, on {name} structure-aware strategies cover more "
                    f"sections in {verdicts.count(SUPPORTED)}, content-only ones in {verdicts.count(CONTRADICTED)}, "
                    f"and {len(verdicts) - verdicts.count(SUPPORTED) - verdicts.count(CONTRADICTED)} are not decided.")
@@ -196,7 +220,7 @@ def answers(t6: pd.DataFrame, order: pd.DataFrame, diversity: Mapping | None, re
         pc, ps = reported.loc[content, "Sec Diversity"].mean(), reported.loc[structure, "Sec Diversity"].mean()
         out.append(f"Section diversity of the answer contexts: content-only {diversity['second']:.2f}, structure-aware "
                    f"{diversity['first']:.2f}, difference "
-                   f"{call(diversity, 'structure-aware contexts span more sections', 'content-only contexts span more sections')}; "
+                   f"{standing(diversity, 'structure-aware contexts span more sections', 'content-only contexts span more sections')}; "
                    f"paper-reported {pc:.2f} vs {ps:.2f} (its content-only 1.00 is the unlabelled reading of Table 5).")
     return out
 
@@ -215,7 +239,7 @@ def evidence_paragraphs(evidence: pd.DataFrame | None, order: pd.DataFrame, cond
     r = values.dropna().sort_values(ascending=False, kind="stable")
     if text and r.index[0] == "GraLC-RAG (+Graph)" and len(r) > 1:
         d = pair(order, r.index[0], r.index[1])
-        if d is not None and decided(d) == SUPPORTED:
+        if d is not None and row_verdict(d) == SUPPORTED:
             text += (" Its concept-proximity score matches the template slots, which are vocabulary concepts: an "
                      "inside advantage on these questions.")
     return text
@@ -254,9 +278,9 @@ def infusion(sweep: pd.DataFrame, diffs: pd.DataFrame, cond: str, reported: tupl
         rows = [(x, diffs.loc[(col, x)]) for x in lams[1:] if (col, x) in diffs.index]
         if not rows:
             continue
-        if any(decided(r) in (SUPPORTED, CONTRADICTED) for _, r in rows):
+        if any(row_verdict(r) in (SUPPORTED, CONTRADICTED) for _, r in rows):
             moved.append(col)
-        parts.append(f"{col} " + ", ".join(f"at λ = {x:g} {call(r, 'higher', 'lower')}" for x, r in rows))
+        parts.append(f"{col} " + ", ".join(f"at λ = {x:g} {standing(r, 'higher', 'lower')}" for x, r in rows))
     if missing:
         why = " (the documents have no sections)" if all(c.startswith("SecCov@") for c in missing) else ""
         parts.append(f"{' and '.join(missing)} not measured in this run{why}")

@@ -21,14 +21,12 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ...evaluation.decisions import dataset_of, family_said, verdict_said
+from ...evaluation.decisions import dataset_of, family_said, relation, side, verdict_said
 from ...evaluation.ledger import recorded
 from ...evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_ci
 from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
 
 COLUMNS = ["method", "baseline", "column", "metric", *TEST_COLUMNS]
-# directions for the decided words; the undecided ones are said as themselves (one word everywhere)
-SIDE = {SUPPORTED: "ahead", CONTRADICTED: "behind", INCONCLUSIVE: INCONCLUSIVE, UNDECIDABLE: UNDECIDABLE}
 STRING_COLUMNS = ("context_precision", "context_recall")
 LONG_FACTOR = 2.0     # a method's chunks are "long" when their mean size is at least this many times SKETCH's
 # the span-based context metrics (metrics.py), under the names notebook 10's leaderboards use
@@ -71,13 +69,14 @@ def _said(row) -> str:
 
 
 def _grouped(rows: pd.DataFrame) -> str:
-    """``ahead of a (d [lo, hi]); not told apart from b (...)`` over the rows of one column."""
+    """``is ahead of a d [lo, hi]; inconclusive against b ...`` over the rows of one column: the predicate
+    after the method's name ("is" before a side, never before "cannot be decided")."""
     parts = []
-    for v, words in ((SUPPORTED, "ahead of"), (CONTRADICTED, "behind"), (INCONCLUSIVE, f"{INCONCLUSIVE} against"),
-                     (UNDECIDABLE, f"{UNDECIDABLE} against")):
+    for v in (SUPPORTED, CONTRADICTED, INCONCLUSIVE, UNDECIDABLE):
         chosen = rows[rows["verdict"] == v]
         if len(chosen):
-            parts.append(f"{words} " + ", ".join(_said(r) for _, r in chosen.iterrows()))
+            parts.append(f"{'is ' if not parts and v != UNDECIDABLE else ''}{relation(v)} "
+                         + ", ".join(_said(r) for _, r in chosen.iterrows()))
     return "; ".join(parts)
 
 
@@ -119,7 +118,7 @@ def verdict_table(pairs: pd.DataFrame, method: str = "sketch") -> pd.DataFrame:
         rows = pairs[pairs["column"] == col].set_index("baseline")
         ns = sorted({int(v) for v in rows["n"]})
         head = f"{col} (n = {ns[0] if len(ns) == 1 else f'{ns[0]}-{ns[-1]}'})"
-        out[head] = {b: f"{format_ci(r['diff'], r['ci_low'], r['ci_high'])} {SIDE[r['verdict']]}" for b, r in rows.iterrows()}
+        out[head] = {b: f"{format_ci(r['diff'], r['ci_low'], r['ci_high'])} {side(r['verdict'])}" for b, r in rows.iterrows()}
     return pd.DataFrame(out).rename_axis(f"{method} minus (intervals unadjusted; verdicts Holm within the family)")
 
 
@@ -138,7 +137,7 @@ def lead_sentences(pairs: pd.DataFrame, span: Mapping[str, str], strings: Mappin
         rows = pairs[pairs["column"].isin(list(cols))]
         if rows.empty:
             continue
-        said = " ".join(f"On {c} {method} is {_grouped(rows[rows['column'] == c])}." for c in cols
+        said = " ".join(f"On {c} {method} {_grouped(rows[rows['column'] == c])}." for c in cols
                         if (rows["column"] == c).any())
         decided = rows[rows["verdict"].isin([SUPPORTED, CONTRADICTED])]
         out.append(f"{head}. {said} {len(decided)} of {len(rows)} differences are decided at 95%.")
@@ -173,17 +172,17 @@ def paragraph(table: pd.DataFrame, *, span: str, n_questions: int, reasoner: str
            "intervals are each comparison's own, unadjusted for the family."]
     span_rows = table[table["column"] == span]
     if len(span_rows):
-        out.append(f"On {span} (gold passages found among the top hits, whatever a chunk's length) {method} is "
+        out.append(f"On {span} (gold passages found among the top hits, whatever a chunk's length) {method} "
                    + _grouped(span_rows) + ".")
     long = long_chunk_methods(chunk_tokens, method)
     lead_unmatched = []
     for col in [c for c in string_columns if c in set(table["column"])]:
         rows = table[table["column"] == col]
-        out.append(f"On {_name(col)} {method} is " + _grouped(rows) + ".")
+        out.append(f"On {_name(col)} {method} " + _grouped(rows) + ".")
         for _, r in rows[rows["verdict"] == SUPPORTED].iterrows():
             s = span_rows[span_rows["baseline"] == r["baseline"]]
             if r["baseline"] in long and (s.empty or s["verdict"].iloc[0] != SUPPORTED):
-                lead_unmatched.append((col, r["baseline"], SIDE[s["verdict"].iloc[0]] if len(s) else "not scored"))
+                lead_unmatched.append((col, r["baseline"], side(s["verdict"].iloc[0]) if len(s) else "not scored"))
     if any(c in set(table["column"]) for c in string_columns):
         text = (f"Caveat: {' and '.join(_name(c) for c in string_columns)} are ragas' non-LLM string matching of "
                 "retrieved against gold passages, which favours contexts about as long as the gold sentences and "

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from ...evaluation.metrics import context_matches, locate_contexts
-from ...evaluation.decisions import verdict_said
-from ...evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_ci
+from ...evaluation.decisions import side, verdict_said
+from ...evaluation.statistics import INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_ci
 from ...evaluation.uncertainty import interval_frames, paired_differences, pairwise_differences, question_units
 from ...core import ties
 from ...core.types import Dataset, Question, Retrieval
@@ -272,11 +272,8 @@ def versus_basic(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None 
     or the undecided verdict word itself; recorded in the run's ledger."""
     table = paired_differences(tidy(scores, judged), "basic_retrieval", metrics=[column], units=units_of(scores),
                                family=f"every algorithm minus basic_retrieval on {column} ({setting_of(label)})")
-    table["side"] = table["verdict"].map(SIDES)
+    table["side"] = [side(v, "above", "below") for v in table["verdict"]]
     return recorded_algorithms(table, scores, label)
-
-
-SIDES = {SUPPORTED: "above", CONTRADICTED: "below", INCONCLUSIVE: INCONCLUSIVE, UNDECIDABLE: UNDECIDABLE}
 
 
 def beats_basic(table: pd.DataFrame, metric: str, tolerance: float = 1e-9) -> list[str]:

@@ -21,17 +21,12 @@ import numpy as np
 import pandas as pd
 
 from ...core.types import Retrieval
-from ...evaluation.decisions import reason_of, verdict_said
-from ...evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, NON_INFERIORITY_MARGIN, SUPPORTED, UNDECIDABLE,
-                                      format_ci, format_p)
+from ...evaluation.decisions import reason_of, relation, verdict_said
+from ...evaluation.statistics import NON_INFERIORITY_MARGIN, SUPPORTED, format_ci, format_p
 from ...evaluation.uncertainty import Units
 from .classes import class_descriptions
 from .paper import claim_family, claim_row, paper_fc_gap
 from .views import NOT_ELECTED
-
-SIDE = {SUPPORTED: "ahead of", CONTRADICTED: "behind", INCONCLUSIVE: f"{INCONCLUSIVE} against",
-        UNDECIDABLE: f"{UNDECIDABLE} against"}
-
 
 def _body(cls) -> str:
     """The embedded text without its leading "name: "."""
@@ -198,7 +193,7 @@ def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reason
         ns = [int(d["n"]) for _, d in parts]
         same = len(set(ns)) == 1       # one n for the data set, else each column says its own
         said = [f"{column} {format_ci(d['diff'], d['ci_low'], d['ci_high'])} ({'' if same else f'n = {int(d.n)}, '}"
-                f"p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])}, {SIDE[d['verdict']]} naive"
+                f"p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])}, {relation(d['verdict'])} naive"
                 + (f": {reason_of(d)}" if reason_of(d) else "") + ")" for column, d in parts]
         d = claim_row(family, f"ctx_recall@{k}", non_inferiority=True)
         claim = (f"{verdict_said(d)} (p against the margin = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])})"
