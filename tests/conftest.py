@@ -156,7 +156,7 @@ def run_notebook_smoke(name: str, parameters: dict, tmp_path: Path) -> dict:
     interval, or when a Markdown table it wrote is too long, too wide in a cell or has an empty column
     (rag_lab/runs/outputs.py).
 
-    The kernel reuses indexes, offline reasoner results and answer scores (``RAG_LAB_REUSE=1``) in the cache
+    The kernel reuses indexes, and offline reasoner results (``RAG_LAB_REUSE=1``) in the cache
     it is given (the session store, or the run's own): a notebook test checks the notebook's tables, not a
     build, and a reused index gives what a fresh build gives (tests/test_determinism.py). So SSG's seven
     traversals build one graph, and notebook 10 reads the indexes notebooks 01-03 built over the same data.

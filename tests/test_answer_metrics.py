@@ -33,6 +33,36 @@ def test_ragas_non_llm_metrics():
     assert "faithfulness" not in scores  # no judge, no LLM metrics
 
 
+SAMPLES = [   # partial matches, several sentences (BLEU's ". " split), repeated and missing ids, no retrieval
+    AnswerSample("Where is pesto from?", "Pesto comes from Genoa in Liguria. It uses basil", ["Pesto comes from Genoa.",
+                 "Pizza is baked in Naples."], "Pesto is from Genoa. It has basil and pine nuts",
+                 ["Pesto comes from Genoa.", "Basil is its herb."], ["c1", "c2", "c1"], ["c1", "c9"]),
+    AnswerSample("What is risotto?", "Rice.", ["Risotto is rice cooked slowly in broth until creamy."], "A rice dish",
+                 ["Risotto is a rice dish cooked in broth.", "Saffron"], ["c3"], ["c3"]),
+    AnswerSample("What colours it?", "Saffron colours risotto alla milanese", ["x", "Saffron colours it yellow."],
+                 "Saffron", ["Saffron colours risotto yellow."], ["c4", "c5"], ["c5", "c6", "c7"]),
+    AnswerSample("Nothing?", "", [], "Genoa", ["Pesto comes from Genoa."], [], ["c1"]),
+]
+
+
+def test_our_non_llm_scores_are_ragas_scores():
+    """The scorers ragas calls, called directly (answer_metrics.SCORERS), give ragas.evaluate's floats."""
+    from rag_lab.evaluation.answer_metrics import ID_METRICS, NON_LLM_METRICS, _families, _ragas_metric, _run_ragas
+
+    ours = answer_scores(SAMPLES)
+    for names, applies, contexts in _families(None):
+        idx = [i for i, s in enumerate(SAMPLES) if applies(s)]
+        theirs = _run_ragas([SAMPLES[i] for i in idx], {n: _ragas_metric(c) for n, c in names.items()}, None, False,
+                            contexts)
+        for name in names:
+            expected = [0.0 if n == 3 and "context" in name else v for n, v in zip(idx, theirs[name])]  # EMPTY_IS_ZERO
+            assert [ours[name][i] for i in idx] == expected, name
+    assert set(ours) == {*NON_LLM_METRICS, *ID_METRICS, "token_f1", "exact_match"}
+    # a few by hand: ids c1, c2 retrieved (c1 twice), c1 relevant -> precision 1/2, recall 1/2 (c9 missed)
+    assert ours["id_context_precision"][0] == 0.5 and ours["id_context_recall"][0] == 0.5
+    assert ours["string_similarity"][3] == 0.0 and ours["nonllm_context_recall"][3] == 0.0   # nothing retrieved
+
+
 def _instance(schema, defs):
     """A minimal value valid for a JSON schema (what a perfectly agreeable judge would say)."""
     if "$ref" in schema:
@@ -105,8 +135,9 @@ def test_samples_without_gold_are_left_out_not_scored():
 
 
 QUEUED_AFTER_RAGAS = """
-from rag_lab.evaluation.answer_metrics import AnswerSample, ragas_scores
-scores = ragas_scores([AnswerSample(question="q", response="saffron", contexts=["saffron colours it"], reference="saffron")])
+from rag_lab.evaluation.answer_metrics import AnswerSample, _ragas_metric, _run_ragas
+scores = _run_ragas([AnswerSample(question="q", response="saffron", contexts=["saffron colours it"], reference="saffron")],
+                    {"rouge_l": _ragas_metric("RougeScore")}, None, False)
 print(scores["rouge_l"])
 """
 
@@ -114,7 +145,8 @@ print(scores["rouge_l"])
 def test_requests_queued_behind_ragas_in_a_kernel_still_run():
     """JupyterLab's Run All sends every cell at once; ragas' default nest_asyncio patch of the kernel's
     loop left the requests queued behind its cell unanswered for good (seen: no reply in 90 s).
-    ragas now runs on a worker thread with its own loop, so all three requests are answered."""
+    ragas (the LLM-judged metrics' path, ``_run_ragas``; here with a metric that needs no judge) now runs
+    on a worker thread with its own loop, so all three requests are answered."""
     import time
     from queue import Empty
 

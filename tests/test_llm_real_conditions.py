@@ -236,13 +236,12 @@ def test_temperature_max_tokens_and_format_enter_the_fingerprint(fake_openai, tm
 # --- 7. caches no one else can plant --------------------------------------------------------------
 
 def every_cache(folder: Path):
-    from rag_lab.caching.metric_cache import ScoreCache
     from rag_lab.core.embedding import EmbeddingCache
     from rag_lab.reasoning.judge import JudgeCache
     from rag_lab.reasoning.offline_cache import OfflineResultCache
 
     return [lambda: LLMCache(folder), lambda: OfflineResultCache(folder), lambda: JudgeCache("j", folder),
-            lambda: EmbeddingCache(folder / "embeddings.sqlite"), lambda: ScoreCache(folder)]
+            lambda: EmbeddingCache(folder / "embeddings.sqlite")]
 
 
 def test_every_sqlite_cache_is_made_private(tmp_path):

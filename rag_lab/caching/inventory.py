@@ -40,7 +40,6 @@ KINDS = {k.name: k for k in [
     Kind("llm", "llm.sqlite", "LLM replies", table="replies", dated=True),
     Kind("judge", "judge.sqlite", "ragas judge replies", table="replies", dated=True),
     Kind("offline_reasoner", "offline_reasoner.sqlite", "offline reasoner results", table="results", dated=True),
-    Kind("answer_scores", "answer_scores.sqlite", "ragas non-LLM answer scores", table="scores", dated=True),
     Kind("token_embeddings", "token_embeddings", "GraLC token embeddings", pattern="*.npz"),
     Kind("onnx", "onnx", "ONNX exports of the encoder", pattern="*.onnx"),
     Kind("indexes", "indexes", "built indexes"),

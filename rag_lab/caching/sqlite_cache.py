@@ -55,8 +55,8 @@ OFF = {"0", "false", "no", "off"}
 
 
 def reuse_enabled() -> bool:
-    """False when ``RAG_LAB_REUSE`` is 0/false/no/off: no persisted index, cached offline result
-    or cached answer score is read or written (the embedding and LLM caches have their own switches)."""
+    """False when ``RAG_LAB_REUSE`` is 0/false/no/off: no persisted index or cached offline result
+    is read or written (the embedding and LLM caches have their own switches)."""
     return os.environ.get("RAG_LAB_REUSE", "1").strip().lower() not in OFF
 
 
@@ -236,7 +236,7 @@ class SQLiteCache:
 
 class KeyedCache:
     """Base of the caches that keep one table of rows by ``key`` in their own file (LLM replies,
-    offline results, answer scores): opening it, moving a bad row aside, counting, closing.
+    offline results): opening it, moving a bad row aside, counting, closing.
     A subclass sets ``FILENAME``, ``SCHEMA``, ``TABLE``, ``WHAT`` (named in warnings and errors)
     and ``AGAIN`` (what the caller does after a row is moved aside)."""
 

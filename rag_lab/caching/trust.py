@@ -2,7 +2,7 @@
 only the user can read.
 
 Why: the index store unpickles what it finds, and unpickling runs code; and what the SQLite caches
-hold (LLM replies, offline results, vectors, judge replies, answer scores) is built into indexes that
+hold (LLM replies, offline results, vectors, judge replies) is built into indexes that
 the user's key then signs. A checksum stored beside a file proves nothing against a person who can
 write the folder: they rewrite both. One rule for every cache, and a signature:
 

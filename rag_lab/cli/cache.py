@@ -14,7 +14,7 @@ def add_arguments(parser):
     prune.add_argument("--dry-run", action="store_true", help="list what would be removed, remove nothing")
     clear = sub.add_parser("clear", help="delete every entry of the kinds named")
     clear.add_argument("--kind", action="append", required=True, metavar="KIND",
-                       help="a kind from `cache info` (embeddings, llm, judge, offline_reasoner, answer_scores, "
+                       help="a kind from `cache info` (embeddings, llm, judge, offline_reasoner, "
                             "token_embeddings, onnx, indexes); repeat for several")
 
 

@@ -1,18 +1,24 @@
 """Answer metrics: SQuAD-style token F1 / exact match (own code: a few lines, no library keeps
-the standard normalisation), and ragas metrics — the non-LLM ones always, the LLM-judged ones
-when a judge is configured. ragas scores a whole batch in one ``ragas.evaluate`` call; a sample
-it cannot score comes back as NaN, which we keep (and count) instead of averaging it as zero.
-ID-based context precision/recall compare the retrieved chunk ids with reference ids that
-``evaluation.answer_rows`` derives per method (its chunks matching a gold context); they run
-wherever a question has gold contexts.
+the standard normalisation), ragas' non-LLM metrics always, and ragas' LLM-judged metrics when a
+judge is configured. A sample a metric cannot score comes back as NaN, which we keep (and count)
+instead of averaging it as zero. ID-based context precision/recall compare the retrieved chunk ids
+with reference ids that ``evaluation.answer_rows`` derives per method (its chunks matching a gold
+context); they run wherever a question has gold contexts.
+
+The non-LLM metrics are ragas' definitions (ragas 0.4.3: ``RougeScore``, ``BleuScore``,
+``NonLLMStringSimilarity``, ``NonLLMContextPrecisionWithReference``, ``NonLLMContextRecall``,
+``IDBasedContextPrecision``, ``IDBasedContextRecall``) computed by calling the scorers ragas itself
+calls (rouge_score, sacrebleu, rapidfuzz's Levenshtein) on every sample in one loop: ragas adds only
+an event loop, callbacks and a thread per batch around them, which cost a hundred times the
+scoring (issue 53). ``tests/test_answer_metrics.py`` holds them equal to ``ragas.evaluate``.
+The LLM-judged metrics keep ragas (``_run_ragas``); their judge's replies are cached (``judge.sqlite``).
 
 Which contexts each family scores: the reference-based ones (non-LLM and ID-based context
 precision/recall) score the retrieved chunks (``scored_contexts``, ``context_ids``), so a block a
 method adds before them (SKETCH's graph facts), which can never resemble a gold passage, does not
 cost it rank-weighted precision; the LLM-judged ones see what the answering model was handed
 (``contexts``), as the papers' judges did. An empty retrieval scores 0 on every context metric
-(``EMPTY_IS_ZERO``), as the retrieval metrics score an empty ranking, never NaN. The non-LLM scores are kept in ``rag_lab.caching.metric_cache``,
-so a rerun scores only answers it has not seen (and imports ragas only then). Every metric's
+(``EMPTY_IS_ZERO``), as the retrieval metrics score an empty ranking, never NaN. Every metric's
 definition: docs/metrics.md.
 """
 from __future__ import annotations
@@ -23,12 +29,10 @@ import re
 import string
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable, Sequence
 
 import numpy as np
-
-from ..caching.metric_cache import ScoreCache, score_key
-from ..caching.sqlite_cache import reuse_enabled
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
@@ -44,6 +48,7 @@ EMPTY_IS_ZERO = {"nonllm_context_precision": "scored", "nonllm_context_recall": 
                  "id_context_precision": "context_ids", "id_context_recall": "context_ids",
                  "llm_context_precision": "contexts", "llm_context_recall": "contexts"}
 ID_METRICS = {"id_context_precision": "IDBasedContextPrecision", "id_context_recall": "IDBasedContextRecall"}
+THRESHOLD = 0.5     # ragas' string similarity at which a retrieved context matches a gold one (both metrics)
 LLM_METRICS = {
     "faithfulness": "Faithfulness",
     "answer_relevancy": "ResponseRelevancy",
@@ -101,6 +106,70 @@ def _ragas_metric(class_name: str, **kwargs):
     return getattr(rm, class_name)(**kwargs)
 
 
+# -- ragas' non-LLM metrics, computed as ragas computes them (module docstring) --------------------
+@lru_cache(maxsize=1)
+def _rouge_l_scorer():
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+
+
+def similarity(reference: str, response: str) -> float:
+    """ragas' ``NonLLMStringSimilarity``: 1 - the Levenshtein distance over the longer length."""
+    from rapidfuzz.distance import Levenshtein
+
+    return 1 - Levenshtein.normalized_distance(reference, response)
+
+
+def rouge_l(s: "AnswerSample", contexts: list[str]) -> float:
+    """ragas' ``RougeScore``: rouge_score's ROUGE-L F-measure with the Porter stemmer, reference first."""
+    return _rouge_l_scorer().score(s.reference, s.response)["rougeL"].fmeasure
+
+
+def bleu(s: "AnswerSample", contexts: list[str]) -> float:
+    """ragas' ``BleuScore``: sacrebleu's corpus BLEU / 100 with the texts split at ". " as ragas splits them."""
+    from sacrebleu import corpus_bleu
+
+    return corpus_bleu(s.response.split(". "), [[r] for r in s.reference.split(". ")]).score / 100
+
+
+def string_similarity(s: "AnswerSample", contexts: list[str]) -> float:
+    return similarity(s.reference, s.response)
+
+
+def nonllm_context_precision(s: "AnswerSample", contexts: list[str]) -> float:
+    """ragas' ``NonLLMContextPrecisionWithReference``: a retrieved context is relevant when its best
+    similarity to a gold context reaches ``THRESHOLD``; average precision of those verdicts (ragas' sums,
+    in ragas' order, so the floats are its floats)."""
+    verdicts = [1 if max(similarity(rc, ref) for ref in s.reference_contexts) >= THRESHOLD else 0 for rc in contexts]
+    numerator = sum([(sum(verdicts[:i + 1]) / (i + 1)) * verdicts[i] for i in range(len(verdicts))])
+    return numerator / (sum(verdicts) + 1e-10)
+
+
+def nonllm_context_recall(s: "AnswerSample", contexts: list[str]) -> float:
+    """ragas' ``NonLLMContextRecall``: the share of gold contexts whose best similarity to a retrieved one
+    is above ``THRESHOLD``."""
+    found = [1 if max(similarity(rc, ref) for rc in contexts) > THRESHOLD else 0 for ref in s.reference_contexts]
+    return sum(found) / len(found) if found else np.nan
+
+
+def id_context_precision(s: "AnswerSample", contexts: list[str]) -> float:
+    """ragas' ``IDBasedContextPrecision``: distinct retrieved ids that are reference ids / distinct retrieved
+    ids; NaN with none retrieved (ragas' value; ``EMPTY_IS_ZERO`` then scores it 0)."""
+    retrieved, reference = {str(i) for i in s.context_ids}, {str(i) for i in s.reference_context_ids}
+    return sum(1 for i in retrieved if i in reference) / len(retrieved) if retrieved else np.nan
+
+
+def id_context_recall(s: "AnswerSample", contexts: list[str]) -> float:
+    """ragas' ``IDBasedContextRecall``: distinct reference ids retrieved / distinct reference ids."""
+    retrieved, reference = {str(i) for i in s.context_ids}, {str(i) for i in s.reference_context_ids}
+    return sum(1 for i in reference if i in retrieved) / len(reference) if reference else np.nan
+
+
+SCORERS = {"rouge_l": rouge_l, "bleu": bleu, "string_similarity": string_similarity,
+           "nonllm_context_precision": nonllm_context_precision, "nonllm_context_recall": nonllm_context_recall,
+           "id_context_precision": id_context_precision, "id_context_recall": id_context_recall}
+
 Contexts = Callable[[AnswerSample], list[str]]
 
 
@@ -118,6 +187,7 @@ def _families(judge) -> list[tuple[dict[str, str], Callable[[AnswerSample], bool
         fams.append(({n: LLM_METRICS[n] for n in ("llm_context_precision", "llm_context_recall",
                                                    "factual_correctness")}, has_ref, handed))
     return fams
+
 
 
 def _off_the_event_loop(fn: Callable, *args, **kwargs):
@@ -177,40 +247,26 @@ def _run_ragas(samples: Sequence[AnswerSample], metrics: dict[str, object], judg
 
 
 def ragas_scores(samples: Sequence[AnswerSample], judge=None, show_progress: bool = False) -> dict[str, list]:
-    """metric name -> one value per sample: NaN where ragas failed to score it (e.g. a judge error),
-    None where the sample lacks what the metric needs (no reference answer or gold contexts).
+    """metric name -> one value per sample: NaN where a metric failed to score it (e.g. a judge error),
+    None where the sample lacks what the metric needs (no reference answer or gold contexts). The
+    non-LLM metrics are scored here in one loop over all samples (``SCORERS``), the LLM-judged ones by
+    one ``ragas.evaluate`` call per family.
 
     ``judge``: a ``Judge`` (LLM + embeddings for ragas) or None for the non-LLM metrics only.
     """
-    cache = _score_cache()
-    try:
-        return _scores(samples, judge, show_progress, cache)
-    finally:
-        if cache is not None:
-            cache.close()
-
-
-def _scores(samples, judge, show_progress: bool, cache) -> dict[str, list]:
     out: dict[str, list] = {}
     for names, applies, contexts in _families(judge):
         idx = [i for i, s in enumerate(samples) if applies(s)]
         if not idx:
             continue
-        kept = cache is not None and not set(names) & set(LLM_METRICS)
-        keys = {(n, i): score_key(n, c, samples[i]) for n, c in names.items() for i in idx} if kept else {}
-        found = cache.get_many(list(keys.values())) if kept else {}
-        todo = [i for i in idx if any(keys[(n, i)] not in found for n in names)] if kept else idx
-        scored = {}
-        if todo:   # only then is ragas imported and run
-            scored = _run_ragas([samples[i] for i in todo], {n: _ragas_metric(c) for n, c in names.items()},
+        if set(names) & set(LLM_METRICS):
+            scored = _run_ragas([samples[i] for i in idx], {n: _ragas_metric(c) for n, c in names.items()},
                                 judge, show_progress, contexts)
-            if kept:
-                cache.put_many({keys[(n, i)]: (n, v) for n, values in scored.items() for i, v in zip(todo, values)})
+        else:       # ragas is handed [""] for an empty retrieval; so are these
+            scored = {n: [SCORERS[n](samples[i], contexts(samples[i]) or [""]) for i in idx] for n in names}
         for name in names:
             column: list = [None] * len(samples)
-            for i in set(idx) - set(todo):     # every score of these samples was in the cache
-                column[i] = found[keys[(name, i)]]
-            for i, v in zip(todo, scored.get(name, [])):
+            for i, v in zip(idx, scored[name]):
                 column[i] = v
             if name in EMPTY_IS_ZERO:
                 for i in idx:
@@ -218,11 +274,6 @@ def _scores(samples, judge, show_progress: bool, cache) -> dict[str, list]:
                         column[i] = 0.0
             out[name] = column
     return out
-
-
-def _score_cache():
-    """The answer score cache (``rag_lab.caching.metric_cache``), or None with ``RAG_LAB_REUSE=0``."""
-    return ScoreCache() if reuse_enabled() else None
 
 
 JUDGE_SD = "_judge_sd"   # suffix of a judged metric's per-sample spread over repeats

@@ -1,0 +1,113 @@
+"""``evaluate`` on fenwold_gazetteer with offline answers, as notebook 10 calls it (ks 5 and 10, answer_k 5),
+in empty caches: seconds and ms per (method, question) pair, per stage, and the result table kept so two
+versions of the code can be compared row for row.
+
+    python benchmarks/evaluate_pass.py [--methods all] [--out results.pkl] [--against baseline.pkl]
+
+Every method is built first (timed apart: the build is not evaluate's work), in a fresh temporary
+RAG_LAB_CACHE, so the answers, their sentence vectors and their scores start from nothing, as on a first
+run over new data. ``--out`` pickles the tidy DataFrame and the near-ties the run noted; ``--against``
+compares this run's table with a pickled one (``pandas.testing.assert_frame_equal``, floats at 1e-12),
+leaving out the rows that are wall-clock measurements (latency, build seconds). Timing, not a test:
+run it alone, under the heavy lock.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+os.environ["RAG_LAB_CACHE"] = tempfile.mkdtemp(prefix="rag_lab_evaluate_")   # before rag_lab is imported
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import pandas as pd  # noqa: E402
+
+from rag_lab import load_dataset  # noqa: E402
+from rag_lab.compare.benchmarking import warm_up  # noqa: E402
+from rag_lab.compare.comparison import resolve_methods  # noqa: E402
+from rag_lab.core import ties  # noqa: E402
+from rag_lab.core.embedding import shared_embedder  # noqa: E402
+from rag_lab.evaluation import harness  # noqa: E402
+from rag_lab.evaluation.retrievers import get_retriever  # noqa: E402
+
+DATASET, KS, ANSWER_K = "fenwold_gazetteer", (5, 10), 5
+TIMED = ("latency_seconds",)      # rows that are wall-clock measurements, never equal across runs
+
+
+def timed_stages() -> dict[str, float]:
+    """Wrap harness' stages so each one's seconds are summed (names that do not exist are skipped)."""
+    spent: dict[str, float] = {}
+    for name in ("run_queries_at", "score_retrievals", "answer_rows", "answer_all", "score_answers"):
+        fn = getattr(harness, name, None)
+        if fn is None:
+            continue
+
+        def wrapped(*args, _fn=fn, _name=name, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return _fn(*args, **kwargs)
+            finally:
+                spent[_name] = spent.get(_name, 0.0) + time.perf_counter() - t0
+        setattr(harness, name, wrapped)
+    return spent
+
+
+def comparable(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows two runs must agree on, in one order."""
+    d = df[~df["metric"].isin(TIMED)]
+    return d.sort_values(["method", "question_id", "metric", "k"], na_position="first").reset_index(drop=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--methods", default="all", help='"all" or comma-separated registered names')
+    parser.add_argument("--out", type=Path, default=None, help="pickle {'df', 'near_ties'} here")
+    parser.add_argument("--against", type=Path, default=None, help="a pickle from --out to compare with")
+    args = parser.parse_args(argv)
+
+    data = load_dataset(DATASET)
+    warm_up(shared_embedder())
+    retrievers = harness.as_retrievers([get_retriever(m) for m in resolve_methods(args.methods)])
+    t0 = time.perf_counter()
+    harness.build_all(retrievers, data)
+    built = time.perf_counter() - t0
+    spent = timed_stages()
+    ties.forget()
+    t0 = time.perf_counter()
+    df = harness.evaluate(retrievers, data, KS, reasoner="offline", answer_k=ANSWER_K, progress=False)
+    seconds = time.perf_counter() - t0
+    near = sorted({(n.what, str(n.first), str(n.second), round(n.gap, 9), tuple(sorted(n.labels.items())))
+                   for n in ties.recorded()}, key=str)
+    pairs = len(retrievers) * len(data.questions)
+    print(f"{DATASET}: {len(data.documents)} documents, {len(data.questions)} questions, {len(retrievers)} methods, "
+          f"ks {list(KS)}, answer_k {ANSWER_K}, offline answers")
+    print(f"build (all methods, not part of evaluate): {built:.1f} s")
+    print(f"evaluate: {seconds:.1f} s for {pairs} (method, question) pairs = {1000 * seconds / pairs:.2f} ms a pair")
+    for name, s in spent.items():
+        print(f"  {name}: {s:.1f} s ({1000 * s / pairs:.2f} ms a pair)")
+    print(f"rows: {len(df)}; near-ties noted: {len(near)}")
+    if args.out:
+        with open(args.out, "wb") as f:
+            pickle.dump({"df": df, "near_ties": near, "seconds": seconds, "stages": spent}, f)
+    if args.against:
+        with open(args.against, "rb") as f:
+            before = pickle.load(f)
+        pd.testing.assert_frame_equal(comparable(df), comparable(before["df"]), check_exact=False, rtol=0, atol=1e-12)
+        print(f"equal to {args.against} (all rows but {', '.join(TIMED)}; floats at 1e-12)")
+        if near != before["near_ties"]:
+            print(f"near-ties differ: {len(set(near) - set(before['near_ties']))} new, "
+                  f"{len(set(before['near_ties']) - set(near))} gone")
+        else:
+            print("near-ties: the same")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
