@@ -11,12 +11,17 @@ work is shared out (``pytest_collection_modifyitems`` below):
   by ``GroupScheduling`` in the controller): pytest-xdist 3.8's own ``loadgroup`` appends the group to
   the test id, which pytest 9.2 no longer lets it change, so its groups are silently ignored
   (pytest-dev/pytest-xdist#1386) and a file's tests would be spread over both workers;
+- the tests that build every method on the quality floor's cases (tests/quality_floor.py: the TREC
+  equality, evaluation at k, the quality floor, reproducibility) are one group (``INDEXES``) and read and
+  write the session store with reuse on (``quality_floor.reusing``): one worker builds each index once;
 - a notebook run (``notebook_run``) is made once per (notebook, parameters) in a folder both workers see,
   under a file lock: the second worker to ask waits for it and reads it. Every execution of a project
-  notebook is logged there and summed up at the end of the session (``pytest_terminal_summary``).
+  notebook, and every index built in a test process, is logged there and summed up at the end of the
+  session (``pytest_terminal_summary``).
 """
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import json
 import os
@@ -56,6 +61,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SESSION_CACHE = Path(os.environ["RAG_LAB_CACHE"])
 NOTEBOOKS = ROOT / "notebooks"
 EXECUTIONS = "notebook_executions.jsonl"
+BUILDS = "index_builds.jsonl"         # every index built in a test process (``_log_index_builds``)
+INDEXES = "indexes"                   # the xdist group of the tests sharing the session store's indexes (above)
 GROUPS = "xdist_groups.json"          # test id -> its group, for the scheduler (see above)
 STORES = "session_store."             # + worker name: the cache that worker uses (one for all, see above)
 # a file (or xdist group) marked so is handed out before the others: it runs for a minute or more
@@ -267,22 +274,71 @@ def _log_notebook_executions(tmp_path_factory):
         yield
 
 
+_BUILDING: contextvars.ContextVar = contextvars.ContextVar("index key being built", default=None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _log_index_builds(tmp_path_factory):
+    """Note every index this process builds (``index_reuse._build_here``: one line a build, whether it is
+    then saved or not) with its store key, None when built with reuse off, in the session's log, which
+    ``pytest_terminal_summary`` sums up. Builds in other processes (notebook kernels, ``rag_lab``
+    subprocesses) are not seen."""
+    from rag_lab.evaluation import index_reuse
+
+    log = shared_folder(tmp_path_factory) / BUILDS
+    build_here, build_and_keep = index_reuse._build_here, index_reuse._build_and_keep
+
+    def keyed(retriever, documents, distribute, parts, key, store):
+        token = _BUILDING.set((key, str(store.root)))
+        try:
+            return build_and_keep(retriever, documents, distribute, parts, key, store)
+        finally:
+            _BUILDING.reset(token)
+
+    def logged(retriever, documents, distribute):
+        key, store = _BUILDING.get() or (None, None)
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"method": retriever.name, "key": key, "store": store,
+                                 "worker": os.environ.get("PYTEST_XDIST_WORKER", "main")}) + "\n")
+        return build_here(retriever, documents, distribute)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(index_reuse, "_build_and_keep", keyed)
+        mp.setattr(index_reuse, "_build_here", logged)
+        yield
+
+
+def _logged(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()] \
+        if path.exists() else []
+
+
 def pytest_terminal_summary(terminalreporter, config):
     if os.environ.get("PYTEST_XDIST_WORKER") or getattr(config, "_tmp_path_factory", None) is None:
         return
     factory = config._tmp_path_factory
     if factory._basetemp is None:         # nothing used a temporary folder: nothing ran a notebook
         return
-    stores = {p.read_text(encoding="utf-8") for p in (factory.getbasetemp() / "shared").glob(STORES + "*")}
+    shared = factory.getbasetemp() / "shared"
+    stores = {p.read_text(encoding="utf-8") for p in shared.glob(STORES + "*")}
     if stores:
         terminalreporter.section("session store")
         terminalreporter.write_line(f"{len(stores)} cache(s) for the workers: {', '.join(sorted(stores))}"
                                     + ("" if len(stores) == 1 else "   <- expected one, shared by every worker"))
-    log = factory.getbasetemp() / "shared" / EXECUTIONS
-    if not log.exists():
-        return
-    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
-    counts = Counter((d["notebook"], d["parameters"], d["cluster"] is not None) for d in lines if d["project"])
+    builds = _logged(shared / BUILDS)
+    if builds:
+        keyed = [d for d in builds if d["key"]]
+        again = {k: n for k, n in Counter(d["key"] for d in keyed).items() if n > 1}
+        terminalreporter.section("index builds")
+        terminalreporter.write_line(f"{len(builds)} builds in the test processes ({len(builds) - len(keyed)} with "
+                                    f"reuse off); {len(again)} distinct key(s) built more than once")
+        for key, n in sorted(again.items(), key=lambda kv: (-kv[1], kv[0])):
+            same = [d for d in keyed if d["key"] == key]
+            methods, stores = sorted({d["method"] for d in same}), {d["store"] for d in same}
+            terminalreporter.write_line(f"{n} x {key} ({', '.join(methods)}) in {len(stores)} store(s)"
+                                        + ("   <- built again in one store" if len(stores) < n else ""))
+    counts = Counter((d["notebook"], d["parameters"], d["cluster"] is not None)
+                     for d in _logged(shared / EXECUTIONS) if d["project"])
     if not counts:
         return
     terminalreporter.section("notebook executions")

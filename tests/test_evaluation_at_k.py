@@ -5,28 +5,24 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import empty_cache
+from conftest import INDEXES
+from quality_floor import reusing
 from rag_lab.datasets import load_dataset
 from rag_lab.evaluation.harness import evaluate
 from rag_lab.methods import available_methods, get_retriever
 from rag_lab.evaluation.metrics import retrieval_metrics
 
-pytestmark = pytest.mark.heavy
+pytestmark = [pytest.mark.heavy, pytest.mark.xdist_group(INDEXES)]   # the TREC equality test builds the same indexes
 KS = (1, 3, 5)
 DEEPEST = 10
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, embedder):
-    embedder.model  # noqa: B018 - the session's ONNX export, which the build's cache shares
+def built():
     with pytest.MonkeyPatch.context() as module:
         module.delenv("RAG_LAB_LLM", raising=False)     # the offline reasoner, whatever the environment says
         data = load_dataset("ml_encyclopedia")
-        with pytest.MonkeyPatch.context() as building:
-            # index reuse in an empty cache of the module's own: methods that share an index (SSG's seven
-            # traversals share one graph) build it once
-            building.setenv("RAG_LAB_REUSE", "1")
-            building.setenv("RAG_LAB_CACHE", str(empty_cache(tmp_path_factory.mktemp("at_k") / "cache")))
+        with reusing():     # the session store: the indexes the TREC equality test builds over these documents
             retrievers = {name: get_retriever(name).build(data.documents) for name in available_methods()}
         yield data, retrievers
 

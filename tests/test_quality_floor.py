@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import INDEXES
 from quality_floor import (CASES, METRICS, REFERENCE, environment, floor_failures, measured, near_tie_allowance,
                            read_reference)
 
-pytestmark = pytest.mark.xdist_group("quality_floor")     # shares its runs with test_reproducibility.py
+pytestmark = pytest.mark.xdist_group(INDEXES)     # shares its runs with test_reproducibility.py, its indexes with more
 
 REFRESH = f"if the change is intended, refresh {REFERENCE.name} with `python tests/quality_floor.py` and say why in the commit"
 

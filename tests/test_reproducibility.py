@@ -10,12 +10,13 @@ import math
 import numpy as np
 import pytest
 
+from conftest import INDEXES
 from quality_floor import CASES, measured
 from rag_lab.core.embedding import PERTURB_ENV, perturb, perturbation_sigma, text_key
 from rag_lab.core.ties import covers
 
 
-pytestmark = pytest.mark.xdist_group("quality_floor")     # reuses the quality floor's unperturbed runs
+pytestmark = pytest.mark.xdist_group(INDEXES)     # reuses the quality floor's unperturbed runs
 
 
 def _explained(method: str, dataset: str, question: str, near) -> bool:

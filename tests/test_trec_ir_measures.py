@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import pytest
 
-from quality_floor import CASES
+from conftest import INDEXES
+from quality_floor import CASES, reusing
 from rag_lab.evaluation.metrics import document_metrics
 from rag_lab.evaluation.trec import (PASSAGE_METRICS, chunk_ranking, document_qrels, document_ranking, passage_qrels,
                                      qrels_text, run_text, trusted_scores)
 
-pytestmark = [pytest.mark.heavy, pytest.mark.xdist_group("trec_ir_measures")]   # builds 21 methods on 3 data sets
+pytestmark = [pytest.mark.heavy, pytest.mark.xdist_group(INDEXES)]   # 21 methods on 4 data sets, in the session store
 KS = (1, 3, 5)
 TOL = 1e-9
 
@@ -35,25 +36,27 @@ def _cases():
 
 @pytest.fixture(scope="module")
 def evaluated():
-    """data set -> (dataset, results table, retrievals k -> method -> question -> Retrieval, retrievers)."""
+    """data set -> (dataset, results table, retrievals k -> method -> question -> Retrieval, retrievers),
+    each data set evaluated when its first test asks (so its builds fall in that test's setup). The indexes
+    come from the session store where another test of the group may have built them (``reusing``): what
+    is tested here is scoring, not building."""
     from rag_lab.datasets import load_dataset
     from rag_lab.evaluation.harness import evaluate
     from rag_lab.evaluation.retrievers import available_methods
     from rag_lab.methods import get_retriever
 
-    from rag_lab.core.environment import environment
+    class Evaluated(dict):
+        def __missing__(self, name):
+            case = CASES[name]
+            with reusing():
+                data = load_dataset(name, **case["load"])
+                retrievers = {m: get_retriever(m, **case["methods"].get(m, {})) for m in available_methods()}
+                keep = {}
+                df = evaluate(retrievers, data, KS, progress=False, keep=keep)
+            self[name] = (data, df, keep["retrievals"], keep["retrievers"])
+            return self[name]
 
-    out = {}
-    # the indexes come from the session store where another test (the quality floor) built them, and SSG's
-    # seven traversals share one graph: what is tested here is scoring, not building
-    with environment({"RAG_LAB_REUSE": "1"}):
-        for name, case in CASES.items():
-            data = load_dataset(name, **case["load"])
-            retrievers = {m: get_retriever(m, **case["methods"].get(m, {})) for m in available_methods()}
-            keep = {}
-            df = evaluate(retrievers, data, KS, progress=False, keep=keep)
-            out[name] = (data, df, keep["retrievals"], keep["retrievers"])
-    return out
+    return Evaluated()
 
 
 def _ours(df, method, k):
