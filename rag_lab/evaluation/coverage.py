@@ -8,6 +8,9 @@ there is nothing to find: seeded simulations on data whose truth is known, so th
   intra-document correlation 0.3), counts, and paired nulls.
 - ``coverage``: the share of ``draws`` seeded data sets whose interval holds the true value, and the
   share whose verdict is decided (supported or contradicted; under a null scenario, a false decision).
+- ``paired_rates``: ``paired_difference``'s bounded-mean test vectorised over data sets (checked equal to it
+  in tests/test_interval_coverage.py): which intervals hold the truth and which comparisons are decided,
+  for benchmarks/paired_nulls.py's 4,000 data sets a cell.
 - ``unit_candidates`` / ``unit_candidate_table``: the intervals considered for the mean of [0, 1]
   scores (t, Wilson at n, an interior-mass score, the quasi-binomial score with and without the
   unseen-share band), vectorised over data sets: the table that chose ``paired_tests.unit_interval``
@@ -24,7 +27,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .paired_tests import score_roots
+from .paired_tests import DRAWS, bounded_draws, order_statistic, score_roots
 from .statistics import SUPPORTED, CONTRADICTED, mean_ci, paired_difference
 
 
@@ -244,3 +247,26 @@ def unit_candidate_table(ns=(20, 50), draws: int = 4000, seed: int = 0) -> pd.Da
                              "covered": float(np.mean((low <= truth) & (truth <= high))),
                              "width": float(np.mean(high - low))})
     return pd.DataFrame(rows)
+
+
+def paired_rates(sums: np.ndarray, counts: np.ndarray, truth: float, alpha: float = 0.05,
+                 chunk: int = 100) -> dict:
+    """``paired_difference``'s test of differences of [0, 1] scores on many data sets at once: ``sums`` and
+    ``counts`` (data sets x units) of each unit's differences and questions. Returns ``covered`` (share of
+    intervals holding ``truth``), ``decided`` (share whose p at 0 is below ``alpha`` with a floor below it:
+    supported or contradicted) and ``width`` (mean interval width)."""
+    sums, counts = np.atleast_2d(sums).astype(float), np.atleast_2d(counts).astype(float)
+    if counts.shape[0] == 1:
+        counts = np.repeat(counts, len(sums), axis=0)
+    k = order_statistic(alpha, DRAWS)
+    covered = decided = width = 0.0
+    for start in range(0, len(sums), chunk):
+        d_low, d_high, f_low, f_high = bounded_draws(sums[start:start + chunk], counts[start:start + chunk])
+        low = np.partition(d_low, k, axis=1)[:, k]
+        high = -np.partition(-d_high, k, axis=1)[:, k]
+        floor = 2 * np.minimum(((f_low <= 0).sum(1) + 1), ((f_high >= 0).sum(1) + 1)) / (DRAWS + 1)
+        covered += float(((low <= truth) & (truth <= high)).sum())
+        decided += float((((low > 0) | (high < 0)) & (floor < alpha)).sum())
+        width += float((high - low).sum())
+    sets = len(sums)
+    return {"covered": covered / sets, "decided": decided / sets, "width": width / sets}
