@@ -23,85 +23,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from rag_lab.evaluation.coverage import paired_rates  # noqa: E402
+from rag_lab.evaluation.coverage import PAIRED_NULLS, by_unit, paired_rates  # noqa: E402
 from rag_lab.evaluation.statistics import SUPPORTED, CONTRADICTED, mean_ci, paired_difference  # noqa: E402
-
-
-def by_unit(d: np.ndarray, docs: int | None):
-    """Per-unit sums and counts of differences ``d`` (data sets x questions), question i in document i % docs."""
-    if docs is None:
-        return d, np.ones(d.shape[1])
-    labels = np.arange(d.shape[1]) % docs
-    onehot = np.eye(docs)[labels]
-    return d @ onehot, onehot.sum(axis=0)
-
-
-def hit_or_miss_vs_rank_two(rng, sets, n):
-    """1 or 0 (mean 0.9) against 1 or 0.5 (mean 0.9): the same true mean."""
-    return (rng.random((sets, n)) < 0.9).astype(float), np.where(rng.random((sets, n)) < 0.8, 1.0, 0.5)
-
-
-def binary_vs_graded(rng, sets, n):
-    """0/1 with p 0.9 against a graded Beta(9, 1) score (mean 0.9)."""
-    return (rng.random((sets, n)) < 0.9).astype(float), rng.beta(9, 1, (sets, n))
-
-
-def win_loss(win, loss):
-    def draw(rng, sets, n):
-        u = rng.random((sets, n))
-        tie = (rng.random((sets, n)) < 0.5).astype(float)
-        return (np.where(u < win, 1.0, np.where(u < win + loss, 0.0, tie)),
-                np.where(u < win, 0.0, np.where(u < win + loss, 1.0, tie)))
-    return draw
-
-
-MID = np.array([0, 0.25, 0.5, 0.75, 1.0]), np.array([0.15, 0.1, 0.2, 0.2, 0.35])
-
-
-def alike_mid(rng, sets, n):
-    """Both methods drawn alike from a discrete [0, 1] score with mean 0.6."""
-    values, probs = MID
-    return values[rng.choice(5, (sets, n), p=probs)], values[rng.choice(5, (sets, n), p=probs)]
-
-
-def clustered_alike(docs, mean=0.6, icc=0.3, parts=2):
-    """Each document a Beta-drawn rate (intra-document correlation ``icc``); both methods the share of
-    ``parts`` draws at it."""
-    kappa = parts * (1 - icc) / icc
-
-    def draw(rng, sets, n):
-        rate = rng.beta(mean * kappa, (1 - mean) * kappa, (sets, docs))[:, np.arange(n) % docs]
-        return rng.binomial(parts, rate) / parts, rng.binomial(parts, rate) / parts
-    return draw
-
-
-def clustered_skewed(docs):
-    """Each document a rate r = 0.5 + 0.5 Beta(4, 1) (mean 0.9); one method 1 or 0 with P(1) = r, the other 1
-    or 0.5 with P(1) = 2r - 1: the same mean r in every document, the shapes of the skewed null."""
-    def draw(rng, sets, n):
-        rate = (0.5 + 0.5 * rng.beta(4, 1, (sets, docs)))[:, np.arange(n) % docs]
-        return ((rng.random((sets, n)) < rate).astype(float),
-                np.where(rng.random((sets, n)) < 2 * rate - 1, 1.0, 0.5))
-    return draw
-
-
-BOUNDED = [  # name, draw, docs, truth, ns, seeds
-    ("skewed null: hit-or-miss (1/0) vs rank 1 or 2 (1/0.5), mean 0.9", hit_or_miss_vs_rank_two, None, 0.0,
-     (20, 50), (0, 1)),
-    ("skewed null: 0/1 (p 0.9) vs graded Beta(9, 1)", binary_vs_graded, None, 0.0, (20, 50), (0, 1)),
-    ("symmetric null: 0/1 (win 10%, loss 10%)", win_loss(0.1, 0.1), None, 0.0, (20, 50), (0,)),
-    ("symmetric null: [0, 1] alike (mid, mean 0.6)", alike_mid, None, 0.0, (20, 50), (0,)),
-    ("clustered null: alike, 12 documents (ICC 0.3)", clustered_alike(12), 12, 0.0, (20, 60), (0,)),
-    ("clustered null: alike, 44 documents (ICC 0.3)", clustered_alike(44), 44, 0.0, (88, 264), (0,)),
-    ("clustered skewed null: 12 documents", clustered_skewed(12), 12, 0.0, (20, 60), (0,)),
-    ("clustered skewed null: 44 documents", clustered_skewed(44), 44, 0.0, (88, 264), (0,)),
-    ("difference: 0/1 (win 20%, loss 10%)", win_loss(0.2, 0.1), None, 0.1, (20, 50), (0,)),
-]
 
 
 def bounded_rows(draws: int) -> list[dict]:
     rows = []
-    for name, draw, docs, truth, ns, seeds in BOUNDED:
+    for name, (draw, docs, truth, ns, seeds) in PAIRED_NULLS.items():
         for n in ns:
             for seed in seeds:
                 a, b = draw(np.random.default_rng(seed), draws, n)

@@ -119,7 +119,7 @@ def spread(x: np.ndarray, labels: np.ndarray | None = None) -> Spread:
         return Spread(n, n, mean, math.sqrt(var_iid) if n > 1 else math.nan, n - 1, 1.0, False, x, np.ones(n))
     m = len(sums)
     var_cr = m / (m - 1) * float(np.sum((sums - counts * mean) ** 2)) / n ** 2 if m > 1 else math.nan
-    deff = var_cr / var_iid if var_iid > 0 else math.nan
+    deff = var_cr / var_iid if var_iid > 0 and varies(x) else math.nan      # noise is no spread
     se = math.sqrt(max(var_cr, var_iid)) if m > 1 else math.nan
     return Spread(n, m, mean, se, m - 1, deff, True, sums, counts)
 
