@@ -16,7 +16,6 @@ COVERED = [  # scenario, n: the 95% interval must hold the truth 93-97% of the t
     ("mean, counts (0-5, mean 1.5)", 50),
     ("mean, normal scores", 20),
     ("paired, normal differences (+0.1)", 20),
-    ("paired, 0/1 (win 20%, loss 10%)", 20),
 ]
 NULLS = ["null, normal differences", "null, 0/1 (win 10%, loss 10%)", "null, [0, 1] clustered (15 documents, ICC 0.3)"]
 
@@ -36,9 +35,17 @@ def test_clustered_near_the_ceiling_is_conservative_not_short():
 
 
 @pytest.mark.parametrize("name", NULLS)
-def test_false_decisions_under_a_true_null_are_about_five_percent(name):
+def test_false_decisions_under_a_true_null_are_at_most_five_percent(name):
+    # the t-test (normal differences) is near 5%; the bounded-mean test (0/1, [0, 1] clustered) is conservative,
+    # 0-2.3% in docs/statistics.md: its price is power, not false decisions
     result = coverage(name, 20, draws=1000, seed=0)
-    assert 0.02 <= result["decided"] <= 0.08, result
+    assert result["decided"] <= 0.055 + 0.02 * (name == "null, normal differences"), result
+
+
+def test_a_bounded_difference_is_covered_conservatively():
+    # 0/1, win 20% / loss 10%: the bounded-mean interval covers about 99% at n = 20 (docs/statistics.md)
+    result = coverage("paired, 0/1 (win 20%, loss 10%)", 20, draws=1000, seed=0)
+    assert 0.95 <= result["covered"] and result["outside"] == 0.0, result
 
 
 def test_the_chosen_candidate_is_the_shipped_interval():
