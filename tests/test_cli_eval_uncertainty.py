@@ -30,7 +30,7 @@ def test_eval_writes_intervals_and_paired_differences_identically_twice(tmp_path
     assert ((ok["ci_low"] <= ok["mean"] + 1e-12) & (ok["mean"] <= ok["ci_high"] + 1e-12)).all()
     diffs = pd.read_csv(tmp_path / "a" / "r.differences.csv")
     assert list(diffs.columns) == DIFFERENCE_COLUMNS
-    for column in ("interval", "n_dropped", "family", "family_size", "resamples", "p_exact"):
+    for column in ("interval", "n_dropped", "family", "family_size", "resamples"):
         assert column in diffs.columns
     assert set(diffs["method"]) == {"semantic"} and set(diffs["baseline"]) == {"naive"}
     # the default family: the headline metrics at the largest k run (5 is not among 1, 3)

@@ -84,17 +84,19 @@ def test_table1_ceiling_is_decided_by_a_test_not_by_the_interval():
     order = order_table(("Naive", "Semantic", 0.02, 0.0, 0.04, 1.0))
     ci = intervals(series([0.98, 0.96]), series([1.0, 0.98]))
     assert fd.short_text(t1, ci, order, "x")[1] == "The lowest MRR, 0.970 [0.960, 0.980] (Semantic): whether it lies above 0.95 was not tested."
-    # per question: semantic 0.97 +- 0.01 on 20 questions, naive 1.0: its scores minus 0.95 are +0.02 +- 0.01,
-    # t = 0.02 / (0.01 / sqrt(20)) = 8.9: decided above the ceiling
-    rows = [(m, f"q{i}", "doc_mrr", 10, v) for i in range(20)
+    # per question: semantic 0.97 +- 0.01 on 200 questions, naive 1.0: its scores minus 0.95 are +0.03 or +0.01.
+    # The bounded-mean test: P(D_low <= 0) = 1.03^-100 * 1.01^-100 = 0.0193, p = 0.0386: decided above the
+    # ceiling (on 20 such questions p = 1: one unseen question at the bound could undo 20 small wins)
+    rows = [(m, f"q{i}", "doc_mrr", 10, v) for i in range(200)
             for m, v in (("gralc-naive", 1.0), ("gralc-semantic", 0.97 + 0.01 * (-1) ** i))]
     scores = pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
     above = ceiling_test(scores, "doc_mrr@10")
     assert above["method"] == "gralc-semantic" and above["diff"] == pytest.approx(0.02) and above["verdict"] == SUPPORTED
+    assert above["p"] == pytest.approx(2 * 1.03 ** -100 * 1.01 ** -100, abs=0.004)
     assert fd.short_text(t1, ci, order, "x", above)[1].startswith(
         "The lowest MRR, 0.970 [0.960, 0.980] (Semantic), lies above 0.95 (minus 0.95: 0.020 [")
     # the same scores in two documents: no clustered test can decide, whatever the interval of the mean says
-    two = ceiling_test(scores, "doc_mrr@10", where=Where("d", "abstract", {f"q{i}": f"doc{i % 2}" for i in range(20)}))
+    two = ceiling_test(scores, "doc_mrr@10", where=Where("d", "abstract", {f"q{i}": f"doc{i % 2}" for i in range(200)}))
     assert two["units"] == 2 and two["verdict"] == UNDECIDABLE
     said = fd.short_text(t1, ci, order, "x", two)[1]
     assert f") {UNDECIDABLE}" in said and f"is {UNDECIDABLE}" not in said

@@ -16,7 +16,6 @@ COVERED = [  # scenario, n: the 95% interval must hold the truth 93-97% of the t
     ("mean, counts (0-5, mean 1.5)", 50),
     ("mean, normal scores", 20),
     ("paired, normal differences (+0.1)", 20),
-    ("paired, 0/1 (win 20%, loss 10%)", 20),
 ]
 NULLS = ["null, normal differences", "null, 0/1 (win 10%, loss 10%)", "null, [0, 1] clustered (15 documents, ICC 0.3)"]
 
@@ -36,9 +35,17 @@ def test_clustered_near_the_ceiling_is_conservative_not_short():
 
 
 @pytest.mark.parametrize("name", NULLS)
-def test_false_decisions_under_a_true_null_are_about_five_percent(name):
+def test_false_decisions_under_a_true_null_are_at_most_five_percent(name):
+    # the t-test (normal differences) is near 5%; the bounded-mean test (0/1, [0, 1] clustered) is conservative,
+    # 0-2.3% in docs/statistics.md: its price is power, not false decisions
     result = coverage(name, 20, draws=1000, seed=0)
-    assert 0.02 <= result["decided"] <= 0.08, result
+    assert result["decided"] <= 0.055 + 0.02 * (name == "null, normal differences"), result
+
+
+def test_a_bounded_difference_is_covered_conservatively():
+    # 0/1, win 20% / loss 10%: the bounded-mean interval covers about 99% at n = 20 (docs/statistics.md)
+    result = coverage("paired, 0/1 (win 20%, loss 10%)", 20, draws=1000, seed=0)
+    assert 0.95 <= result["covered"] and result["outside"] == 0.0, result
 
 
 def test_the_chosen_candidate_is_the_shipped_interval():
@@ -57,3 +64,39 @@ def test_the_chosen_candidate_is_the_shipped_interval():
         for row, lo, hi in zip(x, low, high):
             e = mean_ci(row, kind="unit", units=labels)
             assert (e.ci_low, e.ci_high) == pytest.approx((lo, hi), abs=1e-9)
+
+
+def test_the_vectorised_simulation_is_paired_difference():
+    # benchmarks/paired_nulls.py runs coverage.paired_rates over thousands of data sets; it must be
+    # paired_difference's test, alone and clustered
+    import numpy as np
+
+    from rag_lab.evaluation.coverage import PAIRED_NULLS, by_unit, paired_rates
+    from rag_lab.evaluation.statistics import SUPPORTED, CONTRADICTED, paired_difference
+
+    for name, docs, n in (("skewed null: 0/1 (p 0.9) vs graded Beta(9, 1)", None, 20),
+                          ("clustered skewed null: 12 documents", 12, 40)):
+        a, b = PAIRED_NULLS[name][0](np.random.default_rng(2), 25, n)
+        sums, counts = by_unit(a - b, docs)
+        labels = None if docs is None else [f"d{i % docs}" for i in range(n)]
+        for i in range(25):
+            one = paired_rates(sums[i:i + 1], counts, 0.0)
+            d = paired_difference(a[i], b[i], units=labels, kind="unit")
+            assert one["width"] == pytest.approx(d.ci_high - d.ci_low, abs=1e-12)
+            assert one["covered"] == (d.ci_low <= 0 <= d.ci_high)
+            assert one["decided"] == (d.verdict() in (SUPPORTED, CONTRADICTED))
+
+
+@pytest.mark.parametrize("name", ["skewed null: hit-or-miss (1/0) vs rank 1 or 2 (1/0.5), mean 0.9",
+                                  "skewed null: 0/1 (p 0.9) vs graded Beta(9, 1)", "clustered skewed null: 12 documents"])
+def test_skewed_nulls_are_not_decided_more_than_five_percent(name):
+    # the nulls: the same true mean, the shapes retrieval scores have; the old procedure decided
+    # 8.9-13.4% of them at n = 20. 1,000 data sets (docs/statistics.md has 4,000 a cell, two seeds).
+    import numpy as np
+
+    from rag_lab.evaluation.coverage import PAIRED_NULLS, by_unit, paired_rates
+
+    draw, docs, truth, _, _ = PAIRED_NULLS[name]
+    a, b = draw(np.random.default_rng(0), 1000, 20)
+    result = paired_rates(*by_unit(a - b, docs), truth)
+    assert result["decided"] <= 0.055 and result["covered"] >= 0.93, result

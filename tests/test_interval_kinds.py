@@ -70,6 +70,28 @@ def test_a_constant_sample_is_never_wider_than_a_near_constant_one():
     assert mean_ci([1.0] * 20, kind="unit").ci_low == pytest.approx(20 / (20 + Z2), abs=1e-9)
 
 
+def test_a_clustered_constant_sample_is_never_wider_than_a_near_constant_one():
+    # the case: 20 questions in 3 documents, all 1.0, gave [0.139, 1] (design effect taken as
+    # n / units = 6.67) and the same with one question at 0.999999 [0.519, 1]. A sample without spread shows
+    # no clustering: design effect 1, so with t(0.975; 2) = 4.3027 the lower end is 20 / (20 + 4.3027^2) = 0.5193
+    t2 = 4.302652729911275 ** 2
+    for kind in ("unit", "binary"):
+        ones = mean_ci([1.0] * 20, units=[f"d{i % 3}" for i in range(20)], kind=kind)
+        assert ones.ci_low == pytest.approx(20 / (20 + t2), abs=1e-6) and ones.ci_high == 1.0
+    rng = np.random.default_rng(6)
+    for docs in (3, 5, 12):
+        for n in (20, 36):
+            units = [f"d{i % docs}" for i in range(n)]
+            for c in (0.0, 0.3, 0.9, 1.0):
+                const = mean_ci([c] * n, units=units, kind="unit")
+                for nudge in (1e-6, 1e-3, 0.1):
+                    for where in rng.choice(n, 3, replace=False):
+                        x = np.full(n, c)
+                        x[where] = c - nudge if c + nudge > 1 else c + nudge
+                        near = mean_ci(x, units=units, kind="unit")
+                        assert near.ci_high - near.ci_low >= const.ci_high - const.ci_low - 1e-12, (docs, n, c, nudge)
+
+
 def test_unit_and_count_intervals_stay_in_range():
     rng = np.random.default_rng(7)
     for _ in range(200):
@@ -108,7 +130,9 @@ def test_differences_of_unit_scores_stay_inside_minus_one_one_on_every_path():
         assert math.isnan(d.ci_low) or -1 <= d.ci_low <= d.ci_high <= 1, (trial, d)
     # no spread (every question +0.9) and the whole range (three questions): still inside
     assert paired_difference([1.0] * 8, [0.1] * 8, kind="unit").ci_high <= 1
-    assert (paired_difference([1, 1, 1], [0, 0, 0], kind="binary").ci_low,) == (-1.0,)
+    # three questions all +1: P(D_low <= delta) = ((1 + delta) / 2)^3 >= 0.025 from delta = 2 * 0.025^(1/3) - 1
+    assert paired_difference([1, 1, 1], [0, 0, 0], kind="binary").ci_low == pytest.approx(2 * 0.025 ** (1 / 3) - 1,
+                                                                                          abs=0.01)
 
 
 def test_floating_point_noise_is_no_difference():
@@ -117,7 +141,7 @@ def test_floating_point_noise_is_no_difference():
     b = [0.3] * 10 + [0.7] * 10
     d = paired_difference(a, b)
     assert d.diff == 0.0 and d.p == 1.0 and d.verdict() == INCONCLUSIVE and d.ci_low < 0 < d.ci_high
-    assert "no spread" in d.interval
+    assert d.interval == "bounded mean, unseen unit"      # every difference 0: the test, not a special case
     same = mean_ci([0.3] * 10 + [0.1 + 0.2] * 10, kind="unit")        # a constant sample, not a spread of 1e-17
     assert same.ci_high - same.ci_low == pytest.approx(Z2 / (20 + Z2), abs=1e-9)
     assert mean_ci([0.3] * 10 + [0.1 + 0.2] * 10 + [5.0], kind="unbounded").interval == "t"

@@ -18,7 +18,7 @@ def decided(diff=-0.25, p=0.02, verdict="contradicted", family="f", n=20, units=
     return pd.DataFrame([{"method": method, "baseline": "naive", "metric": metric, "threshold": threshold,
                           "diff": diff, "n": n, "n_dropped": 0, "units": units, "design_effect": 1.4,
                           "ci_low": diff - 0.2, "ci_high": diff + 0.2, "interval": "t, clustered", "p": p,
-                          "p_exact": True, "resamples": 8, "p_floor": 0.25, "mde": 0.3, "family": family,
+                          "resamples": 16384, "p_floor": 0.25, "mde": 0.3, "family": family,
                           "family_size": 1, "p_holm": p, "verdict": verdict, **extra}])
 
 

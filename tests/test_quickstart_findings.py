@@ -17,23 +17,23 @@ def test_sentences_pair_the_methods_and_tie_the_cut_to_the_loss():
     lines = quickstart_findings(pd.DataFrame(rows), cut, 5, 5, "offline", judged=False)
     assert lines[0].startswith("Context recall@5, mean [95% interval] over 4 questions: naive 0.750 [")
     assert ", semantic 0.250 [" in lines[0]
-    # semantic - naive = -0.5 on each question, scores in [0, 1]: soft Tango losses 4 * 0.5 = 2, z = -2/sqrt(2),
-    # p = 0.157; the exact sign-flip floor 2/16 = 0.125 >= 0.05, so the interval is the whole range; one declared
-    # family with token F1 (p = 0.53): Holm 2 x 0.157 = 0.31
-    assert lines[1].startswith("Paired, question by question: semantic - naive on ctx_recall@5: -0.500 (interval: the whole range, -1 to 1) "
-                               f"(n = 4, p = 0.16 (exact), p Holm = 0.31): {UNDECIDABLE}")
+    # semantic - naive = -0.5 on each question: P(D_high >= 0) = P(E0 >= 0.5 (E1 + .. + E4)) = 1.5^-4 = 0.198,
+    # p = 0.395; the ends solve (2 (1 + d))^4 = 0.025 and ((1 - d) / 1.5)^4 = 0.025: [-0.801, 0.404] (0.402 over
+    # the fixed weights); the floor 2/16 = 0.125 >= 0.05; one declared family with token F1: Holm 2 x 0.395 = 0.79
+    assert lines[1].startswith("Paired, question by question: semantic - naive on ctx_recall@5: -0.500 [-0.801, 0.402] "
+                               f"(n = 4, p = 0.40, p Holm = 0.79): {UNDECIDABLE}")
     assert 'declared family "semantic minus naive on ctx_recall@5, token_f1@5 (notebook 00)" (2 comparisons)' in lines[1]
     assert lines[2] == ("Why semantic chunks are at a disadvantage here — semantic: 10 of 12 chunks (mean 531 word pieces) "
                         "are longer than the 256 word pieces the encoder reads; each is embedded from its first 254 only, "
                         "so the rest of the chunk cannot make it match a question. Here semantic - naive on ctx_recall@5 = "
-                        f"-0.500 (interval: the whole range, -1 to 1) (n = 4, p Holm = 0.31): {UNDECIDABLE} (4 questions: no test at "
+                        f"-0.500 [-0.801, 0.402] (n = 4, p Holm = 0.79): {UNDECIDABLE} (4 questions: no test at "
                         "0.05 is possible), so these questions show no loss "
                         "to explain, but the cut chunks still compete with a handicap.")
-    assert lines[3].startswith("Answers: semantic - naive on token_f1@5: -0.100 (interval: the whole range, -1 to 1)")
+    assert lines[3].startswith("Answers: semantic - naive on token_f1@5: -0.100 [-0.641, 0.562]")
     # clustered by document (two documents of two questions): the sentences name the documents
     units = {"q0": "a", "q1": "a", "q2": "b", "q3": "b"}
     clustered = quickstart_findings(pd.DataFrame(rows), cut, 5, 5, "offline", judged=False, units=units)
-    assert "(n = 4, 2 documents, p = 0.50 (exact), p Holm = 1.0)" in clustered[1]
+    assert "(n = 4, 2 documents, p = 0.89, p Holm = 1.0)" in clustered[1]
     assert "the offline reasoner's answers are extractive" in lines[3] and "no judge ran" in lines[3]
 
 

@@ -1,5 +1,6 @@
 """The SKETCH findings paragraph and the graph-half sentences, on hand-made tables whose sentences
 are known in advance."""
+import pytest
 import pandas as pd
 
 from rag_lab.evaluation.statistics import INCONCLUSIVE, SUPPORTED, UNDECIDABLE
@@ -22,19 +23,19 @@ def tidy(scores: dict[str, dict[str, list[float]]]) -> pd.DataFrame:
 
 
 def test_comparisons_pair_by_question_and_read_the_interval():
-    # eight questions, sketch ahead of naive on every one by 1 or 0.5: exact sign-flip p = 2/2^8 = 0.0078
-    # (the t-test's is smaller; the larger is kept) -> supported; semantic scores as sketch does -> p = 1
+    # eight questions, sketch ahead of naive on every one, by 1 (5) or 0.5 (3): P(D_low <= 0) = P(E0 >= sum d_i E_i)
+    # = 2^-5 * 1.5^-3, p = 2 * 0.00926 = 0.0185 -> supported; semantic scores as sketch does -> p = 1
     sketch = [1, 1, 0.5, 1, 1, 1, 0.5, 0.5]
     results = tidy({"ctx_recall@5": {"sketch": sketch, "naive": [0, 0, 0, 0, 0, 0, 0, 0],
                                      "semantic": list(sketch)}})
     table = comparisons(results, {"ctx_recall@5": "ctx_recall@5"})
     got = table.set_index("baseline")
-    assert got.loc["naive", ["diff", "n"]].tolist() == [0.8125, 8] and got.loc["naive", "p"] == 2 / 256
+    assert got.loc["naive", ["diff", "n"]].tolist() == [0.8125, 8] and got.loc["naive", "p"] == pytest.approx(2 / 1.5 ** 3 / 2 ** 5, abs=0.004)
     assert got.loc["naive", "ci_low"] > 0 and got.loc["naive", "verdict"] == SUPPORTED
     assert got.loc["semantic", "diff"] == 0.0 and got.loc["semantic", "verdict"] == INCONCLUSIVE
     # one declared family of the two comparisons: Holm doubles the smaller p (2 x 2/256 = 0.0156, still decided)
     assert set(table["family"]) == {"sketch minus each baseline on ctx_recall@5"} and set(table["family_size"]) == {2}
-    assert got.loc["naive", "p_holm"] == 4 / 256 and set(TEST_COLUMNS) <= set(table.columns)
+    assert got.loc["naive", "p_holm"] == 2 * got.loc["naive", "p"] and set(TEST_COLUMNS) <= set(table.columns)
     # four questions: no p below 2/2^4 = 0.125 is possible -> the fourth state
     four = comparisons(tidy({"ctx_recall@5": {"sketch": sketch[:4], "naive": [0] * 4}}), {"ctx_recall@5": "ctx_recall@5"})
     assert four["verdict"].tolist() == [UNDECIDABLE]

@@ -73,7 +73,7 @@ def test_leader_sentence_agrees_with_the_paired_test():
     for below, v in zip(mine["below"], mine["verdict"]):
         assert (f"ahead of {below}" in line) == (v == SUPPORTED), (below, v, line)
         assert (f"{below} (" in line) == (v != SUPPORTED)
-    assert "triangulation_average (0.125 (interval: the whole range" in line     # one question below: not decided at n = 4
+    assert "triangulation_average (0.125 [" in line     # one question below: not decided at n = 4
 
 
 def test_leader_sentence_ahead_of_all_only_when_every_pair_is_decided():
@@ -96,7 +96,7 @@ def test_leader_sentence_names_basic_when_the_test_beside_it_does_not_decide():
     vs = experiment.versus_basic(scores, "gold_sentence_recall").set_index("method")
     assert vs.loc["triangulation_fulldim", "side"] in (INCONCLUSIVE, UNDECIDABLE)
     line = experiment.leader_sentence(scores, "gold_sentence_recall")
-    assert "cannot tell it from 1 of the 1 others" in line and "basic_retrieval (0.100 (interval: the whole range" in line
+    assert "cannot tell it from 1 of the 1 others" in line and "basic_retrieval (0.100 [" in line
     assert line.endswith("so no single best algorithm is shown here.")
 
 

@@ -60,10 +60,10 @@ def test_finding_pairs_the_cut_method_with_its_baseline():
             for m, values in (("semantic", [0, 0, 0, 0]), ("naive", [1, 1, 1, 1])) for i, v in enumerate(values)]
     cut = encoder_cut("semantic", ["a " * 30] * 10 + ["a"] * 2, WordCounter())
     said = encoder_cut_finding(pd.DataFrame(rows), cut, "naive", "ctx_recall@5")
-    # four questions, every one lost: the exact sign-flip p is 2/2^4 = 0.125 at best, so no loss can be
-    # told at this n and the interval is the whole range (the old bootstrap said [-1, -1], "below zero")
+    # four questions, every one lost: p is 2/2^4 = 0.125 at best, so no loss can be told at this n; the upper
+    # end solves ((1 - d) / 2)^4 = 0.025: d = 1 - 2 * 0.025^(1/4) = 0.205 (the old bootstrap said [-1, -1])
     assert said.startswith(encoder_cut_sentence(cut)[:-1] + ". Here semantic - naive on ctx_recall@5 = -1.000 "
-                           "(interval: the whole range, -1 to 1) (n = 4, p Holm = ")
+                           "[-1.000, 0.20")
     assert f"): {UNDECIDABLE}" in said and said.endswith("but the cut chunks still compete with a handicap.")
     # clustered by document: two documents of two questions each -> the design effect is said
     units = {"q0": "d1", "q1": "d1", "q2": "d2", "q3": "d2"}

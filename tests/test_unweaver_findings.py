@@ -2,6 +2,7 @@
 agreement, why they agree, and the findings paragraph."""
 from types import SimpleNamespace
 
+import re
 import numpy as np
 import pytest
 import pandas as pd
@@ -122,23 +123,23 @@ def test_paragraph_reads_each_data_set_with_its_caveats():
     results = {"tiny": tidy({"unweaver": {"ctx_recall": [1, 1, 1], "doc_mrr": [1, 1, 1]},
                              "naive": {"ctx_recall": [1, 1, 1], "doc_mrr": [0.5, 0.5, 0.5]}})}
     text = paragraph(results, 5, 5, "offline", False, {"tiny": {"questions": 3, "same list": 3, "same set": 3}})
-    # three questions: the exact sign-flip p is at least 2/8 = 0.25, so nothing can be decided and every
-    # interval is the whole range; doc_mrr: soft Tango z = 1.5/sqrt(1.5), p = 0.22, sign-flip 2/8 -> 0.25;
-    # against the margin, Tango at -0.05 with no discordant pair: z = 0.15/sqrt(3 * 0.0475), p = 0.69
-    # one declared family of the three (ctx_recall, doc_mrr, the claim): Holm 3 x 0.25 = 0.75, 2 x 0.69 -> 1
+    # three questions: p is at least 2/8 = 0.25, so nothing can be decided. ctx_recall: every difference 0, p = 1;
+    # doc_mrr: +0.5 on 3, p = 2 * 1.5^-3 = 0.59; against the margin (-0.05) with every difference 0:
+    # P(0.95 E0 >= 0.05 (E1 + E2 + E3)) = 0.95^3 = 0.857, p = 1
     why = "3 questions: no test at 0.05 is possible"
-    assert ("On tiny (n = 3 questions) UnWeaver minus VectorRAG (naive): ctx_recall@5 0.000 (interval: the whole "
-            f"range, -1 to 1) (p = 1.0, p Holm = 1.0, {UNDECIDABLE} against naive: {why}); doc_mrr@5 0.500 (interval: "
-            f"the whole range, -1 to 1) (p = 0.25, p Holm = 0.75, {UNDECIDABLE} against naive: {why}); at least as good "
-            f"as VectorRAG on context recall@5 (margin 0.05): {UNDECIDABLE} ({why}) (p against the margin = 0.69, "
-            "p Holm = 1.0).") in text
+    assert "On tiny (n = 3 questions) UnWeaver minus VectorRAG (naive): ctx_recall@5 0.000 [" in text
+    assert f"(p = 1.0, p Holm = 1.0, {UNDECIDABLE} against naive: {why}); doc_mrr@5 0.500 [" in text
+    assert "(p = 0.59, p Holm = " in text
+    assert (f"at least as good as VectorRAG on context recall@5 (margin 0.05): {UNDECIDABLE} ({why}) (p against the "
+            "margin = 1.0, p Holm = 1.0).") in text
     assert "per data set one declared family of 3 comparisons" in text
     # clustered by document: the paragraph names the documents
     clustered = paragraph(results, 5, 5, "offline", False, units={"tiny": {"q0": "a", "q1": "a", "q2": "b"}})
     assert "On tiny (n = 3 questions, 2 documents)" in clustered
     gap = paper_fc_gap().abs().max()
     assert f"at most {gap:.4f} in factual correctness, another metric" in text
-    assert "the context-recall intervals here are 2.00 to 2.00 wide" in text and "could not be told from zero" in text
+    # every ctx difference 0 over 3 questions: width 2 * (1 - 0.025^(1/3)) = 1.415
+    assert re.search(r"the context-recall intervals here are 1\.4\d to 1\.4\d wide", text) and "could not be told from zero" in text
     assert "answers are extractive" in text and "needs a judge and was not computed" in text
     assert "on tiny approval, PAV and CC elect the same set on 3 of 3 questions (the same ranked list on all 3), so " \
            "their rows are identical" in text

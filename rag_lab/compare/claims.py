@@ -232,7 +232,7 @@ def evidence(row: pd.Series) -> str:
     """One comparison in words: ``italian_cuisine ctx_recall@5: sketch - raptor = -0.020 [-0.110, 0.070]
     (n = 20, p = 0.62, p Holm = 1.00 in a family of 8, MDE 0.150): inconclusive``."""
     target = f"p against the margin {-row['threshold']:g}: " if row["threshold"] else ""
-    p = format_p(row["p"]) + (" (exact)" if row["p_exact"] else "")
+    p = format_p(row["p"])
     p_holm = format_p(row["p_holm"])
     mde = "n/a" if pd.isna(row["mde"]) else f"{row['mde']:.3f}"
     said = format_ci(row["diff"], row["ci_low"], row["ci_high"])

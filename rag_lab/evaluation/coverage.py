@@ -8,6 +8,10 @@ there is nothing to find: seeded simulations on data whose truth is known, so th
   intra-document correlation 0.3), counts, and paired nulls.
 - ``coverage``: the share of ``draws`` seeded data sets whose interval holds the true value, and the
   share whose verdict is decided (supported or contradicted; under a null scenario, a false decision).
+- ``paired_rates``: ``paired_difference``'s bounded-mean test vectorised over data sets (checked equal to it
+  in tests/test_interval_coverage.py): which intervals hold the truth and which comparisons are decided,
+  on ``PAIRED_NULLS`` (skewed, symmetric and clustered nulls, drawn many data sets at once), for
+  benchmarks/paired_nulls.py's 4,000 data sets a cell.
 - ``unit_candidates`` / ``unit_candidate_table``: the intervals considered for the mean of [0, 1]
   scores (t, Wilson at n, an interior-mass score, the quasi-binomial score with and without the
   unseen-share band), vectorised over data sets: the table that chose ``paired_tests.unit_interval``
@@ -24,7 +28,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .paired_tests import score_roots
+from .paired_tests import DRAWS, bounded_draws, order_statistic, score_roots
 from .statistics import SUPPORTED, CONTRADICTED, mean_ci, paired_difference
 
 
@@ -244,3 +248,96 @@ def unit_candidate_table(ns=(20, 50), draws: int = 4000, seed: int = 0) -> pd.Da
                              "covered": float(np.mean((low <= truth) & (truth <= high))),
                              "width": float(np.mean(high - low))})
     return pd.DataFrame(rows)
+
+
+# --- Paired nulls, drawn many data sets at once (benchmarks/paired_nulls.py; docs/statistics.md) ---
+
+def by_unit(d: np.ndarray, docs: int | None):
+    """Per-unit sums and counts of differences ``d`` (data sets x questions), question i in document i % docs."""
+    if docs is None:
+        return d, np.ones(d.shape[1])
+    labels = np.arange(d.shape[1]) % docs
+    onehot = np.eye(docs)[labels]
+    return d @ onehot, onehot.sum(axis=0)
+
+
+def hit_or_miss_vs_rank_two(rng, sets, n):
+    """1 or 0 (mean 0.9) against 1 or 0.5 (mean 0.9): the same true mean."""
+    return (rng.random((sets, n)) < 0.9).astype(float), np.where(rng.random((sets, n)) < 0.8, 1.0, 0.5)
+
+
+def binary_vs_graded(rng, sets, n):
+    """0/1 with p 0.9 against a graded Beta(9, 1) score (mean 0.9)."""
+    return (rng.random((sets, n)) < 0.9).astype(float), rng.beta(9, 1, (sets, n))
+
+
+def win_loss(win, loss):
+    def draw(rng, sets, n):
+        u = rng.random((sets, n))
+        tie = (rng.random((sets, n)) < 0.5).astype(float)
+        return (np.where(u < win, 1.0, np.where(u < win + loss, 0.0, tie)),
+                np.where(u < win, 0.0, np.where(u < win + loss, 1.0, tie)))
+    return draw
+
+
+def alike_mid(rng, sets, n):
+    """Both methods drawn alike from a discrete [0, 1] score with mean 0.6."""
+    return _MID(rng, (sets, n)), _MID(rng, (sets, n))
+
+
+def clustered_alike(docs, mean=0.6, icc=0.3, parts=2):
+    """Each document a Beta-drawn rate (intra-document correlation ``icc``); both methods the share of
+    ``parts`` draws at it."""
+    kappa = parts * (1 - icc) / icc
+
+    def draw(rng, sets, n):
+        rate = rng.beta(mean * kappa, (1 - mean) * kappa, (sets, docs))[:, np.arange(n) % docs]
+        return rng.binomial(parts, rate) / parts, rng.binomial(parts, rate) / parts
+    return draw
+
+
+def clustered_skewed(docs):
+    """Each document a rate r = 0.5 + 0.5 Beta(4, 1) (mean 0.9); one method 1 or 0 with P(1) = r, the other 1
+    or 0.5 with P(1) = 2r - 1: the same mean r in every document, the shapes of the skewed null."""
+    def draw(rng, sets, n):
+        rate = (0.5 + 0.5 * rng.beta(4, 1, (sets, docs)))[:, np.arange(n) % docs]
+        return ((rng.random((sets, n)) < rate).astype(float),
+                np.where(rng.random((sets, n)) < 2 * rate - 1, 1.0, 0.5))
+    return draw
+
+
+PAIRED_NULLS = {  # name -> (draw(rng, sets, n) -> (a, b), documents or None, true difference, ns, seeds)
+    "skewed null: hit-or-miss (1/0) vs rank 1 or 2 (1/0.5), mean 0.9": (hit_or_miss_vs_rank_two, None, 0.0, (20, 50),
+                                                                       (0, 1)),
+    "skewed null: 0/1 (p 0.9) vs graded Beta(9, 1)": (binary_vs_graded, None, 0.0, (20, 50), (0, 1)),
+    "symmetric null: 0/1 (win 10%, loss 10%)": (win_loss(0.1, 0.1), None, 0.0, (20, 50), (0,)),
+    "symmetric null: [0, 1] alike (mid, mean 0.6)": (alike_mid, None, 0.0, (20, 50), (0,)),
+    "clustered null: alike, 12 documents (ICC 0.3)": (clustered_alike(12), 12, 0.0, (20, 60), (0,)),
+    "clustered null: alike, 44 documents (ICC 0.3)": (clustered_alike(44), 44, 0.0, (88, 264), (0,)),
+    "clustered skewed null: 12 documents": (clustered_skewed(12), 12, 0.0, (20, 60), (0,)),
+    "clustered skewed null: 44 documents": (clustered_skewed(44), 44, 0.0, (88, 264), (0,)),
+    "difference: 0/1 (win 20%, loss 10%)": (win_loss(0.2, 0.1), None, 0.1, (20, 50), (0,)),
+}
+
+
+def paired_rates(sums: np.ndarray, counts: np.ndarray, truth: float, alpha: float = 0.05,
+                 chunk: int = 100) -> dict:
+    """``paired_difference``'s test of differences of [0, 1] scores on many data sets at once: ``sums`` and
+    ``counts`` (data sets x units) of each unit's differences and questions. Returns ``covered`` (share of
+    intervals holding ``truth``), ``decided`` (share whose p at 0 is below ``alpha`` with a floor below it:
+    supported or contradicted) and ``width`` (mean interval width)."""
+    sums, counts = np.atleast_2d(sums).astype(float), np.atleast_2d(counts).astype(float)
+    if counts.shape[0] == 1:
+        counts = np.repeat(counts, len(sums), axis=0)
+    k = order_statistic(alpha, DRAWS)
+    covered = decided = width = 0.0
+    for start in range(0, len(sums), chunk):
+        d_low, d_high, f_low, f_high = bounded_draws(sums[start:start + chunk], counts[start:start + chunk])
+        low = np.partition(d_low, k, axis=1)[:, k]
+        high = -np.partition(-d_high, k, axis=1)[:, k]
+        floor = 2 * np.minimum(((f_low <= 0).sum(1) + 1), ((f_high >= 0).sum(1) + 1)) / (DRAWS + 1)
+        covered += float(((low <= truth) & (truth <= high)).sum())
+        decided += float((((low > 0) | (high < 0)) & (floor < alpha)).sum())
+        width += float((high - low).sum())
+    sets = len(sums)
+    return {"covered": covered / sets, "decided": decided / sets, "width": width / sets}

@@ -1,8 +1,8 @@
 """How sure a mean over questions is, and whether a difference between two methods is real.
 
 Every score the project prints is a mean over a few dozen questions. The procedures themselves
-(Wilson, t, Tango's score test, the exact sign-flip test; clustered by document) live in
-``paired_tests``; this module is the face the rest of the package uses.
+(Wilson, the [0, 1] and count score intervals, the bounded-mean test with an unseen unit, t; clustered by
+document) live in ``paired_tests``; this module is the face the rest of the package uses.
 
 - ``mean_ci``: the mean, n (questions scored), n dropped (unscored: NaN) and a 95% interval chosen
   by the metric's kind (``metric_kinds``): Wilson's for 0/1 scores, an interval inside [0, 1] for
@@ -25,8 +25,8 @@ Every score the project prints is a mean over a few dozen questions. The procedu
 
 Scores closer than ``paired_tests.TOLERANCE`` are equal (floating-point noise is never a difference).
 
-Nothing here is random: intervals and p-values are analytic or enumerated, so a table is
-identical run to run.
+Nothing here varies run to run: intervals and p-values are analytic or over fixed seeded weights, so a
+table is identical run to run.
 """
 from __future__ import annotations
 
@@ -38,8 +38,8 @@ import numpy as np
 from scipy import stats
 
 from .metric_kinds import MetricKind, check_kind
-from .paired_tests import (EXACT_UNITS, TOLERANCE, Procedure, SignFlip, TangoScore, TTest, count_interval, critical,
-                           in_unit_range, is_binary, snapped, spread, unit_interval, varies, wilson, without_noise)
+from .paired_tests import (TOLERANCE, BoundedMean, TTest, count_interval, critical, in_unit_range, is_binary, snapped,
+                           spread, unit_interval, varies, wilson, without_noise)
 
 ALPHA = 0.05                    # written out: 1 - 0.95 is 0.05000000000000004 in floating point
 CONFIDENCE = 1 - ALPHA
@@ -75,9 +75,9 @@ class Estimate:
 @dataclass(frozen=True)
 class Difference:
     """``a - b`` on the ``n`` questions both scored (``n_dropped`` left out) in ``units`` units: the mean
-    difference, its interval (``interval``: the procedure), p at ``threshold`` (``p_exact``: bounded by
-    the exact sign-flip test over ``resamples`` sign patterns), the smallest p this n can give there
-    (``p_floor``), the design effect and the minimum detectable effect at 80% power (``mde``)."""
+    difference, its interval (``interval``: the procedure), p at ``threshold`` (over ``resamples`` seeded
+    weight vectors; 0 for the t-test), the smallest p these units can give there (``p_floor``), the design
+    effect and the minimum detectable effect at 80% power (``mde``)."""
     diff: float
     n: int
     n_dropped: int
@@ -88,7 +88,6 @@ class Difference:
     interval: str
     threshold: float
     p: float
-    p_exact: bool
     resamples: int
     p_floor: float
     mde: float
@@ -234,28 +233,21 @@ def _clustered(label: str, s) -> str:
 
 def _no_difference(diff: float, n: int, dropped: int, threshold: float, why: str, units: int | None = None) -> Difference:
     return Difference(diff, n, dropped, n if units is None else units, math.nan, math.nan, math.nan, f"{NONE}: {why}",
-                      threshold, math.nan, False, 0, math.nan, math.nan)
+                      threshold, math.nan, 0, math.nan, math.nan)
 
 
-def paired_procedure(d: np.ndarray, bounded: bool, binary: bool, labels: np.ndarray | None = None):
-    """(``Procedure``, ``Spread``) for the differences ``d``, or (None, reason) when none applies."""
+def paired_procedure(d: np.ndarray, bounded: bool, labels: np.ndarray | None = None):
+    """(test, label, ``Spread``) for the differences ``d``, or (None, reason, None) when none applies:
+    differences of scores in [0, 1] (``bounded``), the bounded-mean test with an unseen unit; otherwise
+    the t-test (``paired_tests``' docstring says why)."""
     s = spread(d, labels)
     if s.clustered and s.units < 2:
-        return None, "one unit"
-    spreads = varies(d)
-    df = s.df if s.clustered else None
-    if binary or (bounded and not spreads):
-        score = TangoScore(float(np.maximum(d, 0).sum()), float(np.maximum(-d, 0).sum()), s.n, s.inflation, df)
-        label = "tango score" if binary else "tango score (no spread, scores in [0, 1])"
-    elif spreads:
-        score, label = TTest(s.mean, s.se, s.df), "t"
-        if bounded:
-            score.domain = (-1.0, 1.0)      # differences of [0, 1] scores: the interval never leaves [-1, 1]
-    else:
-        return None, "no spread"
-    exact = SignFlip(s.sums, s.counts) if s.units <= EXACT_UNITS else None
-    label = _clustered(label + (" + exact sign-flip" if exact is not None else ""), s)
-    return Procedure(label, score, exact), s
+        return None, "one unit", None
+    if bounded:
+        return BoundedMean(s.sums, s.counts), _clustered("bounded mean, unseen unit", s), s
+    if not varies(d):
+        return None, "no spread", None
+    return TTest(s.mean, s.se, s.df), _clustered("t", s), s
 
 
 def paired_difference(a: Sequence[float], b: Sequence[float], threshold: float = 0.0,
@@ -288,14 +280,12 @@ def paired_difference(a: Sequence[float], b: Sequence[float], threshold: float =
     diff = float(d.mean())
     if n == 1:
         return _no_difference(diff, 1, dropped, threshold, "one question")
-    binary = bounded and is_binary(np.concatenate([a, b]))
-    procedure, s = paired_procedure(d, bounded, binary, labels)
-    if procedure is None:
-        return _no_difference(diff, n, dropped, threshold, s, len(set(labels)) if labels is not None else None)
-    low, high = procedure.interval(confidence)
-    return Difference(diff, n, dropped, s.units, s.design_effect, low, high, procedure.label, threshold,
-                      procedure.p(threshold), procedure.exact, procedure.resamples, procedure.floor(threshold),
-                      _mde(s, 1 - confidence))
+    test, label, s = paired_procedure(d, bounded, labels)
+    if test is None:
+        return _no_difference(diff, n, dropped, threshold, label, len(set(labels)) if labels is not None else None)
+    low, high = test.interval(confidence)
+    return Difference(diff, n, dropped, s.units, s.design_effect, low, high, label, threshold, test.p(threshold),
+                      test.resamples, test.floor(threshold), _mde(s, 1 - confidence))
 
 
 def _mde(s, alpha: float, power: float = POWER) -> float:

@@ -29,7 +29,7 @@ from .statistics import (UNADJUSTED, Difference, format_ci, format_p, holm, holm
 SUMMARY_COLUMNS = ["method", "metric", "mean", "n", "n_dropped", "ci_low", "ci_high", "interval", "units",
                    "design_effect"]
 TEST_COLUMNS = ["threshold", "diff", "n", "n_dropped", "units", "design_effect", "ci_low", "ci_high", "interval", "p",
-                "p_exact", "resamples", "p_floor", "mde", "family", "family_size", "p_holm", "verdict", "reason"]
+                "resamples", "p_floor", "mde", "family", "family_size", "p_holm", "verdict", "reason"]
 DIFFERENCE_COLUMNS = ["method", "baseline", "metric", *TEST_COLUMNS]
 FOUND_METRICS = ("ctx_mrr", "doc_mrr")   # a question is answered right at k when its first gold item is within k
 # Each paper's methods against the baseline of their family (the registry's names): the SSG traversals
@@ -273,11 +273,10 @@ def difference_sentence(df: pd.DataFrame, a: str, b: str, column: str, threshold
 
 
 def comparison_note(row, holm_p: bool = False) -> str:
-    """``n = 20, 3 documents, design effect 1.40, p = 0.03 (exact), MDE 0.150`` for one comparison row."""
+    """``n = 20, 3 documents, design effect 1.40, p = 0.03, MDE 0.150`` for one comparison row."""
     said = format_p(row["p_holm"] if holm_p else row["p"])
-    exact = " (exact)" if row["p_exact"] else ""
     mde = "" if pd.isna(row["mde"]) else f", MDE {row['mde']:.3f}"
-    return f"n = {int(row['n'])}{clustering_note(row)}, {'p Holm' if holm_p else 'p'} = {said}{exact}{mde}"
+    return f"n = {int(row['n'])}{clustering_note(row)}, {'p Holm' if holm_p else 'p'} = {said}{mde}"
 
 
 def pairwise_differences(df: pd.DataFrame, column: str, methods: Sequence[str] | None = None,
