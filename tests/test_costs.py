@@ -103,16 +103,16 @@ def table(builds: dict, index: dict | None = None):
     return out
 
 
-def test_slowest_build_is_named_only_when_the_paired_test_decides_it_from_five_builds():
+def test_slowest_build_is_named_only_when_the_paired_test_decides_it_from_five_or_more_builds():
     a, b, c = [1.0, 1.1, 0.9, 1.0, 1.05, 0.95], [5.0, 5.2, 4.9, 5.1, 5.0, 4.8], [0.5, 0.4, 0.6, 0.5, 0.45, 0.55]
-    # b / a above 4 on every matched pair: exact sign-flip p = 2/2^6 = 0.031 < 0.05
+    # log(b / a) per matched pair: 1.609, 1.553, 1.695, 1.629, 1.561, 1.620 (mean 1.611, sd 0.0515):
+    # paired t = 1.611 / (0.0515 / sqrt(6)) = 76.6 on 5 df, p = 7.2e-09 (log seconds are unbounded: t)
     text = costs.slowest_build_sentence(table({"a": a, "b": b, "c": c}))
     assert text.startswith("Slowest cold build: b 5.00 s [95% interval") and "n = 6 builds each" in text
-    assert "p = 0.031" in text and text.endswith(": supported).")
-    # five builds: the exact test's smallest p is 2/2^5 = 0.0625, so nothing can be decided
+    assert "p = 7.2e-09" in text and text.endswith(": supported).")
+    # five builds decide too (t has no floor): the first five pairs, t = 62.7 on 4 df, p = 3.9e-07
     five = costs.slowest_build_sentence(table({"a": a[:5], "b": b[:5]}))
-    assert five.startswith("The two slowest cold builds, b") and "cannot be told apart" in five
-    assert "cannot be decided (5 builds: no test at 0.05 is possible)" in five and "question" not in five
+    assert five.startswith("Slowest cold build: b") and "n = 5 builds each" in five and five.endswith(": supported).")
     # log ratios +0.405, -0.405 alternating around 0: inconclusive
     close = costs.slowest_build_sentence(table({"a": [1.0] * 6, "b": [1.5, 1 / 1.5] * 3}))
     assert "cannot be told apart" in close and "inconclusive" in close and "nan" not in close   # a: no spread, no interval

@@ -29,9 +29,10 @@ def test_group_difference_pairs_each_questions_group_means():
     data = pd.DataFrame(seccov_rows("full", [1, 1, 1], [3, 5, 4], [2, 2, 2], [2, 2, 2]))
     d = cmp.group_difference(data, f"{tb.SECCOV}@5")
     assert (d["first"], d["second"], d["diff"], d["n"]) == (4.0, 1.0, 3.0, 3)
-    # t on (2, 4, 3): 3 ± 4.303 · 1 / sqrt(3) = [0.52, 5.48], joined with the exact sign-flip test, whose
-    # smallest p with 3 questions is 2/8 = 0.25: the interval holds every difference and nothing is decided
-    assert d["ci_low"] <= 0.52 and d["ci_high"] >= 5.48 and d["p"] >= 0.25
+    # section coverage counts sections (unbounded): the paired t on (2, 4, 3): 3 ± 4.303 · 1 / sqrt(3) =
+    # [0.516, 5.484]; t = 3 / (1 / sqrt(3)) = 5.196 on 2 df, two-sided p = 0.0351
+    assert d["ci_low"] == pytest.approx(0.5159, abs=1e-4) and d["ci_high"] == pytest.approx(5.4841, abs=1e-4)
+    assert d["p"] == pytest.approx(0.0351, abs=1e-4)
     same = cmp.group_difference(data, f"{tb.SOURCE_SECCOV}@5")            # both groups 2 on every question
     # no spread at all: no interval is claimed (never a point), and nothing is decided
     assert same["diff"] == 0 and not (same["ci_low"] > 0 or same["ci_high"] < 0) and not same["p"] < 0.05

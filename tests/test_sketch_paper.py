@@ -6,6 +6,8 @@ import math
 import pandas as pd
 import pytest
 
+from rag_lab.evaluation.statistics import format_ci, paired_difference
+
 from rag_lab.methods.sketch.paper import (f1, findings, leaders, ours_in_paper_columns, paper_table, setting_note,
                                          table_number_for)
 
@@ -37,26 +39,31 @@ def test_ours_in_paper_columns_and_findings():
     assert math.isnan(ours.loc["sketch", "faithfulness"])                   # needs a judge
     # sketch: F1 = 2 * 0.25 * 0.75 / 1.0 = 0.375; naive: 0.5
     assert ours.loc["sketch", "f1"] == pytest.approx(0.375) and ours.loc["naive", "f1"] == pytest.approx(0.5)
-    # per question: precision sketch - naive = -0.25 or -0.5 on each of 8 questions -> exact sign-flip p = 2/2^8,
-    # behind; recall scored on 6 (sketch's q6, q7 unscored): d = [.25, .25, 0, 0, .25, 0], t = 0.125/0.0559
-    # = 2.24 (df 5), p = 0.076, interval 0.125 +- 2.5706 * 0.0559 = [-0.019, 0.269]: inconclusive. The
-    # columns' n differ (8 and 6), so each column says its own (the old sentence printed the last one's)
+    # per question: precision sketch - naive = -1 on each of 8 questions (the bound): the bounded-mean test's
+    # p is its floor 2/2^8 = 0.0078, behind; recall scored on 6 (sketch's q6, q7 unscored): d = [.25, .25, 0,
+    # 0, .25, 0], mean 0.125, small wins an unseen loss could undo: inconclusive. The columns' n differ (8 and
+    # 6), so each column says its own (the old sentence printed the last one's)
     rows = [(m, f"q{i}", metric, 5, v) for m, metric, values in (
-        ("naive", "nonllm_context_precision", [0.5] * 8), ("sketch", "nonllm_context_precision", [0.25, 0] * 4),
+        ("naive", "nonllm_context_precision", [1.0] * 8), ("sketch", "nonllm_context_precision", [0.0] * 8),
         ("naive", "nonllm_context_recall", [0.5] * 8),
         ("sketch", "nonllm_context_recall", [0.75, 0.75, 0.5, 0.5, 0.75, 0.5, math.nan, math.nan]))
         for i, v in enumerate(values)]
     results = pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
     sentences = findings(results, ours, paper_table(1))
+    precision = paired_difference([0.0] * 8, [1.0] * 8)
+    recall = paired_difference([0.75, 0.75, 0.5, 0.5, 0.75, 0.5], [0.5] * 6)
+    assert precision.diff == -1 and precision.p == pytest.approx(2 / 2 ** 8, abs=1e-3) and not recall.p < 0.05
     assert sentences[0] == (
-        "sketch minus naive (paired): string-match context precision -0.375 [-0.500, -0.250] (n = 8), behind "
-        "(paper-reported 0.99 vs 0.81, ahead); string-match context recall 0.125 [-0.019, 0.269] (n = 6), inconclusive "
+        f"sketch minus naive (paired): string-match context precision "
+        f"{format_ci(-1.0, precision.ci_low, precision.ci_high)} (n = 8), behind "
+        f"(paper-reported 0.99 vs 0.81, ahead); string-match context recall "
+        f"{format_ci(0.125, recall.ci_low, recall.ci_high)} (n = 6), inconclusive "
         "(paper-reported 0.72 vs 0.88, behind).")
     # both columns are one declared family (Holm: 2 x 2/2^8 = 0.016 keeps precision decided), said once
     assert sentences[-1] == ('Verdicts: Holm within the family "sketch minus each baseline on nonllm_context_precision@5, '
                              'nonllm_context_recall@5" (2 comparisons); intervals unadjusted for it.')
     same_n = findings(results[results["metric"] == "nonllm_context_precision"], ours, None)
-    assert same_n[0].startswith("sketch minus naive (paired, n = 8): string-match context precision -0.375")
+    assert same_n[0].startswith("sketch minus naive (paired, n = 8): string-match context precision -1.000")
     assert "f1" not in sentences[0]                                          # two means: no per-question interval
     with pytest.raises(ValueError, match="no row 'kg'"):
         findings(results, ours, None, method="kg")

@@ -141,23 +141,25 @@ def test_results_table_pass_counts_and_beats_basic():
 
 
 def test_versus_basic_pairs_each_algorithm_with_basic_retrieval():
-    # eight questions: query gathers 0.25 or 0.5 more recall, alternately -> d mean 0.375, t = 7.9 (df 7),
-    # exact sign-flip p = 2/2^8 = 0.0078 (the larger), Holm over two algorithms 0.016 < 0.05: above 0.
-    # triangulation is 0.5 ahead on one question and level on seven -> t = 1, p = 0.35: not told apart
+    # eight questions: query finds all the gold basic misses (d = +1, the bound, on every question): the
+    # bounded-mean test's p is its floor, 2 P(w_unseen >= 1/2) = 2 (1/2)^8 = 0.0078 (Dirichlet(1, ..., 1) on
+    # 9 units), Holm over two algorithms 0.016 < 0.05: above 0. Triangulation is 0.5 ahead on one question
+    # and level on seven: not told apart
     qs = "abcdefgh"
-    rows = [("basic_retrieval", q, 0.5, 0.25, 5) for q in qs]
-    rows += [("query_traversal", q, 0.5, 0.5 if i % 2 == 0 else 0.75, 9) for i, q in enumerate(qs)]
-    rows += [("triangulation_average", q, 0.5, 0.75 if q == "a" else 0.25, 6) for q in qs]
+    rows = [("basic_retrieval", q, 0.5, 0.0, 5) for q in qs]
+    rows += [("query_traversal", q, 0.5, 1.0, 9) for q in qs]
+    rows += [("triangulation_average", q, 0.5, 0.5 if q == "a" else 0.0, 6) for q in qs]
     scores = scores_frame(rows)
     vs = experiment.versus_basic(scores, "gold_sentence_recall").set_index("method")
-    assert vs.loc["query_traversal", "diff"] == 0.375 and vs.loc["query_traversal", "p"] == pytest.approx(2 / 256)
+    assert vs.loc["query_traversal", "diff"] == 1.0
+    assert vs.loc["query_traversal", "p"] == pytest.approx(2 / 256, abs=1e-3)     # within the draws' precision
     assert vs.loc["query_traversal", "side"] == "above" and vs.loc["triangulation_average", "side"] == INCONCLUSIVE
     assert set(vs["family"]) == {"every algorithm minus basic_retrieval on gold_sentence_recall (own stopping point)"}
     ours = experiment.results_table(scores)
     line = experiment.finding_sentences(ours, "run", None, scores)[0]
-    assert line.startswith("run, gold_sentence_recall minus basic_retrieval's (0.25), paired by question (n = 8; Holm "
+    assert line.startswith("run, gold_sentence_recall minus basic_retrieval's (0.00), paired by question (n = 8; Holm "
                            'within "every algorithm minus basic_retrieval on gold_sentence_recall (own stopping point)"; '
-                           "intervals unadjusted): beat it (Holm p < 0.05): query_traversal 0.375 [")
+                           "intervals unadjusted): beat it (Holm p < 0.05): query_traversal 1.000 [")
     assert f"; {INCONCLUSIVE}: triangulation_average 0.062 [" in line
     # four questions: no p below 2/2^4 = 0.125 is possible, and the sentence says so
     few = experiment.versus_basic(scores_frame([r for r in rows if r[1] in "abcd"]), "gold_sentence_recall")

@@ -199,7 +199,7 @@ def unit_candidates(x: np.ndarray, units: np.ndarray | None) -> dict[str, tuple[
         counts = np.bincount(inverse)
         robust = m / (m - 1) * ((sums - counts * mean[:, None]) ** 2).sum(axis=1) / n ** 2
         with np.errstate(all="ignore"):
-            deff = np.where(var > 0, np.maximum(1.0, robust / (var / n)), n / m)
+            deff = np.where(var > 0, np.maximum(1.0, robust / (var / n)), 1.0)   # no spread: 1 (Spread.inflation)
         z2 = t2 = stats.t.ppf(0.975, m - 1) ** 2
     n_eff = n / deff
     with np.errstate(all="ignore"):

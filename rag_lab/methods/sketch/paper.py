@@ -161,7 +161,8 @@ def findings(results: pd.DataFrame, ours: pd.DataFrame, paper: pd.DataFrame | No
     the context columns are ragas' string matching and are named so. ``units`` (question id ->
     document): clustered by document."""
     from ...evaluation.statistics import format_ci
-    from .findings import SIDE, STRING_COLUMNS, STRING_MATCH, comparisons
+    from ...evaluation.decisions import side
+    from .findings import STRING_COLUMNS, STRING_MATCH, comparisons
 
     if method not in ours.index:
         raise ValueError(f"no row {method!r} in our results; rows: {list(ours.index)}")
@@ -176,7 +177,7 @@ def findings(results: pd.DataFrame, ours: pd.DataFrame, paper: pd.DataFrame | No
             # metric@k columns keep their names (notebook 10's); the paper's columns read as words
             name = col if "@" in col else f"{STRING_MATCH} " * (not judged and col in STRING_COLUMNS) + col.replace('_', ' ')
             parts.append((f"{name} {format_ci(r['diff'], r['ci_low'], r['ci_high'])}", int(r["n"]),
-                          f"{SIDE[r['verdict']]}{_paper_order(paper, method, base, col)}"))
+                          f"{side(r['verdict'])}{_paper_order(paper, method, base, col)}"))
         if parts:
             ns = [n for _, n, _ in parts]
             same = len(set(ns)) == 1      # one n for the sentence, else each column says its own
