@@ -13,7 +13,8 @@ from rag_lab.methods import available_methods, get_retriever
 from rag_lab.evaluation.metrics import retrieval_metrics
 
 pytestmark = [pytest.mark.heavy, pytest.mark.xdist_group(INDEXES),
-              pytest.mark.timeout(900)]   # a hang guard, not a speed test: the first test builds every index   # the TREC equality test builds the same indexes
+              pytest.mark.timeout(900)]   # a hang guard, not a speed test: the first test builds every index
+# (the TREC equality test builds the same indexes)
 KS = (1, 3, 5)
 DEEPEST = 10
 

@@ -22,7 +22,8 @@ from rag_lab.evaluation.trec import (PASSAGE_METRICS, chunk_ranking, document_qr
                                      qrels_text, run_text, trusted_scores)
 
 pytestmark = [pytest.mark.heavy, pytest.mark.xdist_group(INDEXES),
-              pytest.mark.timeout(900)]   # a hang guard, not a speed test: the first test builds every index   # 21 methods on 4 data sets, in the session store
+              pytest.mark.timeout(900)]   # a hang guard, not a speed test: the first test builds every index
+# (21 methods on 4 data sets, in the session store)
 KS = (1, 3, 5)
 TOL = 1e-9
 
