@@ -21,6 +21,14 @@ talks to the same backend (``backend.identity(model)``) the same ``RateLimiter``
 threads that failed together retry apart. Waits can be cut short (``abort``: a ``threading.Event``
 set when the user interrupts a batch), and raise ``CallCancelled`` then.
 
+Our own code, not pyrate-limiter (checked against 4.5.1): its token bucket cannot give tokens back (its
+``Limiter`` refuses a negative weight: a refused call would keep its estimate), cannot charge a reply that
+used more than estimated (a charge that does not fit is refused, never left as debt), refuses for ever a
+request larger than the minute, and waits with a ``time.sleep`` Ctrl-C cannot cut short; calls in flight
+and the pause after a 429 are not rates. The retry loop (llm.py) stays ours too: tenacity expressed the same
+bounds (Retry-After cap, a 429 pausing every thread, Ctrl-C cutting a wait, refused options not counted as
+retries) in more lines than the loop it replaced.
+
 The settings of the reasoner made last for a backend are the ones in force (a change is logged);
 a Dask build gives each worker process its share of them (``rag_lab.evaluation.cluster``).
 """
