@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from rag_lab.evaluation.decisions import relation, row_verdict, side, standing
+from rag_lab.evaluation.decisions import copula, relation, row_verdict, side, standing
 from rag_lab.evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_p
 
 
@@ -51,3 +51,8 @@ def test_standing_reads_the_interval_not_a_threshold():
     # every question's difference 0: said as such, not "cannot decide"
     assert standing(diff(0.0, 0.0, 0.0, n=10, p_holm=1.0), "a", "b") == \
         "+0.000 [+0.000, +0.000], n = 10, Holm p = 1.0: the same on every question"
+
+
+def test_copula_is_is_except_before_cannot_be_decided():
+    assert copula("inconclusive") + "inconclusive" == "is inconclusive"
+    assert copula("supported") == "is " and copula("cannot be decided") == ""

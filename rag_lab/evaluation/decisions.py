@@ -49,6 +49,12 @@ def relation(word: str) -> str:
     return side(word, "ahead of", "behind") if decided(word) else f"{side(word)} against"
 
 
+def copula(word: str) -> str:
+    """The verb before a verdict word in a sentence: ``is `` (``is inconclusive``, ``is ahead of``), and
+    nothing before ``cannot be decided`` (never "is cannot be decided")."""
+    return "" if word == UNDECIDABLE else "is "
+
+
 def row_verdict(row: Mapping) -> str:
     """The verdict of one paired difference: the one ``uncertainty.decide`` gave where the row carries it;
     else ``statistics.verdict`` against 0 from its Holm p (or its p); with no p there is no test and an

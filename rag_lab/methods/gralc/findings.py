@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ...core.plots import IN_CI
-from ...evaluation.decisions import row_verdict, standing, verdict_said
+from ...evaluation.decisions import copula, row_verdict, standing, verdict_said
 from ...evaluation.statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE, format_ci, format_p
 from . import paper
 from .comparisons import CEILING, READINGS
@@ -108,8 +108,7 @@ def short_text(t1: pd.DataFrame, t1_ci: Mapping[str, pd.DataFrame], order: pd.Da
     elif v == CONTRADICTED:
         out.append(f"The lowest MRR, {shown} ({who}), lies below {CEILING:g} ({test}: {CONTRADICTED}): not {setting}.")
     else:
-        verb = "" if v == UNDECIDABLE else "is "       # "… cannot be decided", never "is cannot be decided"
-        out.append(f"The lowest MRR, {shown} ({who}): whether it lies above {CEILING:g} ({test}) {verb}"
+        out.append(f"The lowest MRR, {shown} ({who}): whether it lies above {CEILING:g} ({test}) {copula(v)}"
                    f"{verdict_said(ceiling)}, so whether this is {setting} is not decided.")
     return out
 

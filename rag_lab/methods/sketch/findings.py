@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ...evaluation.decisions import dataset_of, family_said, relation, side, verdict_said
+from ...evaluation.decisions import copula, dataset_of, family_said, relation, side, verdict_said
 from ...evaluation.ledger import recorded
 from ...evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_ci
 from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
@@ -75,7 +75,7 @@ def _grouped(rows: pd.DataFrame) -> str:
     for v in (SUPPORTED, CONTRADICTED, INCONCLUSIVE, UNDECIDABLE):
         chosen = rows[rows["verdict"] == v]
         if len(chosen):
-            parts.append(f"{'is ' if not parts and v != UNDECIDABLE else ''}{relation(v)} "
+            parts.append(f"{copula(v) if not parts else ''}{relation(v)} "
                          + ", ".join(_said(r) for _, r in chosen.iterrows()))
     return "; ".join(parts)
 
