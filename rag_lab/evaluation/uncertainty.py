@@ -23,8 +23,8 @@ import pandas as pd
 
 from ..core.types import Dataset
 from .metric_kinds import declared_kind
-from .statistics import (UNADJUSTED, Difference, format_ci, format_p, holm, holm_floors, mean_ci, paired_difference,
-                         verdict_and_reason)
+from .statistics import (ALPHA, UNADJUSTED, Difference, format_ci, format_p, holm, holm_floors, mean_ci,
+                         paired_difference, verdict_and_reason)
 
 SUMMARY_COLUMNS = ["method", "metric", "mean", "n", "n_dropped", "ci_low", "ci_high", "interval", "units",
                    "design_effect"]
@@ -89,13 +89,14 @@ def decide(rows: pd.DataFrame, family: str) -> pd.DataFrame:
     """``rows`` (``Difference`` columns) as one declared family of comparisons: ``family`` (its id),
     ``family_size`` (the comparisons with a p), ``p_holm`` (Holm within the family), ``verdict`` and
     ``reason`` (``statistics.verdict_and_reason`` on ``p_holm``, with the floor Holm puts under every
-    adjusted p). In a family of more than one, each interval is labelled ``unadjusted`` (it is the
+    adjusted p); where that floor leaves no p below ``ALPHA`` the row's MDE is NaN. In a family of more than one, each interval is labelled ``unadjusted`` (it is the
     comparison's own 95% interval, not simultaneous for the family)."""
     tested = rows["p"].notna()
     size = int(tested.sum())
     p_holm = holm(rows["p"].to_numpy(dtype=float)) if len(rows) else np.array([])
     floors = holm_floors(rows["p_floor"].where(tested).to_numpy(dtype=float)) if len(rows) else np.array([])
     out = rows.assign(family=family, family_size=size, p_holm=p_holm)
+    out["mde"] = out["mde"].where(~(floors >= ALPHA))     # a design that cannot decide detects nothing: no MDE
     if size > 1:
         out["interval"] = [i if str(i).startswith("none") or str(i).endswith(UNADJUSTED) else f"{i}, {UNADJUSTED}"
                            for i in out["interval"]]
