@@ -255,14 +255,12 @@ class BoundedMean:
         return float(self.d_low[k]), float(self.d_high[-1 - k])
 
     def mde(self, delta: float, confidence: float, power_term: float) -> float:
-        """The smallest true distance from ``delta`` this test decides with the power of ``power_term`` (the
-        sampling spread of the mean at the power's quantile, t[power] * se): the interval inverted, then moved.
-        Every value shifted by t moves each draw of D_low by t times the seen units' share of its weight
-        (``slope``), so the shift at which the lower end reaches ``delta`` (this sample's shape just decided
-        above ``delta``) is exact on the same weights, and likewise the upper end below it; the larger of the two
-        distances, plus ``power_term``: a sample mean that far off clears the decision point with that power
-        (docs/statistics.md has why, and the simulation that checks it). NaN when these units cannot decide
-        at ``delta`` (``floor``) or the effect would leave [low, high]."""
+        """The smallest true distance from ``delta`` this test decides with the power of ``power_term`` (t[power]
+        * se): the interval inverted, then moved. Shifting every value by t moves each draw of D_low by t times
+        the seen units' share of its weight (``slope``), so the mean at which this sample's shape is just decided
+        (its lower end at ``delta`` when the mean is above it, else its upper end) is exact on the same weights;
+        that distance plus ``power_term`` (docs/statistics.md). NaN when these units cannot decide or the effect
+        leaves the range."""
         alpha = 1 - confidence
         if self.floor(delta) >= alpha:
             return math.nan
@@ -270,8 +268,9 @@ class BoundedMean:
         below, above = self.unsorted
         up = -np.partition(-(delta - below) / self.slope, k)[k]      # the (k+1)-th largest crossing shift
         down = np.partition((delta - above) / self.slope, k)[k]      # the (k+1)-th smallest
-        reach = max(self.mean + up - delta, delta - self.mean - down) + power_term
-        return float(reach) if delta - reach >= self.low and delta + reach <= self.high else math.nan
+        above = self.mean >= delta
+        reach = (self.mean + up - delta if above else delta - self.mean - down) + power_term
+        return float(reach) if (delta + reach <= self.high if above else delta - reach >= self.low) else math.nan
 
 
 DRAWS_LOG2 = 14

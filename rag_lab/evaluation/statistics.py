@@ -103,7 +103,7 @@ class Difference:
     def verdict_and_reason(self, alpha: float = ALPHA) -> tuple[str, str]:
         """This comparison's verdict on its own (a family of one) and, when it cannot be decided, why."""
         return verdict_and_reason(self.diff, self.p, self.threshold, self.p_floor, self.mde, alpha, n=self.n,
-                                  units=self.units, own_floor=self.p_floor, no_test=_why_none(self.interval))
+                                  units=self.units, own_floor=self.p_floor, no_test=why_none(self.interval))
 
 
 WHOLE_RANGE = "(interval: the whole range, -1 to 1)"
@@ -363,7 +363,7 @@ def verdict(diff: float, p: float, threshold: float = 0.0, p_floor: float = 0.0,
     return verdict_and_reason(diff, p, threshold, p_floor, mde, alpha)[0]
 
 
-def _why_none(interval: str) -> str:
+def why_none(interval) -> str:
     """``none: one question`` -> ``one question``; "" for an interval that exists."""
     return interval.split(":", 1)[1].strip() if isinstance(interval, str) and interval.startswith(f"{NONE}:") else ""
 
