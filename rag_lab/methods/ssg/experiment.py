@@ -161,26 +161,8 @@ def equal_budget_scores(graph: SimilarityGraph, dataset: Dataset, algorithms: Se
     return equal
 
 
-def budget_table(scores: pd.DataFrame, equal: pd.DataFrame, columns: Sequence[str] = GOLD_COLUMNS) -> pd.DataFrame:
-    """Per algorithm: sentences and ``columns`` at its own stopping point, then at the equal budget."""
-    def means(d, tag):
-        t = d.groupby("algorithm", sort=False)[["sentences", *columns]].mean()
-        return t.rename(columns=lambda c: f"{c} ({tag})")
-    table = pd.concat([means(scores, "own stop"), means(equal, "equal budget")], axis=1)
-    return table.loc[[a for a in ALGORITHMS if a in table.index]]
 
 
-def budget_sentence(scores: pd.DataFrame, equal: pd.DataFrame) -> str:
-    """The flag: how far apart the algorithms' own budgets are, and what the equal budget is."""
-    own = scores.groupby("algorithm", sort=False)["sentences"].mean()
-    lo, hi = own.idxmin(), own.idxmax()
-    per_q = equal.groupby("question_id")["sentences"].first()
-    return (f"At their own stopping points the algorithms gather {own[lo]:.1f} ({lo}) to {own[hi]:.1f} ({hi}) "
-            "sentences on average, and gold-sentence precision counts every gathered sentence: an algorithm that "
-            "gathers more is marked down on precision and helped on recall by that alone. So each question is "
-            f"also scored at an equal budget, the fewest sentences any algorithm gathered on it ({per_q.min()} to "
-            f"{per_q.max()}, mean {per_q.mean():.1f} over {len(per_q)} questions), every algorithm run again with "
-            "that cap.")
 
 
 def leader_sentence(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None,
@@ -351,22 +333,8 @@ def run_setting(dataset: Dataset, paper_name: str, embedder_id: str, reasoner_na
     return RunSetting(dataset.name, n, embedder_id, reasoner_name, judge)
 
 
-def paths_agree(results: Mapping[str, Mapping[str, Retrieval]], a: str, b: str) -> tuple[int, int]:
-    """(questions on which algorithms ``a`` and ``b`` walked the same path, questions both ran)."""
-    ra, rb = results[method_name(a)], results[method_name(b)]
-    common = [q for q in ra if q in rb]
-    return sum(ra[q].trace.get("path") == rb[q].trace.get("path") for q in common), len(common)
 
 
-def llm_guided_sentence(results: Mapping[str, Mapping[str, Retrieval]], reasoner_name: str) -> str:
-    """Who made llm_guided_traversal's choices in this run and how often its path was query_traversal's."""
-    if not {method_name("llm_guided_traversal"), method_name("query_traversal")} <= set(results):
-        return "llm_guided_traversal and query_traversal were not both run."
-    same, total = paths_agree(results, "llm_guided_traversal", "query_traversal")
-    who = ("the offline reasoner's relevance-minus-redundancy rule (no LLM)" if reasoner_name == "offline"
-           else f"the LLM {reasoner_name}")
-    return (f"llm_guided_traversal's choices were made by {who}; its path was query_traversal's on "
-            f"{same} of {total} questions.")
 
 
 def spread_limit(dataset: Dataset, n: int | None) -> Dataset:
@@ -386,12 +354,3 @@ def spread_limit(dataset: Dataset, n: int | None) -> Dataset:
                 picked.append(qs.pop(0))
     keep = {q.id for q in picked}
     return Dataset(dataset.name, dataset.documents, [q for q in dataset.questions if q.id in keep], dict(dataset.meta))
-
-
-def make_reasoner(spec: str | None, embedder=None):
-    """The reasoner from a spec; the offline one shares the notebook's embedder (one model in memory)."""
-    from ...reasoning import get_reasoner
-
-    if spec in (None, "offline"):
-        return get_reasoner("offline", embedder=embedder)
-    return get_reasoner(spec)
