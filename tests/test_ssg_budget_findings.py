@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from rag_lab.core.types import Dataset, Question
-from rag_lab.methods.ssg import experiment
+from rag_lab.methods.ssg import experiment, paper
 from ssg_handmade import main_graph, scores_frame, unit
 
 
@@ -55,7 +55,7 @@ def test_leader_sentence_agrees_with_the_paired_test():
     rows += [("query_traversal", q, 0.5, 0.75, 9) for q in "abcd"]
     rows += [("triangulation_average", q, 0.5, r, 6) for q, r in zip("abcd", (1.0, 0.5, 0.5, 0.5))]
     scores = scores_frame(rows)
-    line = experiment.leader_sentence(scores, "gold_sentence_recall")
+    line = paper.leader_sentence(scores, "gold_sentence_recall")
     assert line.startswith("highest mean gold_sentence_recall: query_traversal (0.75), but with n = 4 questions the "
                            "data cannot tell it from ")
     pairs = pairwise_differences(experiment.tidy(scores, None), "gold_sentence_recall")
@@ -70,7 +70,7 @@ def test_leader_sentence_ahead_of_all_only_when_every_pair_is_decided():
     # 30 questions: query .9 +- .05 against basic .5 +- .05 on each; the paired differences are far from 0
     rows = [("basic_retrieval", f"q{i}", 0.5, 0.5 + 0.05 * (-1) ** i, 5) for i in range(30)]
     rows += [("query_traversal", f"q{i}", 0.5, 0.9 + 0.05 * (-1) ** (i // 2), 9) for i in range(30)]
-    assert experiment.leader_sentence(scores_frame(rows), "gold_sentence_recall", label="Run: ") == (
+    assert paper.leader_sentence(scores_frame(rows), "gold_sentence_recall", label="Run: ") == (
         "Run: highest mean gold_sentence_recall: query_traversal (0.90), ahead of every other algorithm "
         '(each paired difference decided, Holm within "every pair on gold_sentence_recall", 1 pairs, p < 0.05, n = 30).')
 
@@ -83,9 +83,9 @@ def test_leader_sentence_names_basic_when_the_test_beside_it_does_not_decide():
     rows = [("basic_retrieval", q, 0.5, 0.5, 5) for q in "abc"]
     rows += [("triangulation_fulldim", q, 0.5, r, 9) for q, r in zip("abc", (0.9, 0.6, 0.3))]
     scores = scores_frame(rows)
-    vs = experiment.versus_basic(scores, "gold_sentence_recall").set_index("method")
+    vs = paper.versus_basic(scores, "gold_sentence_recall").set_index("method")
     assert vs.loc["triangulation_fulldim", "side"] in (INCONCLUSIVE, UNDECIDABLE)
-    line = experiment.leader_sentence(scores, "gold_sentence_recall")
+    line = paper.leader_sentence(scores, "gold_sentence_recall")
     assert "cannot tell it from 1 of the 1 others" in line and "basic_retrieval (0.100 [" in line
     assert line.endswith("so no single best algorithm is shown here.")
 

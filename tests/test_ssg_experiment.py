@@ -9,7 +9,7 @@ import pytest
 from fake_openai_server import FakeOpenAIServer
 from rag_lab import load_dataset
 from rag_lab.evaluation.harness import answer_rows
-from rag_lab.methods.ssg import experiment
+from rag_lab.methods.ssg import experiment, paper
 from rag_lab.methods.ssg.config import SSGConfig
 from rag_lab.methods.ssg.graph import build_graph
 from rag_lab.reasoning import resolve_reasoner
@@ -64,6 +64,6 @@ def test_a_judge_fills_the_llm_judged_columns(embedder):
     # the pass rule reads the judged columns: answer relevancy (a cosine) decides here
     relevancy = judged.set_index("method").loc["ssg-query-traversal", "answer_relevancy"]
     assert table.loc["query_traversal", "test_cases"] == ("1/1" if relevancy >= 0.5 else "0/1")
-    comparison = experiment.paper_comparisons(scores, judged)["20q theme_based (paper-reported)"]
+    comparison = paper.paper_comparisons(scores, judged)["20q theme_based (paper-reported)"]
     assert comparison.loc["query_traversal", "recall (ours: llm_context_recall)"] == 1.0
     assert comparison.loc["query_traversal", "precision (paper-reported)"] == 0.83
