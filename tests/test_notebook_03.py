@@ -67,6 +67,9 @@ def test_ssg_traversal_notebook_runs(tmp_path):
     assert (budget["sentences (equal budget)"] <= budget["sentences (own stop)"] + 1e-9).all()
     # the sentences the notebook writes beside it read the tables: the spread of own budgets, the equal budget
     text = printed(manifest, tmp_path)
+    assert ("Unlike the paper's tables (one grouping strategy each, DeepEval's LLM-judged metrics), this one pools 3 "
+            "questions of 3 strategies and measures context by gold-sentence precision/recall (no judge, so no answer "
+            "relevancy or faithfulness).") in text
     own = budget["sentences (own stop)"]
     assert (f"the algorithms gather {own.min():.1f} ({own.idxmin()}) to {own.max():.1f} ({own.idxmax()}) sentences"
             in text), text

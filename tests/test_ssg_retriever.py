@@ -292,9 +292,6 @@ def test_setting_sentences_come_from_the_run():
         "(2 theme_based, 1 random); the paper's were generated and evolved by DeepEval (20 theme_based, "
         "50 sequential_multi_hop).")
     assert "written by openai:x for" in paper.questions_sentence(qs, "d", "openai:x")
-    assert paper.results_sentence(3, 2, judged=True).endswith(
-        "pools 3 questions of 2 strategies and measures context by ragas' LLM-judged context precision/recall "
-        "(DeepEval is not installed).")
     assert paper.strategies_sentence(["random", "theme_based", "random"]).endswith(
         "of our 2 strategies, without a paper counterpart: random.")
 

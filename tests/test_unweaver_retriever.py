@@ -237,7 +237,7 @@ def test_views_of_a_built_index():
     assert on_query["selected"]["constrained lsq"].tolist() == ["d1#fixed-0", "d0#fixed-0"]
 
 
-def test_readable_build_and_solver_views():
+def test_build_table_and_solver_views():
     import pandas as pd
     from rag_lab.methods.unweaver import views
 
@@ -246,11 +246,7 @@ def test_readable_build_and_solver_views():
     # by hand (test_build_keeps_classes_matrices_and_costs): 3 chunks, 6 mentions, 4 classes, 30 prompt tokens
     stats = views.build_table(r)
     assert stats.loc[["chunks", "mentions", "classes", "build_llm_prompt_tokens"], "value"].tolist() == [3, 6, 4, 30]
-    shown = views.readable_build(pd.DataFrame({"value": [1623.0, 2.925926, 0.5, 3.0]},
-                                              index=["mentions", "build_seconds", "share", "extraction_seconds"]))
-    assert shown["value"].tolist() == ["1,623", "2.93 s", "0.50", "3.00 s"]
-    # the Markdown copy keeps the text as shown (no 1623.000)
-    assert "1,623 " in shown.to_markdown(floatfmt=".3f") and "1623.000" not in shown.to_markdown(floatfmt=".3f")
+    # notebook 02 shows these counts whole and the seconds with their unit (tests/test_notebook_02.py: check_readable)
     said = views.solvers_sentence(pd.Series({"kelly iterations": 26, "kelly converged": True, "demanded ideas": "A, B",
                                              "demanded for uniqueness": "B", "bounded lsq status": 1}))
     assert said == ("Kelly's price iteration converged after 26 iterations; the constrained form demands A, B (of which "

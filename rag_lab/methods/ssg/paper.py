@@ -201,14 +201,6 @@ def questions_sentence(questions, dataset: str, writer: str | None = None) -> st
             + f"); the paper's were generated and evolved by DeepEval ({paper}).")
 
 
-def results_sentence(n_questions: int, strategies: int, judged: bool) -> str:
-    """Where the all-questions table differs from the paper's tables."""
-    metric = ("ragas' LLM-judged context precision/recall (DeepEval is not installed)" if judged
-              else "gold-sentence precision/recall (no judge, so no answer relevancy or faithfulness)")
-    return (f"Unlike the paper's tables (one grouping strategy each, DeepEval's LLM-judged metrics), this one pools "
-            f"{n_questions} questions of {strategies} strategies and measures context by {metric}.")
-
-
 def strategies_sentence(strategies) -> str:
     """Which of the run's grouping strategies have a paper table at all."""
     ours = list(dict.fromkeys(strategies))

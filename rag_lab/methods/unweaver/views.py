@@ -47,14 +47,6 @@ def build_table(retriever) -> pd.DataFrame:
     return pd.DataFrame({"value": [float(v) for v in stats.values()]}, index=list(stats))
 
 
-def readable_build(stats: pd.DataFrame) -> pd.DataFrame:
-    """``build_table`` for display: counts whole (thousands separated), ``*_seconds`` rows to two places
-    with their unit (the CSV keeps the numbers). As text, the Markdown copy prints them as given too."""
-    return pd.DataFrame({"value": [f"{v:,.2f} s" if str(name).endswith("seconds") else
-                                   f"{v:,.0f}" if float(v).is_integer() else f"{v:,.2f}"
-                                   for name, v in stats["value"].items()]}, index=stats.index)
-
-
 def largest_classes(retriever, n: int = 10) -> pd.DataFrame:
     """The n classes spread over most chunks (ties: more mentions, then earlier class)."""
     ranked = sorted(retriever.classes, key=lambda c: (-len(c.chunks), -c.size, c.index))[:n]
