@@ -6,7 +6,8 @@ bounded-mean test of ``paired_tests`` vectorised; ``mean_ci`` and ``paired_diffe
 means and the t-test): skewed nulls (two methods with the same true mean and the shapes retrieval scores
 have) at n = 20 and 50 with two seeds, symmetric nulls, clustered nulls over 12 and 44 documents, and the
 coverage of differences on fenwold_gazetteer's per-question scores (figures/10_compare_retrieval) resampled
-by document. Also Wilson's interval for a 0/1 mean, where it under-covers.
+by document. Also Wilson's interval for a 0/1 mean, where it under-covers; whether the test decides 80% of the time
+at the MDE ``paired_difference`` reports (``--only mde``), and what a call costs (``--only cost``; under the lock).
 
     PYTHONPATH=. python benchmarks/paired_nulls.py [--draws 4000] > /tmp/paired_nulls.md
 """
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from interval_coverage import PAIRED_NULLS, by_unit, paired_rates  # noqa: E402
+from interval_coverage import PAIRED_NULLS, by_unit, paired_rates, win_loss  # noqa: E402
 from rag_lab.evaluation.statistics import SUPPORTED, CONTRADICTED, mean_ci, paired_difference  # noqa: E402
 
 
@@ -92,12 +93,105 @@ def wilson_rows(draws: int) -> list[dict]:
     return rows
 
 
+def _shift(spread_docs: float = 0.0):
+    """Differences delta + U(-0.3, 0.3) (+ a document's U(-spread_docs, spread_docs)), as a = 0.5 + d/2, b = 0.5 - d/2:
+    the shape does not move with delta, so the MDE is the same at every delta."""
+    def draw(rng, delta, n, docs):
+        d = delta + rng.uniform(-0.3, 0.3, n)
+        if docs:
+            d = d + rng.uniform(-spread_docs, spread_docs, docs)[np.arange(n) % docs]
+        return 0.5 + d / 2, 0.5 - d / 2
+    return draw
+
+
+def _win_loss(rng, delta, n, docs):
+    """0/1 scores, the first method alone right with probability loss + delta, the second alone with probability
+    loss = max(0, 0.15 - delta / 2) (30% of questions discordant at no difference)."""
+    loss = max(0.0, 0.15 - delta / 2)
+    a, b = win_loss(loss + delta, loss)(rng, 1, n)
+    return a[0], b[0]
+
+
+def _normal(rng, delta, n, docs):
+    base = rng.normal(0.5, 0.2, n)
+    return base + rng.normal(delta, 0.2, n), base
+
+
+MDE_SCENARIOS = {  # name -> (draw(rng, delta, n, docs) -> (a, b), kind, documents or None, ns)
+    "shift: d = delta + U(-0.3, 0.3)": (_shift(), "unit", None, (20, 50)),
+    "0/1, 30% discordant": (_win_loss, "binary", None, (20, 50)),
+    "clustered shift, 12 documents (+ U(-0.15, 0.15) a document)": (_shift(0.15), "unit", 12, (60,)),
+    "clustered shift, 44 documents (+ U(-0.15, 0.15) a document)": (_shift(0.15), "unit", 44, (88,)),
+    "unbounded: normal differences (t-test)": (_normal, "unbounded", None, (20, 50)),
+}
+
+
+def _decide_at(draw, kind, docs, n, delta, draws, seed):
+    """The median MDE ``paired_difference`` reports, the share decided on the true side (supported) and, for
+    bounded kinds, the median MDE of the t formula on the same data sets, over ``draws`` data sets at ``delta``."""
+    rng = np.random.default_rng(seed)
+    units = None if docs is None else np.arange(n) % docs
+    mde, t_mde, found = [], [], 0
+    for _ in range(draws):
+        a, b = draw(rng, delta, n, docs)
+        d = paired_difference(a, b, units=units, kind=kind)
+        mde.append(d.mde)
+        found += d.verdict() == SUPPORTED
+        if kind != "unbounded":
+            t_mde.append(paired_difference(a, b, units=units, kind="unbounded").mde)
+    return float(np.nanmedian(mde)), found / draws, float(np.nanmedian(t_mde)) if t_mde else np.nan
+
+
+def mde_rows(draws: int) -> list[dict]:
+    """At the MDE the package reports, does the test it reports it for decide 80% of the time? Per scenario: the
+    median MDE over data sets drawn at no difference, then data sets drawn with that true difference (another
+    seed): the share supported and the MDE reported there; beside it the t formula's MDE (the old one) and how
+    often the bounded-mean test finds a true difference of that size."""
+    rows = []
+    for name, (draw, kind, docs, ns) in MDE_SCENARIOS.items():
+        for n in ns:
+            mde, _, t_mde = _decide_at(draw, kind, docs, n, 0.0, draws, 0)
+            mde_there, power, _ = _decide_at(draw, kind, docs, n, mde, draws, 1)
+            old_power = _decide_at(draw, kind, docs, n, t_mde, draws, 2)[1] if kind != "unbounded" else np.nan
+            rows.append({"scenario": name, "n": n, "mde (median)": mde, "decided at the mde": power,
+                         "mde reported there": mde_there, "t formula's mde": t_mde,
+                         "decided at the t formula's mde": old_power})
+    return rows
+
+
+def cost_rows(draws: int, repeat: int = 200) -> list[dict]:
+    """Seconds per ``paired_difference`` call (the MDE included) and per ``BoundedMean.mde`` alone, on 20
+    questions and on 259 questions in 44 documents (fenwold_gazetteer's shape). Time it under the lock."""
+    from rag_lab.evaluation.paired_tests import BoundedMean, spread
+
+    rows = []
+    rng = np.random.default_rng(0)
+    for n, docs in ((20, None), (259, 44)):
+        a, b = rng.random(n), rng.random(n)
+        units = None if docs is None else np.arange(n) % docs
+        paired_difference(a, b, units=units)            # the weights for these units, made once and cached
+        start = time.perf_counter()
+        for _ in range(repeat):
+            paired_difference(a, b, units=units)
+        per_call = (time.perf_counter() - start) / repeat
+        s = spread(a - b, None if units is None else units.astype(str))
+        test = BoundedMean(s.sums, s.counts)
+        start = time.perf_counter()
+        for _ in range(repeat):
+            test.mde(0.0, 0.95, 0.0)
+        rows.append({"scenario": f"{n} questions" + (f" in {docs} documents" if docs else ""), "n": n,
+                     "paired_difference, ms a call": 1e3 * per_call,
+                     "BoundedMean.mde alone, ms": 1e3 * (time.perf_counter() - start) / repeat})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=4000)
-    parser.add_argument("--only", choices=("bounded", "t", "fenwold", "wilson"), action="append")
+    parser.add_argument("--only", choices=("bounded", "t", "fenwold", "wilson", "mde", "cost"), action="append")
     args = parser.parse_args()
-    parts = {"bounded": bounded_rows, "t": t_rows, "fenwold": fenwold_rows, "wilson": wilson_rows}
+    parts = {"bounded": bounded_rows, "t": t_rows, "fenwold": fenwold_rows, "wilson": wilson_rows, "mde": mde_rows,
+             "cost": cost_rows}
     for part in args.only or parts:
         start = time.perf_counter()
         table = pd.DataFrame(parts[part](args.draws))

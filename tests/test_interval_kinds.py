@@ -92,6 +92,36 @@ def test_a_clustered_constant_sample_is_never_wider_than_a_near_constant_one():
                         assert near.ci_high - near.ci_low >= const.ci_high - const.ci_low - 1e-12, (docs, n, c, nudge)
 
 
+def test_clustered_counts_and_paired_differences_have_no_jump_at_no_spread():
+    # counts in 6 documents: a constant sample's interval is never wider than the same with one count moved
+    units = [f"d{i % 6}" for i in range(20)]
+    for c in (0.0, 0.5, 2.0):
+        const = mean_ci([c] * 20, units=units, kind="count")
+        near = mean_ci([c] * 19 + [c + 1e-3], units=units, kind="count")
+        assert near.ci_high - near.ci_low >= const.ci_high - const.ci_low - 1e-12, c
+    # paired, 20 questions in 3 and in 6 documents: a constant difference and the same with one question moved
+    # by 0.001 give intervals, p and MDE within 0.001 of each other (the mean moves by 0.001 / 20), and the same
+    # verdict: the bounded-mean test has no case for "no spread". (The old procedure: p 0.655, then 4e-33.)
+    for docs in (3, 6):
+        units = [f"d{i % docs}" for i in range(20)]
+        for shift in (0.0, 0.01, 0.3):
+            flat = paired_difference([0.5 + shift] * 20, [0.5] * 20, units=units, kind="unit")
+            moved = paired_difference([0.5 + shift] * 19 + [0.501 + shift], [0.5] * 20, units=units, kind="unit")
+            for name in ("ci_low", "ci_high", "p"):
+                assert getattr(moved, name) == pytest.approx(getattr(flat, name), abs=1e-3), (docs, shift, name)
+            assert moved.verdict() == flat.verdict()
+            assert (math.isnan(flat.mde) and math.isnan(moved.mde)) if docs == 3 else \
+                moved.mde == pytest.approx(flat.mde, abs=1e-3)          # 3 documents cannot decide: no MDE
+    # the tidy-table path, with the dataset's units: 20 questions in 3 documents all 1.0 and one at 0.999999
+    # get one interval, [20 / (20 + t(0.975; 2)^2), 1] = [0.519, 1]
+    rows = [("A", f"q{i}", "doc_mrr", 5, 1.0) for i in range(20)] + \
+        [("B", f"q{i}", "doc_mrr", 5, 0.999999 if i == 0 else 1.0) for i in range(20)]
+    summary = summary_with_ci(tidy(rows), units={f"q{i}": f"d{i % 3}" for i in range(20)}).set_index("method")
+    assert summary.loc["A", "ci_low"] == pytest.approx(0.5193, abs=1e-4)
+    assert summary.loc["B", "ci_low"] == pytest.approx(summary.loc["A", "ci_low"], abs=1e-5)
+    assert (summary["units"] == 3).all()
+
+
 def test_unit_and_count_intervals_stay_in_range():
     rng = np.random.default_rng(7)
     for _ in range(200):
@@ -102,8 +132,10 @@ def test_unit_and_count_intervals_stay_in_range():
         counts = rng.poisson(0.2, n).astype(float)
         c = mean_ci(counts, kind="count")
         assert c.ci_low >= 0 and c.ci_low <= c.mean <= c.ci_high
-    zeros = mean_ci([0.0] * 10, kind="count")       # Poisson's score bound at 0 events: z^2 / n = 0.38415
-    assert (zeros.ci_low, zeros.ci_high) == pytest.approx((0.0, Z2 / 10), abs=1e-6)
+    # ten zeros: the band alone, a share z^2 / (n + z^2) = 0.2775 scoring one more than the largest seen (1);
+    # Poisson's bound z^2 / n = 0.384 was wider than ten zeros with one count at 0.001 get (the band)
+    zeros = mean_ci([0.0] * 10, kind="count")
+    assert (zeros.ci_low, zeros.ci_high) == pytest.approx((0.0, Z2 / (10 + Z2)), abs=1e-6)
 
 
 def test_kind_range_is_checked():

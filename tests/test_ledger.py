@@ -136,3 +136,24 @@ def test_a_planted_disagreement_between_two_notebooks_fails_the_run(tmp_path):
     assert any("FAILED" in line for line in lines) and any("CONFLICT (numbers)" in line for line in lines)
     agreeing = run_notebooks(["01"], **kw)           # one notebook alone gives one answer
     assert agreeing["status"] == "ok" and agreeing["ledger"]["rows"] == 1
+
+
+def test_a_design_that_cannot_decide_files_no_mde():
+    # 16 questions in 8 documents: each comparison's own floor is 2 / 2^8 = 0.0078, so a family of 2 can decide
+    # (Holm's floor 0.016) and keeps its MDE, a family of 60 cannot (60 * 0.0078 = 0.47): no finite MDE is filed
+    from rag_lab.evaluation.statistics import UNDECIDABLE, paired_difference
+    from rag_lab.evaluation.uncertainty import decide
+
+    units = [f"d{i % 8}" for i in range(16)]
+    one = paired_difference([0.9, 0.4] * 8, [0.5, 0.3] * 8, units=units).as_dict()
+    assert one["p_floor"] == pytest.approx(2 / 2 ** 8, abs=0.002) and math.isfinite(one["mde"])
+
+    def filed(size):
+        rows = pd.DataFrame([{"method": f"m{i}", "baseline": "naive", "metric": "ctx_recall@5", **one}
+                             for i in range(size)])
+        return ledger.ledger_rows(decide(rows, f"a family of {size}"), "fenwold_gazetteer")
+
+    big, small = filed(60), filed(2)
+    assert (big["verdict"] == UNDECIDABLE).all() and big["reason"].str.startswith("a family of 60").all()
+    assert big["mde"].isna().all()
+    assert small["mde"].notna().all() and (small["verdict"] != UNDECIDABLE).all()

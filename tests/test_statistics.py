@@ -12,8 +12,7 @@ import pytest
 from rag_lab.core.types import Dataset, Document, Question
 from rag_lab.evaluation.paired_tests import spread
 from rag_lab.evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, decided, format_ci,
-                                           format_p, holm, holm_floors, mean_ci, minimum_detectable_effect,
-                                           paired_difference, verdict)
+                                           format_p, holm, holm_floors, mean_ci, paired_difference, verdict)
 from rag_lab.evaluation.uncertainty import (decide, difference_sentence, family_baseline, flip_counts, flips,
                                             formatted_summary, judge_spread, paired_differences, question_units,
                                             summary_with_ci)
@@ -66,7 +65,8 @@ def test_three_wins_and_seventeen_ties_is_not_supported():
 def test_a_constant_shift_is_not_a_point_interval_and_no_spread_is_no_jump():
     a = np.array([0.25, 0.5, 0.75, 0.125, 0.375, 0.5, 0.25, 0.5, 0.625, 0.125, 0.375, 0.5, 0.25, 0.75])
     d = paired_difference(a + 0.25, a)            # 14 questions, every one +0.25
-    assert d.diff == 0.25 and d.ci_low < 0.25 < d.ci_high and math.isnan(d.mde)
+    # its MDE is the decision point of a constant sample of 14: q = 1 - 0.025^(1/14) = 0.23163, q / (1 - q) = 0.3015
+    assert d.diff == 0.25 and d.ci_low < 0.25 < d.ci_high and d.mde == pytest.approx(0.3015, abs=0.003)
     # P(D_low <= 0) = P(E0 >= 0.25 (E1 + ... + E14)) = (1 / 1.25)^14 = 0.0440: p = 0.0880, not supported
     assert d.p == pytest.approx(2 * 0.8 ** 14, abs=MC) and d.verdict() == INCONCLUSIVE
     # the jump: +0.01 on 20 questions gave p = 0.655, one of them at +0.011 gave 4e-33. Now both
@@ -133,14 +133,27 @@ def test_holm_step_down_by_hand():
     assert f[:2] == pytest.approx([0.25, 0.02]) and math.isnan(f[2])
 
 
-def test_minimum_detectable_effect_by_hand():
-    # d = [1, -1, 1, -1]: sd = sqrt(4/3) = 1.1547, n = 4, t(0.975; 3) = 3.1824, t(0.80; 3) = 0.9785
-    # -> (3.1824 + 0.9785) * 1.1547 / 2 = 2.4023
-    assert minimum_detectable_effect([1, -1, 1, -1]) == pytest.approx(2.4023, rel=1e-3)
-    assert math.isnan(minimum_detectable_effect([0.3]))
-    assert math.isnan(minimum_detectable_effect([0.3, 0.3]))     # no spread: no MDE, never a reassuring 0
-    # four times the questions, same spread: about half the MDE (t quantiles shrink a little too)
-    assert minimum_detectable_effect([1, -1] * 8) < 0.5 * minimum_detectable_effect([1, -1, 1, -1])
+def test_minimum_detectable_effect_is_the_deciding_tests_by_hand():
+    # t (unbounded): d = [1, -1, 1, -1]: sd = sqrt(4/3) = 1.1547, n = 4, t(0.975; 3) = 3.1824, t(0.80; 3) = 0.9785
+    # -> (3.1824 + 0.9785) * 1.1547 / 2 = 2.4023; no spread: no test, so no MDE (never a reassuring 0)
+    assert paired_difference([1, -1, 1, -1], [0] * 4, kind="unbounded").mde == pytest.approx(2.4023, rel=1e-3)
+    assert math.isnan(paired_difference([0.3, 0.3], [0, 0], kind="unbounded").mde)
+    # the bounded-mean test, 20 questions all 0: se = 0, so the MDE is the decision point alone. Every value c:
+    # D_low = c - (1 + c) W0, W0 ~ Beta(1, 20) the unseen unit's weight, so the lower end is c - (1 + c) q with
+    # q = 1 - 0.025^(1/20) = 0.16843 its 97.5% point: 0 at c = q / (1 - q) = 0.2025
+    flat = paired_difference([0.5] * 20, [0.5] * 20)
+    assert flat.mde == pytest.approx(0.2025, abs=0.003)
+    # and it is the test's: a constant difference just above it is decided, just below it is not
+    above, below = ((flat.mde + s) / 2 for s in (0.005, -0.005))
+    assert paired_difference([0.5 + above] * 20, [0.5 - above] * 20).verdict() == SUPPORTED
+    assert paired_difference([0.5 + below] * 20, [0.5 - below] * 20).verdict() == INCONCLUSIVE
+    # three documents cannot decide (p >= 2/2^3 = 0.25): no MDE; 16 questions alone can
+    labels = [i % 3 for i in range(16)]
+    spread_out = np.linspace(0, 1, 16)
+    assert math.isnan(paired_difference(spread_out, spread_out[::-1], units=labels).mde)
+    assert math.isfinite(paired_difference(spread_out, spread_out[::-1]).mde)
+    # four times the questions, the same shape: a smaller MDE
+    assert paired_difference([1, 0] * 40, [0, 1] * 40).mde < paired_difference([1, 0] * 10, [0, 1] * 10).mde
 
 
 def test_verdicts_from_p_only():
@@ -284,5 +297,5 @@ def test_difference_sentence_reads_the_interval():
     # always outweigh one +0.5); no three questions can give p below 2/8, so no verdict is possible
     text = difference_sentence(TABLE, "A", "B", "ctx_recall@5")
     assert text.startswith("A - B on ctx_recall@5: 0.167 [") and text.endswith(
-        "(n = 3, p = 1.0, MDE 0.894): cannot be decided (3 questions: no test at 0.05 is possible)")
+        "(n = 3, p = 1.0): cannot be decided (3 questions: no test at 0.05 is possible)")     # and no MDE
     assert "not both scored" in difference_sentence(TABLE, "A", "C", "ctx_recall@5")

@@ -77,20 +77,22 @@ def test_findings_are_built_from_the_numbers():
     lines = paper.findings({"toy": results}, 5, 5, "fake", tokens)
     # one declared family of three (the two metrics and the claim). doc_mrr: +0.5 on 7 questions, p = 2 * 1.5^-7
     # = 0.117; ctx_recall: +0.5 on 4 of 8, p = 2 * 1.5^-4 = 0.395; the claim at -0.05: P(E0 * 0.95 >= sum (d + 0.05) E)
-    # = (0.95 / 1.5)^4 * 0.95^4 = 0.131, p = 0.262. Holm: 3 x 0.117 = 0.35, then 2 x 0.262 = 0.53, then 0.53
+    # = (0.95 / 1.5)^4 * 0.95^4 = 0.131, p = 0.262. Holm: 3 x 0.117 = 0.35, then 2 x 0.262 = 0.53, then 0.53.
+    # MDE of doc_mrr (no spread: the decision point alone): a constant c on 7 is decided once c - (1 + c) q > 0,
+    # q = 1 - 0.025^(1/7) = 0.4096 the unseen weight's 97.5% point: c = q / (1 - q) = 0.694 (0.695 on the weights)
     assert lines[0] == ("toy (reasoner: fake) — UnWeaver minus VectorRAG (naive), paired by question, one declared family "
                         'of 3 ("unweaver minus naive on toy: each metric, and at least as good on ctx_recall@5 (margin '
                         '0.05)"; intervals unadjusted for it): doc_mrr@5 0.500 [-0.115, 0.705] (n = 7, p = 0.12, p Holm = '
-                        f"0.35): {INCONCLUSIVE}; ctx_recall@5 0.250 [-0.226, 0.555] (n = 8, p = 0.39, p Holm = 0.53, MDE "
-                        f"0.308): {INCONCLUSIVE}.")
-    # against the margin: p = 0.262 (above), Holm 0.53, and the MDE 0.31 is above the margin: eight questions
+                        f"0.35, MDE 0.695): {INCONCLUSIVE}; ctx_recall@5 0.250 [-0.226, 0.555] (n = 8, p = 0.39, p Holm = "
+                        f"0.53, MDE 0.692): {INCONCLUSIVE}.")
+    # against the margin: p = 0.262 (above), Holm 0.53, and the MDE 0.66 is above the margin: eight questions
     # cannot show "no worse than 0.05" (the old t / sign-flip union said supported, p = 0.016)
     family = paper.claim_family(results, 5, 5, dataset="toy")
     claim = paper.claim_row(family, "ctx_recall@5", non_inferiority=True)
     assert claim["p"] == pytest.approx(2 * (0.95 / 1.5) ** 4 * 0.95 ** 4, abs=0.004)
     assert claim["p_holm"] == pytest.approx(2 * claim["p"]) and claim["verdict"] == UNDECIDABLE
     assert lines[1].startswith("At least as good as VectorRAG on context recall@5 (non-inferiority, margin 0.05, p against "
-                               f"the margin, Holm within each data set's family): {UNDECIDABLE} (MDE 0.31 above the margin 0.05) on toy "
+                               f"the margin, Holm within each data set's family): {UNDECIDABLE} (MDE 0.66 above the margin 0.05) on toy "
                                "(p = 0.26, p Holm = 0.53)")
     # paper: 2224/476 = 4.7 (COVID-QA), 105/36 = 2.9 (eManual), 2411/3026 = 0.8 (Tech-QA)
     assert lines[2] == ("toy: UnWeaver's index cost 9.0x the embedder tokens of VectorRAG's (paper-reported: "

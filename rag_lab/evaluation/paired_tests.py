@@ -177,9 +177,10 @@ def unit_interval(mean: float, variance: float, n_eff: float, crit: float) -> tu
 
 def count_interval(mean: float, variance: float, largest: float, n_eff: float, crit: float) -> tuple[float, float]:
     """An interval for the mean of non-negative counts: the quasi-Poisson score interval (variance at mu
-    phi * mu, phi = variance / mean the sample's; Poisson's when every count is 0), joined with the
-    unseen-share band (a share w scoring 0, or one more than the ``largest`` count seen). Never below 0."""
-    phi = variance / mean if mean > TOLERANCE else 1.0
+    phi * mu, phi = variance / mean the sample's), joined with the unseen-share band (a share w scoring 0, or
+    one more than the ``largest`` count seen). Never below 0. Every count 0: the band alone, the limit of zeros
+    with one count moved up (phi -> 0); Poisson's phi = 1 there was wider than that near-constant sample's."""
+    phi = variance / mean if mean > TOLERANCE else 0.0
     low, high = (float(v) for v in score_roots(n_eff, mean, crit, phi, 0.0))
     w = unseen_share(n_eff, crit)
     return max(0.0, min(low, mean - mean * w)), max(high, mean + (largest + 1 - mean) * w)
@@ -202,6 +203,11 @@ class TTest:
         half = critical(confidence, self.df) * self.se
         return self.mean - half, self.mean + half
 
+    def mde(self, delta: float, confidence: float, power_term: float) -> float:
+        """The smallest true distance from ``delta`` decided with the power of ``power_term`` (t[power] * se):
+        (t[1 - alpha/2] + t[power]) * se; NaN without spread (no test)."""
+        return critical(confidence, self.df) * self.se + power_term if self.se > 0 else math.nan
+
 
 
 class BoundedMean:
@@ -215,9 +221,12 @@ class BoundedMean:
     ``DRAWS`` fixed seeded weight vectors (``weights``), the units taken in order of their means so the
     answer does not depend on the order or the names of the units."""
     def __init__(self, sums: np.ndarray, counts: np.ndarray, low: float = -1.0, high: float = 1.0):
-        d_low, d_high, floor_low, floor_high = bounded_draws(sums[None, :], counts[None, :], low, high)
-        self.d_low, self.d_high = np.sort(d_low[0]), np.sort(d_high[0])
-        self.floor_low, self.floor_high = np.sort(floor_low[0]), np.sort(floor_high[0])
+        d_low, d_high, floor_low, floor_high = (a[0] for a in bounded_draws(sums[None, :], counts[None, :], low, high))
+        self.low, self.high, self.mean = low, high, float(sums.sum() / counts.sum())
+        self.slope = (floor_low - low) / (high - low)    # per draw, the seen units' share of the weight
+        self.unsorted = d_low, d_high
+        self.d_low, self.d_high = np.sort(d_low), np.sort(d_high)
+        self.floor_low, self.floor_high = np.sort(floor_low), np.sort(floor_high)
 
     @property
     def resamples(self) -> int:
@@ -244,6 +253,24 @@ class BoundedMean:
     def interval(self, confidence: float) -> tuple[float, float]:
         k = order_statistic(1 - confidence, len(self.d_low))
         return float(self.d_low[k]), float(self.d_high[-1 - k])
+
+    def mde(self, delta: float, confidence: float, power_term: float) -> float:
+        """The smallest true distance from ``delta`` this test decides with the power of ``power_term`` (t[power]
+        * se): the interval inverted, then moved. Shifting every value by t moves each draw of D_low by t times
+        the seen units' share of its weight (``slope``), so the mean at which this sample's shape is just decided
+        (its lower end at ``delta`` when the mean is above it, else its upper end) is exact on the same weights;
+        that distance plus ``power_term`` (docs/statistics.md). NaN when these units cannot decide or the effect
+        leaves the range."""
+        alpha = 1 - confidence
+        if self.floor(delta) >= alpha:
+            return math.nan
+        k = order_statistic(alpha, len(self.d_low))
+        below, above = self.unsorted
+        up = -np.partition(-(delta - below) / self.slope, k)[k]      # the (k+1)-th largest crossing shift
+        down = np.partition((delta - above) / self.slope, k)[k]      # the (k+1)-th smallest
+        above = self.mean >= delta
+        reach = (self.mean + up - delta if above else delta - self.mean - down) + power_term
+        return float(reach) if (delta + reach <= self.high if above else delta - reach >= self.low) else math.nan
 
 
 DRAWS_LOG2 = 14

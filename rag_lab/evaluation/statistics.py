@@ -13,7 +13,8 @@ document) live in ``paired_tests``; this module is the face the rest of the pack
 - ``paired_difference``: ``a - b`` on the questions both scored, with one procedure's p at the
   claim's threshold (0: "better than"; ``-NON_INFERIORITY_MARGIN``: "at least as good as") and its
   interval (every shift it does not reject), the smallest p this n can give (``p_floor``), the
-  design effect, and the minimum detectable effect (MDE).
+  design effect, and the minimum detectable effect (MDE): the distance from the threshold at which that same
+  test decides with 80% power (``BoundedMean.mde``, ``TTest.mde``; none where these units cannot decide).
 - ``holm``: Holm's step-down correction within a declared family of comparisons. scipy has none
   (it has Benjamini-Hochberg only) and statsmodels would be a new dependency for six lines.
 - ``verdict_and_reason``: the one place a comparison is called decided, from its (Holm-adjusted) p:
@@ -77,7 +78,7 @@ class Difference:
     """``a - b`` on the ``n`` questions both scored (``n_dropped`` left out) in ``units`` units: the mean
     difference, its interval (``interval``: the procedure), p at ``threshold`` (over ``resamples`` seeded
     weight vectors; 0 for the t-test), the smallest p these units can give there (``p_floor``), the design
-    effect and the minimum detectable effect at 80% power (``mde``)."""
+    effect and the minimum detectable effect at 80% power of this test (``mde``; NaN where it cannot decide)."""
     diff: float
     n: int
     n_dropped: int
@@ -102,7 +103,7 @@ class Difference:
     def verdict_and_reason(self, alpha: float = ALPHA) -> tuple[str, str]:
         """This comparison's verdict on its own (a family of one) and, when it cannot be decided, why."""
         return verdict_and_reason(self.diff, self.p, self.threshold, self.p_floor, self.mde, alpha, n=self.n,
-                                  units=self.units, own_floor=self.p_floor, no_test=_why_none(self.interval))
+                                  units=self.units, own_floor=self.p_floor, no_test=why_none(self.interval))
 
 
 WHOLE_RANGE = "(interval: the whole range, -1 to 1)"
@@ -284,29 +285,9 @@ def paired_difference(a: Sequence[float], b: Sequence[float], threshold: float =
     if test is None:
         return _no_difference(diff, n, dropped, threshold, label, len(set(labels)) if labels is not None else None)
     low, high = test.interval(confidence)
+    mde = test.mde(threshold, confidence, float(stats.t.ppf(POWER, s.df)) * s.se)
     return Difference(diff, n, dropped, s.units, s.design_effect, low, high, label, threshold, test.p(threshold),
-                      test.resamples, test.floor(threshold), _mde(s, 1 - confidence))
-
-
-def _mde(s, alpha: float, power: float = POWER) -> float:
-    if s.df < 1 or not s.se > 0:       # no spread: no t-based MDE (never a reassuring 0)
-        return math.nan
-    return float((stats.t.ppf(1 - alpha / 2, s.df) + stats.t.ppf(power, s.df)) * s.se)
-
-
-def minimum_detectable_effect(differences: Sequence[float], alpha: float = ALPHA, power: float = POWER,
-                              units: Sequence | None = None) -> float:
-    """The smallest true mean difference a two-sided paired t-test at ``alpha`` detects with ``power``,
-    for this n and the spread of these differences: ``(t[1 - alpha/2] + t[power]) * se`` with se the
-    standard error (cluster-robust with ``units``) and n - 1 (units - 1) degrees of freedom. NaN below
-    two questions (or units)."""
-    d = _flat(differences, "differences")
-    labels = _labels(units, len(d))
-    keep = ~np.isnan(d)
-    d = d[keep]
-    if len(d) < 2:
-        return math.nan
-    return _mde(spread(d, labels[keep] if labels is not None else None), alpha, power)
+                      test.resamples, test.floor(threshold), mde)
 
 
 def holm(pvalues: Sequence[float]) -> np.ndarray:
@@ -342,7 +323,7 @@ def verdict_and_reason(diff: float, p: float, threshold: float = 0.0, p_floor: f
     (word, reason). Supported / contradicted only when p < ``alpha``, on the side the difference lies;
     "cannot be decided" when there is no p (``no_test`` says why), when no p below ``alpha`` is
     attainable (``p_floor``: the comparison's own, ``own_floor``, or Holm's over a family of
-    ``family_size``), or when a non-inferiority claim left undecided has an MDE above its margin;
+    ``family_size``), or when a non-inferiority claim left undecided has an MDE above its margin (or none);
     inconclusive otherwise. The reason is "" for every word but "cannot be decided". ``n`` and
     ``units`` (questions, documents) only word the reason. Every decided word the package prints
     comes from here."""
@@ -352,8 +333,9 @@ def verdict_and_reason(diff: float, p: float, threshold: float = 0.0, p_floor: f
         return UNDECIDABLE, _floor_reason(p_floor, alpha, n, units, family_size, own_floor)
     if p < alpha and diff != threshold:
         return (SUPPORTED if diff > threshold else CONTRADICTED), ""
-    if threshold < 0 and mde > -threshold:
-        return UNDECIDABLE, f"MDE {mde:.2f} above the margin {-threshold:.2f}"
+    if threshold < 0 and not mde <= -threshold:    # NaN: no difference inside the range is found with 80% power
+        said = f"MDE {mde:.2f}" if math.isfinite(mde) else "an MDE beyond the range"
+        return UNDECIDABLE, f"{said} above the margin {-threshold:.2f}"
     return INCONCLUSIVE, ""
 
 
@@ -381,7 +363,7 @@ def verdict(diff: float, p: float, threshold: float = 0.0, p_floor: float = 0.0,
     return verdict_and_reason(diff, p, threshold, p_floor, mde, alpha)[0]
 
 
-def _why_none(interval: str) -> str:
+def why_none(interval) -> str:
     """``none: one question`` -> ``one question``; "" for an interval that exists."""
     return interval.split(":", 1)[1].strip() if isinstance(interval, str) and interval.startswith(f"{NONE}:") else ""
 

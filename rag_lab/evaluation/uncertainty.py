@@ -23,8 +23,8 @@ import pandas as pd
 
 from ..core.types import Dataset
 from .metric_kinds import declared_kind
-from .statistics import (UNADJUSTED, Difference, format_ci, format_p, holm, holm_floors, mean_ci, paired_difference,
-                         verdict_and_reason)
+from .statistics import (ALPHA, UNADJUSTED, Difference, format_ci, format_p, holm, holm_floors, mean_ci,
+                         paired_difference, verdict_and_reason, why_none)
 
 SUMMARY_COLUMNS = ["method", "metric", "mean", "n", "n_dropped", "ci_low", "ci_high", "interval", "units",
                    "design_effect"]
@@ -89,27 +89,23 @@ def decide(rows: pd.DataFrame, family: str) -> pd.DataFrame:
     """``rows`` (``Difference`` columns) as one declared family of comparisons: ``family`` (its id),
     ``family_size`` (the comparisons with a p), ``p_holm`` (Holm within the family), ``verdict`` and
     ``reason`` (``statistics.verdict_and_reason`` on ``p_holm``, with the floor Holm puts under every
-    adjusted p). In a family of more than one, each interval is labelled ``unadjusted`` (it is the
+    adjusted p); where that floor leaves no p below ``ALPHA`` the row's MDE is NaN. In a family of more than one, each interval is labelled ``unadjusted`` (it is the
     comparison's own 95% interval, not simultaneous for the family)."""
     tested = rows["p"].notna()
     size = int(tested.sum())
     p_holm = holm(rows["p"].to_numpy(dtype=float)) if len(rows) else np.array([])
     floors = holm_floors(rows["p_floor"].where(tested).to_numpy(dtype=float)) if len(rows) else np.array([])
     out = rows.assign(family=family, family_size=size, p_holm=p_holm)
+    out["mde"] = out["mde"].where(~(floors >= ALPHA))     # a design that cannot decide detects nothing: no MDE
     if size > 1:
         out["interval"] = [i if str(i).startswith("none") or str(i).endswith(UNADJUSTED) else f"{i}, {UNADJUSTED}"
                            for i in out["interval"]]
     words = [verdict_and_reason(r["diff"], r["p_holm"], r["threshold"], f, r["mde"], n=r["n"], units=r["units"],
-                                family_size=size, own_floor=r["p_floor"], no_test=_no_test(r["interval"]))
+                                family_size=size, own_floor=r["p_floor"], no_test=why_none(r["interval"]))
              for (_, r), f in zip(out.iterrows(), floors)]
     out["verdict"] = [w for w, _ in words]
     out["reason"] = [why for _, why in words]
     return out
-
-
-def _no_test(interval) -> str:
-    text = str(interval)
-    return text.split(":", 1)[1].strip() if text.startswith("none:") else ""
 
 
 def family_baseline(method: str) -> str | None:
@@ -150,11 +146,6 @@ def refuse_duplicates(d: pd.DataFrame) -> pd.DataFrame:
     return d
 
 
-def column_kind(column: str):
-    """The declared kind of a metric@k column (``metric_kinds``), or None (read off the values)."""
-    return declared_kind(column)
-
-
 def summary_with_ci(df: pd.DataFrame, metrics: Sequence[str] | None = None, units: Units | None = None) -> pd.DataFrame:
     """One row per method and metric@k (``metrics``: only these columns): ``SUMMARY_COLUMNS``. NaN
     values are not scored questions: they count in neither the mean nor n (``n_dropped`` counts them).
@@ -170,7 +161,7 @@ def summary_with_ci(df: pd.DataFrame, metrics: Sequence[str] | None = None, unit
     rows = []
     for (method, column), g in d.groupby(["method", "column"], sort=False):
         est = mean_ci(g["value"].to_numpy(dtype=float), units=unit_labels(g["question_id"].tolist(), units),
-                      kind=column_kind(column))
+                      kind=declared_kind(column))
         rows.append({"method": method, "metric": column, **est.as_dict()})
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
@@ -253,7 +244,7 @@ def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] |
         for m in methods:
             if m in table.columns:
                 rows.append({"method": m, "baseline": baseline, "metric": column,
-                             **paired_on(table, m, baseline, units=units, kind=column_kind(column)).as_dict()})
+                             **paired_on(table, m, baseline, units=units, kind=declared_kind(column)).as_dict()})
     out = pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS[:DIFFERENCE_COLUMNS.index("family")])
     return decide(out, family or f"each method minus {baseline}")[DIFFERENCE_COLUMNS]
 
@@ -265,7 +256,7 @@ def difference_sentence(df: pd.DataFrame, a: str, b: str, column: str, threshold
     table = per_question(df, column)
     if a not in table.columns or b not in table.columns:
         return f"{a} - {b} on {column}: not both scored in this run"
-    row = decide(pd.DataFrame([paired_on(table, a, b, threshold, units, column_kind(column)).as_dict()]),
+    row = decide(pd.DataFrame([paired_on(table, a, b, threshold, units, declared_kind(column)).as_dict()]),
                  "one comparison").iloc[0]
     reason = f" ({row['reason']})" if row["reason"] else ""
     return (f"{a} - {b} on {column}: {format_ci(row['diff'], row['ci_low'], row['ci_high'])} "
@@ -291,7 +282,7 @@ def pairwise_differences(df: pd.DataFrame, column: str, methods: Sequence[str] |
     for i, a in enumerate(ranked):
         for b in ranked[i + 1:]:
             rows.append({"method": a, "below": b, "metric": column,
-                         **paired_on(table, a, b, units=units, kind=column_kind(column)).as_dict()})
+                         **paired_on(table, a, b, units=units, kind=declared_kind(column)).as_dict()})
     cols = ["method", "below", "metric", *TEST_COLUMNS]
     out = pd.DataFrame(rows, columns=cols[:cols.index("family")])
     return decide(out, f"every pair on {column}")[cols]

@@ -212,9 +212,10 @@ def tidy(scores: pd.DataFrame, judged: pd.DataFrame | None = None, strategy: str
 
 def results_intervals(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
                       strategy: str | None = None) -> dict[str, pd.DataFrame]:
-    """n and the 95% interval of every mean of ``results_table`` (rows: algorithms)."""
+    """n and the 95% interval of every mean of ``results_table`` (rows: algorithms), clustered by document
+    (``units_of``): the interval notebook 10 gives the same mean."""
     rows = tidy(scores, judged, strategy)
-    return interval_frames(rows, {c: c for c in dict.fromkeys(rows["metric"])})
+    return interval_frames(rows, {c: c for c in dict.fromkeys(rows["metric"])}, units=units_of(scores))
 
 
 def spread_limit(dataset: Dataset, n: int | None) -> Dataset:
