@@ -10,17 +10,13 @@ import pandas as pd
 
 from ..core.types import Dataset
 from ..datasets import load_dataset
+from ..evaluation.metric_specs import LEADERBOARD, RANKED_BY, declared
 from ..evaluation.statistics import format_ci
 from ..evaluation.uncertainty import (DIFFERENCE_COLUMNS, Units, flip_counts, flips, paired_differences, paper_pairs,
                                       summary_with_ci)
 
-# context_budget: the tokens of the hits at k (``budget.context_token_rows``), the budget beside every row
-LEADERBOARD_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage_source",
-                       "context_budget")
-RANK_METRIC = "ctx_recall"
-# what ranks a data set's tables: context recall, else (gold documents only, as PubMedQA) document recall
-RANKED_BY = (RANK_METRIC, "doc_recall", "doc_mrr")
-COUNT_METRICS = ("context_budget", "tokens_handed")    # shown as whole tokens
+# declared (metric_specs): the budget beside every row; ranked by context recall, else (PubMedQA) document recall
+LEADERBOARD_METRICS, RANK_METRIC = LEADERBOARD, RANKED_BY[0]
 
 
 def rank_metric(metrics) -> str:
@@ -44,7 +40,7 @@ def missing_sentence(name: str, results: pd.DataFrame, k: int, metrics: Sequence
 
 
 def _digits(metric: str) -> int:
-    return 0 if metric.startswith(COUNT_METRICS) else 3
+    return 0 if getattr(declared(metric), "group", "") == "budget" else 3      # tokens: whole numbers
 
 
 def leaderboard_ci(results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADERBOARD_METRICS,

@@ -36,7 +36,7 @@ from .statistics import SUPPORTED, CONTRADICTED, mean_ci, paired_difference
 class Scenario:
     """``draw(rng, n)`` gives one data set: one array of scores (a mean) or two (a paired comparison),
     and each question's unit (its document) or None; ``truth``: the mean or mean difference it was drawn
-    around; ``kind``: the metric kind the package is told (``metric_kinds``)."""
+    around; ``kind``: the metric kind the package is told (``metric_specs``)."""
     draw: Callable
     truth: float
     paired: bool

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.types import Dataset
-from .metric_kinds import declared_kind
+from .metric_specs import declared_kind
 from .statistics import (UNADJUSTED, Difference, format_ci, format_p, holm, holm_floors, mean_ci, paired_difference,
                          verdict_and_reason)
 
@@ -150,17 +150,12 @@ def refuse_duplicates(d: pd.DataFrame) -> pd.DataFrame:
     return d
 
 
-def column_kind(column: str):
-    """The declared kind of a metric@k column (``metric_kinds``), or None (read off the values)."""
-    return declared_kind(column)
-
-
 def summary_with_ci(df: pd.DataFrame, metrics: Sequence[str] | None = None, units: Units | None = None) -> pd.DataFrame:
     """One row per method and metric@k (``metrics``: only these columns): ``SUMMARY_COLUMNS``. NaN
     values are not scored questions: they count in neither the mean nor n (``n_dropped`` counts them).
     Rows without k (latency, tokens: the machine and the bill, not findings) are left out unless named
     in ``metrics``. ``units``: question id -> unit, for intervals clustered by document. Each interval is
-    the one of the metric's declared kind (``metric_kinds``; a name without one: read off the values)."""
+    the one of the metric's declared kind (``metric_specs``; a name without one: read off the values)."""
     d = _labelled(df)
     if metrics is None:
         d = d[d["k"].notna()]
@@ -170,7 +165,7 @@ def summary_with_ci(df: pd.DataFrame, metrics: Sequence[str] | None = None, unit
     rows = []
     for (method, column), g in d.groupby(["method", "column"], sort=False):
         est = mean_ci(g["value"].to_numpy(dtype=float), units=unit_labels(g["question_id"].tolist(), units),
-                      kind=column_kind(column))
+                      kind=declared_kind(column))
         rows.append({"method": method, "metric": column, **est.as_dict()})
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
@@ -222,7 +217,7 @@ def per_question(df: pd.DataFrame, column: str) -> pd.DataFrame:
 def paired_on(table: pd.DataFrame, a: str, b: str, threshold: float = 0.0, units: Units | None = None,
               kind=None) -> Difference:
     """``a - b`` on ``per_question``'s ``table`` (questions as rows), paired by question; ``kind``: the
-    metric's (``metric_kinds``), None to read it off the values."""
+    metric's (``metric_specs``), None to read it off the values."""
     return paired_difference(table[a].to_numpy(dtype=float), table[b].to_numpy(dtype=float), threshold,
                              units=unit_labels([str(q) for q in table.index], units), kind=kind)
 
@@ -253,7 +248,7 @@ def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] |
         for m in methods:
             if m in table.columns:
                 rows.append({"method": m, "baseline": baseline, "metric": column,
-                             **paired_on(table, m, baseline, units=units, kind=column_kind(column)).as_dict()})
+                             **paired_on(table, m, baseline, units=units, kind=declared_kind(column)).as_dict()})
     out = pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS[:DIFFERENCE_COLUMNS.index("family")])
     return decide(out, family or f"each method minus {baseline}")[DIFFERENCE_COLUMNS]
 
@@ -265,7 +260,7 @@ def difference_sentence(df: pd.DataFrame, a: str, b: str, column: str, threshold
     table = per_question(df, column)
     if a not in table.columns or b not in table.columns:
         return f"{a} - {b} on {column}: not both scored in this run"
-    row = decide(pd.DataFrame([paired_on(table, a, b, threshold, units, column_kind(column)).as_dict()]),
+    row = decide(pd.DataFrame([paired_on(table, a, b, threshold, units, declared_kind(column)).as_dict()]),
                  "one comparison").iloc[0]
     reason = f" ({row['reason']})" if row["reason"] else ""
     return (f"{a} - {b} on {column}: {format_ci(row['diff'], row['ci_low'], row['ci_high'])} "
@@ -291,7 +286,7 @@ def pairwise_differences(df: pd.DataFrame, column: str, methods: Sequence[str] |
     for i, a in enumerate(ranked):
         for b in ranked[i + 1:]:
             rows.append({"method": a, "below": b, "metric": column,
-                         **paired_on(table, a, b, units=units, kind=column_kind(column)).as_dict()})
+                         **paired_on(table, a, b, units=units, kind=declared_kind(column)).as_dict()})
     cols = ["method", "below", "metric", *TEST_COLUMNS]
     out = pd.DataFrame(rows, columns=cols[:cols.index("family")])
     return decide(out, f"every pair on {column}")[cols]
