@@ -39,10 +39,6 @@ def missing_sentence(name: str, results: pd.DataFrame, k: int, metrics: Sequence
     return f"{name}: no {', '.join(missing)} (not shown in its tables){why}."
 
 
-def _digits(metric: str) -> int:
-    return 0 if getattr(declared(metric), "group", "") == "budget" else 3      # tokens: whole numbers
-
-
 def leaderboard_ci(results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADERBOARD_METRICS,
                    units: Units | None = None) -> pd.DataFrame:
     """Per method and metric@k: mean, n, ci_low, ci_high and how the interval was made; methods ordered
@@ -71,8 +67,9 @@ def ranked(long: pd.DataFrame, wanted: Sequence[str], rank_col: str) -> pd.DataF
 def leaderboard_shown(board: pd.DataFrame) -> pd.DataFrame:
     """``leaderboard_ci`` as a reader sees it: a row per method (best first), a column per metric headed
     with its n, cells ``mean [ci_low, ci_high]``."""
-    cells = board.assign(cell=[format_ci(m, lo, hi, _digits(metric)) for metric, m, lo, hi in
-                               zip(board["metric"], board["mean"], board["ci_low"], board["ci_high"])])
+    whole = [getattr(declared(metric), "group", "") == "budget" for metric in board["metric"]]   # tokens
+    cells = board.assign(cell=[format_ci(m, lo, hi, 0 if w else 3) for w, m, lo, hi in
+                               zip(whole, board["mean"], board["ci_low"], board["ci_high"])])
     metrics = list(dict.fromkeys(board["metric"]))
     header = {}
     for metric in metrics:

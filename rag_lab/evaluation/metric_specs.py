@@ -38,7 +38,6 @@ class Metric:
 
 
 DOC, CTX = "a hit from a gold document", "a hit's span overlapping a gold context by min_overlap of the shorter"
-ANSWER, JUDGED = "the answer's contexts", "judged"
 METRICS: tuple[Metric, ...] = (
     Metric("doc_mrr", "unit", "k", "doc", DOC, "ir_measures RR", True, 3),
     Metric("doc_recall", "unit", "k", "doc", DOC, "ir_measures R", True, 2),
@@ -57,11 +56,10 @@ METRICS: tuple[Metric, ...] = (
     Metric("cs_recall", "binary", "k", "gralc", "required sections of the source with a top-k chunk", "CS Recall@k"),
     Metric("proxy_f1", "unit", "", "gralc", "answer tokens in the question", "GraLC-RAG's F1 (SQuAD token F1)"),
     Metric("answer_f1", "unit", "", "gralc", "answer tokens in the reference", "SQuAD token F1"),
-    Metric("section_diversity", "count", "", "gralc", "(article, section) pairs of " + ANSWER, "GraLC-RAG's Sec Div"),
-    Metric("context_tokens", "unbounded", "", "gralc", ANSWER + " and the question", "o200k_base tokens"),
+    Metric("section_diversity", "count", "", "gralc", "(article, section) pairs in the contexts", "GraLC-RAG Sec Div"),
+    Metric("context_tokens", "unbounded", "", "gralc", "the answer's contexts + question", "o200k_base tokens"),
     Metric("seconds_<step>", "unbounded", "", "build cost", "one GraLC-RAG build step", "seconds"),
-    Metric("gold_sentence_precision", "unit", "", "ssg", CTX, "gathered sentences matching gold / gathered"),
-    Metric("gold_sentence_recall", "unit", "", "ssg", CTX, "gold sentences gathered / gold sentences"),
+    *(Metric(f"gold_sentence_{m}", "unit", "", "ssg", CTX, f"SSG's {m}, gathered") for m in ("precision", "recall")),
     Metric("context_budget", "unbounded", "k", "budget", "the hits' texts", "cl100k_base tokens", True),
     Metric("tokens_handed", "unbounded", "", "budget", "the list cut to a budget", "cl100k_base tokens"),
     *(Metric(name, "unbounded", "", "query cost", "the query at the deepest k", "counted")
@@ -74,19 +72,19 @@ METRICS: tuple[Metric, ...] = (
     Metric("rouge_l", "unit", "answer_k", "non-LLM", "LCS of answer and reference", "ragas RougeScore"),
     Metric("bleu", "unit", "answer_k", "non-LLM", "n-grams of answer and reference", "ragas BleuScore"),
     Metric("string_similarity", "unit", "answer_k", "non-LLM", "characters", "ragas NonLLMStringSimilarity"),
-    Metric("nonllm_context_precision", "unit", "answer_k", "non-LLM", "similarity >= 0.5 to a gold context",
+    Metric("nonllm_context_precision", "unit", "answer_k", "non-LLM", "similarity >= 0.5",
            "ragas NonLLMContextPrecisionWithReference"),
     Metric("nonllm_context_recall", "unit", "answer_k", "non-LLM", "similarity > 0.5", "ragas NonLLMContextRecall"),
     Metric("id_context_precision", "unit", "answer_k", "ID", "chunks matching gold", "ragas IDBasedContextPrecision"),
     Metric("id_context_recall", "unit", "answer_k", "ID", "the same ids", "ragas IDBasedContextRecall"),
-    Metric("faithfulness", "unit", "answer_k", JUDGED, "statements the contexts support", "ragas Faithfulness"),
-    Metric("answer_relevancy", "unbounded", "answer_k", JUDGED, "a cosine", "ragas ResponseRelevancy"),
-    Metric("llm_context_precision", "unit", "answer_k", JUDGED, "useful", "ragas LLMContextPrecisionWithReference"),
-    Metric("llm_context_recall", "unit", "answer_k", JUDGED, "sentences attributed", "ragas LLMContextRecall"),
-    Metric("factual_correctness", "unit", "answer_k", JUDGED, "claims checked both ways", "ragas FactualCorrectness"),
+    Metric("faithfulness", "unit", "answer_k", "judged", "statements the contexts support", "ragas Faithfulness"),
+    Metric("answer_relevancy", "unbounded", "answer_k", "judged", "a cosine", "ragas ResponseRelevancy"),
+    Metric("llm_context_precision", "unit", "answer_k", "judged", "useful", "ragas LLMContextPrecisionWithReference"),
+    Metric("llm_context_recall", "unit", "answer_k", "judged", "sentences attributed", "ragas LLMContextRecall"),
+    Metric("factual_correctness", "unit", "answer_k", "judged", "claims checked both ways", "ragas FactualCorrectness"),
 )
 METRICS += tuple(Metric(f"{m.name}_judge_sd", "unbounded", "answer_k", "judge sd", m.match, "sd over repeats")
-                 for m in METRICS if m.group == JUDGED)           # answer_metrics.judge_repeats
+                 for m in METRICS if m.group == "judged")           # answer_metrics.judge_repeats
 _BY_NAME = {m.name: m for m in METRICS}
 _FAMILIES = {(m.name.split("<")[0], m.name.split(">")[-1]): m for m in METRICS if "<" in m.name}
 LEADERBOARD = tuple(m.name for m in METRICS if m.leaderboard)
@@ -118,9 +116,8 @@ def named_by(library: str, group: str) -> dict[str, str]:
 
 def produced_columns(dataset: Dataset, ks: Sequence[int], section_level: str = "section", reasoner: bool = False,
                      judge: bool = False, answer_k: int = 5) -> list[str]:
-    """Every metric@k column ``evaluate`` gives on ``dataset`` with these options: doc_ metrics when a question
-    names gold documents, ctx_ ones with gold contexts, coverage at the level with sections, each at every k;
-    with a reasoner the answer metrics at ``answer_k`` (the judged ones with a judge)."""
+    """Every metric@k column ``evaluate`` gives on ``dataset``: doc_ metrics with gold documents, ctx_ ones with
+    gold contexts, coverage with sections, at every k; with a reasoner the answer metrics at ``answer_k``."""
     coverage = coverage_metric(section_level, source=True)
     made = {"doc": any(q.gold_doc_ids for q in dataset.questions), "squad": reasoner, "non-LLM": reasoner,
             "ctx": any(q.gold_contexts for q in dataset.questions), "ID": reasoner, "judged": reasoner and judge,
@@ -133,13 +130,10 @@ def produced_columns(dataset: Dataset, ks: Sequence[int], section_level: str = "
 
 def check_family(family: Sequence[str], produced: Sequence[str]) -> None:
     """A ValueError naming each column of ``family`` not in ``produced``, with the closest ones."""
-    missing = [c for c in family if c not in produced]
-    if not missing:
+    near = {c: difflib.get_close_matches(c, list(produced), n=3, cutoff=0.6) for c in family if c not in produced}
+    if not near:
         return
-    hints = []
-    for column in missing:
-        near = difflib.get_close_matches(column, list(produced), n=3, cutoff=0.6)
-        hints.append(f"{column!r}" + (f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""))
+    hints = [f"{c!r}" + (f" (did you mean {' or '.join(map(repr, n))}?)" if n else "") for c, n in near.items()]
     ks = sorted({c.split("@", 1)[1] for c in produced}, key=int)
     raise ValueError(f"--family {', '.join(hints)}: not a column this run produces; it scores "
                      f"{', '.join(sorted({c.split('@')[0] for c in produced}))} at k {', '.join(ks)} (--k, and "
