@@ -37,7 +37,7 @@ from rag_lab.evaluation.statistics import SUPPORTED, CONTRADICTED, mean_ci, pair
 class Scenario:
     """``draw(rng, n)`` gives one data set: one array of scores (a mean) or two (a paired comparison),
     and each question's unit (its document) or None; ``truth``: the mean or mean difference it was drawn
-    around; ``kind``: the metric kind the package is told (``metric_kinds``)."""
+    around; ``kind``: the metric kind the package is told (``metric_specs``)."""
     draw: Callable
     truth: float
     paired: bool
