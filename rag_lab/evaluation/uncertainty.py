@@ -129,7 +129,11 @@ def _labelled(df: pd.DataFrame) -> pd.DataFrame:
     missing = {"method", "question_id", "metric", "k", "value"} - set(df.columns)
     if missing:
         raise ValueError(f"expected evaluate()'s tidy table (method, question_id, metric, k, value); missing {sorted(missing)}")
-    return df.assign(column=[metric_column(m, k) for m, k in zip(df["metric"], df["k"])])
+    metric, k = df["metric"].astype(str).to_numpy(dtype=object), df["k"].to_numpy(dtype=float)
+    at = ~np.isnan(k)                  # metric_column on every row at once: no walk over the long table
+    column = metric.copy()
+    column[at] = metric[at] + "@" + k[at].astype(np.int64).astype(str).astype(object)
+    return df.assign(column=column)
 
 
 def refuse_duplicates(d: pd.DataFrame) -> pd.DataFrame:
