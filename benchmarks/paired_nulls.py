@@ -1,7 +1,7 @@
 """How often ``paired_difference`` decides when there is nothing to find, and how often its interval holds the
 truth: the table in docs/statistics.md ("How often the interval holds the truth").
 
-4,000 seeded data sets a cell, each run through the package's own test (``coverage.paired_rates``, the
+4,000 seeded data sets a cell, each run through the package's own test (``interval_coverage.paired_rates``, the
 bounded-mean test of ``paired_tests`` vectorised; ``mean_ci`` and ``paired_difference`` themselves for the
 means and the t-test): skewed nulls (two methods with the same true mean and the shapes retrieval scores
 have) at n = 20 and 50 with two seeds, symmetric nulls, clustered nulls over 12 and 44 documents, and the
@@ -23,8 +23,9 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from rag_lab.evaluation.coverage import PAIRED_NULLS, by_unit, paired_rates, win_loss  # noqa: E402
+from interval_coverage import PAIRED_NULLS, by_unit, paired_rates, win_loss  # noqa: E402
 from rag_lab.evaluation.statistics import SUPPORTED, CONTRADICTED, mean_ci, paired_difference  # noqa: E402
 
 

@@ -327,3 +327,24 @@ def test_wikipedia_requests_name_a_contact_and_wait_out_429(mirror, data_cache, 
     wiki_requests = [r for r in mirror.requests if r["path"] == "/w/api.php"]
     assert wiki_requests[-1]["agent"] == "rag_lab/0.1 (research data downloader; keeper@example.org) python-urllib"
     assert waited == [1.0]                                   # the 429 asked for one second, then it went on
+
+
+def test_a_download_reads_retry_after_as_the_llm_client_does():
+    """The download's HTTP errors go through reasoning.backends.retry_after_seconds (one reading of the
+    header): seconds as given, an HTTP date 90 s ahead as 90 s, no header as None."""
+    import datetime as dt
+    import email.message
+    import urllib.error
+
+    from rag_lab.reasoning.backends import retry_after_seconds
+
+    def error(value):
+        headers = email.message.Message()
+        if value:
+            headers["Retry-After"] = value
+        return urllib.error.HTTPError("https://example.org/x", 429, "Too Many Requests", headers, None)
+
+    now = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
+    assert retry_after_seconds(error("7"), now) == 7.0
+    assert retry_after_seconds(error("Thu, 01 Jan 2026 12:01:30 GMT"), now) == 90.0
+    assert retry_after_seconds(error(None), now) is None

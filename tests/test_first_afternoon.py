@@ -12,7 +12,7 @@ from rag_lab.cli import main
 from rag_lab.core.io import read_dataset, write_dataset
 from rag_lab.core.types import Cost, Dataset, Document, Question, Section
 from rag_lab.evaluation.build_report import StepLine, build_table, clock
-from rag_lab.evaluation.columns import check_family, produced_columns
+from rag_lab.evaluation.metric_specs import check_family, produced_columns
 from rag_lab.evaluation.metrics import locate_contexts
 from rag_lab.runs import reference
 from rag_lab.runs.parameters import check_names, typed_paths

@@ -82,8 +82,8 @@ def test_sweep_differences_each_lambda_against_the_first():
 def test_interval_columns_sit_after_ours_and_no_difference_is_printed():
     data = pd.DataFrame(rows("gralc-naive", "doc_mrr", 20, [1.0, 0.0], "full") + rows("gralc-naive", "doc_recall", 1, [1, 0], "full")
                         + rows("gralc-naive", "doc_recall", 5, [1, 1], "full"))
-    t4, ci = tb.table4(data, (1, 5, 20)), tb.table4_intervals(data, (1, 5, 20))
-    side = tb.ours_with_intervals(t4, ci, paper.table4())
+    ci = tb.summary(data, {"MRR": "doc_mrr@20", "R@1": "doc_recall@1", "R@5": "doc_recall@5"}, by="condition")
+    side = tb.ours_with_intervals(ci["ours"], ci, paper.table4())
     assert list(side["MRR"].columns) == ["ours", "n", "ci_low", "ci_high", "paper-reported"]
     assert side.loc[("full", "Naive"), ("MRR", "ours")] == 0.5 and side.loc[("full", "Naive"), ("MRR", "n")] == 2
     assert side.loc[("full", "Naive"), ("MRR", "paper-reported")] == 0.344
@@ -105,17 +105,29 @@ def test_table2_beside_carries_the_paired_interval_of_each_step():
     assert math.isnan(side.loc[paper.ABLATION[0], ("ΔMRR", "n")])
 
 
-def test_long_layouts_print_every_column():
-    side = pd.DataFrame({("MRR", "ours"): [0.5, 0.6], ("MRR", "n"): [2, 2], ("R@1", "ours"): [0.1, 0.2],
-                         ("R@1", "n"): [2, 2]}, index=["Naive", "Semantic"])
-    long = paper.by_metric(side)
-    assert list(long.index) == [("MRR", "Naive"), ("MRR", "Semantic"), ("R@1", "Naive"), ("R@1", "Semantic")]
-    assert list(long.columns) == ["ours", "n"] and long.loc[("R@1", "Semantic"), "ours"] == 0.2
+def test_summary_by_condition_reads_one_label_across_conditions():
+    # naive 1 and 0 in introduction (mean 0.5), 1 and 1 in full; semantic only in full (0 and 1: 0.5)
+    data = pd.DataFrame(rows("gralc-naive", "doc_recall", 5, [1, 0], "introduction") + rows("gralc-naive", "doc_recall", 5, [1, 1], "full")
+                        + rows("gralc-semantic", "doc_recall", 5, [0, 1], "full"))
+    parts = tb.summary(data, {"R@5": "doc_recall@5"}, by="condition")
+    assert parts["ours"]["R@5"].to_dict() == {("introduction", "Naive"): 0.5, ("full", "Naive"): 1.0, ("full", "Semantic"): 0.5}
+    assert parts["ours"].index.names == ["condition", "strategy"] and (parts["n"]["R@5"] == 2).all()
+    # a question in two conditions is two rows of one question: the summary splits by condition first
+    assert parts["ci_low"].loc[("full", "Naive"), "R@5"] < 1.0 == parts["ci_high"].loc[("full", "Naive"), "R@5"]
 
 
-def test_condition_series_reads_one_label_across_conditions():
-    frame = pd.DataFrame({"A introduction": [1.0, 2.0], "A full": [3.0, 4.0], "B full": [9.0, 9.0]},
-                         index=["Naive", "Semantic"])
-    s = tb.condition_series(frame, "A", ["introduction", "partial", "full"])     # partial did not run: no entry
-    assert s.to_dict() == {("introduction", "Naive"): 1.0, ("introduction", "Semantic"): 2.0,
-                           ("full", "Naive"): 3.0, ("full", "Semantic"): 4.0}
+def test_ceiling_test_is_the_lowest_strategy_minus_the_papers_bound():
+    # per question: semantic 0.97 +- 0.01 on 200 questions, naive 1.0: its scores minus 0.95 are +0.03 or +0.01.
+    # The bounded-mean test: P(D_low <= 0) = 1.03^-100 * 1.01^-100 = 0.0193, p = 0.0386: decided above the
+    # ceiling (on 20 such questions p = 1: one unseen question at the bound could undo 20 small wins)
+    data = [(m, f"q{i}", "doc_mrr", 10, v) for i in range(200)
+            for m, v in (("gralc-naive", 1.0), ("gralc-semantic", 0.97 + 0.01 * (-1) ** i))]
+    scores = pd.DataFrame(data, columns=["method", "question_id", "metric", "k", "value"])
+    above = cmp.ceiling_test(scores, "doc_mrr@10")
+    assert above["method"] == "gralc-semantic" and above["label"] == "Semantic" and above["verdict"] == "supported"
+    assert above["diff"] == pytest.approx(0.02) and above["baseline"] == f"the {paper.CEILING:g} ceiling"
+    assert above["p"] == pytest.approx(2 * 1.03 ** -100 * 1.01 ** -100, abs=0.004)
+    # the same scores in two documents: no clustered test can decide, whatever the interval of the mean says
+    two = cmp.ceiling_test(scores, "doc_mrr@10", where=cmp.Where("d", "abstract", {f"q{i}": f"doc{i % 2}" for i in range(200)}))
+    assert two["units"] == 2 and two["verdict"] == "cannot be decided"
+    assert cmp.ceiling_test(scores.iloc[:0], "doc_mrr@10") is None

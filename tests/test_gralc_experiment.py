@@ -1,4 +1,4 @@
-"""GraLC-RAG notebook helpers: the paper-shaped tables from hand-made tidy rows."""
+"""GraLC-RAG notebook helpers: the summaries behind the paper's tables, from hand-made tidy rows."""
 import math
 
 import pandas as pd
@@ -19,11 +19,15 @@ def test_table1_and_ablation_deltas():
     data = []
     for name, mrr in [("gralc-late", [1.0, 0.5]), ("gralc-structure", [1.0, 0.5]), ("gralc-kg", [0.5, 0.5]),
                       ("gralc-graph", [0.5, 0.25])]:
-        data += rows(name, "doc_mrr", 10, mrr) + rows(name, "doc_mrr", 1, [9, 9])   # MRR is read at the deepest k
+        data += rows(name, "doc_mrr", 10, mrr) + rows(name, "doc_mrr", 1, [9, 9])   # only the k named is read
         data += rows(name, "doc_recall", 1, [1.0, 0.0]) + rows(name, "doc_recall", 10, [1.0, 1.0])
-    t1 = tb.table1(pd.DataFrame(data), (1, 10))
+    parts = tb.summary(pd.DataFrame(data), {"MRR": "doc_mrr@10", "R@1": "doc_recall@1", "R@10": "doc_recall@10"})
+    t1 = parts["ours"]
     assert list(t1.index) == ["Late Chunking", "Structure-Aware", "GraLC-RAG (KG)", "GraLC-RAG (+Graph)"]
     assert t1["MRR"].tolist() == [0.75, 0.75, 0.5, 0.375] and t1["R@1"].tolist() == [0.5] * 4
+    # n: the two questions; every interval holds its mean, in the same rows and columns
+    assert (parts["n"] == 2).all().all() and list(parts["ci_low"].index) == list(t1.index)
+    assert ((parts["ci_low"] <= t1 + 1e-12) & (t1 <= parts["ci_high"] + 1e-12)).all().all()
     t2 = tb.table2(t1)
     # ΔMRR against the late-chunking base: 0, -0.25, -0.375
     assert math.isnan(t2["ΔMRR"].iloc[0]) and t2["ΔMRR"].iloc[1:].tolist() == [0.0, -0.25, -0.375]
@@ -38,7 +42,12 @@ def test_table5_and_table6_shapes():
             data += rows("gralc-naive", tb.SECCOV, k, [naive, naive], cond) + rows("gralc-kg", tb.SECCOV, k, [kg, kg], cond)
             data += rows("gralc-naive", "cs_recall", k, [0.0, 1.0], cond) + rows("gralc-kg", "cs_recall", k, [1, 1], cond)
             data += rows("gralc-kg", tb.SOURCE_SECCOV, k, [3.0, 3.0], cond)
-    t5 = tb.table5(pd.DataFrame(data), (5, 20), ["introduction", "full"])
+    parts = tb.table5(pd.DataFrame(data), (5, 20), ["introduction", "full"])
+    t5 = parts["ours"]
+    # the interval parts have the table's shape; naive's source-article SecCov was never scored: n is missing
+    assert list(parts["n"].columns) == list(t5.columns) and list(parts["n"].index) == ["Naive", "GraLC-RAG (KG)"]
+    assert parts["n"].loc["GraLC-RAG (KG)", "CS Recall@20 full"] == 2
+    assert pd.isna(parts["n"].loc["Naive", "SecCov@5 (source article's sections; ours only) full"])
     assert tb.SECCOV == "seccov[paragraph/bare/unlabelled]"     # the reading that reproduces the paper's pattern
     assert tb.SOURCE_SECCOV == "section_coverage_source"        # ours, not set beside the paper
     assert t5.loc["GraLC-RAG (KG)", "SecCov@5 (any-level labels, all retrieved) full"] == 4.0

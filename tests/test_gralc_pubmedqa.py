@@ -69,5 +69,8 @@ def test_setting_phrases_loader_arguments_and_missing_conditions(pubmedqa):
 
 
 def test_table4_without_long_conditions_is_empty_not_an_error():
-    t4 = tb.table4(pd.DataFrame(columns=["method", "question_id", "metric", "k", "value", "condition"]), (1, 5, 20))
-    assert t4.empty and list(t4.columns) == ["MRR", "R@1", "R@5"]
+    none = pd.DataFrame(columns=["method", "question_id", "metric", "k", "value", "condition"])
+    parts = tb.summary(none, {"MRR": "doc_mrr@20", "R@1": "doc_recall@1", "R@5": "doc_recall@5"}, by="condition")
+    assert set(parts) == {"ours", "n", "ci_low", "ci_high"}
+    assert all(f.empty and list(f.columns) == ["MRR", "R@1", "R@5"] for f in parts.values())
+    assert parts["ours"].index.names == ["condition", "strategy"]

@@ -1,10 +1,15 @@
 """Seeded simulations that hold each interval procedure's coverage and the null false-decision rate
-of ``paired_difference`` + its verdict (``evaluation.coverage``: the package's own functions on data
-whose truth is known). docs/statistics.md has the full table (2,000 data sets per cell); here 1,000 per
+of ``paired_difference`` + its verdict (``benchmarks/interval_coverage.py``: the package's own functions on
+data whose truth is known; it lives beside the benchmark that uses it, outside the package). docs/statistics.md has the full table (2,000 data sets per cell); here 1,000 per
 cell keep the file to seconds, and a 93-97% band is about +-3 standard errors of a 95% share."""
+import sys
+
 import pytest
 
-from rag_lab.evaluation.coverage import coverage
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from interval_coverage import coverage  # noqa: E402
 
 COVERED = [  # scenario, n: the 95% interval must hold the truth 93-97% of the time
     ("mean, 0/1 scores (p = 0.3)", 50),
@@ -52,7 +57,7 @@ def test_the_chosen_candidate_is_the_shipped_interval():
     # the docs' candidates table computes the chosen interval vectorised; it must be mean_ci's, alone and clustered
     import numpy as np
 
-    from rag_lab.evaluation.coverage import unit_candidates
+    from interval_coverage import unit_candidates
     from rag_lab.evaluation.statistics import mean_ci
 
     rng = np.random.default_rng(1)
@@ -67,11 +72,11 @@ def test_the_chosen_candidate_is_the_shipped_interval():
 
 
 def test_the_vectorised_simulation_is_paired_difference():
-    # benchmarks/paired_nulls.py runs coverage.paired_rates over thousands of data sets; it must be
+    # benchmarks/paired_nulls.py runs interval_coverage.paired_rates over thousands of data sets; it must be
     # paired_difference's test, alone and clustered
     import numpy as np
 
-    from rag_lab.evaluation.coverage import PAIRED_NULLS, by_unit, paired_rates
+    from interval_coverage import PAIRED_NULLS, by_unit, paired_rates
     from rag_lab.evaluation.statistics import SUPPORTED, CONTRADICTED, paired_difference
 
     for name, docs, n in (("skewed null: 0/1 (p 0.9) vs graded Beta(9, 1)", None, 20),
@@ -94,7 +99,7 @@ def test_skewed_nulls_are_not_decided_more_than_five_percent(name):
     # 8.9-13.4% of them at n = 20. 1,000 data sets (docs/statistics.md has 4,000 a cell, two seeds).
     import numpy as np
 
-    from rag_lab.evaluation.coverage import PAIRED_NULLS, by_unit, paired_rates
+    from interval_coverage import PAIRED_NULLS, by_unit, paired_rates
 
     draw, docs, truth, _, _ = PAIRED_NULLS[name]
     a, b = draw(np.random.default_rng(0), 1000, 20)

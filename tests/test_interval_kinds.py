@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rag_lab.evaluation.metric_kinds import declared_kind, metric_kind
+from rag_lab.evaluation.metric_specs import declared_kind
 from rag_lab.evaluation.statistics import (INCONCLUSIVE, SUPPORTED, UNDECIDABLE, estimand_sentence, mean_ci,
                                            paired_difference, verdict, verdict_and_reason)
 from rag_lab.evaluation.uncertainty import TEST_COLUMNS, decide, paired_differences, per_question, summary_with_ci
@@ -21,13 +21,17 @@ def tidy(rows):
 
 
 def test_kinds_are_declared_by_name_not_read_off_values():
-    assert [metric_kind(m) for m in ("ctx_recall@5", "doc_mrr@10", "section_coverage_source@5",
-                                     "section_coverage_source_share@5", "cs_recall@5", "latency_seconds",
-                                     "faithfulness@5", "seccov[all]@20", "ctx_recall_judge_sd@5")] == \
+    assert [declared_kind(m) for m in ("ctx_recall@5", "doc_mrr@10", "section_coverage_source@5",
+                                       "section_coverage_source_share@5", "cs_recall@5", "latency_seconds",
+                                       "faithfulness@5", "seccov[all]@20", "faithfulness_judge_sd@5")] == \
         ["unit", "unit", "count", "unit", "binary", "unbounded", "unit", "count", "unbounded"]
     assert declared_kind("my_new_metric@5") is None
-    with pytest.raises(ValueError, match="my_new_metric.*no declared kind"):
-        metric_kind("my_new_metric@5")
+    # the kind, not the values, picks the interval: a declared [0, 1] metric whose scores are all 0 or 1
+    # gets the [0, 1] score interval, an undeclared one Wilson's (read off the values)
+    rows = pd.DataFrame([("A", f"q{i}", m, 5, float(i % 2)) for i in range(6) for m in ("ctx_recall", "my_new_metric")],
+                        columns=["method", "question_id", "metric", "k", "value"])
+    assert summary_with_ci(rows).set_index("metric")["interval"].to_dict() == \
+        {"ctx_recall@5": "score in [0, 1]", "my_new_metric@5": "wilson"}
 
 
 def test_a_unit_mean_near_the_ceiling_by_hand():

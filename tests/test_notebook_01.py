@@ -112,6 +112,12 @@ def test_sketch_notebook_tables(tmp_path):
     assert "sketch minus naive (paired, n = 3): ctx_recall@5 " in printed               # details: span metrics first
     assert "; string-match context precision " in printed                                # then string-match, named so
     check_lead(printed, paths, pd.read_csv(paths["retrieval_metrics.csv"]))
+    # no judge: the bars name the paper's context columns and their F1 as string matching (ragas' non-LLM ones)
+    bars = next(o["data"]["application/vnd.plotly.v1+json"] for c in executed["cells"] if c["cell_type"] == "code"
+                and 'save_figure(fig, out, "approaches_bars")' in "".join(c["source"]) for o in c.get("outputs", [])
+                if "application/vnd.plotly.v1+json" in o.get("data", {}))
+    labels = json.dumps(bars)
+    assert "string-match context_precision" in labels and "string-match context_recall" in labels
     check_findings(printed, pd.read_csv(paths["retrieval_metrics.csv"]), stats)
     # the worked question: gold passages marked in the merged chunks; the answer read against the reference
     # with the per-question token F1 of sketch on that question

@@ -151,7 +151,7 @@ def check_gold_passages(text: str, elected: pd.DataFrame, passages: pd.DataFrame
     passages): a chunk is marked only with the passages it holds, each passage's rank under each rule is
     the rank of its first marked chunk, and the printed sentence reads that table."""
     import re
-    from rag_lab.methods.unweaver.findings import gold_passage_sentence
+    from rag_lab.methods.unweaver.views import gold_passage_sentence
 
     question = load_dataset("italian_cuisine", limit=2).questions[0]
     assert list(passages.index) == [f"P{i + 1}" for i in range(len(dict.fromkeys(question.gold_contexts)))]
@@ -175,6 +175,9 @@ def check_readable(nb: dict, text: str, build_md: str):
     plain = "".join("".join(o.get("data", {}).get("text/plain", "")) for c in nb["cells"] if c["cell_type"] == "code"
                     for o in c.get("outputs", []))
     assert "dtype:" not in plain
+    # the knobs one row each (index "knob", column "value"), and the worked question's voting classes
+    assert re.search(r"value\s*\nknob\s*\n", plain) and re.search(r"\ntop_n\s+\d+\n", plain), plain[:2000]
+    assert re.search(r"class\s+similarity\s+\\?\n0 ", plain) and re.search(r"\n\s+approves\s*\n0 ", plain)
     assert "| chunks" in build_md and ".000 " not in build_md and re.search(r"\| build_seconds +\| \d+\.\d\d s", build_md)
     assert re.search(r"Kelly's price iteration (converged|did not converge) after \d+ iterations; the constrained form "
                      r"demands ", text)

@@ -1,3 +1,5 @@
+import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -9,6 +11,13 @@ from rag_lab.methods.ssg.config import ALGORITHM_NAMES
 from rag_lab.methods.ssg.paper import paper_table
 
 pytestmark = pytest.mark.notebook
+
+
+def printed(manifest: dict, tmp_path: Path) -> str:
+    """Everything the executed notebook printed (stream outputs)."""
+    nb = json.loads((tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
+    return "".join("".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code"
+                   for o in c.get("outputs", []) if o.get("output_type") == "stream")
 
 
 def test_ssg_traversal_notebook_runs(tmp_path):
@@ -56,6 +65,19 @@ def test_ssg_traversal_notebook_runs(tmp_path):
     assert list(budget.index) == list(ALGORITHM_NAMES)
     assert budget["sentences (equal budget)"].nunique() == 1
     assert (budget["sentences (equal budget)"] <= budget["sentences (own stop)"] + 1e-9).all()
+    # the sentences the notebook writes beside it read the tables: the spread of own budgets, the equal budget
+    text = printed(manifest, tmp_path)
+    assert ("Unlike the paper's tables (one grouping strategy each, DeepEval's LLM-judged metrics), this one pools 3 "
+            "questions of 3 strategies and measures context by gold-sentence precision/recall (no judge, so no answer "
+            "relevancy or faithfulness).") in text
+    own = budget["sentences (own stop)"]
+    assert (f"the algorithms gather {own.min():.1f} ({own.idxmin()}) to {own.max():.1f} ({own.idxmax()}) sentences"
+            in text), text
+    per_q = pd.read_csv(paths["per_question.csv"]).groupby("question_id")["sentences"].min()   # the fewest any gathered
+    assert (f"({per_q.min()} to {per_q.max()}, mean {per_q.mean():.1f} over {len(per_q)} questions), every algorithm run "
+            "again with that cap.") in text
+    assert re.search(r"llm_guided_traversal's choices were made by the offline reasoner's relevance-minus-redundancy "
+                     r"rule \(no LLM\); its path was query_traversal's on [0-3] of 3 questions\.", text)
     # the worked walk: the anchor first, a stop last, every gathered or missed gold sentence marked
     steps = pd.read_csv(paths["walk_steps.csv"])["decision"].fillna("")
     assert steps.iloc[0].startswith("anchor") and steps.str.contains("stop").any()

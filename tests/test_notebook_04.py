@@ -10,7 +10,7 @@ import pytest
 
 from conftest import assert_captions_name_reasoners
 from rag_lab.core.plots import IN_CI
-from rag_lab.methods.gralc import findings as fd
+from rag_lab.evaluation.decisions import HOW_DECIDED
 from rag_lab.methods.gralc import paper
 from rag_lab.methods.gralc.experiment import ALL_COSINE, MENTION_COSINE
 
@@ -65,6 +65,33 @@ def check_findings_numbers(text: str, t1_ours: pd.DataFrame, sweep: pd.DataFrame
     assert shown == pytest.approx(sweep[MENTION_COSINE].tolist(), abs=6e-5)
     chunks = [int(v) for v in re.findall(r"(\d+) \(λ = [\d.]+\)", text)]
     assert chunks == sweep["chunks"].astype(int).tolist()
+
+
+def check_narrated(text: str, folder: Path, t1_ours: pd.DataFrame, sweep: pd.DataFrame) -> None:
+    """The sentences the notebook writes from its tables: the ablation quotes each step's paper-reported ΔMRR
+    and counts the steps it calls (raises / lowers); the ceiling sentence quotes Table 1's lowest MRR; CS Recall
+    Table 5's range in the full condition; section diversity the paper's group means (content-only 1.00,
+    structure-aware (4.48 + 4.62 + 4.48) / 3 = 4.53); the λ verdict follows the largest 1 − cos (0.01: a size)
+    and the λ table's verdicts."""
+    ablation = re.search(r"^Ablation \(.*?\): (.*)\. (\d) of 3 components change MRR by a decided difference", text, re.M)
+    assert ablation, text
+    for step, value in paper.table2()["ΔMRR"].dropna().items():
+        assert f"{step} " in ablation.group(1) and f"paper-reported {value:+.4f}" in ablation.group(1)
+    assert int(ablation.group(2)) == len(re.findall(r": (raises|lowers) MRR", ablation.group(1)))
+    lowest = re.search(r"^The lowest MRR, (\d\.\d{3}) \[", text, re.M)
+    assert lowest and float(lowest.group(1)) == pytest.approx(t1_ours["MRR"].min(), abs=6e-4), text
+    cs = pd.read_csv(folder / "table5.csv", header=[0, 1], index_col=[0, 1]).loc["CS Recall@20", ("full", "ours")]
+    span = re.search(r"^CS Recall@20, full condition: (\d\.\d{3}) to (\d\.\d{3}) \(best ", text, re.M)
+    assert span and [float(v) for v in span.groups()] == pytest.approx([cs.min(), cs.max()], abs=6e-3), text
+    assert "paper-reported 1.00 vs 4.53 (its content-only 1.00 is the unlabelled reading of Table 5)" in text
+    turn = re.search(r"the largest 1 − cos is (\d\.\d{4}) \((≥|<) 0.01", text)
+    assert turn and float(turn.group(1)) == pytest.approx(1 - sweep[MENTION_COSINE].min(), abs=6e-5)
+    assert (turn.group(2) == "≥") == (float(turn.group(1)) >= 0.01)
+    verdicts = pd.read_csv(folder / "lambda_sweep_differences.csv")["verdict"]
+    moved = verdicts.isin(["supported", "contradicted"]).any()
+    ending = ("changes retrieval beyond the 95% interval" if moved else
+              "turns the mention vectors, but no retrieval change" if turn.group(2) == "≥" else "barely touches the vectors")
+    assert re.search(rf"^Over λ ∈ {{0, 0.1, 0.5}}, the random infusion {ending}", text, re.M), text
 
 
 def check_table1_intervals(folder: Path, questions: int, like_for_like: bool) -> pd.DataFrame:
@@ -223,8 +250,9 @@ def test_gralc_notebook_runs(notebook_run):
     questions = len(pd.read_csv(folder / "per_question_scores.csv").query("condition == 'abstract'")["question_id"].unique())
     t1 = check_table1_intervals(folder, questions, like_for_like=False)
     check_findings_numbers(text, t1, sweep)
+    check_narrated(text, folder, t1, sweep)
     assert "other data than the paper's PubMedQA*, so our 95% intervals are not set against its numbers" in text
     assert re.search(r"our MRR order is .* \(n = \d+ questions\); \d+ of its 15 pairs are told apart \(Holm-adjusted p < 0.05", text), text
     assert "λ ablation (gralc-kg, full condition, against λ = 0, paired by question)" in text
-    assert text.startswith(fd.METHOD) and "2/n" not in text and "threshold" not in text.lower()
+    assert text.startswith(HOW_DECIDED + " The paper reports no tests.") and "2/n" not in text and "threshold" not in text.lower()
     assert "paper-reported -0.0420 (GraLC-RAG (KG) minus Structure-Aware, Table 4, full)" in text

@@ -233,7 +233,8 @@ def test_the_ssg_claim_reads_gold_sentences_as_notebook_03_does(tmp_path):
     notebook 10 run question by question, and the paired comparisons with basic retrieval agree."""
     from rag_lab.core.embedding import shared_embedder
     from rag_lab.datasets import load_dataset
-    from rag_lab.methods.ssg import experiment
+    from rag_lab.methods.ssg import experiment, paper
+    from rag_lab.reasoning import resolve_reasoner
     from rag_lab.methods.ssg.config import SSGConfig
     from rag_lab.methods.ssg.graph import build_graph
 
@@ -254,7 +255,7 @@ def test_the_ssg_claim_reads_gold_sentences_as_notebook_03_does(tmp_path):
 
     data = load_dataset("ml_encyclopedia")
     embedder = shared_embedder()
-    reasoner = experiment.make_reasoner("offline", embedder)
+    reasoner = resolve_reasoner("offline", embedder)
     graph = build_graph(data.documents, embedder, reasoner, SSGConfig())
     scores = experiment.gathered_scores(experiment.run_algorithms(graph, data, algos, experiment.PAPER_MAX_SENTENCES,
                                                                   reasoner, embedder), data)
@@ -270,7 +271,7 @@ def test_the_ssg_claim_reads_gold_sentences_as_notebook_03_does(tmp_path):
     ssg = comparisons[comparisons["paper"] == "SSG traversal"]
     assert set(ssg["metric"]) == set(experiment.GOLD_COLUMNS)
     for column in experiment.GOLD_COLUMNS:
-        vs = experiment.versus_basic(scores, column).set_index("method")
+        vs = paper.versus_basic(scores, column).set_index("method")
         for _, row in ssg[ssg["metric"] == column].iterrows():
             theirs = vs.loc[row["method"].removeprefix("ssg-").replace("-", "_")]
             # the CSV is written rounded to 4 places

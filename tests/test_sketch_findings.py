@@ -5,7 +5,7 @@ import pandas as pd
 
 from rag_lab.evaluation.statistics import INCONCLUSIVE, SUPPORTED, UNDECIDABLE
 from rag_lab.evaluation.uncertainty import TEST_COLUMNS
-from rag_lab.methods.sketch.findings import comparisons, family_name, long_chunk_methods, paragraph
+from rag_lab.methods.sketch.paper import comparisons, family_name, long_chunk_methods, paragraph
 from rag_lab.methods.sketch.graph_reading import (answer_sentence, answer_sources, example_relation, graph_sentence,
                                                   head_word, triple_profile)
 from rag_lab.methods.sketch.graph_stores import Edge, Node
@@ -136,13 +136,10 @@ def test_comparisons_cluster_by_document_when_given_units():
 
 
 def test_span_metrics_lead_and_string_match_columns_follow():
-    from rag_lab.methods.sketch.findings import lead_sentences, span_columns, string_match_columns, verdict_table
+    # the columns notebook 01 picks (span metrics under notebook 10's names, then string-match) are checked
+    # in tests/test_notebook_01.py (check_lead)
+    from rag_lab.methods.sketch.paper import lead_sentences, verdict_table
 
-    assert span_columns(5, ["doc_mrr@5", "ctx_ndcg@5", "ctx_recall@5", "ctx_recall@3"]) == {
-        "ctx_recall@5": "ctx_recall@5", "ctx_ndcg@5": "ctx_ndcg@5"}          # notebook 10's order and names
-    assert string_match_columns(5, judged=False) == {"string-match context precision": "nonllm_context_precision@5",
-                                                     "string-match context recall": "nonllm_context_recall@5"}
-    assert string_match_columns(5, judged=True) == {}
     pairs = HAND.assign(column=HAND["column"].replace({"context_precision": "string-match context precision"}))
     shown = verdict_table(pairs)
     assert list(shown.columns) == ["ctx_recall@5 (n = 20)", "string-match context precision (n = 20)"]
@@ -161,18 +158,6 @@ def test_span_metrics_lead_and_string_match_columns_follow():
                       "comparison's own 95% interval, unadjusted for its family, so an interval that excludes 0 can "
                       "stand beside a verdict that is not decided.")
     assert shown.index.name == "sketch minus (intervals unadjusted; verdicts Holm within the family)"
-
-
-def test_string_match_named_renames_the_unjudged_context_columns_only():
-    from rag_lab.methods.sketch.findings import string_match_named
-
-    bars = pd.DataFrame({"ctx_recall@5": [0.5], "context_precision": [0.2], "f1": [0.3], "faithfulness": [0.9]})
-    metrics = {"ctx_recall@5": "ctx_recall@5", "context_precision": "nonllm_context_precision@5"}
-    named, named_metrics = string_match_named(bars, metrics, judged=False)
-    assert list(named.columns) == ["ctx_recall@5", "string-match context_precision", "string-match f1", "faithfulness"]
-    assert named_metrics == {"ctx_recall@5": "ctx_recall@5", "string-match context_precision": "nonllm_context_precision@5"}
-    same, same_metrics = string_match_named(bars, metrics, judged=True)
-    assert list(same.columns) == list(bars.columns) and same_metrics == metrics
 
 
 def test_in_sum_counts_only_decided_differences():

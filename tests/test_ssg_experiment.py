@@ -9,9 +9,10 @@ import pytest
 from fake_openai_server import FakeOpenAIServer
 from rag_lab import load_dataset
 from rag_lab.evaluation.harness import answer_rows
-from rag_lab.methods.ssg import experiment
+from rag_lab.methods.ssg import experiment, paper
 from rag_lab.methods.ssg.config import SSGConfig
 from rag_lab.methods.ssg.graph import build_graph
+from rag_lab.reasoning import resolve_reasoner
 from rag_lab.reasoning.judge import Judge
 from rag_lab.core.types import Dataset, Document, Question
 from test_answer_metrics import agreeable_judge
@@ -19,11 +20,12 @@ from test_answer_metrics import agreeable_judge
 
 def test_offline_llm_guided_is_not_query_traversal_on_the_shipped_questions(embedder):
     data = load_dataset("ml_encyclopedia")
-    reasoner = experiment.make_reasoner("offline", embedder)
+    reasoner = resolve_reasoner("offline", embedder)
     graph = build_graph(data.documents, embedder, reasoner, SSGConfig())
     results = experiment.run_algorithms(graph, data, ["query_traversal", "llm_guided_traversal"],
                                         {"sequential_multi_hop": 15}, reasoner, embedder)
-    same, total = experiment.paths_agree(results, "llm_guided_traversal", "query_traversal")
+    guided, query = results["ssg-llm-guided-traversal"], results["ssg-query-traversal"]
+    same, total = sum(guided[q].trace["path"] == query[q].trace["path"] for q in guided), len(guided)
     assert total == len(data.questions) == 18
     assert same <= total // 2, f"the offline llm_guided path equals query_traversal's on {same} of {total} questions"
     table = experiment.results_table(experiment.gathered_scores(results, data))
@@ -33,9 +35,6 @@ def test_offline_llm_guided_is_not_query_traversal_on_the_shipped_questions(embe
     # the offline reasoner stops by its own rule on some questions (query_traversal never does)
     stops = {r.trace["stop_reason"] for r in results["ssg-llm-guided-traversal"].values()}
     assert "reasoner_stop" in stops
-    assert experiment.llm_guided_sentence(results, "offline") == (
-        "llm_guided_traversal's choices were made by the offline reasoner's relevance-minus-redundancy rule "
-        f"(no LLM); its path was query_traversal's on {same} of {total} questions.")
 
 
 PESTO = "Pesto comes from Genoa. It is made with basil and pine nuts. Cooks pound it in a mortar."
@@ -48,7 +47,7 @@ def test_a_judge_fills_the_llm_judged_columns(embedder):
                           ["Pesto comes from Genoa.", "It is made with basil and pine nuts."],
                           meta={"strategy": "theme_based"})]
     data = Dataset("tiny", docs, questions)
-    reasoner = experiment.make_reasoner("offline", embedder)
+    reasoner = resolve_reasoner("offline", embedder)
     graph = build_graph(docs, embedder, reasoner, SSGConfig(top_k=1, top_x=1, top_t=1))
     results = experiment.run_algorithms(graph, data, ["basic_retrieval", "query_traversal"], 4, reasoner, embedder)
     with FakeOpenAIServer() as server:
@@ -65,6 +64,6 @@ def test_a_judge_fills_the_llm_judged_columns(embedder):
     # the pass rule reads the judged columns: answer relevancy (a cosine) decides here
     relevancy = judged.set_index("method").loc["ssg-query-traversal", "answer_relevancy"]
     assert table.loc["query_traversal", "test_cases"] == ("1/1" if relevancy >= 0.5 else "0/1")
-    comparison = experiment.paper_comparisons(scores, judged)["20q theme_based (paper-reported)"]
+    comparison = paper.paper_comparisons(scores, judged)["20q theme_based (paper-reported)"]
     assert comparison.loc["query_traversal", "recall (ours: llm_context_recall)"] == 1.0
     assert comparison.loc["query_traversal", "precision (paper-reported)"] == 0.83

@@ -125,11 +125,11 @@ def test_results_table_pass_counts_and_beats_basic():
     assert t.loc["basic_retrieval", "test_cases"] == "1/2" and t.loc["query_traversal", "test_cases"] == "2/2"
     assert t.loc["basic_retrieval", "gold_sentence_precision"] == pytest.approx(0.8)
     assert np.isnan(t.loc["basic_retrieval", "faithfulness"]) and np.isnan(t.loc["basic_retrieval", "llm_context_recall"])
-    assert experiment.beats_basic(t, "gold_sentence_recall") == ["query_traversal"]
-    assert experiment.beats_basic(t, "gold_sentence_precision") == []
+    assert paper.beats_basic(t, "gold_sentence_recall") == ["query_traversal"]
+    assert paper.beats_basic(t, "gold_sentence_precision") == []
     # equal up to floating-point noise is not a win
     noisy = t.assign(gold_sentence_recall=[1.0, 1.0 + 1e-12])
-    assert experiment.beats_basic(noisy, "gold_sentence_recall") == []
+    assert paper.beats_basic(noisy, "gold_sentence_recall") == []
     # with a judge the case is decided on the four judged columns: query b has faithfulness .2 -> fails,
     # query a passes although nothing about gold sentences is asked; basic has no judged rows -> 0/2
     judged = pd.DataFrame({"method": ["ssg-query-traversal"] * 2, "question_id": ["a", "b"],
@@ -150,23 +150,23 @@ def test_versus_basic_pairs_each_algorithm_with_basic_retrieval():
     rows += [("query_traversal", q, 0.5, 1.0, 9) for q in qs]
     rows += [("triangulation_average", q, 0.5, 0.5 if q == "a" else 0.0, 6) for q in qs]
     scores = scores_frame(rows)
-    vs = experiment.versus_basic(scores, "gold_sentence_recall").set_index("method")
+    vs = paper.versus_basic(scores, "gold_sentence_recall").set_index("method")
     assert vs.loc["query_traversal", "diff"] == 1.0
     assert vs.loc["query_traversal", "p"] == pytest.approx(2 / 256, abs=1e-3)     # within the draws' precision
     assert vs.loc["query_traversal", "side"] == "above" and vs.loc["triangulation_average", "side"] == INCONCLUSIVE
     assert set(vs["family"]) == {"every algorithm minus basic_retrieval on gold_sentence_recall (own stopping point)"}
     ours = experiment.results_table(scores)
-    line = experiment.finding_sentences(ours, "run", None, scores)[0]
+    line = paper.finding_sentences(ours, "run", None, scores)[0]
     assert line.startswith("run, gold_sentence_recall minus basic_retrieval's (0.00), paired by question (n = 8; Holm "
                            'within "every algorithm minus basic_retrieval on gold_sentence_recall (own stopping point)"; '
                            "intervals unadjusted): beat it (Holm p < 0.05): query_traversal 1.000 [")
     assert f"; {INCONCLUSIVE}: triangulation_average 0.062 [" in line
     # four questions: no p below 2/2^4 = 0.125 is possible, and the sentence says so
-    few = experiment.versus_basic(scores_frame([r for r in rows if r[1] in "abcd"]), "gold_sentence_recall")
+    few = paper.versus_basic(scores_frame([r for r in rows if r[1] in "abcd"]), "gold_sentence_recall")
     assert set(few["side"]) == {UNDECIDABLE}
     # clustered by document: questions a-d on one document, e-h on another -> 2 units, nothing decidable
     two = scores.assign(unit=scores["question_id"].map(lambda q: "d1" if q in "abcd" else "d2"))
-    clustered = experiment.versus_basic(two, "gold_sentence_recall").set_index("method")
+    clustered = paper.versus_basic(two, "gold_sentence_recall").set_index("method")
     assert set(clustered["units"]) == {2} and set(clustered["side"]) == {UNDECIDABLE}
     assert line.endswith("; behind: none.")
 
@@ -178,8 +178,8 @@ def test_paper_tables_as_typed_from_the_paper():
     assert t20.loc["triangulation_fulldim", "precision"] == 0.90 and t20.loc["llm_guided_traversal", "test_cases"] == "17/20"
     assert t50.loc["query_traversal", "test_cases"] == "50/50" and t50.loc["llm_guided_traversal", "recall"] == 0.94
     # the paper's claims: on the 50-question set only query_traversal and llm_guided beat basic on recall
-    assert experiment.beats_basic(t50, "recall") == ["query_traversal", "llm_guided_traversal"]
-    assert experiment.beats_basic(t50, "precision") == []
+    assert paper.beats_basic(t50, "recall") == ["query_traversal", "llm_guided_traversal"]
+    assert paper.beats_basic(t50, "precision") == []
 
 
 def test_cap_for_strategy():
@@ -292,9 +292,6 @@ def test_setting_sentences_come_from_the_run():
         "(2 theme_based, 1 random); the paper's were generated and evolved by DeepEval (20 theme_based, "
         "50 sequential_multi_hop).")
     assert "written by openai:x for" in paper.questions_sentence(qs, "d", "openai:x")
-    assert paper.results_sentence(3, 2, judged=True).endswith(
-        "pools 3 questions of 2 strategies and measures context by ragas' LLM-judged context precision/recall "
-        "(DeepEval is not installed).")
     assert paper.strategies_sentence(["random", "theme_based", "random"]).endswith(
         "of our 2 strategies, without a paper counterpart: random.")
 

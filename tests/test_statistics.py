@@ -245,7 +245,7 @@ def test_summary_with_ci_by_hand():
     assert s.loc[("B", "ctx_recall@5"), "mean"] == pytest.approx(2.5 / 3)
     # A scores 1 on all three: Wilson at n = 3, lower end n/(n + z^2) = 3/6.8415 = 0.4385, never [1, 1]
     assert s.loc[("A", "ctx_recall@5"), "ci_low"] == pytest.approx(3 / (3 + Z * Z), abs=1e-4)
-    # ctx_recall is declared a [0, 1] fraction (metric_kinds): its interval, Wilson's at a bound
+    # ctx_recall is declared a [0, 1] fraction (metric_specs): its interval, Wilson's at a bound
     assert s.loc[("B", "ctx_recall@1"), "n_dropped"] == 1 and s.loc[("A", "ctx_recall@1"), "interval"] == "score in [0, 1]"
     assert ("A", "latency_seconds") not in s.index                   # costs are not findings
     assert summary_with_ci(TABLE, metrics=["latency_seconds"])["n"].tolist() == [1]

@@ -11,7 +11,7 @@ from rag_lab.methods import get_retriever
 from rag_lab.methods.unweaver.method import UnWeaverRetriever
 from rag_lab.reasoning import Entity, Reasoner
 from rag_lab.core.types import Cost, Document, Question
-from rag_lab.methods.unweaver.findings import gold_passage_sentence
+from rag_lab.methods.unweaver.views import gold_passage_sentence
 
 VOCAB = ["saffron", "risotto", "abruzzo", "piedmont", "spice", "region", "rice"]
 WORD = re.compile(r"\w+")
@@ -195,16 +195,14 @@ def test_views_of_a_built_index():
     ents = views.chunk_entities(r, 2)
     assert ents[["name", "key", "class"]].values.tolist() == [["Risottos", "risotto", "risotto"],
                                                               ["Piedmont", "piedmont", "Piedmont"]]
-    assert views.zero_tokens_note([], "offline") == ""
-    assert views.zero_tokens_note(["LLM prompt · index"], "offline").startswith(
-        "Left out above, 0 for every method with the offline reasoner: LLM prompt · index; ")
     grouped = views.entities_by_description(ents.assign(description="one sentence", type=["CONCEPT", "GPE"]))
     assert grouped.values.tolist() == [["one sentence", "Risottos → risotto, Piedmont (GPE)", 2]]
     big = views.largest_classes(r, 2)           # Saffron and risotto span 2 chunks; Saffron is first
     assert big["class"].tolist() == ["Saffron", "risotto"] and big["surface forms"].tolist()[1] == "Risottos, risotto"
     assert views.matrix_summary(r)["shape"].tolist()[:3] == ["6 x 3", "6 x 4", "3 x 4"]
     ret = r.retrieve(QUERY, 2)
-    assert views.query_votes(ret).values.tolist() == [["d1#fixed-0", 2, 1], ["d0#fixed-0", 1, 2]]
+    # approvals and the elected order, as the votes figure reads them from the trace
+    assert ret.trace["elected"] == ["d1#fixed-0", "d0#fixed-0"] and ret.trace["approvals"] == {"d1#fixed-0": 2, "d0#fixed-0": 1}
     # gold passages: P1 is the whole of d1; P2 the first two words of d2 (12 characters, all inside d2's
     # one chunk: overlap 12 >= half of 12). d0 is a gold document holding no gold passage.
     question = Question("q", QUERY, gold_doc_ids=["d0", "d1", "d2"], gold_contexts=[TEXTS["d1"], "Risotto rice"])
@@ -239,21 +237,16 @@ def test_views_of_a_built_index():
     assert on_query["selected"]["constrained lsq"].tolist() == ["d1#fixed-0", "d0#fixed-0"]
 
 
-def test_readable_build_config_and_solver_views():
+def test_build_table_and_solver_views():
     import pandas as pd
     from rag_lab.methods.unweaver import views
 
     r = built(top_n=2)
-    knobs = views.config_table(r.config)
-    assert knobs.loc["top_n", "value"] == "2" and knobs.loc["rule", "value"] == "pav" and knobs.index.name == "knob"
+    assert r.config.as_dict()["top_n"] == 2 and r.config.as_dict()["rule"] == "pav"   # notebook 02 shows these, one row each
     # by hand (test_build_keeps_classes_matrices_and_costs): 3 chunks, 6 mentions, 4 classes, 30 prompt tokens
     stats = views.build_table(r)
     assert stats.loc[["chunks", "mentions", "classes", "build_llm_prompt_tokens"], "value"].tolist() == [3, 6, 4, 30]
-    shown = views.readable_build(pd.DataFrame({"value": [1623.0, 2.925926, 0.5, 3.0]},
-                                              index=["mentions", "build_seconds", "share", "extraction_seconds"]))
-    assert shown["value"].tolist() == ["1,623", "2.93 s", "0.50", "3.00 s"]
-    # the Markdown copy keeps the text as shown (no 1623.000)
-    assert "1,623 " in shown.to_markdown(floatfmt=".3f") and "1623.000" not in shown.to_markdown(floatfmt=".3f")
+    # notebook 02 shows these counts whole and the seconds with their unit (tests/test_notebook_02.py: check_readable)
     said = views.solvers_sentence(pd.Series({"kelly iterations": 26, "kelly converged": True, "demanded ideas": "A, B",
                                              "demanded for uniqueness": "B", "bounded lsq status": 1}))
     assert said == ("Kelly's price iteration converged after 26 iterations; the constrained form demands A, B (of which "

@@ -106,7 +106,7 @@ def run(args) -> int:
     from ..evaluation.uncertainty import (formatted_summary, headline_family, paired_differences, question_units,
                                           summary_with_ci, testable_family)
     from ..evaluation.build_report import StepLine, build_each, build_table
-    from ..evaluation.columns import check_family, produced_columns
+    from ..evaluation.metric_specs import check_family, produced_columns
     from ..methods import get_retriever
     from ..reasoning.judge import get_judge
 

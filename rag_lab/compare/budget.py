@@ -33,6 +33,7 @@ import pandas as pd
 
 from ..core.types import Chunk, Dataset, Retrieval
 from ..evaluation.harness import COLUMNS
+from ..evaluation.metric_specs import LEADERBOARD_SCORES as BUDGET_METRICS
 from ..evaluation.metrics import (ChunkPool, coverage_metric, questions_with_gold, retrieval_metrics,
                                   section_coverage)
 from ..evaluation.uncertainty import question_units, summary_with_ci
@@ -41,7 +42,6 @@ from ..reasoning.tokens import count_text_tokens, first_tokens
 
 TOKENS = "context_budget"          # tidy metric: tokens of the hits' texts at k
 HANDED = "tokens_handed"           # tidy metric of the equal-budget table: tokens of the cut list
-BUDGET_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage_source")
 ByK = Mapping[int, Mapping[str, Mapping[str, Retrieval]]]     # k -> method -> question id -> Retrieval
 
 

@@ -14,11 +14,11 @@ from ..core.progress import announce
 from .intervals import rank_metric
 from ..core.types import Dataset
 from ..evaluation.harness import as_retrievers, evaluate, summarize
+from ..evaluation.metric_specs import LEADERBOARD_SCORES as LEADERBOARD_METRICS
 from ..evaluation.retrievers import Retriever
 from ..methods import available_methods, get_retriever
 
 log = logging.getLogger(__name__)
-LEADERBOARD_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage_source")
 
 
 def resolve_methods(methods: str | Sequence[str]) -> list[str]:

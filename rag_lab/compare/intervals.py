@@ -10,17 +10,13 @@ import pandas as pd
 
 from ..core.types import Dataset
 from ..datasets import load_dataset
+from ..evaluation.metric_specs import LEADERBOARD, RANKED_BY, declared
 from ..evaluation.statistics import format_ci
 from ..evaluation.uncertainty import (DIFFERENCE_COLUMNS, Units, flip_counts, flips, paired_differences, paper_pairs,
                                       summary_with_ci)
 
-# context_budget: the tokens of the hits at k (``budget.context_token_rows``), the budget beside every row
-LEADERBOARD_METRICS = ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "section_coverage_source",
-                       "context_budget")
-RANK_METRIC = "ctx_recall"
-# what ranks a data set's tables: context recall, else (gold documents only, as PubMedQA) document recall
-RANKED_BY = (RANK_METRIC, "doc_recall", "doc_mrr")
-COUNT_METRICS = ("context_budget", "tokens_handed")    # shown as whole tokens
+# declared (metric_specs): the budget beside every row; ranked by context recall, else (PubMedQA) document recall
+LEADERBOARD_METRICS, RANK_METRIC = LEADERBOARD, RANKED_BY[0]
 
 
 def rank_metric(metrics) -> str:
@@ -41,10 +37,6 @@ def missing_sentence(name: str, results: pd.DataFrame, k: int, metrics: Sequence
     why = "" if by == RANK_METRIC else (f"; its questions carry gold documents but no gold passages, so its tables are "
                                         f"ranked by {by}@{k}, not {RANK_METRIC}@{k}")
     return f"{name}: no {', '.join(missing)} (not shown in its tables){why}."
-
-
-def _digits(metric: str) -> int:
-    return 0 if metric.startswith(COUNT_METRICS) else 3
 
 
 def leaderboard_ci(results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADERBOARD_METRICS,
@@ -75,8 +67,9 @@ def ranked(long: pd.DataFrame, wanted: Sequence[str], rank_col: str) -> pd.DataF
 def leaderboard_shown(board: pd.DataFrame) -> pd.DataFrame:
     """``leaderboard_ci`` as a reader sees it: a row per method (best first), a column per metric headed
     with its n, cells ``mean [ci_low, ci_high]``."""
-    cells = board.assign(cell=[format_ci(m, lo, hi, _digits(metric)) for metric, m, lo, hi in
-                               zip(board["metric"], board["mean"], board["ci_low"], board["ci_high"])])
+    whole = [getattr(declared(metric), "group", "") == "budget" for metric in board["metric"]]   # tokens
+    cells = board.assign(cell=[format_ci(m, lo, hi, 0 if w else 3) for w, m, lo, hi in
+                               zip(whole, board["mean"], board["ci_low"], board["ci_high"])])
     metrics = list(dict.fromkeys(board["metric"]))
     header = {}
     for metric in metrics:

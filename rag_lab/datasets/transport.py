@@ -33,6 +33,7 @@ from tqdm import tqdm
 from ..caching.atomic import write_text
 from ..core.progress import bars_shown
 from ..core.redact import redact_url
+from ..reasoning.backends import retry_after_seconds   # the one reading of Retry-After (seconds or HTTP date)
 
 log = logging.getLogger(__name__)
 BASE_URL_ENV = "RAG_LAB_DOWNLOAD_BASE_URL"
@@ -203,7 +204,7 @@ class Transport:
                 reached = True
                 if e.code not in RETRY_STATUS or attempt == self.retries:
                     raise self._http_error(full, e, hint) from None
-                last, retry_after = f"HTTP {e.code}", _retry_after(e)
+                last, retry_after = f"HTTP {e.code}", retry_after_seconds(e)
             except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
                 last = e
             if attempt < self.retries:
@@ -252,7 +253,7 @@ class Transport:
                     continue
                 if e.code not in RETRY_STATUS:
                     raise self._http_error(full, e, hint) from None
-                last, retry_after = f"HTTP {e.code}", _retry_after(e)
+                last, retry_after = f"HTTP {e.code}", retry_after_seconds(e)
                 self._pause(attempt, retry_after)
                 continue
             except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
@@ -329,21 +330,6 @@ def _disk_error(part: Path, error: OSError) -> OSError:
     out = OSError(error.errno, f"{error.strerror} while writing the download; {fix}.{kept}", str(part))
     out.explained = True              # the message already says what to do (rag_lab.cli.errors)
     return out
-
-
-def _retry_after(error: urllib.error.HTTPError) -> float | None:
-    """Seconds the server asked to wait (``Retry-After`` as seconds or an HTTP date), if any."""
-    value = (error.headers or {}).get("Retry-After") if error.headers is not None else None
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        from email.utils import parsedate_to_datetime
-        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
 
 
 def _range_start(resp) -> int | None:

@@ -5,12 +5,10 @@ instead of averaging it as zero. ID-based context precision/recall compare the r
 with reference ids that ``evaluation.answer_rows`` derives per method (its chunks matching a gold
 context); they run wherever a question has gold contexts.
 
-The non-LLM metrics are ragas' definitions (ragas 0.4.3: ``RougeScore``, ``BleuScore``,
-``NonLLMStringSimilarity``, ``NonLLMContextPrecisionWithReference``, ``NonLLMContextRecall``,
-``IDBasedContextPrecision``, ``IDBasedContextRecall``) computed by calling the scorers ragas itself
-calls (rouge_score, sacrebleu, rapidfuzz's Levenshtein) on every sample in one loop: ragas adds only
-an event loop, callbacks and a thread per batch around them, which cost a hundred times the
-scoring (issue 53). ``tests/test_answer_metrics.py`` holds them equal to ``ragas.evaluate``.
+The non-LLM metrics are ragas' (0.4.3) definitions, each one's class declared in ``metric_specs``,
+computed by calling the scorers ragas itself calls (rouge_score, sacrebleu, rapidfuzz's Levenshtein) on
+every sample in one loop: ragas adds only an event loop, callbacks and a thread per batch around them,
+which cost a hundred times the scoring (issue 53). ``tests/test_answer_metrics.py`` holds them equal to ``ragas.evaluate``.
 The LLM-judged metrics keep ragas (``_run_ragas``); their judge's replies are cached (``judge.sqlite``).
 
 Which contexts each family scores: the reference-based ones (non-LLM and ID-based context
@@ -34,28 +32,16 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+from .metric_specs import named_by
 
-NON_LLM_METRICS = {  # our name -> ragas class name
-    "rouge_l": "RougeScore",
-    "bleu": "BleuScore",
-    "string_similarity": "NonLLMStringSimilarity",
-    "nonllm_context_precision": "NonLLMContextPrecisionWithReference",
-    "nonllm_context_recall": "NonLLMContextRecall",
-}
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+# our name -> the ragas class that scores it, as declared
+NON_LLM_METRICS, ID_METRICS, LLM_METRICS = (named_by("ragas", group) for group in ("non-LLM", "ID", "judged"))
 # context metrics and the field whose emptiness means "nothing was retrieved": scored 0, not NaN
 EMPTY_IS_ZERO = {"nonllm_context_precision": "scored", "nonllm_context_recall": "scored",
                  "id_context_precision": "context_ids", "id_context_recall": "context_ids",
                  "llm_context_precision": "contexts", "llm_context_recall": "contexts"}
-ID_METRICS = {"id_context_precision": "IDBasedContextPrecision", "id_context_recall": "IDBasedContextRecall"}
 THRESHOLD = 0.5     # ragas' string similarity at which a retrieved context matches a gold one (both metrics)
-LLM_METRICS = {
-    "faithfulness": "Faithfulness",
-    "answer_relevancy": "ResponseRelevancy",
-    "llm_context_precision": "LLMContextPrecisionWithReference",
-    "llm_context_recall": "LLMContextRecall",
-    "factual_correctness": "FactualCorrectness",
-}
 
 
 def normalize_answer(text: str) -> str:

@@ -5,7 +5,7 @@ Every score the project prints is a mean over a few dozen questions. The procedu
 document) live in ``paired_tests``; this module is the face the rest of the package uses.
 
 - ``mean_ci``: the mean, n (questions scored), n dropped (unscored: NaN) and a 95% interval chosen
-  by the metric's kind (``metric_kinds``): Wilson's for 0/1 scores, an interval inside [0, 1] for
+  by the metric's kind (``metric_specs``): Wilson's for 0/1 scores, an interval inside [0, 1] for
   fractions, one that stays >= 0 for counts, t otherwise (clustered when the questions' units are
   given). A [0, 1] interval is never a point for n >= 2, and a constant sample never gets a wider one
   than a near-constant one (``paired_tests.unit_interval``); n = 0 or 1, an infinite value, or one
@@ -38,7 +38,7 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
-from .metric_kinds import MetricKind, check_kind
+from .metric_specs import MetricKind, check_kind
 from .paired_tests import (TOLERANCE, BoundedMean, TTest, count_interval, critical, in_unit_range, is_binary, snapped,
                            spread, unit_interval, varies, wilson, without_noise)
 
@@ -191,7 +191,7 @@ def _checked(x: np.ndarray, kind: MetricKind) -> np.ndarray:
 def mean_ci(values: Sequence[float], confidence: float = CONFIDENCE, units: Sequence | None = None,
             kind: MetricKind | None = None) -> Estimate:
     """Mean, n (NaN left out: an unscored question is not a miss; counted in ``n_dropped``) and a
-    ``confidence`` interval by the metric's ``kind`` (``metric_kinds``; when None, read off the values:
+    ``confidence`` interval by the metric's ``kind`` (``metric_specs``; when None, read off the values:
     0/1, [0, 1] or unbounded); ``units``: each question's unit (its document), for clustered data."""
     x = _flat(values, "scores")
     labels = _labels(units, len(x))
@@ -256,7 +256,7 @@ def paired_difference(a: Sequence[float], b: Sequence[float], threshold: float =
                       kind: MetricKind | None = None) -> Difference:
     """``a - b`` question by question (``a[i]`` and ``b[i]`` are the same question, ``units[i]`` its
     unit); a question either method left unscored (NaN) is dropped from both. ``p`` tests "the
-    mean difference is ``threshold``". ``kind``: the metric's (``metric_kinds``; None: read off the
+    mean difference is ``threshold``". ``kind``: the metric's (``metric_specs``; None: read off the
     values): a difference of binary or [0, 1] scores stays inside [-1, 1]. Differences within
     ``TOLERANCE`` of 0 are 0."""
     a, b = _flat(a, "scores"), _flat(b, "scores")

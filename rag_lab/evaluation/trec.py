@@ -64,12 +64,13 @@ import pandas as pd
 
 from ..caching.atomic import write_text
 from ..core.types import Dataset, Retrieval
+from .metric_specs import named_by
 from .metrics import ChunkPool, document_metrics, reference_chunk_ids
 
 log = logging.getLogger(__name__)
 TREC_DIR_ENV = "RAG_LAB_TREC_DIR"   # set by the runner: every evaluate() in a kernel writes its runs there
-DOCUMENT_METRICS = {"doc_mrr": "RR", "doc_recall": "R", "doc_precision": "P", "doc_ndcg": "nDCG"}
-PASSAGE_METRICS = {"ctx_mrr": "RR", "ctx_precision": "P"}   # the passage metrics that mean the same in TREC
+DOCUMENT_METRICS = named_by("ir_measures", "doc")     # ours -> ir_measures' name (the doc_ metrics)
+PASSAGE_METRICS = named_by("ir_measures", "ctx")      # the passage metrics that mean the same in TREC
 OUTSIDE_LEVEL = "document"
 ROW_COLUMNS = ("method", "question_id", "metric", "k", "value")   # harness.COLUMNS (harness imports this module)
 _UNSAFE = re.compile(r"[\s/\\]+")

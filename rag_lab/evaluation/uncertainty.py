@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.types import Dataset
-from .metric_kinds import declared_kind
+from .metric_specs import declared_kind
 from .statistics import (ALPHA, UNADJUSTED, Difference, format_ci, format_p, holm, holm_floors, mean_ci,
                          paired_difference, verdict_and_reason, why_none)
 
@@ -129,7 +129,11 @@ def _labelled(df: pd.DataFrame) -> pd.DataFrame:
     missing = {"method", "question_id", "metric", "k", "value"} - set(df.columns)
     if missing:
         raise ValueError(f"expected evaluate()'s tidy table (method, question_id, metric, k, value); missing {sorted(missing)}")
-    return df.assign(column=[metric_column(m, k) for m, k in zip(df["metric"], df["k"])])
+    metric, k = df["metric"].astype(str).to_numpy(dtype=object), df["k"].to_numpy(dtype=float)
+    at = ~np.isnan(k)                  # metric_column on every row at once: no walk over the long table
+    column = metric.copy()
+    column[at] = metric[at] + "@" + k[at].astype(np.int64).astype(str).astype(object)
+    return df.assign(column=column)
 
 
 def refuse_duplicates(d: pd.DataFrame) -> pd.DataFrame:
@@ -151,7 +155,7 @@ def summary_with_ci(df: pd.DataFrame, metrics: Sequence[str] | None = None, unit
     values are not scored questions: they count in neither the mean nor n (``n_dropped`` counts them).
     Rows without k (latency, tokens: the machine and the bill, not findings) are left out unless named
     in ``metrics``. ``units``: question id -> unit, for intervals clustered by document. Each interval is
-    the one of the metric's declared kind (``metric_kinds``; a name without one: read off the values)."""
+    the one of the metric's declared kind (``metric_specs``; a name without one: read off the values)."""
     d = _labelled(df)
     if metrics is None:
         d = d[d["k"].notna()]
@@ -213,7 +217,7 @@ def per_question(df: pd.DataFrame, column: str) -> pd.DataFrame:
 def paired_on(table: pd.DataFrame, a: str, b: str, threshold: float = 0.0, units: Units | None = None,
               kind=None) -> Difference:
     """``a - b`` on ``per_question``'s ``table`` (questions as rows), paired by question; ``kind``: the
-    metric's (``metric_kinds``), None to read it off the values."""
+    metric's (``metric_specs``), None to read it off the values."""
     return paired_difference(table[a].to_numpy(dtype=float), table[b].to_numpy(dtype=float), threshold,
                              units=unit_labels([str(q) for q in table.index], units), kind=kind)
 

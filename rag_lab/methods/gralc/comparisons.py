@@ -1,6 +1,6 @@
 """The paired comparisons behind the GraLC-RAG notebook's verdicts, from the tidy per-question tables.
 
-Every verdict the notebook prints (``findings``) reads one of these tables: differences paired by
+Every verdict the notebook prints reads one of these tables: differences paired by
 question (clustered by document when the table is given ``where``: its data set's question units), each
 with its 95% interval and p, and one declared family per table decided by ``uncertainty.decide`` (Holm
 within it), never a threshold of our own; with ``where`` each table is recorded in the run's ledger
@@ -181,11 +181,7 @@ def sweep_differences(sweep: Sweep, where: Where | None = None) -> pd.DataFrame:
     return out.set_index(["column", "lambda"])[[*DIFF_COLUMNS, *_tail(out)]]
 
 
-CEILING = 0.95       # §4.1 of the paper calls MRR above 0.95 on its abstracts a near-ceiling effect
-CEILING_NAME = f"the {CEILING:g} ceiling"
-
-
-def ceiling_test(scores: pd.DataFrame, column: str, methods: Sequence[str] = ALL, ceiling: float = CEILING,
+def ceiling_test(scores: pd.DataFrame, column: str, methods: Sequence[str] = ALL, ceiling: float = paper.CEILING,
                  where: Where | None = None) -> dict | None:
     """Whether the strategy with the lowest mean ``column`` lies above ``ceiling``: its per-question
     scores minus the constant ``ceiling``, paired by question (clustered with ``where``) — the package's
@@ -200,7 +196,7 @@ def ceiling_test(scores: pd.DataFrame, column: str, methods: Sequence[str] = ALL
     units = _units(where)
     labels = [units.get(str(q), f"question:{q}") for q in table.index] if units is not None else None
     d = paired_difference(values, np.full(len(values), ceiling), units=labels)
-    decided = decide(pd.DataFrame([{"method": lowest, "baseline": CEILING_NAME, "metric": column, **d.as_dict()}]),
+    decided = decide(pd.DataFrame([{"method": lowest, "baseline": f"the {ceiling:g} ceiling", "metric": column, **d.as_dict()}]),
                      f"the lowest {column} minus {ceiling:g}")
     _record(decided, where)
     return {**decided.iloc[0].to_dict(), "label": paper.label(lowest), "mean": float(np.nanmean(values))}

@@ -1,6 +1,6 @@
 """Runs behind the GraLC-RAG notebook: build and query the strategies, add the structural
 metrics, sweep the document-length conditions, answer with a reasoner, time cold builds and
-sweep λ. ``tables`` shapes the results like the paper's Tables 1–6."""
+sweep λ. ``tables`` summarises the results for the paper's Tables 1–6."""
 from __future__ import annotations
 
 import math
@@ -83,40 +83,6 @@ def length_gradient(dataset: Dataset, strategies: Sequence[str], conditions: Seq
         if sub.documents and sub.questions:
             runs[c] = evaluate(strategies, sub, ks, params, level)
     return runs
-
-
-@dataclass
-class WorkedExample:
-    """One question's evidence, strategy by strategy (``worked_example``): the two tables of
-    ``worked.worked_comparison`` and the sentence that names the question (or says there is none)."""
-    sentence: str
-    passages: pd.DataFrame
-    hits: pd.DataFrame
-
-
-def worked_example(runs: Mapping[str, Run], condition: str | None, k: int = 5) -> WorkedExample:
-    """The first question with gold passages in ``condition`` (the first condition that ran when it did not),
-    at ``k`` when it was scored, else the deepest k: per gold passage the rank at which each strategy's top k
-    holds it, and the top k side by side with ✓ Pn. Data whose questions list no gold passages (PubMedQA's)
-    gives empty tables and a sentence saying so."""
-    from ...evaluation.worked import worked_comparison
-
-    condition = condition if condition in runs else next(iter(runs))
-    run = runs[condition]
-    k = k if k in run.results else max(run.results)
-    question = next((q for q in run.dataset.questions if q.gold_contexts), None)
-    if question is None:
-        return WorkedExample(f"No question of the {condition} condition lists gold passages: nothing to mark.",
-                             pd.DataFrame(), pd.DataFrame())
-    by_strategy = {name: by_q[question.id] for name, by_q in run.results[k].items()}
-    passages, hits = worked_comparison(by_strategy, question, run.dataset.documents)
-    return WorkedExample(f"{question.id} ({condition} condition, each strategy's top {k}): {question.question}",
-                         passages, hits)
-
-
-def stack(runs: Mapping[str, Run], attr: str = "scores") -> pd.DataFrame:
-    """Concatenate one table of every Run with a ``condition`` column."""
-    return pd.concat([getattr(r, attr).assign(condition=c) for c, r in runs.items()], ignore_index=True)
 
 
 # Table 6's token column: the paper's is GPT-4o-mini's usage; ours counts what the answer is drawn

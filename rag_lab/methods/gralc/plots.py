@@ -72,7 +72,7 @@ def _paper_legend(fig) -> None:
 def recall_curves(ours: pd.DataFrame, paper: pd.DataFrame | None, ks: Sequence[int], title: str,
                   note: str | None = None, intervals: dict[str, pd.DataFrame] | None = None):
     """Recall@k against k, one line per strategy (paper-reported dashed, one legend entry per strategy);
-    with ``intervals`` (``tables.table1_intervals``) our points carry their 95% interval, the
+    with ``intervals`` (``tables.summary``) our points carry their 95% interval, the
     strategies drawn a little apart at each k so the bars do not stack."""
     import plotly.graph_objects as go
 

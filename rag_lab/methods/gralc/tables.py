@@ -1,7 +1,8 @@
-"""GraLC-RAG's Tables 1-6 in the paper's layout, from the tidy per-question rows of ``experiment``'s runs:
-the means (rows labelled with the paper's strategy names), their n and 95% intervals over questions
-(``evaluation.uncertainty``), and ours set beside the paper's numbers (with a difference only where the
-setting is like-for-like)."""
+"""GraLC-RAG's tables from the tidy per-question rows of ``experiment``'s runs: ``summary`` gives the means
+(rows labelled with the paper's strategy names), their n and 95% intervals over questions
+(``evaluation.uncertainty``) of the columns the notebook names; the rest sets ours beside the paper's numbers
+(with a difference only where the setting is like-for-like) and shapes the tables the notebook cannot in a
+few lines (Table 2's ablation steps, Table 5's SecCov readings by condition)."""
 from __future__ import annotations
 
 import math
@@ -34,23 +35,26 @@ def _relabel(frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
     return frame
 
 
-def table1(df: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)) -> pd.DataFrame:
-    """MRR (at the deepest k) and Recall@k at document level."""
-    ks = sorted(ks)
-    cols = {"MRR": metric_means(df, "doc_mrr", ks[-1])}
-    cols.update({f"R@{k}": metric_means(df, "doc_recall", k) for k in ks})
-    return _relabel(pd.DataFrame(cols), ALL)
+PARTS = ("ours", "n", "ci_low", "ci_high")
 
 
-def table1_columns(ks: Sequence[int] = (1, 3, 5, 10)) -> dict[str, str]:
-    """Table 1's column labels -> the metric@k each is the mean of."""
-    ks = sorted(ks)
-    return {"MRR": f"doc_mrr@{ks[-1]}", **{f"R@{k}": f"doc_recall@{k}" for k in ks}}
-
-
-def table1_intervals(df: pd.DataFrame, ks: Sequence[int] = (1, 3, 5, 10)) -> dict[str, pd.DataFrame]:
-    """``ci_low``, ``ci_high`` and ``n`` of Table 1's cells (95% bootstrap over questions)."""
-    return {part: _relabel(frame, ALL) for part, frame in interval_frames(df, table1_columns(ks)).items()}
+def summary(df: pd.DataFrame, columns: Mapping[str, str], by: str | None = None) -> dict[str, pd.DataFrame]:
+    """Our mean (``ours``), n and 95% interval (``ci_low``, ``ci_high``, ``evaluation.uncertainty``) over
+    questions of each metric@k in ``columns`` (label -> metric@k, or a bare metric name for rows without k),
+    one frame per part: rows the strategies (the paper's labels and order), columns the labels. With ``by``
+    (e.g. "condition") one block of rows per value, indexed (value, strategy)."""
+    if by is not None:
+        blocks = {value: summary(d, columns) for value, d in df.groupby(by, sort=False)}
+        if not blocks:      # nothing to summarise (PubMedQA: no length condition)
+            empty = pd.MultiIndex.from_tuples([], names=[by, "strategy"])
+            return {part: pd.DataFrame(columns=list(columns), index=empty, dtype=float) for part in PARTS}
+        return {part: pd.concat({value: b[part] for value, b in blocks.items()}, names=[by, "strategy"]) for part in PARTS}
+    means = {}
+    for label, column in columns.items():
+        metric, _, k = column.partition("@")
+        means[label] = metric_means(df, metric, int(k) if k else None)
+    intervals = {part: _relabel(frame, ALL) for part, frame in interval_frames(df, dict(columns)).items()}
+    return {"ours": _relabel(pd.DataFrame(means), ALL), **intervals}
 
 
 def table2(t1: pd.DataFrame) -> pd.DataFrame:
@@ -91,47 +95,6 @@ def table3(builds: pd.DataFrame) -> pd.DataFrame:
     return _relabel(out, ALL)
 
 
-def table4_columns(ks: Sequence[int] = (1, 5, 20)) -> dict[str, str]:
-    """Table 4's column labels -> the metric@k each is the mean of (MRR at the deepest k)."""
-    ks = sorted(ks)
-    return {"MRR": f"doc_mrr@{ks[-1]}", **{f"R@{k}": f"doc_recall@{k}" for k in ks[:-1]}}
-
-
-def _means(df: pd.DataFrame, columns: Mapping[str, str]) -> pd.DataFrame:
-    """Means per method of the metric@k columns named in ``columns`` (label -> metric@k)."""
-    return pd.DataFrame({label: metric_means(df, column.rsplit("@", 1)[0], int(column.rsplit("@", 1)[1]))
-                         for label, column in columns.items()})
-
-
-def _by_condition(grad: pd.DataFrame, frame_of) -> list[pd.DataFrame]:
-    parts = []
-    for cond, d in grad.groupby("condition", sort=False):
-        t = _relabel(frame_of(d), ALL)
-        t.index = pd.MultiIndex.from_product([[cond], t.index], names=["condition", "strategy"])
-        parts.append(t)
-    return parts
-
-
-def table4(grad: pd.DataFrame, ks: Sequence[int] = (1, 5, 20)) -> pd.DataFrame:
-    columns = table4_columns(ks)
-    parts = _by_condition(grad, lambda d: _means(d, columns))
-    if not parts:  # no condition in the data (PubMedQA: abstracts only)
-        return pd.DataFrame(columns=list(columns), index=pd.MultiIndex.from_tuples([], names=["condition", "strategy"]),
-                            dtype=float)
-    return pd.concat(parts)
-
-
-def table4_intervals(grad: pd.DataFrame, ks: Sequence[int] = (1, 5, 20)) -> dict[str, pd.DataFrame]:
-    """``ci_low``, ``ci_high`` and ``n`` of Table 4's cells (95% bootstrap over each condition's questions),
-    indexed (condition, strategy) like ``table4``."""
-    columns = table4_columns(ks)
-    out = {}
-    for part in INTERVAL_PARTS:
-        parts = _by_condition(grad, lambda d: interval_frames(d, columns)[part])
-        out[part] = pd.concat(parts) if parts else pd.DataFrame(columns=list(columns), dtype=float)
-    return out
-
-
 def table5_columns(ks: Sequence[int] = (5, 20)) -> dict[str, str]:
     """Table 5's labels -> metric@k: SecCov in the reading that matches the paper's pattern at the
     smallest and largest k, CS Recall at the largest, then our source-article SecCov (ours only)."""
@@ -141,63 +104,35 @@ def table5_columns(ks: Sequence[int] = (5, 20)) -> dict[str, str]:
             paper.source_seccov_label(hi): f"{SOURCE_SECCOV}@{hi}"}
 
 
-def table5(grad: pd.DataFrame, ks: Sequence[int] = (5, 20), conditions: Sequence[str] = ("introduction", "partial",
-                                                                                           "full")) -> pd.DataFrame:
-    """Columns "<label> <condition>" for every label of ``table5_columns``."""
-    cols = {}
-    for name, column in table5_columns(ks).items():
-        for cond in conditions:
-            d = grad[grad["condition"] == cond]
-            if not d.empty:
-                cols[f"{name} {cond}"] = _means(d, {name: column})[name]
-    return _relabel(pd.DataFrame(cols), ALL)
+def table5(grad: pd.DataFrame, ks: Sequence[int] = (5, 20),
+           conditions: Sequence[str] = ("introduction", "partial", "full")) -> dict[str, pd.DataFrame]:
+    """``summary``'s parts of ``table5_columns`` per condition, each a frame with columns
+    "<label> <condition>" (label-major, conditions in the order given; a condition with no rows left out)."""
+    per = {c: summary(grad[grad["condition"] == c], table5_columns(ks)) for c in conditions
+           if (grad["condition"] == c).any()}
+    return {part: pd.DataFrame({f"{label} {c}": per[c][part][label] for label in table5_columns(ks) for c in per},
+                               index=_union([per[c][part].index for c in per])) for part in PARTS}
 
 
-def table5_intervals(grad: pd.DataFrame, ks: Sequence[int] = (5, 20),
-                     conditions: Sequence[str] = ("introduction", "partial", "full")) -> dict[str, pd.DataFrame]:
-    """``ci_low``, ``ci_high`` and ``n`` frames shaped like ``table5`` (95% bootstrap over each
-    condition's questions)."""
-    parts: dict[str, dict[str, pd.Series]] = {p: {} for p in INTERVAL_PARTS}
-    columns = table5_columns(ks)
-    for cond in conditions:
-        d = grad[grad["condition"] == cond]
-        if d.empty:
-            continue
-        frames = interval_frames(d, columns)
-        for part in INTERVAL_PARTS:
-            for label in columns:
-                parts[part][f"{label} {cond}"] = frames[part][label]
-    return {part: _relabel(pd.DataFrame(cols), ALL) for part, cols in parts.items()}
-
-
-def condition_series(frame: pd.DataFrame, label: str, conditions: Sequence[str]) -> pd.Series:
-    """One label of a "<label> <condition>" table (``table5`` or one of its interval frames) as a Series
-    indexed (condition, strategy), for the by-condition figure."""
-    return pd.Series({(c, s): frame.loc[s, f"{label} {c}"] for c in conditions if f"{label} {c}" in frame.columns
-                      for s in frame.index}, dtype=float)
+def _union(indexes) -> list[str]:
+    """The strategies of several frames in the paper's order."""
+    have = {s for index in indexes for s in index}
+    return [paper.label(n) for n in ALL if paper.label(n) in have]
 
 
 EVIDENCE_KS = (5, 20)
-
-
-def evidence_columns(ks: Sequence[int] = EVIDENCE_KS) -> dict[str, str]:
-    return {f"ctx MRR@{max(ks)}": f"ctx_mrr@{max(ks)}", **{f"ctx R@{k}": f"ctx_recall@{k}" for k in ks}}
 
 
 def evidence_table(grad: pd.DataFrame, ks: Sequence[int] = EVIDENCE_KS) -> pd.DataFrame:
     """Ours only: how well each strategy finds the two evidence paragraphs of a template question
     (context-level MRR and recall; a chunk matches a paragraph it overlaps by half of the shorter),
     one row per (condition, strategy), with n and a 95% interval per metric."""
-    d = grad[grad["metric"] == "ctx_recall"]
-    grad = grad[grad["condition"].isin(set(d["condition"]))]
-    columns = evidence_columns(ks)
-    parts = _by_condition(grad, lambda d: _means(d, columns))
-    if not parts:
+    with_ctx = grad[grad["condition"].isin(set(grad.loc[grad["metric"] == "ctx_recall", "condition"]))]
+    if with_ctx.empty:
         return pd.DataFrame()
-    means = pd.concat(parts)
-    intervals = {part: pd.concat(_by_condition(grad, lambda d: interval_frames(d, columns)[part]))
-                 for part in INTERVAL_PARTS}
-    return ours_with_intervals(means, intervals)
+    columns = {f"ctx MRR@{max(ks)}": f"ctx_mrr@{max(ks)}", **{f"ctx R@{k}": f"ctx_recall@{k}" for k in ks}}
+    parts = summary(with_ctx, columns, by="condition")
+    return ours_with_intervals(parts["ours"], parts)
 
 
 def table6(gen: pd.DataFrame) -> pd.DataFrame:
@@ -207,16 +142,6 @@ def table6(gen: pd.DataFrame) -> pd.DataFrame:
     if (gen["metric"] == "answer_f1").any():
         out["Answer F1 (reference)"] = metric_means(gen, "answer_f1")
     return _relabel(out, ALL)
-
-
-TABLE6_INTERVALS = {"Avg F1": "proxy_f1", "Sec Diversity": "section_diversity", "Answer F1 (reference)": "answer_f1"}
-
-
-def table6_intervals(gen: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """n and 95% intervals of Table 6's per-question means (Tokens is a sum over questions: none)."""
-    have = set(gen["metric"])
-    return {part: _relabel(frame, ALL) for part, frame in
-            interval_frames(gen, {k: v for k, v in TABLE6_INTERVALS.items() if v in have}).items()}
 
 
 def beside_paper(ours: pd.DataFrame, reported: pd.DataFrame, intervals: dict[str, pd.DataFrame] | None = None,
@@ -235,9 +160,6 @@ def beside_paper(ours: pd.DataFrame, reported: pd.DataFrame, intervals: dict[str
     return side
 
 
-INTERVAL_PARTS = ("n", "ci_low", "ci_high")
-
-
 def add_intervals(side: pd.DataFrame, intervals: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """``side`` (columns (metric, part), our means under part "ours") with n and our 95% interval
     (``intervals``: ``ci_low``, ``ci_high``, ``n`` frames shaped like the means) right after each
@@ -246,7 +168,7 @@ def add_intervals(side: pd.DataFrame, intervals: Mapping[str, pd.DataFrame]) -> 
     for metric, part in side.columns:
         parts[(metric, part)] = side[(metric, part)]
         if part == "ours" and metric in intervals["n"].columns:
-            for p in INTERVAL_PARTS:
+            for p in PARTS[1:]:
                 parts[(metric, p)] = intervals[p][metric].reindex(side.index)
     return pd.DataFrame(parts, index=side.index)
 

@@ -8,8 +8,9 @@ recall; with a judge configured, ragas' LLM context precision and recall (the cl
 analogue; DeepEval is not installed), answer relevancy and faithfulness are computed too.
 A test case passes when every metric it is judged on reaches the threshold: the four judged
 metrics with a judge (the paper's four columns), gold-sentence precision and recall without one
-(the paper does not state its threshold; 0.5 is DeepEval's default). The paper's own tables and
-the side-by-side view are in ``paper.py``.
+(the paper does not state its threshold; 0.5 is DeepEval's default). The paper's own tables, the
+side-by-side view and the sentences that set our run against basic_retrieval and the paper are in
+``paper.py``.
 """
 from __future__ import annotations
 
@@ -19,18 +20,14 @@ import numpy as np
 import pandas as pd
 
 from ...evaluation.metrics import context_matches, locate_contexts
-from ...evaluation.decisions import side, verdict_said
-from ...evaluation.statistics import INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_ci
-from ...evaluation.uncertainty import interval_frames, paired_differences, pairwise_differences, question_units
+from ...evaluation.uncertainty import interval_frames, question_units
 from ...core import ties
 from ...core.types import Dataset, Question, Retrieval
 from .algorithms import ALGORITHMS
 from .config import SSGConfig
 from .graph import SimilarityGraph
-from .ledgered import EQUAL_BUDGET, OWN_STOP, recorded_algorithms, setting_of, units_of  # noqa: F401 (the notebook's)
+from .ledgered import units_of  # noqa: F401 (the notebook's)
 from .method import SSGRetriever, method_name
-from .paper import (PAPER_METRICS, PAPER_STRATEGY, PAPER_TABLES, RunSetting, compare_with_paper, our_column,
-                    paper_table)
 
 DEFAULT_THRESHOLD = 0.5
 # the paper's max_sentences per grouping strategy: 15 for its sequential_multi_hop questions (3 hops x 5
@@ -161,52 +158,8 @@ def equal_budget_scores(graph: SimilarityGraph, dataset: Dataset, algorithms: Se
     return equal
 
 
-def budget_table(scores: pd.DataFrame, equal: pd.DataFrame, columns: Sequence[str] = GOLD_COLUMNS) -> pd.DataFrame:
-    """Per algorithm: sentences and ``columns`` at its own stopping point, then at the equal budget."""
-    def means(d, tag):
-        t = d.groupby("algorithm", sort=False)[["sentences", *columns]].mean()
-        return t.rename(columns=lambda c: f"{c} ({tag})")
-    table = pd.concat([means(scores, "own stop"), means(equal, "equal budget")], axis=1)
-    return table.loc[[a for a in ALGORITHMS if a in table.index]]
 
 
-def budget_sentence(scores: pd.DataFrame, equal: pd.DataFrame) -> str:
-    """The flag: how far apart the algorithms' own budgets are, and what the equal budget is."""
-    own = scores.groupby("algorithm", sort=False)["sentences"].mean()
-    lo, hi = own.idxmin(), own.idxmax()
-    per_q = equal.groupby("question_id")["sentences"].first()
-    return (f"At their own stopping points the algorithms gather {own[lo]:.1f} ({lo}) to {own[hi]:.1f} ({hi}) "
-            "sentences on average, and gold-sentence precision counts every gathered sentence: an algorithm that "
-            "gathers more is marked down on precision and helped on recall by that alone. So each question is "
-            f"also scored at an equal budget, the fewest sentences any algorithm gathered on it ({per_q.min()} to "
-            f"{per_q.max()}, mean {per_q.mean():.1f} over {len(per_q)} questions), every algorithm run again with "
-            "that cap.")
-
-
-def leader_sentence(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None,
-                    label: str = "") -> str:
-    """Which algorithm has the highest mean ``column`` and whether the questions can tell it from the
-    others: each pair paired by question (clustered by document: ``units_of``), Holm across the pairs
-    (``uncertainty.pairwise_differences``: one declared family), and its verdict. A pair not decided is
-    named with its interval (unadjusted for the family) and verdict."""
-    table = recorded_algorithms(pairwise_differences(tidy(scores, judged), column, units=units_of(scores)), scores, label,
-                      "below")
-    if table.empty:
-        return f"{label}{column}: fewer than two algorithms scored."
-    leader = table["method"].iloc[0]
-    mine = table[table["method"] == leader]
-    means = tidy(scores, judged).query("metric == @column").groupby("method")["value"].mean()
-    ahead = [b for b, v in zip(mine["below"], mine["verdict"]) if v == SUPPORTED]
-    tied = [f"{r['below']} ({format_ci(r['diff'], r['ci_low'], r['ci_high'])}, {verdict_said(r)})"
-            for _, r in mine.iterrows() if r["verdict"] != SUPPORTED]
-    n = int(mine["n"].max())
-    family = f'Holm within "{table["family"].iloc[0]}", {int(table["family_size"].iloc[0])} pairs'
-    head = f"{label}highest mean {column}: {leader} ({means[leader]:.2f})"
-    if not tied:
-        return f"{head}, ahead of every other algorithm (each paired difference decided, {family}, p < 0.05, n = {n})."
-    return (f"{head}, but with n = {n} questions the data cannot tell it from {len(tied)} of the {len(mine)} "
-            f"others (paired difference [95% interval, unadjusted], verdict with {family}): {', '.join(tied)}"
-            + (f"; ahead of {', '.join(ahead)}." if ahead else "; so no single best algorithm is shown here."))
 
 
 def judged_scores(answer_df: pd.DataFrame | None) -> pd.DataFrame:
@@ -265,111 +218,6 @@ def results_intervals(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
     return interval_frames(rows, {c: c for c in dict.fromkeys(rows["metric"])}, units=units_of(scores))
 
 
-def versus_basic(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None,
-                 label: str = "") -> pd.DataFrame:
-    """Every algorithm minus basic_retrieval on ``column``, paired by question (clustered by document:
-    ``units_of``), with its 95% interval, Holm across the algorithms (one declared family, named with its
-    setting from ``label``), and the side its verdict puts it on: ``above`` / ``below`` (Holm p < 0.05),
-    or the undecided verdict word itself; recorded in the run's ledger."""
-    table = paired_differences(tidy(scores, judged), "basic_retrieval", metrics=[column], units=units_of(scores),
-                               family=f"every algorithm minus basic_retrieval on {column} ({setting_of(label)})")
-    table["side"] = [side(v, "above", "below") for v in table["verdict"]]
-    return recorded_algorithms(table, scores, label)
-
-
-def beats_basic(table: pd.DataFrame, metric: str, tolerance: float = 1e-9) -> list[str]:
-    """Algorithms above basic_retrieval on ``metric`` by more than ``tolerance`` (float noise is no win)."""
-    if "basic_retrieval" not in table.index:
-        raise ValueError("the table has no basic_retrieval row to compare with")
-    base = table.loc["basic_retrieval", metric]
-    return [a for a in table.index if a != "basic_retrieval" and table.loc[a, metric] > base + tolerance]
-
-
-def finding_sentences(ours: pd.DataFrame, label: str, judged: pd.DataFrame | None = None,
-                      scores: pd.DataFrame | None = None) -> list[str]:
-    """Plain sentences: which algorithms beat basic_retrieval on recall and on precision in this run
-    (in the column that stands in for the paper's) and in each paper table. With the per-question
-    ``scores`` each algorithm is set against basic_retrieval question by question: it beats it when
-    its paired difference is decided above 0 (Holm p < 0.05 across the algorithms), falls behind when
-    decided below, and is not told apart otherwise (the means alone would call every gap a win)."""
-    def listed(names):
-        return ", ".join(names) if names else "none"
-
-    lines = []
-    for metric in ("recall", "precision"):
-        column = our_column(metric, judged is not None)
-        base = ours.loc["basic_retrieval", column]
-        if pd.isna(base):
-            lines.append(f"{label}: {column} was not measured for basic_retrieval.")
-        elif scores is None:
-            lines.append(f"{label}: beat basic_retrieval on {column} ({base:.2f}): "
-                         + listed([f"{a} ({ours.loc[a, column]:.2f})" for a in beats_basic(ours, column)]) + ".")
-        else:
-            vs = versus_basic(scores, column, judged, label)
-            shown = {side: [f"{m} {format_ci(d, lo, hi)}" for m, d, lo, hi in
-                            zip(g["method"], g["diff"], g["ci_low"], g["ci_high"])] for side, g in vs.groupby("side")}
-            ns = sorted({int(n) for n in vs["n"]})
-            n = "/".join(map(str, ns)) if ns else "0"
-            reasons = sorted({verdict_said(r) for _, r in vs.iterrows() if r["verdict"] == UNDECIDABLE})
-            few = (f"; {' / '.join(reasons)}: {listed(shown[UNDECIDABLE])}" if UNDECIDABLE in shown else "")
-            units = int(vs["units"].max()) if len(vs) else 0
-            documents = f", {units} documents" if len(vs) and units < int(vs["n"].max()) else ""
-            lines.append(f"{label}, {column} minus basic_retrieval's ({base:.2f}), paired by question "
-                         f"(n = {n}{documents}; Holm within \"{vs['family'].iloc[0] if len(vs) else ''}\"; intervals "
-                         f"unadjusted): beat it (Holm p < 0.05): "
-                         f"{listed(shown.get('above', []))}; {INCONCLUSIVE}: {listed(shown.get(INCONCLUSIVE, []))}"
-                         f"{few}; behind: {listed(shown.get('below', []))}.")
-        for name in PAPER_TABLES:
-            paper = paper_table(name)
-            lines.append(f"  paper, {name}, {PAPER_METRICS[metric]}: " + listed(beats_basic(paper, metric))
-                         + f" (basic_retrieval {paper.loc['basic_retrieval', metric]:.2f}).")
-    return lines
-
-
-def paper_comparisons(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
-                      threshold: float = DEFAULT_THRESHOLD) -> dict[str, pd.DataFrame]:
-    """For each paper table, our run on the questions of the same grouping strategy beside it.
-    A paper table whose strategy has no question in this run is left out."""
-    choosers = choosers_of(scores)
-    return {name: compare_with_paper(results_table(scores, judged, threshold, strategy), name, judged is not None,
-                                     choosers, results_intervals(scores, judged, strategy))
-            for name, strategy in PAPER_STRATEGY.items() if (scores["strategy"] == strategy).any()}
-
-
-def choosers_of(scores: pd.DataFrame) -> dict[str, str]:
-    """algorithm -> who made its choices in this run (only llm_guided_traversal has a chooser)."""
-    if "chooser" not in scores:
-        return {}
-    d = scores[scores["chooser"].astype(bool)]
-    return {a: ", ".join(sorted(set(c))) for a, c in d.groupby("algorithm")["chooser"]}
-
-
-def run_setting(dataset: Dataset, paper_name: str, embedder_id: str, reasoner_name: str,
-                judge: str | None) -> RunSetting:
-    """Our run's setting beside one paper table: its questions of that table's grouping strategy."""
-    strategy = PAPER_STRATEGY[paper_name]
-    n = sum(q.meta.get("strategy") == strategy for q in dataset.questions)
-    return RunSetting(dataset.name, n, embedder_id, reasoner_name, judge)
-
-
-def paths_agree(results: Mapping[str, Mapping[str, Retrieval]], a: str, b: str) -> tuple[int, int]:
-    """(questions on which algorithms ``a`` and ``b`` walked the same path, questions both ran)."""
-    ra, rb = results[method_name(a)], results[method_name(b)]
-    common = [q for q in ra if q in rb]
-    return sum(ra[q].trace.get("path") == rb[q].trace.get("path") for q in common), len(common)
-
-
-def llm_guided_sentence(results: Mapping[str, Mapping[str, Retrieval]], reasoner_name: str) -> str:
-    """Who made llm_guided_traversal's choices in this run and how often its path was query_traversal's."""
-    if not {method_name("llm_guided_traversal"), method_name("query_traversal")} <= set(results):
-        return "llm_guided_traversal and query_traversal were not both run."
-    same, total = paths_agree(results, "llm_guided_traversal", "query_traversal")
-    who = ("the offline reasoner's relevance-minus-redundancy rule (no LLM)" if reasoner_name == "offline"
-           else f"the LLM {reasoner_name}")
-    return (f"llm_guided_traversal's choices were made by {who}; its path was query_traversal's on "
-            f"{same} of {total} questions.")
-
-
 def spread_limit(dataset: Dataset, n: int | None) -> Dataset:
     """At most ``n`` questions taken round-robin over the grouping strategies (all when ``n`` is None),
     so a small run still has questions of every strategy."""
@@ -387,12 +235,3 @@ def spread_limit(dataset: Dataset, n: int | None) -> Dataset:
                 picked.append(qs.pop(0))
     keep = {q.id for q in picked}
     return Dataset(dataset.name, dataset.documents, [q for q in dataset.questions if q.id in keep], dict(dataset.meta))
-
-
-def make_reasoner(spec: str | None, embedder=None):
-    """The reasoner from a spec; the offline one shares the notebook's embedder (one model in memory)."""
-    from ...reasoning import get_reasoner
-
-    if spec in (None, "offline"):
-        return get_reasoner("offline", embedder=embedder)
-    return get_reasoner(spec)

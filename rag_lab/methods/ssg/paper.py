@@ -7,13 +7,22 @@ passed. DeepEval is not installed here. Our columns (``experiment.py``): gold-se
 and recall (overlap of the gathered sentences with the question's gold sentences, no LLM) always;
 with a judge, ragas' LLM context precision and recall (the closest installed analogue of
 DeepEval's contextual ones), answer relevancy and faithfulness. ``like_for_like`` says, per paper
-column, whether the data, the metric and the models match the paper's.
+column, whether the data, the metric and the models match the paper's. ``finding_sentences`` and
+``leader_sentence`` say, from the decided tables (recorded in the run's ledger), which algorithms beat
+basic_retrieval here and in the paper's tables, and whether the data can tell the leader from the rest.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import pandas as pd
+
+from ...core.types import Dataset
+from ...evaluation.decisions import side, verdict_said
+from ...evaluation.statistics import INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_ci
+from ...evaluation.uncertainty import paired_differences, pairwise_differences
+from .experiment import DEFAULT_THRESHOLD, results_intervals, results_table, tidy
+from .ledgered import recorded_algorithms, setting_of, units_of
 
 _PAPER_COLUMNS = ["precision", "recall", "answer_relevancy", "faithfulness", "passed", "total"]
 
@@ -192,14 +201,6 @@ def questions_sentence(questions, dataset: str, writer: str | None = None) -> st
             + f"); the paper's were generated and evolved by DeepEval ({paper}).")
 
 
-def results_sentence(n_questions: int, strategies: int, judged: bool) -> str:
-    """Where the all-questions table differs from the paper's tables."""
-    metric = ("ragas' LLM-judged context precision/recall (DeepEval is not installed)" if judged
-              else "gold-sentence precision/recall (no judge, so no answer relevancy or faithfulness)")
-    return (f"Unlike the paper's tables (one grouping strategy each, DeepEval's LLM-judged metrics), this one pools "
-            f"{n_questions} questions of {strategies} strategies and measures context by {metric}.")
-
-
 def strategies_sentence(strategies) -> str:
     """Which of the run's grouping strategies have a paper table at all."""
     ours = list(dict.fromkeys(strategies))
@@ -242,3 +243,116 @@ def shown_comparison(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
             "read as agreement or disagreement"
             + (f"; not computed in this run: {', '.join(empty)}." if empty else "."))
     return out, note
+
+
+def paper_comparisons(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
+                      threshold: float = DEFAULT_THRESHOLD) -> dict[str, pd.DataFrame]:
+    """For each paper table, our run on the questions of the same grouping strategy beside it.
+    A paper table whose strategy has no question in this run is left out."""
+    choosers = choosers_of(scores)
+    return {name: compare_with_paper(results_table(scores, judged, threshold, strategy), name, judged is not None,
+                                     choosers, results_intervals(scores, judged, strategy))
+            for name, strategy in PAPER_STRATEGY.items() if (scores["strategy"] == strategy).any()}
+
+
+def choosers_of(scores: pd.DataFrame) -> dict[str, str]:
+    """algorithm -> who made its choices in this run (only llm_guided_traversal has a chooser)."""
+    if "chooser" not in scores:
+        return {}
+    d = scores[scores["chooser"].astype(bool)]
+    return {a: ", ".join(sorted(set(c))) for a, c in d.groupby("algorithm")["chooser"]}
+
+
+def run_setting(dataset: Dataset, paper_name: str, embedder_id: str, reasoner_name: str,
+                judge: str | None) -> RunSetting:
+    """Our run's setting beside one paper table: its questions of that table's grouping strategy."""
+    strategy = PAPER_STRATEGY[paper_name]
+    n = sum(q.meta.get("strategy") == strategy for q in dataset.questions)
+    return RunSetting(dataset.name, n, embedder_id, reasoner_name, judge)
+
+
+def versus_basic(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None,
+                 label: str = "") -> pd.DataFrame:
+    """Every algorithm minus basic_retrieval on ``column``, paired by question (clustered by document:
+    ``units_of``), with its 95% interval, Holm across the algorithms (one declared family, named with its
+    setting from ``label``), and the side its verdict puts it on: ``above`` / ``below`` (Holm p < 0.05),
+    or the undecided verdict word itself; recorded in the run's ledger."""
+    table = paired_differences(tidy(scores, judged), "basic_retrieval", metrics=[column], units=units_of(scores),
+                               family=f"every algorithm minus basic_retrieval on {column} ({setting_of(label)})")
+    table["side"] = [side(v, "above", "below") for v in table["verdict"]]
+    return recorded_algorithms(table, scores, label)
+
+
+def beats_basic(table: pd.DataFrame, metric: str, tolerance: float = 1e-9) -> list[str]:
+    """Algorithms above basic_retrieval on ``metric`` by more than ``tolerance`` (float noise is no win)."""
+    if "basic_retrieval" not in table.index:
+        raise ValueError("the table has no basic_retrieval row to compare with")
+    base = table.loc["basic_retrieval", metric]
+    return [a for a in table.index if a != "basic_retrieval" and table.loc[a, metric] > base + tolerance]
+
+
+def finding_sentences(ours: pd.DataFrame, label: str, judged: pd.DataFrame | None = None,
+                      scores: pd.DataFrame | None = None) -> list[str]:
+    """Plain sentences: which algorithms beat basic_retrieval on recall and on precision in this run
+    (in the column that stands in for the paper's) and in each paper table. With the per-question
+    ``scores`` each algorithm is set against basic_retrieval question by question: it beats it when
+    its paired difference is decided above 0 (Holm p < 0.05 across the algorithms), falls behind when
+    decided below, and is not told apart otherwise (the means alone would call every gap a win)."""
+    def listed(names):
+        return ", ".join(names) if names else "none"
+
+    lines = []
+    for metric in ("recall", "precision"):
+        column = our_column(metric, judged is not None)
+        base = ours.loc["basic_retrieval", column]
+        if pd.isna(base):
+            lines.append(f"{label}: {column} was not measured for basic_retrieval.")
+        elif scores is None:
+            lines.append(f"{label}: beat basic_retrieval on {column} ({base:.2f}): "
+                         + listed([f"{a} ({ours.loc[a, column]:.2f})" for a in beats_basic(ours, column)]) + ".")
+        else:
+            vs = versus_basic(scores, column, judged, label)
+            shown = {side: [f"{m} {format_ci(d, lo, hi)}" for m, d, lo, hi in
+                            zip(g["method"], g["diff"], g["ci_low"], g["ci_high"])] for side, g in vs.groupby("side")}
+            ns = sorted({int(n) for n in vs["n"]})
+            n = "/".join(map(str, ns)) if ns else "0"
+            reasons = sorted({verdict_said(r) for _, r in vs.iterrows() if r["verdict"] == UNDECIDABLE})
+            few = (f"; {' / '.join(reasons)}: {listed(shown[UNDECIDABLE])}" if UNDECIDABLE in shown else "")
+            units = int(vs["units"].max()) if len(vs) else 0
+            documents = f", {units} documents" if len(vs) and units < int(vs["n"].max()) else ""
+            lines.append(f"{label}, {column} minus basic_retrieval's ({base:.2f}), paired by question "
+                         f"(n = {n}{documents}; Holm within \"{vs['family'].iloc[0] if len(vs) else ''}\"; intervals "
+                         f"unadjusted): beat it (Holm p < 0.05): "
+                         f"{listed(shown.get('above', []))}; {INCONCLUSIVE}: {listed(shown.get(INCONCLUSIVE, []))}"
+                         f"{few}; behind: {listed(shown.get('below', []))}.")
+        for name in PAPER_TABLES:
+            paper = paper_table(name)
+            lines.append(f"  paper, {name}, {PAPER_METRICS[metric]}: " + listed(beats_basic(paper, metric))
+                         + f" (basic_retrieval {paper.loc['basic_retrieval', metric]:.2f}).")
+    return lines
+
+
+def leader_sentence(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None,
+                    label: str = "") -> str:
+    """Which algorithm has the highest mean ``column`` and whether the questions can tell it from the
+    others: each pair paired by question (clustered by document: ``units_of``), Holm across the pairs
+    (``uncertainty.pairwise_differences``: one declared family), and its verdict. A pair not decided is
+    named with its interval (unadjusted for the family) and verdict."""
+    table = recorded_algorithms(pairwise_differences(tidy(scores, judged), column, units=units_of(scores)), scores, label,
+                      "below")
+    if table.empty:
+        return f"{label}{column}: fewer than two algorithms scored."
+    leader = table["method"].iloc[0]
+    mine = table[table["method"] == leader]
+    means = tidy(scores, judged).query("metric == @column").groupby("method")["value"].mean()
+    ahead = [b for b, v in zip(mine["below"], mine["verdict"]) if v == SUPPORTED]
+    tied = [f"{r['below']} ({format_ci(r['diff'], r['ci_low'], r['ci_high'])}, {verdict_said(r)})"
+            for _, r in mine.iterrows() if r["verdict"] != SUPPORTED]
+    n = int(mine["n"].max())
+    family = f'Holm within "{table["family"].iloc[0]}", {int(table["family_size"].iloc[0])} pairs'
+    head = f"{label}highest mean {column}: {leader} ({means[leader]:.2f})"
+    if not tied:
+        return f"{head}, ahead of every other algorithm (each paired difference decided, {family}, p < 0.05, n = {n})."
+    return (f"{head}, but with n = {n} questions the data cannot tell it from {len(tied)} of the {len(mine)} "
+            f"others (paired difference [95% interval, unadjusted], verdict with {family}): {', '.join(tied)}"
+            + (f"; ahead of {', '.join(ahead)}." if ahead else "; so no single best algorithm is shown here."))

@@ -9,7 +9,8 @@ reasoner's usage while the method was evaluated: query-time reasoner calls plus 
 generation). ``estimated_llm_tokens`` gives what an LLM reasoner *would* be sent, computed
 without calling one (the prompts of ``rag_lab.reasoning.prompts`` counted with cl100k_base;
 completions as each job's documented allowance) — with the offline reasoner every measured LLM
-column is zero, and this shows the cost structure the paper discusses.
+column is zero, and this shows the cost structure the paper discusses. ``claim_family`` decides the
+paper's claim (at least as good as VectorRAG) on our run; ``paragraph`` and ``findings`` say it.
 """
 from __future__ import annotations
 
@@ -19,12 +20,13 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...evaluation.decisions import dataset_of, verdict_said
+from ...evaluation.decisions import dataset_of, reason_of, relation, verdict_said
 from ...evaluation.ledger import recorded
-from ...evaluation.statistics import NON_INFERIORITY_MARGIN, format_ci, format_p
+from ...evaluation.statistics import NON_INFERIORITY_MARGIN, SUPPORTED, format_ci, format_p
 from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
 
 from ...core.types import Cost, Dataset
+from . import views
 
 TOKEN_COLUMNS = [("LLM prompt", "index"), ("LLM prompt", "query"), ("LLM completion", "index"),
                  ("LLM completion", "query"), ("Embedder", "index"), ("Embedder", "query")]
@@ -283,3 +285,57 @@ def findings(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasone
                + ", ".join(f"{v:+.4f} on {d.split(' (')[0]}" for d, v in gap.items())
                + f" — at most {gap.abs().max():.4f} either way, UnWeaver ahead on {int((gap > 0).sum())} of {len(gap)}.")
     return out
+
+
+def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasoner: str, judged: bool,
+              agreement: Mapping[str, Mapping[str, int]] | None = None,
+              units: Mapping[str, Units] | None = None) -> str:
+    """The findings paragraph: per data set, UnWeaver minus naive on ctx_recall@k and doc_mrr@k and the
+    non-inferiority verdict of the paper's claim, read from that data set's ``paper.claim_family`` (one
+    declared family, Holm across it, clustered by document with ``units``: data set -> question units),
+    then the caveats. ``agreement``: data set -> ``rule_agreement``."""
+    out, widths, families = [], [], []
+    for name, df in results.items():
+        family = claim_family(df, k, answer_k, (units or {}).get(name), name)
+        parts = [(c, d) for c in (f"ctx_recall@{k}", f"doc_mrr@{k}") if (d := claim_row(family, c)) is not None]
+        if not parts:
+            continue
+        families.append(family)
+        ns = [int(d["n"]) for _, d in parts]
+        same = len(set(ns)) == 1       # one n for the data set, else each column says its own
+        said = [f"{column} {format_ci(d['diff'], d['ci_low'], d['ci_high'])} ({'' if same else f'n = {int(d.n)}, '}"
+                f"p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])}, {relation(d['verdict'])} naive"
+                + (f": {reason_of(d)}" if reason_of(d) else "") + ")" for column, d in parts]
+        d = claim_row(family, f"ctx_recall@{k}", non_inferiority=True)
+        claim = (f"{verdict_said(d)} (p against the margin = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])})"
+                 if d is not None else "not tested")
+        if d is not None and not np.isnan(d["ci_high"] - d["ci_low"]):
+            widths.append(d["ci_high"] - d["ci_low"])
+        units_n = int(parts[0][1]["units"])
+        documents = f", {units_n} document{'s' if units_n != 1 else ''}" if units_n < ns[0] else ""
+        out.append(f"On {name} ({f'n = {ns[0]} questions' if same else 'n per column'}{documents}) UnWeaver minus "
+                   f"VectorRAG (naive): " + "; ".join(said)
+                   + f"; at least as good as VectorRAG on context recall@{k} (margin {NON_INFERIORITY_MARGIN}): {claim}.")
+    if not out:
+        return "Findings: UnWeaver and naive were not both scored on any data set, so there is nothing to compare."
+    sizes = sorted({int(f["family_size"].iloc[0]) for f in families})
+    head = ("Findings, each difference paired by question (clustered by document where questions share one) with its "
+            "95% interval (each "
+            "comparison's own, unadjusted) and p; per data set one declared family of "
+            f"{'/'.join(map(str, sizes))} comparisons (every metric scored and the paper's claim), Holm within it; "
+            f"ahead or behind only when the Holm p is below 0.05, and the claim '{SUPPORTED}' only when its Holm p "
+            "against the margin is below 0.05.")
+    gap = float(paper_fc_gap().abs().max())
+    span = (f"the context-recall intervals here are {min(widths):.2f} to {max(widths):.2f} wide" if widths
+            else "there are too few questions for an interval")
+    seen = "could not be told from zero" if widths and min(widths) > 2 * gap else "might be told from zero"
+    caveats = [f"Caveats: {span}, so a difference the size of the paper-reported one (UnWeaver minus VectorRAG at "
+               f"most {gap:.4f} in factual correctness, another metric) {seen} with this many questions"]
+    if reasoner == "offline":
+        caveats.append("the offline reasoner's entity descriptions are sentences copied from the chunks and its "
+                       f"answers are extractive, so token F1 and ROUGE-L at {answer_k} score copied sentences by "
+                       "string overlap with the reference, not generated answers")
+    if not judged:
+        caveats.append("the paper's measure, ragas' factual correctness, needs a judge and was not computed")
+    caveats += [views.agreement_sentence(name, a) for name, a in (agreement or {}).items() if a.get("questions")]
+    return " ".join([head, *out, "; ".join(caveats) + "."])

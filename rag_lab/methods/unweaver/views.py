@@ -1,12 +1,18 @@
-"""Tables that show what a built UnWeaver index holds and what one query did (notebook 02). The gold-passage
-views (P1, P2 …, which rule elects a chunk holding each) are the lab's one worked-example API,
-``evaluation.worked``, re-exported here under the names notebook 02 uses."""
+"""Tables that show what a built UnWeaver index holds and what one query did (notebook 02), and the
+sentences that read them: which classes voted and what they embed, where the classes the answer names
+rank, on how many questions the voting rules elect the same chunks and why. The gold-passage views (P1,
+P2 …, which rule elects a chunk holding each) are the lab's one worked-example API, ``evaluation.worked``,
+re-exported here under the names notebook 02 uses."""
 from __future__ import annotations
+
+import re
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ...core.types import Retrieval
+from .classes import class_descriptions
 from ...evaluation.worked import (NOT_ELECTED, chunks_holding, gold_passage_table, gold_passages,  # noqa: F401
                                   padded, passage_label, rule_comparison)
 
@@ -35,33 +41,10 @@ def entities_by_description(entities: pd.DataFrame, plain_type: str = "CONCEPT")
     return pd.DataFrame(rows, columns=["description", "entities", "count"])
 
 
-def zero_tokens_note(columns: list[str], reasoner: str) -> str:
-    """The line after the token table that left out columns 0 for every method (``core.plots.without_zero``):
-    which, with which reasoner, and where an LLM's would be read. "" when none was left out."""
-    if not columns:
-        return ""
-    return (f"Left out above, 0 for every method with the {reasoner} reasoner: {', '.join(columns)}; the next table "
-            "estimates what an LLM reasoner would be sent.\n")
-
-
-def config_table(config) -> pd.DataFrame:
-    """A config's knobs, one row each (its one-line repr is hard to read)."""
-    knobs = config.as_dict()
-    return pd.DataFrame({"value": [str(v) for v in knobs.values()]}, index=pd.Index(list(knobs), name="knob"))
-
-
 def build_table(retriever) -> pd.DataFrame:
     """What the build made (the index's own counts) and what it cost (``build_*``), one row each."""
     stats = {**retriever.build_stats, **{f"build_{f}": v for f, v in retriever.build_cost.as_dict().items()}}
     return pd.DataFrame({"value": [float(v) for v in stats.values()]}, index=list(stats))
-
-
-def readable_build(stats: pd.DataFrame) -> pd.DataFrame:
-    """``build_table`` for display: counts whole (thousands separated), ``*_seconds`` rows to two places
-    with their unit (the CSV keeps the numbers). As text, the Markdown copy prints them as given too."""
-    return pd.DataFrame({"value": [f"{v:,.2f} s" if str(name).endswith("seconds") else
-                                   f"{v:,.0f}" if float(v).is_integer() else f"{v:,.2f}"
-                                   for name, v in stats["value"].items()]}, index=stats.index)
 
 
 def largest_classes(retriever, n: int = 10) -> pd.DataFrame:
@@ -86,19 +69,6 @@ def matrix_summary(retriever) -> pd.DataFrame:
     out.append({"matrix": "V  class embeddings (dense)", "shape": f"{v.shape[0]} x {v.shape[1]}",
                 "non-zeros": int((v != 0).sum()), "density": float((v != 0).mean())})
     return pd.DataFrame(out)
-
-
-def query_classes(retrieval: Retrieval) -> pd.DataFrame:
-    """The voting classes of one query: similarity and the chunks each approves."""
-    return pd.DataFrame([{"class": c["name"], "similarity": c["similarity"], "approves": ", ".join(c["chunks"])}
-                         for c in retrieval.trace["classes"]])
-
-
-def query_votes(retrieval: Retrieval) -> pd.DataFrame:
-    """Every approved chunk with its approvals, and whether and at which rank it was elected."""
-    rank = {cid: i + 1 for i, cid in enumerate(retrieval.trace["elected"])}
-    return pd.DataFrame([{"chunk": cid, "approvals": n, "elected rank": rank.get(cid)}
-                         for cid, n in retrieval.trace["approvals"].items()])
 
 
 SOLVERS = ("kelly", "constrained lsq", "bounded lsq")   # the paper's two forms, then ours
@@ -166,3 +136,151 @@ def solvers_sentence(iterations: pd.Series) -> str:
     status = int(iterations["bounded lsq status"])
     bounded = f"the bounded form (scipy's lsq_linear) {LSQ_STATUS.get(status, f'ended with status {status}')}"
     return f"{kelly}; {demanded}; {bounded}."
+
+
+def _body(cls) -> str:
+    """The embedded text without its leading "name: "."""
+    prefix = f"{cls.name}: "
+    return cls.text[len(prefix):] if cls.text.startswith(prefix) else cls.text
+
+
+def voting_classes(retriever, retrieval: Retrieval, width: int = 160) -> pd.DataFrame:
+    """The voting classes of one query, nearest first: similarity, mentions, the chunks each approves,
+    its description (the embedded text, cut to ``width`` characters), whether every description is
+    copied word for word from its chunk, and how many of the voters embed the same descriptions."""
+    voters = [retriever.classes[c["class"]] for c in retrieval.trace["classes"]]
+    descs = [tuple(class_descriptions(v, retriever.mentions)) for v in voters]
+    copied = [all(d in retriever.chunks[retriever.mentions[i].chunk_index].text
+                  for i in v.mentions for d in [retriever.mentions[i].description] if d) for v in voters]
+    rows = []
+    for c, v, d, cp in zip(retrieval.trace["classes"], voters, descs, copied):
+        body = _body(v)
+        rows.append({"class": v.name, "similarity": round(float(c["similarity"]), 3), "mentions": v.size,
+                     "approves": ", ".join(c["chunks"]),
+                     "description (embedded)": body if len(body) <= width else body[:width - 1] + "…",
+                     "copied from its chunk": cp, "voters with the same description": descs.count(d)})
+    return pd.DataFrame(rows)
+
+
+def answer_classes(retriever, question: str, answer: str, limit: int = 5) -> pd.DataFrame:
+    """The classes whose name occurs (whole words, any case) in the reference ``answer``: their rank by
+    similarity to ``question`` among all classes, similarity, mentions and chunks; best ranked first."""
+    sims, _ = retriever.class_similarities(question)
+    order = np.argsort(-sims, kind="stable")
+    rank = {int(c): r + 1 for r, c in enumerate(order)}
+    low = answer.casefold()
+    named = [c for c in retriever.classes if len(c.key) > 2 and re.search(rf"\b{re.escape(c.name.casefold())}\b", low)]
+    rows = sorted(({"class": c.name, "rank": rank[c.index], "of": len(retriever.classes),
+                    "similarity": round(float(sims[c.index]), 3), "mentions": c.size, "chunks": len(c.chunks)}
+                   for c in named), key=lambda r: r["rank"])[:limit]
+    return pd.DataFrame(rows, columns=["class", "rank", "of", "similarity", "mentions", "chunks"])
+
+
+def elected_by_rule(retriever, questions, k: int, rules: Sequence[str]) -> dict[str, dict[str, list[str]]]:
+    """question id -> rule -> the chunk ids that rule elects on the same index."""
+    variants = {r: retriever.variant(rule=r) for r in rules}
+    return {q.id: {r: [h.chunk.id for h in v.retrieve(q.question, k).hits] for r, v in variants.items()}
+            for q in questions}
+
+
+def rule_agreement(elected: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[str, int]:
+    """Questions on which every rule elects the same ranked list, the same set, and how many there are."""
+    same_list = same_set = 0
+    for by_rule in elected.values():
+        lists = [list(v) for v in by_rule.values()]
+        same_list += all(x == lists[0] for x in lists)
+        same_set += all(set(x) == set(lists[0]) for x in lists)
+    return {"questions": len(elected), "same list": same_list, "same set": same_set}
+
+
+def agreement_sentence(name: str, agreement: Mapping[str, int]) -> str:
+    """What ``rule_agreement`` on one data set says about the rules' rows, read from its counts: identical
+    when every question elects the same ranked list; equal on the set metrics (recall, precision) when
+    every question elects the same set; "differ little" only when the same set is elected on most (more
+    than half of the) questions; otherwise how many questions the rules elect different sets on."""
+    n, same_set, same_list = agreement["questions"], agreement["same set"], agreement["same list"]
+    if not 0 <= same_list <= same_set <= n or n < 1:
+        raise ValueError(f"agreement for {name} must have 0 <= 'same list' <= 'same set' <= 'questions' >= 1, "
+                         f"got {dict(agreement)}")
+    head = f"on {name} approval, PAV and CC elect the same set on {same_set} of {n} questions"
+    if same_list == n:
+        return f"{head} (the same ranked list on all {n}), so their rows are identical"
+    if same_set == n:
+        return (f"{head} (the same ranked list on {same_list}), so their recall and precision are equal and only "
+                "order-sensitive scores such as MRR and nDCG can differ")
+    if 2 * same_set > n:
+        return f"{head}, so their rows differ little (a different set on {n - same_set})"
+    return (f"on {name} approval, PAV and CC elect the same set on only {same_set} of {n} questions and different "
+            f"sets on {n - same_set}, so their rows can differ")
+
+
+def gold_passage_sentence(table: pd.DataFrame, k: int) -> str:
+    """``views.gold_passage_table`` in words: per gold passage, how many rules elect a chunk holding it, and
+    each rule's context recall@k on this question (passages held / passages)."""
+    if table.empty:
+        return "This question lists no gold passages, so no elected chunk is marked and recall cannot be read here."
+    rules = [c for c in table.columns if c not in ("document", "text")]
+    n, parts = len(table), []
+    for label, row in table.iterrows():
+        by = [r for r in rules if row[r] != NOT_ELECTED]
+        who = ("all" if len(by) == len(rules) else "none" if not by else f"{len(by)} ({', '.join(by)})")
+        parts.append(f"{label} is elected by {who} of the {len(rules)} rules")
+    recall = {r: float((table[r] != NOT_ELECTED).mean()) for r in rules}
+    if len(set(recall.values())) == 1:
+        said = f"every rule's context recall@{k} on this question is {next(iter(recall.values())):.2f}"
+    else:
+        said = f"context recall@{k} on this question: " + ", ".join(f"{r} {v:.2f}" for r, v in recall.items())
+    missed = [label for label, row in table.iterrows() if all(row[r] == NOT_ELECTED for r in rules)]
+    tail = f"; no rule elects a chunk holding {' or '.join(missed)}" if missed else ""
+    return f"Of the {n} gold passage{'s' if n != 1 else ''}: " + "; ".join(parts) + f" — {said}{tail}."
+
+
+def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers: pd.DataFrame, k: int,
+                    rules: Sequence[str], reasoner: str, keyword: str = "",
+                    elected: Mapping[str, Sequence[str]] | None = None) -> str:
+    """Why the rules elect the same chunks (or, when ``elected`` — rule -> the chunk ids it elects on the
+    worked question — shows different sets, what their voters share), from ``voting_classes``,
+    ``rule_agreement`` and ``answer_classes`` of the worked question."""
+    if voters.empty:
+        return "No class voted for this question, so there is no election to explain."
+    n = len(voters)
+    copied = int(voters["copied from its chunk"].sum())
+    distinct = voters["description (embedded)"].nunique()
+    approved = len({c for cell in voters["approves"] for c in cell.split(", ") if c})
+    named = f"{', '.join(rules[:-1])} and {rules[-1]}"
+    sets = {frozenset(v) for v in (elected or {}).values()}
+    differ = len(sets) > 1
+    opening = (f"{named} elect different chunks here ({len(frozenset().union(*sets))} distinct chunks between them) "
+               "although" if differ else f"Why {named} elect the same chunks:")
+    out = [f"{opening} {copied} of the {n} voting classes embed descriptions copied word for word from their chunk, "
+           f"and the {n} voters embed only {distinct} distinct texts and approve {approved} chunks between them, for "
+           f"k = {k} seats"]
+    if differ:
+        out[0] = out[0][0].upper() + out[0][1:] + " — the proportional rules still found voters left unrepresented to favour."
+    elif approved <= k:
+        out[0] += " — every approved chunk is elected whatever the rule, so the rules have nothing to trade off."
+    else:
+        out[0] += (f" — with so few distinct ballots, the proportional rules find few voters left unrepresented to "
+                   "favour.")
+    if agreement.get("questions"):
+        out.append(f"Over {agreement['questions']} questions the rules elect the same set on {agreement['same set']} "
+                   f"and the same ranked list on {agreement['same list']}.")
+    if answers.empty:
+        out.append(f"No class is named in the reference answer{f' (e.g. {keyword!r})' if keyword else ''}.")
+    else:
+        top = answers.iloc[0]
+        inside = top["rank"] <= n
+        out.append(f"The class the answer names that ranks best, {top['class']!r} ({top['mentions']} mentions in "
+                   f"{top['chunks']} chunks), is #{top['rank']} of {top['of']} by similarity to the question: "
+                   + ("among the voters." if inside else
+                      f"not among the {n} voters, because its text concatenates sentences from all its chunks and is "
+                      "nearer none of them than a class whose one sentence echoes the question."))
+    if reasoner == "offline":
+        example = (f"{answers.iloc[0]['class']}: what it is, in words of its own" if not answers.empty
+                   else "what the entity is, in words of its own")
+        out.append("Offline, each entity's description is the whole sentence it appears in, so a class is in effect "
+                   "a sentence and the classes of one sentence vote as one bloc. An LLM reasoner writes a description "
+                   f"of the entity itself ({example}), so classes from one sentence would "
+                   "differ, a multi-chunk class would read as one idea, and the proportional rules would have "
+                   "distinct voters to balance.")
+    return " ".join(out)

@@ -10,9 +10,9 @@ import pandas as pd
 from rag_lab.core.types import Retrieval
 from rag_lab.methods.unweaver.classes import EntityClass, Mention
 from rag_lab.evaluation.statistics import UNDECIDABLE
-from rag_lab.methods.unweaver.findings import (agreement_sentence, answer_classes, gold_passage_sentence, paragraph,
-                                               rule_agreement, voting_classes, why_rules_agree)
-from rag_lab.methods.unweaver.paper import paper_fc_gap
+from rag_lab.methods.unweaver.paper import paper_fc_gap, paragraph
+from rag_lab.methods.unweaver.views import (agreement_sentence, answer_classes, gold_passage_sentence, rule_agreement,
+                                            voting_classes, why_rules_agree)
 
 S1 = "In Lombardy the signature dish is risotto alla milanese."
 S2 = "Saffron colours the risotto."

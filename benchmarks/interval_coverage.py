@@ -1,6 +1,7 @@
 """How often ``statistics``' intervals hold the true value, and how often a verdict is decided when
 there is nothing to find: seeded simulations on data whose truth is known, so the docs' coverage table
-(docs/statistics.md) and the test that guards it (tests/test_statistics.py) measure one thing.
+(docs/statistics.md) and the test that guards it (tests/test_interval_coverage.py) measure one thing. Outside
+rag_lab: only benchmarks/paired_nulls.py and that test use it.
 
 - ``SCENARIOS``: name -> a draw of one data set (a mean's scores, or a pair of methods' scores, with
   each question's document when clustered), the true value its interval should hold and the metric
@@ -28,15 +29,15 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .paired_tests import DRAWS, bounded_draws, order_statistic, score_roots
-from .statistics import SUPPORTED, CONTRADICTED, mean_ci, paired_difference
+from rag_lab.evaluation.paired_tests import DRAWS, bounded_draws, order_statistic, score_roots
+from rag_lab.evaluation.statistics import SUPPORTED, CONTRADICTED, mean_ci, paired_difference
 
 
 @dataclass(frozen=True)
 class Scenario:
     """``draw(rng, n)`` gives one data set: one array of scores (a mean) or two (a paired comparison),
     and each question's unit (its document) or None; ``truth``: the mean or mean difference it was drawn
-    around; ``kind``: the metric kind the package is told (``metric_kinds``)."""
+    around; ``kind``: the metric kind the package is told (``metric_specs``)."""
     draw: Callable
     truth: float
     paired: bool
