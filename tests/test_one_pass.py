@@ -42,7 +42,7 @@ def test_two_methods_at_two_ks_split_count_and_embed_each_text_once(tmp_path, mo
     reasoner = OfflineReasoner(embedder=embedder, cache=False)
     nlp, split = chunking._sentencizer(), []
     monkeypatch.setattr(chunking, "_sentencizer", lambda: lambda text: split.append(text) or nlp(text))
-    chunking._split.cache_clear()
+    chunking.sentence_spans.cache_clear()
     a, b, c = "Alpha is first. Beta is second.", "Gamma is third.", "Delta is fourth. Alpha is first."
     method_one = {5: [a, b, c], 10: [a, b, c]}     # the same chunks at k 5 and 10
     method_two = {5: [c, a], 10: [c, a, b]}         # another method meeting them in another order
@@ -55,7 +55,7 @@ def test_two_methods_at_two_ks_split_count_and_embed_each_text_once(tmp_path, mo
     # by hand: vectors are one-hot at len % 4, so the question (15 characters) scores 1 with every 15-character
     # sentence and 0 with "Delta is fourth." (16); 4 words fit one 3-word sentence: the first scoring 1, Alpha
     assert answers == ["Alpha is first."] * 4
-    chunking._split.cache_clear()      # the patched sentencizer's splits must not outlive the test
+    chunking.sentence_spans.cache_clear()      # the patched sentencizer's splits must not outlive the test
 
 
 def test_remembered_vectors_and_counts_equal_fresh_ones(tmp_path):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from .types import Chunk, Document
 
@@ -181,14 +181,9 @@ def _sentencizer():
     return nlp
 
 
-def sentence_spans(text: str) -> list[Span]:
-    """Sentences as spans; paragraph breaks (blank lines) always end a sentence. Each distinct text is
-    split once per process (``_split``): the same chunk reaches many methods' answers at every k."""
-    return list(_split(text))
-
-
 @lru_cache(maxsize=1 << 16)
-def _split(text: str) -> tuple[Span, ...]:
+def sentence_spans(text: str) -> tuple[Span, ...]:
+    """Sentences as spans; paragraph breaks (blank lines) always end a sentence. Each text is split once a process."""
     spans = []
     for para in re.finditer(r"\S(?:.*?\S)?(?=\n\s*\n|\s*\Z)", text, flags=re.S):
         for sent in _sentencizer()(para.group()).sents:

@@ -73,13 +73,6 @@ def perturb(vectors: np.ndarray, keys: Sequence[str], sigma: float) -> np.ndarra
     return out
 
 
-def _remember(memo: dict, new: dict, limit: int) -> None:
-    """Add ``new`` to ``memo``, dropping the oldest entries beyond ``limit`` (0: keep nothing)."""
-    memo.update(new)
-    for _ in range(len(memo) - limit):
-        memo.pop(next(iter(memo)), None)     # pop: another thread may have dropped it first
-
-
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -238,9 +231,7 @@ class Embedder:
     ``model``: a sentence-transformers name or folder; default the shipped MiniLM.
     ``backend``: "torch", "onnx" or "onnx-int8"; None reads ``$RAG_LAB_EMBED_BACKEND``, else the default.
     ``stats`` counts texts actually run through the model and cache hits.
-    With the cache on, each distinct text's vector and token count are also kept in memory (up to
-    ``REMEMBERED`` texts, the oldest dropped first): every method, k and answer that meets the same
-    text again reads it from there, with no tokenizer or SQLite call (issue 53).
+    With the cache on, each text's vector and token count also stay in memory (``remember``, issue 53).
     """
 
     SLICE = 512  # texts encoded between two cache writes
@@ -258,8 +249,7 @@ class Embedder:
         self.cache_dir = Path(cache_dir or default_cache_dir())  # ONNX exports live here too
         self.cache = EmbeddingCache(self.cache_dir / "embeddings.sqlite") if use_cache else None
         self.stats = {"encoded": 0, "cache_hits": 0}
-        self._vectors: dict[str, np.ndarray] = {}   # text -> its vector as stored (before any perturbation)
-        self._tokens: dict[str, int] = {}           # text -> its word pieces
+        self._vectors, self._tokens = {}, {}   # text -> its vector as stored (not perturbed); its word pieces
         self._model = None
         self._tokenizer = None
         self._model_key: str | None = None
@@ -324,13 +314,18 @@ class Embedder:
         """Word-piece tokens of the texts, without special tokens (the cost unit of embedding)."""
         if isinstance(texts, str):
             texts = [texts]
-        counted = {t: n for t in dict.fromkeys(texts) if (n := self._tokens.get(t)) is not None}
-        new = [t for t in dict.fromkeys(texts) if t not in counted]
-        ids = self.tokenizer(new, add_special_tokens=False, verbose=False)["input_ids"] if new else []
+        known = {t: n for t in set(texts) if (n := self._tokens.get(t)) is not None}
+        new = [t for t in dict.fromkeys(texts) if t not in known]
+        ids = self.tokenizer(new, add_special_tokens=False, verbose=False)["input_ids"] if new else []   # [] refused
         fresh = dict(zip(new, map(len, ids)))
-        total = sum(fresh[t] if t in fresh else counted[t] for t in texts)
-        _remember(self._tokens, fresh, self.REMEMBERED if self.cache else 0)
-        return total
+        self.remember(self._tokens, fresh)
+        return sum(fresh[t] if t in fresh else known[t] for t in texts)
+
+    def remember(self, memo: dict, new: dict) -> None:
+        """Add ``new`` to ``memo`` (with the cache on), the oldest dropped beyond ``REMEMBERED`` texts."""
+        memo.update(new if self.cache else {})
+        for _ in range(len(memo) - self.REMEMBERED):
+            memo.pop(next(iter(memo)), None)     # pop: another thread may have dropped it first
 
     # -- sentence embeddings ---------------------------------------------------------------
     def encode(self, texts: Sequence[str], show_progress: bool | None = None) -> np.ndarray:
@@ -344,7 +339,7 @@ class Embedder:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        held = {t: v for t in dict.fromkeys(texts) if (v := self._vectors.get(t)) is not None}
+        held = {t: v for t in set(texts) if (v := self._vectors.get(t)) is not None}
         unseen = {text_key(t): t for t in dict.fromkeys(texts) if t not in held}   # one cache query for all
         found = self.cache.get_many(self.vector_key, list(unseen)) if self.cache and unseen else {}
         missing = [k for k in unseen if k not in found]
@@ -366,9 +361,9 @@ class Embedder:
                         self.cache.put_many(self.vector_key, new)
                     found.update(new)
                     bar.advance(len(part))
-        fresh = {unseen[k]: v for k, v in found.items()}
-        out = np.stack([fresh[t] if t in fresh else held[t] for t in texts]).astype(np.float32)
-        _remember(self._vectors, fresh, self.REMEMBERED if self.cache else 0)
+        held.update((unseen[k], v) for k, v in found.items())
+        self.remember(self._vectors, {unseen[k]: v for k, v in found.items()})
+        out = np.stack([held[t] for t in texts]).astype(np.float32)
         sigma = perturbation_sigma()
         return perturb(out, [text_key(t) for t in texts], sigma) if sigma else out
 

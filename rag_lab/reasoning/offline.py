@@ -28,6 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from ..caching.code_version import code_fingerprint
+from ..core.chunking import sentence_spans
 from ..core.types import Cost
 from ..core import ties
 from .base import Choice, Entity, Reasoner, Triple
@@ -274,8 +275,6 @@ class OfflineReasoner(Reasoner):
         tokens = self.embedder.count_tokens(text)
         if tokens <= self.embedder.max_tokens - 2:
             return self.embedder.encode([text])[0], tokens
-        from ..core.chunking import sentence_spans
-
         sentences = [text[s:e] for s, e in sentence_spans(text)]
         vecs, tokens = self._embed(sentences)
         mean = vecs.mean(axis=0)
@@ -285,8 +284,6 @@ class OfflineReasoner(Reasoner):
     @staticmethod
     def _sentences(texts: Sequence[str]) -> list[str]:
         """Sentences of the texts in order, exact duplicates dropped."""
-        from ..core.chunking import sentence_spans
-
         return list(dict.fromkeys(t[s:e] for t in texts for s, e in sentence_spans(t)))
 
     def answer(self, question: str, contexts: Sequence[str], max_words: int | None = None) -> str:
@@ -355,8 +352,7 @@ class OfflineReasoner(Reasoner):
                                          self.choice_lambda)
 
     def _choice_tokens(self, query: str, texts: list[str]) -> int:
-        """Tokens of the texts not embedded yet for the current query: a traversal pays for each window
-        and sentence once (the embedder remembers their vectors)."""
+        """Tokens of the texts new to the current query: a traversal pays for each window and sentence once."""
         if self._choice_paid is None or self._choice_paid[0] != query:
             self._choice_paid = (query, set())
         new = [t for t in dict.fromkeys(texts) if t not in self._choice_paid[1]]
