@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from .types import Chunk, Document
 
@@ -86,16 +86,6 @@ def fixed_token_chunks(doc: Document, embedder: "Embedder", size: int = 128, ove
 
 
 # -- recursive token splitter -------------------------------------------------------------
-def token_length(tokenizer) -> Callable[[str], int]:
-    """Word pieces of a text, remembered: LangChain's splitter measures each piece again when it drops
-    it from the window and the separator at every merge (``from_huggingface_tokenizer`` tokenised
-    each time: about 105,000 calls for notebook 11's builds of one 3-article corpus)."""
-    @lru_cache(maxsize=1 << 16)
-    def length(text: str) -> int:
-        return len(tokenizer.tokenize(text))
-    return length
-
-
 def recursive_token_spans(text: str, embedder: "Embedder", chunk_size: int = 100, chunk_overlap: int = 16,
                           start: int = 0, end: int | None = None) -> list[Span]:
     """LangChain's recursive splitter with MiniLM token length, mapped to spans of ``text[start:end]``."""
@@ -103,7 +93,7 @@ def recursive_token_spans(text: str, embedder: "Embedder", chunk_size: int = 100
 
     _check_window(chunk_size, chunk_overlap)
     end = len(text) if end is None else end
-    splitter = RecursiveCharacterTextSplitter(length_function=token_length(embedder.tokenizer),
+    splitter = RecursiveCharacterTextSplitter(length_function=embedder.count_tokens,   # remembered per text
                                               chunk_size=chunk_size, chunk_overlap=chunk_overlap)
     spans, cursor = [], start
     for piece in splitter.split_text(text[start:end]):
@@ -191,15 +181,16 @@ def _sentencizer():
     return nlp
 
 
-def sentence_spans(text: str) -> list[Span]:
-    """Sentences as spans; paragraph breaks (blank lines) always end a sentence."""
+@lru_cache(maxsize=1 << 16)
+def sentence_spans(text: str) -> tuple[Span, ...]:
+    """Sentences as spans; paragraph breaks (blank lines) always end a sentence. Each text is split once a process."""
     spans = []
     for para in re.finditer(r"\S(?:.*?\S)?(?=\n\s*\n|\s*\Z)", text, flags=re.S):
         for sent in _sentencizer()(para.group()).sents:
             s, e = trim_span(text, para.start() + sent.start_char, para.start() + sent.end_char)
             if e > s:
                 spans.append((s, e))
-    return spans
+    return tuple(spans)
 
 
 def sentence_window_spans(text: str, size: int = 3, stride: int = 1) -> list[tuple[Span, list[int]]]:

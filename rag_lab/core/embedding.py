@@ -231,9 +231,11 @@ class Embedder:
     ``model``: a sentence-transformers name or folder; default the shipped MiniLM.
     ``backend``: "torch", "onnx" or "onnx-int8"; None reads ``$RAG_LAB_EMBED_BACKEND``, else the default.
     ``stats`` counts texts actually run through the model and cache hits.
+    With the cache on, each text's vector and token count also stay in memory (``remember``, issue 53).
     """
 
     SLICE = 512  # texts encoded between two cache writes
+    REMEMBERED = 1 << 16  # texts whose vector (1.5 kB for MiniLM) and token count stay in memory
 
     def __init__(self, model: str | None = None, cache_dir: str | Path | None = None, batch_size: int = 32,
                  use_cache: bool = True, device: str = "cpu", backend: str | None = None):
@@ -247,6 +249,7 @@ class Embedder:
         self.cache_dir = Path(cache_dir or default_cache_dir())  # ONNX exports live here too
         self.cache = EmbeddingCache(self.cache_dir / "embeddings.sqlite") if use_cache else None
         self.stats = {"encoded": 0, "cache_hits": 0}
+        self._vectors, self._tokens = {}, {}   # text -> its vector as stored (not perturbed); its word pieces
         self._model = None
         self._tokenizer = None
         self._model_key: str | None = None
@@ -311,10 +314,18 @@ class Embedder:
         """Word-piece tokens of the texts, without special tokens (the cost unit of embedding)."""
         if isinstance(texts, str):
             texts = [texts]
-        if not texts:
-            return 0
-        enc = self.tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"]
-        return sum(len(ids) for ids in enc)
+        known = {t: n for t in set(texts) if (n := self._tokens.get(t)) is not None}
+        new = [t for t in dict.fromkeys(texts) if t not in known]
+        ids = self.tokenizer(new, add_special_tokens=False, verbose=False)["input_ids"] if new else []   # [] refused
+        fresh = dict(zip(new, map(len, ids)))
+        self.remember(self._tokens, fresh)
+        return sum(fresh[t] if t in fresh else known[t] for t in texts)
+
+    def remember(self, memo: dict, new: dict) -> None:
+        """Add ``new`` to ``memo`` (with the cache on), the oldest dropped beyond ``REMEMBERED`` texts."""
+        memo.update(new if self.cache else {})
+        for _ in range(len(memo) - self.REMEMBERED):
+            memo.pop(next(iter(memo)), None)     # pop: another thread may have dropped it first
 
     # -- sentence embeddings ---------------------------------------------------------------
     def encode(self, texts: Sequence[str], show_progress: bool | None = None) -> np.ndarray:
@@ -328,19 +339,20 @@ class Embedder:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        keys = [text_key(t) for t in texts]
-        found = self.cache.get_many(self.vector_key, list(set(keys))) if self.cache else {}
-        missing = list(dict.fromkeys(k for k in keys if k not in found))
-        self.stats["cache_hits"] += len(keys) - sum(1 for k in keys if k not in found)
+        held = {t: v for t in set(texts) if (v := self._vectors.get(t)) is not None}
+        unseen = {text_key(t): t for t in dict.fromkeys(texts) if t not in held}   # one cache query for all
+        found = self.cache.get_many(self.vector_key, list(unseen)) if self.cache and unseen else {}
+        missing = [k for k in unseen if k not in found]
+        encoded_now = {unseen[k] for k in missing}
+        self.stats["cache_hits"] += sum(1 for t in texts if t not in encoded_now)
         if missing:
-            by_key = dict(zip(keys, texts))
             # default: a bar for long work, unless quiet or headless (rag_lab.core.progress.bars_shown)
             progress = (None if len(missing) > PROGRESS_THRESHOLD else False) if show_progress is None else show_progress
             from .progress import progress_bar
             with progress_bar(len(missing), "embedding", unit="text", enabled=progress) as bar:
                 for start in range(0, len(missing), self.SLICE):
                     part = missing[start:start + self.SLICE]
-                    vecs = self.model.encode([by_key[k] for k in part], batch_size=self.batch_size,
+                    vecs = self.model.encode([unseen[k] for k in part], batch_size=self.batch_size,
                                              convert_to_numpy=True, normalize_embeddings=True,
                                              show_progress_bar=False).astype(np.float32)
                     new = dict(zip(part, vecs))
@@ -349,9 +361,11 @@ class Embedder:
                         self.cache.put_many(self.vector_key, new)
                     found.update(new)
                     bar.advance(len(part))
-        out = np.stack([found[k] for k in keys]).astype(np.float32)
+        held.update((unseen[k], v) for k, v in found.items())
+        self.remember(self._vectors, {unseen[k]: v for k, v in found.items()})
+        out = np.stack([held[t] for t in texts]).astype(np.float32)
         sigma = perturbation_sigma()
-        return perturb(out, keys, sigma) if sigma else out
+        return perturb(out, [text_key(t) for t in texts], sigma) if sigma else out
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]

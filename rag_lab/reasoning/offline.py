@@ -28,6 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from ..caching.code_version import code_fingerprint
+from ..core.chunking import sentence_spans
 from ..core.types import Cost
 from ..core import ties
 from .base import Choice, Entity, Reasoner, Triple
@@ -141,8 +142,8 @@ class OfflineReasoner(Reasoner):
         self.min_sentences = min_sentences
         self.mmr_lambda = mmr_lambda
         self.choice_lambda = choice_lambda
-        # choose_next: the current query and the vectors of the texts seen during its traversal
-        self._choice_cache: tuple[str, dict[str, np.ndarray]] | None = None
+        # choose_next: the current query and the texts its traversal has paid for
+        self._choice_paid: tuple[str, set[str]] | None = None
         # results of the other jobs on disk (offline_cache.py): True = rag_lab's cache folder, a folder,
         # an OfflineResultCache, or False/None for none; opened on first use
         if cache is not None and not isinstance(cache, (bool, str, os.PathLike, OfflineResultCache)):
@@ -274,8 +275,6 @@ class OfflineReasoner(Reasoner):
         tokens = self.embedder.count_tokens(text)
         if tokens <= self.embedder.max_tokens - 2:
             return self.embedder.encode([text])[0], tokens
-        from ..core.chunking import sentence_spans
-
         sentences = [text[s:e] for s, e in sentence_spans(text)]
         vecs, tokens = self._embed(sentences)
         mean = vecs.mean(axis=0)
@@ -285,8 +284,6 @@ class OfflineReasoner(Reasoner):
     @staticmethod
     def _sentences(texts: Sequence[str]) -> list[str]:
         """Sentences of the texts in order, exact duplicates dropped."""
-        from ..core.chunking import sentence_spans
-
         return list(dict.fromkeys(t[s:e] for t in texts for s, e in sentence_spans(t)))
 
     def answer(self, question: str, contexts: Sequence[str], max_words: int | None = None) -> str:
@@ -347,23 +344,17 @@ class OfflineReasoner(Reasoner):
         t0 = time.perf_counter()
         redundancies, tokens = [0.0] * len(candidates), 0
         if candidates and gathered:
-            vectors, tokens = self._choice_vectors(query, [*candidates, *gathered])
-            cand = np.stack([vectors[c] for c in candidates])
-            seen = np.stack([vectors[g] for g in gathered])
-            redundancies = (cand @ seen.T).max(axis=1).tolist()
+            texts = [*candidates, *gathered]
+            vectors, tokens = self.embedder.encode(texts), self._choice_tokens(query, texts)
+            redundancies = (vectors[:len(candidates)] @ vectors[len(candidates):].T).max(axis=1).tolist()
         self._record("choose_next", t0, tokens)
         return marginal_relevance_choice(list(similarities), redundancies, len(gathered), self.min_sentences,
                                          self.choice_lambda)
 
-    def _choice_vectors(self, query: str, texts: list[str]) -> tuple[dict[str, np.ndarray], int]:
-        """Vectors of ``texts``, cached for the current query so a traversal embeds (and pays for)
-        each window and sentence once."""
-        if self._choice_cache is None or self._choice_cache[0] != query:
-            self._choice_cache = (query, {})
-        vectors = self._choice_cache[1]
-        new = [t for t in dict.fromkeys(texts) if t not in vectors]
-        tokens = 0
-        if new:
-            vecs, tokens = self._embed(new)
-            vectors.update(zip(new, vecs))
-        return vectors, tokens
+    def _choice_tokens(self, query: str, texts: list[str]) -> int:
+        """Tokens of the texts new to the current query: a traversal pays for each window and sentence once."""
+        if self._choice_paid is None or self._choice_paid[0] != query:
+            self._choice_paid = (query, set())
+        new = [t for t in dict.fromkeys(texts) if t not in self._choice_paid[1]]
+        self._choice_paid[1].update(new)
+        return self.embedder.count_tokens(new)
