@@ -124,7 +124,7 @@ def test_sketch_notebook_tables(tmp_path):
     assert "Gold passages of this question" in printed and "#1 " in printed
     assert "What an answering LLM would be asked" in printed and "CONTEXTS:\n[1] " in printed   # the answer job's prompt
     line = next(line for line in printed.splitlines() if line.startswith("The answer "))
-    assert re.search(r"\); (it is pasted|\d+ of its \d+ sentences|none of its sentences)", line), line
+    assert re.search(r"\);\n(it is pasted|\d+ of its \d+ sentences|none of its sentences)", printed), line   # its own line
     reading = re.search(r"token F1 against it (\d\.\d\d)\)", line)
     from rag_lab.datasets import load_dataset
 

@@ -127,6 +127,35 @@ def difference_said(row: Mapping) -> str:
             f"{format_ci(row['diff'], row['ci_low'], row['ci_high'])} ({comparison_note(row)}{holm}): {verdict_said(row)}")
 
 
+def undecided_line(rows: pd.DataFrame, what: str = "comparison") -> str:
+    """The rows of a decided table that cannot be decided, said once in one line: how many, the reason(s),
+    and the methods and metrics they concern, with no interval, MDE, p or verdict row (a design that cannot
+    decide gives no numbers to read). "" when every row is decided or inconclusive."""
+    mine = rows[rows["verdict"].astype(str) == UNDECIDABLE] if len(rows) else rows
+    if mine.empty:
+        return ""
+    n = len(mine)
+    reasons = sorted({reason_of(r) or "no test" for _, r in mine.iterrows()})
+    pairs = sorted({f"{r['method']} - {r['baseline']}" for _, r in mine.iterrows()
+                    if "method" in mine.columns and "baseline" in mine.columns})
+    metrics = sorted({str(m) for m in mine["metric"]}) if "metric" in mine.columns else []
+    about = "; ".join(part for part in (", ".join(pairs[:6]) + (", …" if len(pairs) > 6 else ""),
+                                        ", ".join(metrics[:6]) + (", …" if len(metrics) > 6 else "")) if part)
+    return (f"{n} {what}{'s' * (n != 1)} {UNDECIDABLE} ({'; '.join(reasons)})" + (f": {about}" if about else "")
+            + f"; no interval, MDE or verdict is shown for {'it' if n == 1 else 'them'}.")
+
+
+def rows_said(table: pd.DataFrame, what: str = "comparison") -> list[str]:
+    """A decided table in lines: each decided or inconclusive row as ``difference_said`` gives it, then the
+    rows that cannot be decided in one line (``undecided_line``); [] for an empty table."""
+    if table.empty:
+        return []
+    words = table["verdict"].astype(str)
+    out = [difference_said(r) for _, r in table[words != UNDECIDABLE].iterrows()]
+    line = undecided_line(table, what)
+    return out + ([line] if line else [])
+
+
 def estimand_of(dataset) -> str:
     """The notebook's first statistical sentence (``statistics.estimand_sentence``) for ``dataset``: its
     questions with gold (the ones scored) and the documents they were written from (``question_units``)."""
