@@ -16,7 +16,7 @@ from rag_lab.methods.baselines.config import NaiveConfig
 
 # one group with the browser tests: they read this run (test_browser_report) or run the notebook in JupyterLab
 pytestmark = [pytest.mark.notebook, pytest.mark.xdist_group("quickstart")]
-SMALL = {"limit": 4, "ks": [1, 3, 5]}
+SMALL = {"limit": 4, "ks": [1, 3, 5], "decide_on": {"loader": "fenwold_gazetteer", "documents": 6}}
 
 HEADLINE = [f"{m}@5" for m in ("doc_mrr", "doc_recall", "ctx_mrr", "ctx_recall", "ctx_precision", "ctx_ndcg")]
 
