@@ -253,8 +253,8 @@ def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers:
     opening = (f"{named} elect different chunks here ({len(frozenset().union(*sets))} distinct chunks between them) "
                "although" if differ else f"Why {named} elect the same chunks:")
     out = [f"{opening} {copied} of the {n} voting classes embed descriptions copied word for word from their chunk, "
-           f"and the {n} voters embed only {distinct} distinct texts and approve {approved} chunks between them, for "
-           f"k = {k} seats"]
+           f"and the {n} voters embed only {distinct} distinct text{'s' * (distinct != 1)} and approve {approved} "
+           f"chunk{'s' * (approved != 1)} between them, for k = {k} seats"]
     if differ:
         out[0] = out[0][0].upper() + out[0][1:] + " — the proportional rules still found voters left unrepresented to favour."
     elif approved <= k:
@@ -283,4 +283,4 @@ def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers:
                    f"of the entity itself ({example}), so classes from one sentence would "
                    "differ, a multi-chunk class would read as one idea, and the proportional rules would have "
                    "distinct voters to balance.")
-    return " ".join(out)
+    return "\n".join(out)     # a sentence a line
