@@ -23,12 +23,12 @@ from .statistics import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, dec
                          format_p, verdict)
 
 WORDS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, UNDECIDABLE)
-HOW_DECIDED = ("How the verdicts below are decided: every difference is paired by question (clustered by document), "
-               "with one test giving its p and its 95% interval (rag_lab.evaluation.statistics: Tango's test for 0/1 "
-               "scores, the paired t-test otherwise), p adjusted by Holm within its table's declared family; a "
-               "difference is called only when that p is below 0.05, otherwise the sentence gives the verdict word "
-               "(inconclusive, or cannot be decided with its reason). Intervals are each comparison's own, unadjusted "
-               "for the family.")
+HOW_DECIDED = ("How the verdicts below are decided: every difference is paired by question (clustered by document),\n"
+               "with one test giving its p and its 95% interval (rag_lab.evaluation.statistics: the bounded-mean test "
+               "with an unseen unit for scores in [0, 1], the paired t-test otherwise),\np adjusted by Holm within its "
+               "table's declared family; a difference is called only when that p is below 0.05, otherwise the "
+               "sentence gives the verdict word\n(inconclusive, or cannot be decided with its reason). Intervals are "
+               "each comparison's own, unadjusted for the family.")
 
 
 def reason_of(row: Mapping) -> str:
