@@ -183,7 +183,7 @@ def check_readable(nb: dict, text: str, build_md: str):
     assert re.search(r"value\s*\nknob\s*\n", plain) and re.search(r"\ntop_n\s+\d+\n", plain), plain[:2000]
     assert re.search(r"class\s+similarity\s+\\?\n0 ", plain) and re.search(r"\n\s+approves\s*\n0 ", plain)
     assert "| chunks" in build_md and ".000 " not in build_md and re.search(r"\| build_seconds +\| \d+\.\d\d s", build_md)
-    assert re.search(r"Kelly's price iteration (converged|did not converge) after \d+ iterations; the constrained form "
+    assert re.search(r"Kelly's price iteration (converged|did not converge) after \d+ iterations;\nthe constrained form "
                      r"demands ", text)
     figures = {"".join(c["source"]).split("\n")[0]: [o for o in c.get("outputs", []) if "application/vnd.plotly.v1+json"
                                                       in o.get("data", {})]

@@ -82,8 +82,9 @@ def test_leaders():
 
 def test_setting_note_names_data_metric_and_model_of_the_run():
     note = setting_note("ml_encyclopedia", 10, 18, "offline", None)
-    assert note.startswith("Not like-for-like with the paper — data: ml_encyclopedia (10 documents, 18 questions) "
-                           "is none of the paper's datasets; metric: with no judge configured, context precision")
+    assert note.startswith("Not like-for-like with the paper —\n  data: ml_encyclopedia (10 documents, 18 questions) "
+                           "is none of the paper's datasets;\n  metric: with no judge configured, context precision")
+    assert max(map(len, note.split("\n"))) <= 400
     assert "model: the offline reasoner" in note and "GPT-3.5-turbo-16k judged" in note
     judged = setting_note("qasper-dev", 5, 40, "openai:gpt-4o-mini", "openai:gpt-4o-mini")
     assert "data: qasper-dev (5 documents, 40 questions) against the paper's QASPER" in judged

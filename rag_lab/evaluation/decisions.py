@@ -97,6 +97,8 @@ def standing(row: Mapping, up: str, down: str) -> str:
     if d == lo == hi == 0:
         return f"{stats}: the same on every question"
     word = row_verdict(row)
+    if word == UNDECIDABLE:         # a design that cannot decide: its reason, no interval or p
+        return f"n = {int(n)}: {verdict_said({**dict(row), 'verdict': word})}"
     return f"{stats}: {side(word, up, down) if decided(word) else verdict_said({**dict(row), 'verdict': word})}"
 
 
@@ -269,4 +271,6 @@ def bound_said(row: Mapping, what: str, bound: float, then_above: str, then_belo
     word = row["verdict"]
     if decided(word):
         return f"{what}, lies {side(word, 'above', 'below')} {bound:g} ({test}: {word}): {side(word, then_above, then_below)}."
+    if word == UNDECIDABLE:         # no numbers for a design that cannot decide
+        return f"{what}: whether it lies above {bound:g} {verdict_said(row)}, so {then_undecided}."
     return f"{what}: whether it lies above {bound:g} ({test}) {copula(word)}{verdict_said(row)}, so {then_undecided}."

@@ -130,7 +130,7 @@ def setting_note(dataset_name: str, n_documents: int, n_questions: int, reasoner
                  "RAPTOR's summaries (extractive) and the answers")
     else:
         model = f"{reasoner} does every LLM job"
-    return (f"Not like-for-like with the paper — data: {data}; metric: {metric}; model: {model} "
+    return (f"Not like-for-like with the paper —\n  data: {data};\n  metric: {metric};\n  model: {model} "
             f"(paper: {PAPER_MODELS}).")
 
 
