@@ -147,17 +147,6 @@ def undecided_line(rows: pd.DataFrame, what: str = "comparison") -> str:
             + f"; no interval, MDE or verdict is shown for {'it' if n == 1 else 'them'}.")
 
 
-def rows_said(table: pd.DataFrame, what: str = "comparison") -> list[str]:
-    """A decided table in lines: each decided or inconclusive row as ``difference_said`` gives it, then the
-    rows that cannot be decided in one line (``undecided_line``); [] for an empty table."""
-    if table.empty:
-        return []
-    words = table["verdict"].astype(str)
-    out = [difference_said(r) for _, r in table[words != UNDECIDABLE].iterrows()]
-    line = undecided_line(table, what)
-    return out + ([line] if line else [])
-
-
 def estimand_of(dataset) -> str:
     """The notebook's first statistical sentence (``statistics.estimand_sentence``) for ``dataset``: its
     questions with gold (the ones scored) and the documents they were written from (``question_units``)."""
