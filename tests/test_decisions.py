@@ -146,7 +146,7 @@ def test_bound_said_reads_the_verdict_of_the_difference_from_the_bound():
     # undecided: the word with its reason, and never "is cannot be decided"
     few = {**above, "p": 1.0, "verdict": UNDECIDABLE, "reason": "2 documents: no test at 0.05 is possible"}
     said = bound_said(few, "X", 0.95, *then)
-    assert said == ("X: whether it lies above 0.95 cannot be decided (2 documents: no test at 0.05 is possible), so "
+    assert said == ("X: whether it lies above 0.95 — cannot be decided (2 documents: no test at 0.05 is possible), so "
                     "whether this is near the ceiling is not decided.")
     assert f") is {INCONCLUSIVE}, so" in bound_said({**above, "p": 0.3, "verdict": INCONCLUSIVE}, "X", 0.95, *then)
 

@@ -261,5 +261,5 @@ def bound_said(row: Mapping, what: str, bound: float, then_above: str, then_belo
     if decided(word):
         return f"{what}, lies {side(word, 'above', 'below')} {bound:g} ({test}: {word}): {side(word, then_above, then_below)}."
     if word == UNDECIDABLE:         # no numbers for a design that cannot decide
-        return f"{what}: whether it lies above {bound:g} {verdict_said(row)}, so {then_undecided}."
+        return f"{what}: whether it lies above {bound:g} — {verdict_said(row)}, so {then_undecided}."
     return f"{what}: whether it lies above {bound:g} ({test}) {copula(word)}{verdict_said(row)}, so {then_undecided}."
