@@ -273,7 +273,7 @@ def findings(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasone
     if verdicts:
         out.append(f"At least as good as VectorRAG on context recall@{k} (non-inferiority, margin "
                    f"{NON_INFERIORITY_MARGIN}, p against the margin, Holm within each data set's family): "
-                   + ", ".join(f"{verdict_said(d)} on {n}" + ("" if d["verdict"] == UNDECIDABLE else
+                   + "; ".join(f"{verdict_said(d)} on {n}" + ("" if d["verdict"] == UNDECIDABLE else
                                                                f" (p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])})")
                                for n, d in verdicts) + ".")
     if tokens is not None and len(tokens):
