@@ -12,7 +12,8 @@ from ..core.types import Dataset
 from ..datasets import load_dataset
 from ..evaluation.metric_specs import LEADERBOARD, RANKED_BY, declared
 from ..evaluation.statistics import format_ci
-from ..evaluation.uncertainty import (DIFFERENCE_COLUMNS, Units, flip_counts, flips, paired_differences, paper_pairs,
+from ..evaluation.uncertainty import (DIFFERENCE_COLUMNS, Units, found_flip_counts, found_flips, found_within,
+                                      paired_differences, without_attrs, paper_pairs,
                                       summary_with_ci)
 
 # declared (metric_specs): the budget beside every row; ranked by context recall, else (PubMedQA) document recall
@@ -93,14 +94,20 @@ def differences_table(results: pd.DataFrame, baseline: str, k: int,
                               family=f"each method minus {baseline} on {', '.join(columns)}")
 
 
+def _methods(df: pd.DataFrame) -> list[str]:
+    """The methods of a tidy table in the run's order (its ``attrs`` not copied)."""
+    return list(dict.fromkeys(without_attrs(df)["method"]))
+
+
 def flip_summary(results: Mapping[str, pd.DataFrame], k: int) -> pd.DataFrame:
     """Per dataset and paper method: questions it finds gold for and its baseline does not (wins), the
     reverse (losses), and ties, at k."""
     rows = []
     for name, df in results.items():
-        for method, baseline in paper_pairs(list(dict.fromkeys(df["method"]))):
+        found = found_within(df, k)           # the long table read once per data set, every pair on its arrays
+        for method, baseline in paper_pairs(_methods(df)):
             rows.append({"dataset": name, "method": method, "baseline": baseline, "k": k,
-                         **flip_counts(df, method, baseline, k)})
+                         **found_flip_counts(found, method, baseline)})
     return pd.DataFrame(rows, columns=["dataset", "method", "baseline", "k", "wins", "losses", "ties", "n"])
 
 
@@ -108,7 +115,7 @@ def flipped_questions(results: pd.DataFrame, dataset: "str | Dataset", k: int, l
     """Every flipped question of every paper method against its baseline on one dataset (a name to load, or the
     loaded ``Dataset`` the results were scored on), with its text."""
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, limit=limit)
-    frames = [flips(results, m, b, k, data).assign(method=m, baseline=b)
-              for m, b in paper_pairs(list(dict.fromkeys(results["method"])))]
+    found, texts = found_within(results, k), {q.id: q.question for q in data.questions}
+    frames = [found_flips(found, m, b, texts).assign(method=m, baseline=b) for m, b in paper_pairs(_methods(results))]
     cols = ["method", "baseline", "question_id", "winner", "question"]
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
