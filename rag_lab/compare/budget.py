@@ -37,7 +37,7 @@ from ..evaluation.metric_specs import LEADERBOARD_SCORES as BUDGET_METRICS
 from ..evaluation.metrics import (ChunkPool, coverage_metric, questions_with_gold, retrieval_metrics,
                                   section_coverage)
 from ..evaluation.uncertainty import question_units, summary_with_ci
-from .intervals import rank_metric, ranked
+from .intervals import rank_metric, ranked, rows_of
 from ..reasoning.tokens import count_text_tokens, first_tokens
 
 TOKENS = "context_budget"          # tidy metric: tokens of the hits' texts at k
@@ -117,9 +117,23 @@ def hits_that_fit(results: pd.DataFrame, k: int, budget: int, methods) -> dict[s
     (``context_budget@k`` / k). A method whose hits are long (a 256-token structure-aware chunk) fits under one
     where a sentence-level method fits many; a comparison that needs several hits (section coverage) is no
     comparison there."""
-    d = results[(results["metric"] == TOKENS) & (results["k"] == k) & results["method"].isin(list(methods))]
-    per_hit = d.groupby("method", sort=False)["value"].mean() / k
-    return {m: budget / t for m, t in per_hit.items() if t > 0}
+    return fits_of(tokens_per_hit(results, k), budget, methods)
+
+
+def tokens_per_hit(results: pd.DataFrame, k: int) -> pd.Series:
+    """method -> its mean tokens per hit at ``k`` (``context_budget@k`` / k), in the run's order: read once
+    per data set for every claim's ``hits_that_fit``."""
+    from ..evaluation.uncertainty import without_attrs
+
+    d = without_attrs(results)
+    d = d[(d["metric"] == TOKENS) & (d["k"] == k)]
+    return d.groupby("method", sort=False)["value"].mean() / k
+
+
+def fits_of(per_hit: pd.Series, budget: int, methods) -> dict[str, float]:
+    """``hits_that_fit`` from ``tokens_per_hit``'s series: ``methods``' hits that fit in ``budget``."""
+    wanted = set(methods)
+    return {m: budget / t for m, t in per_hit.items() if m in wanted and t > 0}
 
 
 def budget_metric(metric: str, budget: int) -> str:
@@ -178,7 +192,8 @@ def with_tokens(diff: pd.DataFrame, rows: pd.DataFrame, tokens: str, setting: st
     without the budgets behind it."""
     from ..evaluation.uncertainty import metric_column
 
-    d = rows[[metric_column(m, k) == tokens for m, k in zip(rows["metric"], rows["k"])]]
+    d = rows_of(rows, [tokens])            # the few rows that may be ``tokens``, then labelled one by one
+    d = d[[metric_column(m, k) == tokens for m, k in zip(d["metric"], d["k"])]]
     if d.empty:
         raise ValueError(f"no {tokens} rows to show the budgets beside the differences")
     means = d.groupby("method")["value"].mean()

@@ -48,7 +48,8 @@ def leaderboard_ci(results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADE
     means: the intervals (and ``ranks.rank_uncertainty``) say which places are distinguishable.
     ``units``: question id -> the document it targets, for intervals clustered by document."""
     wanted = [f"{m}@{k}" for m in metrics]
-    return ranked(summary_with_ci(results, metrics=wanted, units=units), wanted, f"{rank_metric(results['metric'])}@{k}")
+    d = without_attrs(results)             # the provenance is not copied into every group
+    return ranked(summary_with_ci(d, metrics=wanted, units=units), wanted, f"{rank_metric(d['metric'])}@{k}")
 
 
 def ranked(long: pd.DataFrame, wanted: Sequence[str], rank_col: str) -> pd.DataFrame:
@@ -92,6 +93,16 @@ def differences_table(results: pd.DataFrame, baseline: str, k: int,
     columns = [f"{m}@{k}" for m in metrics]
     return paired_differences(results, baseline, metrics=columns, units=units,
                               family=f"each method minus {baseline} on {', '.join(columns)}")
+
+
+def rows_of(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """The rows of ``df`` (a tidy table) that ``uncertainty.metric_column`` may label as one of ``columns``: a
+    metric named as the column, or as the column before its last ``@`` (``ctx_recall`` for ``ctx_recall@5``).
+    Taken before a per-question table labels and pivots them, so the long table is not labelled whole for
+    each column; its ``attrs`` are not copied."""
+    names = set(columns) | {c.rsplit("@", 1)[0] for c in columns if "@" in c}
+    d = without_attrs(df)
+    return d[d["metric"].isin(names)]
 
 
 def _methods(df: pd.DataFrame) -> list[str]:
