@@ -82,3 +82,34 @@ def test_without_attrs_keeps_the_columns_and_drops_the_provenance():
     assert bare.attrs == {} and t.attrs == {"methods": {"A": {"x": 1}}}
     pd.testing.assert_frame_equal(bare, TABLE)
     assert np.shares_memory(bare["value"].to_numpy(), t["value"].to_numpy())   # no copy of the long table
+
+
+def test_rows_of_keeps_every_row_a_column_can_be_read_from():
+    from rag_lab.compare.intervals import rows_of
+    from rag_lab.evaluation.uncertainty import per_question
+
+    t = tidy([("A", "q1", "ctx_recall", 5, 1.0), ("A", "q1", "ctx_recall", 10, 0.5), ("A", "q1", "doc_recall", 5, 1.0),
+              ("A", "q1", "ctx_recall@136tok", NAN, 0.25), ("B", "q1", "ctx_recall", 5, 0.0),
+              ("B", "q2", "ctx_recall", 5, 1.0)])
+    # ctx_recall@5 is read from the ctx_recall rows (any k: the label decides later), never doc_recall's
+    assert rows_of(t, ["ctx_recall@5"])["metric"].tolist() == ["ctx_recall", "ctx_recall", "ctx_recall", "ctx_recall"]
+    # a budget column is a metric without k: its own rows (and the bare name's, read and dropped by the label)
+    assert "ctx_recall@136tok" in set(rows_of(t, ["ctx_recall@136tok"])["metric"])
+    for column in ("ctx_recall@5", "ctx_recall@10", "ctx_recall@136tok"):
+        pd.testing.assert_frame_equal(per_question(rows_of(t, [column]), column), per_question(t, column))
+    # by hand: ctx_recall@5 is A q1 1.0, B q1 0.0, B q2 1.0 (A has no q2)
+    table = per_question(rows_of(t, ["ctx_recall@5"]), "ctx_recall@5")
+    assert table.loc["q1"].tolist() == [1.0, 0.0] and np.isnan(table.loc["q2", "A"])
+
+
+def test_tokens_per_hit_read_once_gives_each_pairs_hits_that_fit():
+    from rag_lab.compare.budget import TOKENS, fits_of, hits_that_fit, tokens_per_hit
+
+    t = tidy([("A", "q1", TOKENS, 5, 10.0), ("A", "q2", TOKENS, 5, 20.0), ("B", "q1", TOKENS, 5, 5.0),
+              ("B", "q2", TOKENS, 5, 5.0), ("A", "q1", TOKENS, 10, 99.0), ("C", "q1", TOKENS, 5, 0.0)])
+    # by hand: A hands (10 + 20) / 2 = 15 tokens at k=5, 3 a hit; B 5 tokens, 1 a hit; C nothing
+    per_hit = tokens_per_hit(t, 5)
+    assert per_hit.to_dict() == {"A": 3.0, "B": 1.0, "C": 0.0}
+    # 12 tokens hold 4 of A's hits and 12 of B's; C (no tokens) fits no number; in the run's order
+    assert list(fits_of(per_hit, 12, ["B", "A", "C"]).items()) == [("A", 4.0), ("B", 12.0)]
+    assert hits_that_fit(t, 5, 12, ["B"]) == {"B": 12.0}
