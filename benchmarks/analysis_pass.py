@@ -8,16 +8,17 @@ the code can be compared table for table.
 10, k 5, baseline naive, the offline reasoner; indexes come from the shared index store after a first
 run), as cell 3 runs it. ``--inputs``: pickle (results, runs) there after the run, or read them from it
 when it exists, so a second version of the analysis reads the very same inputs and compare's own time
-is not paid twice. Each stage runs the calls of its cell (tables and figures written to a folder, the
+is not paid twice (when the built retrievers pickle: those holding a lock do not, and compare runs each time). Each stage runs the calls of its cell (tables and figures written to a folder, the
 ledger to ``<folder>/ledger/10_compare_retrieval.csv``), ``display`` left out. ``--dump DIR``: write
 there and also pickle every in-memory table and printed line (``outputs.pkl``); ``--against DIR``:
 compare this run's CSV and Markdown files, ledger and pickled tables with that folder's, exactly
 (``assert_frame_equal(check_exact=True)``, files byte for byte). Timing, not a test: run it alone,
-under the heavy lock.
+under the heavy lock. ``--profile FILE``: the stages under cProfile (slower; for finding the hot spots).
 """
 from __future__ import annotations
 
 import argparse
+import cProfile
 import io
 import os
 import pickle
@@ -56,8 +57,10 @@ def inputs(path: Path | None):
         results = compare([data_source(d) for d in DATASETS], METHODS, KS, reasoner=REASONER, keep=runs)
         print(f"compare: {time.perf_counter() - t0:.1f} s")
         if path is not None:
-            with open(path, "wb") as f:
-                pickle.dump((results, runs), f)
+            try:
+                path.write_bytes(pickle.dumps((results, runs)))
+            except (TypeError, pickle.PicklingError) as e:    # a built retriever may hold a lock
+                print(f"inputs not kept ({e}): each run runs compare")
     dead = unscored(results)
     results = without(results, dead)
     units = {name: question_units(runs[name].dataset) for name in results}
@@ -195,6 +198,7 @@ def main(argv=None) -> int:
     parser.add_argument("--inputs", type=Path, default=None, help="pickle of compare's (results, runs): read or written")
     parser.add_argument("--dump", type=Path, default=None, help="write the tables here (and outputs.pkl)")
     parser.add_argument("--against", type=Path, default=None, help="a --dump folder to compare with")
+    parser.add_argument("--profile", type=Path, default=None, help="cProfile the analysis stages into this file")
     args = parser.parse_args(argv)
 
     results, runs, units, dead = inputs(args.inputs)
@@ -206,15 +210,21 @@ def main(argv=None) -> int:
     os.environ["RAG_LAB_LEDGER"] = str(ledger)
     kept: dict = {}
     printed, seconds = {}, {}
+    profiler = cProfile.Profile() if args.profile else None
     for name, stage in stages(results, runs, units, dead, out, kept):
         buffer = io.StringIO()
         t0 = time.perf_counter()
         with redirect_stdout(buffer):
-            stage()
+            if profiler:
+                profiler.runcall(stage)
+            else:
+                stage()
         seconds[name] = time.perf_counter() - t0
         printed[name] = buffer.getvalue()
         print(f"{name}: {seconds[name]:.1f} s", flush=True)
-    print(f"all analysis stages: {sum(seconds.values()):.1f} s")
+    print(f"all analysis stages: {sum(seconds.values()):.1f} s" + (" (under cProfile)" if profiler else ""))
+    if profiler:
+        profiler.dump_stats(str(args.profile))
     tables = {key: value for key, value in kept.items() if isinstance(value, pd.DataFrame)}
     with open(out / "outputs.pkl", "wb") as f:
         pickle.dump({"tables": tables, "printed": printed, "seconds": seconds}, f)
