@@ -31,7 +31,7 @@ from ..evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, NON_INFERIORITY
                                     format_ci, format_p)
 from ..evaluation.uncertainty import TEST_COLUMNS, Units, clustering_note, decide, paired_on, per_question
 from ..core.types import Dataset
-from .intervals import rows_of
+from .intervals import methods_of, rows_of
 
 Results = dict[str, pd.DataFrame]      # dataset -> evaluate()'s tidy per-question table
 NOT_TESTED = "not tested"
@@ -60,7 +60,7 @@ class Claim:
 
 
 def _methods(df: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(df["method"]))
+    return methods_of(df)
 
 
 def twins(df: pd.DataFrame, methods: list[str]) -> dict[str, str]:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..datasets import DataSource, data_source
 from ..core.progress import announce
-from .intervals import rank_metric
+from .intervals import methods_of, rank_metric
 from ..core.types import Dataset
 from ..evaluation.harness import as_retrievers, evaluate, summarize
 from ..evaluation.metric_specs import LEADERBOARD_SCORES as LEADERBOARD_METRICS
@@ -102,7 +102,7 @@ def gralc_twins_sentence(dataset: Dataset, results: pd.DataFrame, retrievers: di
     from ..evaluation.uncertainty import without_attrs
     from .claims import twins
 
-    present = [m for m in GRALC_CHAIN if m in set(results["method"])]
+    present = [m for m in GRALC_CHAIN if m in set(methods_of(results))]
     linker_of = next((retrievers[m] for m in ("gralc-kg", "gralc-graph") if m in retrievers), None)
     bare = without_attrs(results)                   # the provenance is not copied into the pivot
     scored = bare[bare["k"].notna()]                # the scores at k (latency and the like differ run to run)

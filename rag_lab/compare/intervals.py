@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..core.types import Dataset
@@ -23,6 +24,8 @@ LEADERBOARD_METRICS, RANK_METRIC = LEADERBOARD, RANKED_BY[0]
 def rank_metric(metrics) -> str:
     """The first of ``RANKED_BY`` among ``metrics`` (names with or without ``@k``/``@Ntok``): the metric a
     data set's leaderboards, rank tables and sentences are ranked by (``ctx_recall`` when the default)."""
+    if isinstance(metrics, (pd.Series, pd.Index, np.ndarray)):
+        metrics = pd.unique(np.asarray(metrics, dtype=object))     # a long table's column: its names, not its rows
     have = {str(m).split("@")[0] for m in metrics}
     return next((m for m in RANKED_BY if m in have), RANK_METRIC)
 
@@ -88,11 +91,23 @@ def differences_table(results: pd.DataFrame, baseline: str, k: int,
     """Every method minus ``baseline`` at k on each of ``metrics``, paired by question (clustered by
     document with ``units``): one declared family, Holm across the table; empty when the baseline did
     not run."""
-    if baseline not in set(results["method"]):
+    if baseline not in methods_of(results):
         return pd.DataFrame(columns=DIFFERENCE_COLUMNS)
     columns = [f"{m}@{k}" for m in metrics]
-    return paired_differences(results, baseline, metrics=columns, units=units,
-                              family=f"each method minus {baseline} on {', '.join(columns)}")
+    return paired_on_columns(results, baseline, columns, units, f"each method minus {baseline} on {', '.join(columns)}")
+
+
+def paired_on_columns(results: pd.DataFrame, baseline: str, columns: Sequence[str], units: Units | None,
+                      family: str) -> pd.DataFrame:
+    """``paired_differences`` of every method minus ``baseline`` on ``columns`` (one family), read from
+    those columns' rows only (``rows_of``); the methods in the run's order. The same table as on the whole
+    long table, which ``paired_differences`` would label row by row."""
+    d = rows_of(results, columns)
+    present = set(methods_of(d))
+    if baseline not in present:                 # no row of the baseline here: the whole table says so as before
+        return paired_differences(results, baseline, metrics=columns, units=units, family=family)
+    methods = [m for m in methods_of(results) if m != baseline and m in present]
+    return paired_differences(d, baseline, methods=methods, metrics=columns, units=units, family=family)
 
 
 def rows_of(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
@@ -105,9 +120,10 @@ def rows_of(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     return d[d["metric"].isin(names)]
 
 
-def _methods(df: pd.DataFrame) -> list[str]:
-    """The methods of a tidy table in the run's order (its ``attrs`` not copied)."""
-    return list(dict.fromkeys(without_attrs(df)["method"]))
+def methods_of(df: pd.DataFrame) -> list[str]:
+    """The methods of a tidy table in the run's order: ``pd.unique`` on the column's array, where a loop
+    over a long table's Arrow strings (``dict.fromkeys``, ``set``) costs one Python object per row."""
+    return list(pd.unique(without_attrs(df)["method"]))
 
 
 def flip_summary(results: Mapping[str, pd.DataFrame], k: int) -> pd.DataFrame:
@@ -116,7 +132,7 @@ def flip_summary(results: Mapping[str, pd.DataFrame], k: int) -> pd.DataFrame:
     rows = []
     for name, df in results.items():
         found = found_within(df, k)           # the long table read once per data set, every pair on its arrays
-        for method, baseline in paper_pairs(_methods(df)):
+        for method, baseline in paper_pairs(methods_of(df)):
             rows.append({"dataset": name, "method": method, "baseline": baseline, "k": k,
                          **found_flip_counts(found, method, baseline)})
     return pd.DataFrame(rows, columns=["dataset", "method", "baseline", "k", "wins", "losses", "ties", "n"])
@@ -127,6 +143,6 @@ def flipped_questions(results: pd.DataFrame, dataset: "str | Dataset", k: int, l
     loaded ``Dataset`` the results were scored on), with its text."""
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, limit=limit)
     found, texts = found_within(results, k), {q.id: q.question for q in data.questions}
-    frames = [found_flips(found, m, b, texts).assign(method=m, baseline=b) for m, b in paper_pairs(_methods(results))]
+    frames = [found_flips(found, m, b, texts).assign(method=m, baseline=b) for m, b in paper_pairs(methods_of(results))]
     cols = ["method", "baseline", "question_id", "winner", "question"]
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)

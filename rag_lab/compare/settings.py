@@ -24,7 +24,7 @@ from ..methods.ssg.ledgered import OWN_STOP
 from .budget import (TOKENS, EqualBudget, budget_differences, equal_budget, fits_of, mid_budget, tokens_per_hit,
                      with_tokens)
 from .claims import CLAIMS, SSG_METRICS, claim_comparisons, claims_table
-from .intervals import differences_table, flip_summary, flipped_questions, rank_metric
+from .intervals import differences_table, flip_summary, flipped_questions, methods_of, rank_metric
 
 SMALLEST, MID = "smallest equal budget", "mid-size equal budget"
 
@@ -39,7 +39,7 @@ def decision_budgets(results: pd.DataFrame, run, k: int, baseline: str) -> dict[
     (``pick_budget``) and ``MID`` (``baseline``'s median budget at k; only the smallest when the baseline
     did not run)."""
     out = {SMALLEST: equal_budget(results, run, k)}
-    if baseline in set(results["method"]):
+    if baseline in methods_of(results):
         out[MID] = equal_budget(results, run, k, mid_budget(results, k, baseline), f"{baseline}'s median budget at k={k}")
     return out
 
