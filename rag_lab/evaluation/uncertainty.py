@@ -341,17 +341,22 @@ def found_within(df: pd.DataFrame, k) -> Found:
     rank = np.zeros(len(metric), dtype=np.int64)
     for i, m in enumerate(FOUND_METRICS):
         rank[metric == m] = i
-    order = np.argsort(rank, kind="stable")           # the first metric's rows first, each in the table's order
+    codes, names = pd.factorize(method)               # methods in the table's order
+    # by method, then the first metric's rows before the fallback's, each in the table's order
+    order = np.lexsort((np.arange(len(codes)), rank, codes))
+    order = order[codes[order] >= 0]                  # a row without a method names none
+    codes, qid, rank, found = codes[order], qid[order], rank[order], found[order]
+    twice = pd.DataFrame({"c": codes, "r": rank, "q": qid}).duplicated().to_numpy()
+    first = ~pd.DataFrame({"c": codes, "q": qid}).duplicated().to_numpy()   # the first metric scored it: that score
+    bounds = np.searchsorted(codes, np.arange(len(names) + 1))
     by_method, refused = {}, {}
-    for name in dict.fromkeys(method):
-        sel = order[method[order] == name]
-        ids, r = qid[sel], rank[sel]
-        twice = pd.DataFrame({"r": r, "q": ids}).duplicated().to_numpy()
-        if twice.any():
-            refused[name] = (f"{name}: several {FOUND_METRICS[int(r[twice].min())]}@{k} rows for one question; split "
-                             "the table by its other columns (e.g. a condition) so each question has one row")
-        first = ~pd.Index(ids).duplicated(keep="first")   # a question the first metric scored keeps that score
-        by_method[name] = (ids[first], found[sel][first])
+    for i, name in enumerate(names):
+        lo, hi = bounds[i], bounds[i + 1]
+        if twice[lo:hi].any():
+            refused[name] = (f"{name}: several {FOUND_METRICS[int(rank[lo:hi][twice[lo:hi]].min())]}@{k} rows for one "
+                             "question; split the table by its other columns (e.g. a condition) so each question has one row")
+        keep = first[lo:hi]
+        by_method[name] = (qid[lo:hi][keep], found[lo:hi][keep])
     return Found(by_method, refused)
 
 
