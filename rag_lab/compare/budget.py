@@ -131,7 +131,7 @@ def hits_that_fit(results: pd.DataFrame, k: int, budget: int, methods) -> dict[s
 def tokens_per_hit(results: pd.DataFrame, k: int) -> pd.Series:
     """method -> its mean tokens per hit at ``k`` (``context_budget@k`` / k), in the run's order: read once
     per data set for every claim's ``hits_that_fit``."""
-    from ..evaluation.uncertainty import without_attrs
+    from ..evaluation.flips import without_attrs
 
     d = without_attrs(results)
     d = d[(d["metric"] == TOKENS) & (d["k"] == k)]

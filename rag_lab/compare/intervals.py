@@ -13,9 +13,8 @@ from ..core.types import Dataset
 from ..datasets import load_dataset
 from ..evaluation.metric_specs import LEADERBOARD, RANKED_BY, declared
 from ..evaluation.statistics import format_ci
-from ..evaluation.uncertainty import (DIFFERENCE_COLUMNS, Units, found_flip_counts, found_flips, found_within,
-                                      paired_differences, without_attrs, paper_pairs,
-                                      summary_with_ci)
+from ..evaluation.flips import found_flip_counts, found_flips, found_within, without_attrs
+from ..evaluation.uncertainty import DIFFERENCE_COLUMNS, Units, paired_differences, paper_pairs, summary_with_ci
 
 # declared (metric_specs): the budget beside every row; ranked by context recall, else (PubMedQA) document recall
 LEADERBOARD_METRICS, RANK_METRIC = LEADERBOARD, RANKED_BY[0]

@@ -19,7 +19,7 @@ import pandas as pd
 from ..evaluation.decisions import dataset_of
 from ..evaluation.ledger import record
 from ..evaluation.statistics import CONTRADICTED, SUPPORTED
-from ..evaluation.uncertainty import without_attrs
+from ..evaluation.flips import without_attrs
 from ..methods.ssg.ledgered import OWN_STOP
 from .budget import (TOKENS, EqualBudget, budget_differences, equal_budget, fits_of, mid_budget, tokens_per_hit,
                      with_tokens)
