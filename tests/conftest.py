@@ -160,8 +160,9 @@ def empty_cache(folder: Path) -> Path:
 def run_notebook_smoke(name: str, parameters: dict, tmp_path: Path) -> dict:
     """Execute one notebook under papermill with small parameters; fail with its traceback, when its
     executed output holds a Python warning, a traceback, a progress-bar fragment, a long decimal or a [-1, 1]
-    interval, or when a Markdown table it wrote is too long, too wide in a cell or has an empty column
-    (rag_lab/runs/outputs.py).
+    interval, when a Markdown table it wrote is too long, too wide in a cell or has an empty column
+    (rag_lab/runs/outputs.py), or when a printed line breaks a rule of tests/sentence_checks.py (grammar,
+    length, numbers beside "cannot be decided", counts and leaders against the ledger and tables).
 
     The kernel reuses indexes, and offline reasoner results (``RAG_LAB_REUSE=1``) in the cache
     it is given (the session store, or the run's own): a notebook test checks the notebook's tables, not a
@@ -171,6 +172,7 @@ def run_notebook_smoke(name: str, parameters: dict, tmp_path: Path) -> dict:
     from rag_lab.core.environment import environment
     from rag_lab.runs.outputs import output_problems, table_problems
     from rag_lab.runs.runner import run_notebooks
+    from sentence_checks import run_problems
 
     with environment({"RAG_LAB_REUSE": "1"}):
         manifest = run_notebooks([name], parameters, runs_dir=tmp_path / "runs", figures_root=tmp_path / "figures",
@@ -181,6 +183,8 @@ def run_notebook_smoke(name: str, parameters: dict, tmp_path: Path) -> dict:
     assert not problems, f"{name}: the executed notebook shows clutter a reader meets:\n" + "\n".join(problems)
     tables = [p for path in entry["files"] if path.endswith(".md") for p in table_problems(path)]
     assert not tables, f"{name}: tables a reader cannot take in:\n" + "\n".join(tables)
+    sentences = run_problems(tmp_path / "runs" / manifest["run_id"], entry)     # tests/sentence_checks.py
+    assert not sentences, f"{name}: printed sentences that do not read or disagree with the tables:\n" + "\n".join(sentences)
     return manifest
 
 

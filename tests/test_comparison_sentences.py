@@ -59,7 +59,8 @@ def test_alike_sentence_adds_the_gralc_cause_to_the_twins_line():
     data = Dataset("t", [Document("d1", "pasta")], [Question("q1", "which pasta?")])
     scores = tidy({(m, "q1", "ctx_recall"): 1.0 for m in ("gralc-structure", "gralc-kg")})
     run = SimpleNamespace(dataset=data, same={}, retrievers={"gralc-kg": SimpleNamespace(linker=Linker())})
-    assert alike_sentence(run, scores) == ("t: no two methods retrieve exactly alike. t: gralc-kg scores as "
+    assert alike_sentence(run, scores) == ("t: no two methods return the same chunks, but some score the same on every "
+                                           "question:\nt: gralc-kg scores as "
                                            "gralc-structure: KG infusion moves only the token vectors of linked concept "
                                            "mentions, the 1 document holds none, and here that moves no hit scored "
                                            "(every per-question score is equal).")

@@ -121,15 +121,15 @@ def test_verdict_changes_names_what_moves_between_k_and_the_budgets():
     # by hand: decided at k: sketch ctx (changes) and sketch doc (kept); kg ctx is decided only at the mid budget
     assert verdict_changes(diff, 5) == (
         "Of the 2 differences decided at k=5 (unequal budgets), 1 keep their verdict at both equal budgets; changed at "
-        f"an equal budget: sketch ctx_recall ({unequal(5)}: contradicted, {SMALLEST}: supported, {MID}: inconclusive). "
-        f"Decided at an equal budget but not at k=5: kg ctx_recall ({unequal(5)}: inconclusive, {SMALLEST}: inconclusive, "
-        f"{MID}: supported).")
+        f"an equal budget:\n  sketch ctx_recall ({unequal(5)}: contradicted, {SMALLEST}: supported, {MID}: inconclusive)"
+        f"\nDecided at an equal budget but not at k=5:\n  kg ctx_recall ({unequal(5)}: inconclusive, {SMALLEST}: inconclusive, "
+        f"{MID}: supported)")
     assert verdict_changes(pd.DataFrame(), 5) == "No differences: the baseline did not run."
     undecided = diff[diff["method"] == "kg"]
     # by hand: kg is decided only at the mid budget
     assert verdict_changes(undecided, 5) == (
-        f"No difference is decided at k=5 (unequal budgets). Decided at an equal budget but not at k=5: kg ctx_recall "
-        f"({unequal(5)}: inconclusive, {SMALLEST}: inconclusive, {MID}: supported).")
+        f"No difference is decided at k=5 (unequal budgets).\nDecided at an equal budget but not at k=5:\n  kg ctx_recall "
+        f"({unequal(5)}: inconclusive, {SMALLEST}: inconclusive, {MID}: supported)")
 
 
 def test_power_sentence_says_n_documents_and_median_mde_per_setting():
@@ -145,7 +145,8 @@ def test_power_sentence_says_n_documents_and_median_mde_per_setting():
     assert power_sentence("d", diff) == (
         "d: 30 questions from 6 documents (each difference resampled by document); the median minimum detectable "
         "effect (80% power) of ctx_recall differences is 0.060 at the smallest equal budget: 40 tokens; 0.100 at k=5, "
-        "unequal budgets; 1 of 4 comparisons cannot be decided at this n.")
+        "unequal budgets.\nAt this n: 1 of 3 comparisons at the smallest equal budget of 40 tokens cannot be decided; "
+        "0 of 1 comparison at k=5, unequal budgets cannot be decided.")
     assert power_sentence("d", diff.assign(units=float("nan"))).startswith("d: 30 questions (each its own resampling unit);")
     one = power_sentence("d", diff.assign(units=1, mde=float("nan")))   # one unit: no interval, so no MDE
     assert one.startswith("d: 30 questions from 1 document (each") and "is none at the smallest equal budget" in one

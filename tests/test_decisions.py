@@ -47,10 +47,10 @@ def test_standing_reads_the_interval_not_a_threshold():
     # the verdict reads the test's (Holm) p: p 0.2 decides nothing, whatever an interval beside it says
     assert standing(diff(0.05, 0.01, 0.09, p_holm=0.2), "ahead", "behind").endswith(f": {INCONCLUSIVE}")
     # no test at all (one question): no p, and an interval alone would decide nothing either
-    assert standing(diff(0.1, math.nan, math.nan, n=1), "a", "b") == f"+0.100, n = 1: {UNDECIDABLE}"
-    # the verdict decide gave, with its reason, is what is said
+    assert standing(diff(0.1, math.nan, math.nan, n=1), "a", "b") == f"n = 1: {UNDECIDABLE}"
+    # the verdict decide gave, with its reason, is what is said, and no interval or p beside it
     given = {**diff(0.3, 0.1, 0.5, p_holm=0.3), "verdict": UNDECIDABLE, "reason": "3 documents"}
-    assert standing(given, "a", "b").endswith(f": {UNDECIDABLE} (3 documents)")
+    assert standing(given, "a", "b") == f"n = 59: {UNDECIDABLE} (3 documents)"
     assert standing(diff(0.001, -0.0002, 0.004), "a", "b").startswith("+0.001 [+0.000, +0.004]")   # no "-0.000"
     # every question's difference 0: said as such, not "cannot decide"
     assert standing(diff(0.0, 0.0, 0.0, n=10, p_holm=1.0), "a", "b") == \
@@ -146,6 +146,23 @@ def test_bound_said_reads_the_verdict_of_the_difference_from_the_bound():
     # undecided: the word with its reason, and never "is cannot be decided"
     few = {**above, "p": 1.0, "verdict": UNDECIDABLE, "reason": "2 documents: no test at 0.05 is possible"}
     said = bound_said(few, "X", 0.95, *then)
-    assert said == ("X: whether it lies above 0.95 (minus 0.95: 0.020 [0.010, 0.030], n = 200, p = 1.0) cannot be "
-                    "decided (2 documents: no test at 0.05 is possible), so whether this is near the ceiling is not decided.")
+    assert said == ("X: whether it lies above 0.95 — cannot be decided (2 documents: no test at 0.05 is possible), so "
+                    "whether this is near the ceiling is not decided.")
     assert f") is {INCONCLUSIVE}, so" in bound_said({**above, "p": 0.3, "verdict": INCONCLUSIVE}, "X", 0.95, *then)
+
+
+def test_undecided_line_says_the_undecided_rows_once_without_numbers():
+    from rag_lab.evaluation.decisions import undecided_line
+
+    rows = pd.DataFrame([
+        {"method": "a", "baseline": "b", "metric": "ctx_recall@5", "diff": 0.3, "ci_low": -0.5, "ci_high": 0.9,
+         "verdict": UNDECIDABLE, "reason": "3 documents: no test at 0.05 is possible"},
+        {"method": "c", "baseline": "b", "metric": "doc_mrr@5", "diff": 0.1, "ci_low": -0.6, "ci_high": 0.8,
+         "verdict": UNDECIDABLE, "reason": "3 documents: no test at 0.05 is possible"},
+        {"method": "a", "baseline": "b", "metric": "token_f1@5", "diff": 0.2, "ci_low": 0.1, "ci_high": 0.3,
+         "verdict": SUPPORTED, "reason": ""}])
+    # two of the three cannot be decided, for one reason: counted, named, no interval, diff or p
+    assert undecided_line(rows) == ("2 comparisons cannot be decided (3 documents: no test at 0.05 is possible): "
+                                    "a - b, c - b; ctx_recall@5, doc_mrr@5; no interval, MDE or verdict is shown for them.")
+    assert undecided_line(rows.iloc[[0]]).startswith("1 comparison cannot be decided (") and "for it." in undecided_line(rows.iloc[[0]])
+    assert undecided_line(rows.iloc[[2]]) == "" and undecided_line(rows.iloc[:0]) == ""

@@ -149,3 +149,19 @@ def test_table5_by_condition_by_hand_and_when_no_condition_ran():
     assert pd.isna(out.loc[("CS Recall@20", "Naive"), ("partial", "ours")])
     empty = by_condition(pd.DataFrame(index=["Naive"], columns=pd.MultiIndex.from_arrays([[], []])))
     assert empty.empty and empty.index.names == ["metric", "strategy"]
+
+
+def test_summary_clusters_its_intervals_by_document_when_given_units():
+    from rag_lab.evaluation.statistics import mean_ci
+
+    # four questions from two documents, each document's two questions alike: clustered, the interval is the
+    # statistics layer's over 2 units (wider than the 4 questions' own), the mean and n unchanged
+    data = pd.DataFrame(rows("gralc-late", "doc_recall", 5, [1.0, 1.0, 0.0, 0.5]))
+    units = {"q0": "a", "q1": "a", "q2": "b", "q3": "b"}
+    plain = tb.summary(data, {"R@5": "doc_recall@5"})
+    clustered = tb.summary(data, {"R@5": "doc_recall@5"}, units=units)
+    by_hand = mean_ci([1.0, 1.0, 0.0, 0.5], units=["a", "a", "b", "b"])
+    assert clustered["ours"].loc["Late Chunking", "R@5"] == plain["ours"].loc["Late Chunking", "R@5"] == 0.625
+    assert clustered["ci_low"].loc["Late Chunking", "R@5"] == pytest.approx(by_hand.ci_low)
+    assert clustered["ci_high"].loc["Late Chunking", "R@5"] == pytest.approx(by_hand.ci_high)
+    assert (clustered["ci_high"] - clustered["ci_low"]).iloc[0, 0] > (plain["ci_high"] - plain["ci_low"]).iloc[0, 0]

@@ -21,7 +21,8 @@ def printed(manifest: dict, tmp_path: Path) -> str:
 
 
 def test_ssg_traversal_notebook_runs(tmp_path):
-    manifest = run_notebook_smoke("03_ssg_traversal", {"limit": 3, "limit_documents": 0}, tmp_path)
+    manifest = run_notebook_smoke("03_ssg_traversal", {"limit": 3, "limit_documents": 0,
+                                                        "decide_on": {"loader": "fenwold_gazetteer", "documents": 4}}, tmp_path)
     paths = {Path(p).name: Path(p) for p in manifest["notebooks"][0]["files"]}
     assert {"window_similarity_heatmap.png", "window_similarity_heatmap.html", "multilayer_graph.png",
             "traversal_neighbourhood.png", "traversal_neighbourhood.html",
@@ -67,6 +68,16 @@ def test_ssg_traversal_notebook_runs(tmp_path):
     assert (budget["sentences (equal budget)"] <= budget["sentences (own stop)"] + 1e-9).all()
     # the sentences the notebook writes beside it read the tables: the spread of own budgets, the equal budget
     text = printed(manifest, tmp_path)
+    # the findings are decided on decide_on (4 Fenwold documents, 3 questions): the seven algorithms' own rows,
+    # each sentence naming that data set; 3 questions cannot decide, so no interval is printed for them
+    decided = pd.read_csv(paths["decided_per_question.csv"])
+    assert set(decided["dataset"]) == {"fenwold_gazetteer"} and decided["question_id"].nunique() == 3
+    assert sorted(decided["algorithm"].unique()) == sorted(ours.index)
+    means = decided.groupby("algorithm")["gold_sentence_recall"].mean()
+    said = re.search(r"fenwold_gazetteer \(3 questions, [^)]*\), own stopping points, gold_sentence_recall minus "
+                     r"basic_retrieval's \((\d\.\d\d)\)", text)
+    assert said and float(said.group(1)) == pytest.approx(means["basic_retrieval"], abs=0.006), text[-3000:]
+    assert re.search(r"fenwold_gazetteer, own stopping points: highest mean gold_sentence_recall: \w+ \((\d\.\d\d)\)", text)
     assert ("Unlike the paper's tables (one grouping strategy each, DeepEval's LLM-judged metrics), this one pools 3 "
             "questions of 3 strategies and measures context by gold-sentence precision/recall (no judge, so no answer "
             "relevancy or faithfulness).") in text

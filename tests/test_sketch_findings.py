@@ -61,7 +61,8 @@ def test_paragraph_names_each_comparison_and_its_caveats():
     text = paragraph(HAND, span="ctx_recall@5", n_questions=20, reasoner="offline", judged=False, chunk_tokens=sizes,
                      string_columns=("context_precision", "context_recall"), extra=["semantic: 10 of 12 cut."])
     assert text.startswith("Findings (20 questions, 20 scored per pair; reasoner: offline; judge: none): sketch minus "
-                           "each baseline, paired by question, with 95% intervals;")
+                           "each baseline, paired by question, with 95% intervals.\nA difference counts as ahead")
+    assert max(map(len, text.split("\n"))) <= 400
     assert ("On ctx_recall@5 (gold passages found among the top hits, whatever a chunk's length) sketch is ahead of "
             "semantic 0.200 [0.050, 0.350]; inconclusive against naive 0.100 [-0.050, 0.250].") in text
     assert 'Holm-adjusted within the declared family "F" (4 comparisons), is below 0.05' in text
@@ -147,13 +148,13 @@ def test_span_metrics_lead_and_string_match_columns_follow():
     assert shown.loc["semantic", "string-match context precision (n = 20)"] == "0.400 [0.200, 0.600] ahead"
     span, strings, family = lead_sentences(pairs, {"ctx_recall@5": "ctx_recall@5"},
                                    {"string-match context precision": "x"}, {"sketch": 80.0, "semantic": 531.0})
-    assert span.startswith("Span metrics (a hit counts when its characters overlap a gold passage; notebook 10's names). "
+    assert span.startswith("Span metrics (a hit counts when its characters overlap a gold passage; notebook 10's names).\n"
                            "On ctx_recall@5 sketch is ahead of semantic 0.200 [0.050, 0.350]; inconclusive against "
-                           "naive 0.100 [-0.050, 0.250]. 1 of 2 differences are decided at 95%.")
+                           "naive 0.100 [-0.050, 0.250].\n1 of 2 differences are decided at 95%.")
     assert strings.startswith("String-match columns (ragas' non-LLM context precision and recall")
     assert "mean chunk size here, word pieces: sketch 80, semantic 531)" in strings
     assert strings.endswith("On string-match context precision sketch is ahead of naive 0.300 [0.100, 0.500], semantic "
-                            "0.400 [0.200, 0.600]. 2 of 2 differences are decided at 95%.")
+                            "0.400 [0.200, 0.600].\n2 of 2 differences are decided at 95%.")
     assert family == ('P Holm-adjusted within the declared family "F" (4 comparisons); each interval is the '
                       "comparison's own 95% interval, unadjusted for its family, so an interval that excludes 0 can "
                       "stand beside a verdict that is not decided.")
@@ -161,13 +162,18 @@ def test_span_metrics_lead_and_string_match_columns_follow():
 
 
 def test_in_sum_counts_only_decided_differences():
+    from rag_lab.methods.sketch.paper import verdict_table
+
     # both span rows "cannot be decided at this n": the questions tell sketch apart from none of the two
     table = HAND.copy()
     table.loc[[0, 1], "verdict"] = UNDECIDABLE
     table["reason"] = ["3 documents", "3 documents", "", ""]
     text = paragraph(table, span="ctx_recall@5", n_questions=3, reasoner="offline", judged=False,
                      chunk_tokens={"sketch": 80.0, "naive": 125.0})
-    assert (f"{UNDECIDABLE} against naive 0.100 [-0.050, 0.250] (3 documents), semantic 0.200 [0.050, 0.350] "
-            "(3 documents)") in text
+    # a design that cannot decide: the baselines by name, the reason once, no interval
+    assert f"{UNDECIDABLE} against naive, semantic (3 documents)." in text and "0.100 [" not in text
+    undecided = table.assign(column="ctx_recall@5")
+    shown = verdict_table(undecided)
+    assert list(shown.index) == ["naive", "semantic"] and "cannot" not in shown.to_string()   # no verdict row for them
     assert f"sketch {UNDECIDABLE} against naive" in text and f"is {UNDECIDABLE}" not in text   # never "is cannot be"
     assert text.endswith("tell sketch apart from 0 of 2 baselines (0 ahead, 0 behind).")

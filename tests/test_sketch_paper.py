@@ -54,16 +54,16 @@ def test_ours_in_paper_columns_and_findings():
     recall = paired_difference([0.75, 0.75, 0.5, 0.5, 0.75, 0.5], [0.5] * 6)
     assert precision.diff == -1 and precision.p == pytest.approx(2 / 2 ** 8, abs=1e-3) and not recall.p < 0.05
     assert sentences[0] == (
-        f"sketch minus naive (paired): string-match context precision "
+        f"sketch minus naive (paired):\n  string-match context precision "
         f"{format_ci(-1.0, precision.ci_low, precision.ci_high)} (n = 8), behind "
-        f"(paper-reported 0.99 vs 0.81, ahead); string-match context recall "
+        f"(paper-reported 0.99 vs 0.81, ahead);\n  string-match context recall "
         f"{format_ci(0.125, recall.ci_low, recall.ci_high)} (n = 6), inconclusive "
         "(paper-reported 0.72 vs 0.88, behind).")
     # both columns are one declared family (Holm: 2 x 2/2^8 = 0.016 keeps precision decided), said once
     assert sentences[-1] == ('Verdicts: Holm within the family "sketch minus each baseline on nonllm_context_precision@5, '
                              'nonllm_context_recall@5" (2 comparisons); intervals unadjusted for it.')
     same_n = findings(results[results["metric"] == "nonllm_context_precision"], ours, None)
-    assert same_n[0].startswith("sketch minus naive (paired, n = 8): string-match context precision -1.000")
+    assert same_n[0].startswith("sketch minus naive (paired, n = 8):\n  string-match context precision -1.000")
     assert "f1" not in sentences[0]                                          # two means: no per-question interval
     with pytest.raises(ValueError, match="no row 'kg'"):
         findings(results, ours, None, method="kg")
@@ -82,8 +82,9 @@ def test_leaders():
 
 def test_setting_note_names_data_metric_and_model_of_the_run():
     note = setting_note("ml_encyclopedia", 10, 18, "offline", None)
-    assert note.startswith("Not like-for-like with the paper — data: ml_encyclopedia (10 documents, 18 questions) "
-                           "is none of the paper's datasets; metric: with no judge configured, context precision")
+    assert note.startswith("Not like-for-like with the paper —\n  data: ml_encyclopedia (10 documents, 18 questions) "
+                           "is none of the paper's datasets;\n  metric: with no judge configured, context precision")
+    assert max(map(len, note.split("\n"))) <= 400
     assert "model: the offline reasoner" in note and "GPT-3.5-turbo-16k judged" in note
     judged = setting_note("qasper-dev", 5, 40, "openai:gpt-4o-mini", "openai:gpt-4o-mini")
     assert "data: qasper-dev (5 documents, 40 questions) against the paper's QASPER" in judged

@@ -63,7 +63,9 @@ def test_leader_sentence_agrees_with_the_paired_test():
     for below, v in zip(mine["below"], mine["verdict"]):
         assert (f"ahead of {below}" in line) == (v == SUPPORTED), (below, v, line)
         assert (f"{below} (" in line) == (v != SUPPORTED)
-    assert "triangulation_average (0.125 [" in line     # one question below: not decided at n = 4
+    # n = 4 cannot decide (floor 2/2^4): the undecided algorithm named with its reason, no interval
+    assert "triangulation_average (cannot be decided (4 questions: no test at 0.05 is possible))" in line
+    assert "0.125 [" not in line
 
 
 def test_leader_sentence_ahead_of_all_only_when_every_pair_is_decided():
@@ -86,7 +88,10 @@ def test_leader_sentence_names_basic_when_the_test_beside_it_does_not_decide():
     vs = paper.versus_basic(scores, "gold_sentence_recall").set_index("method")
     assert vs.loc["triangulation_fulldim", "side"] in (INCONCLUSIVE, UNDECIDABLE)
     line = paper.leader_sentence(scores, "gold_sentence_recall")
-    assert "cannot tell it from 1 of the 1 others" in line and "basic_retrieval (0.100 [" in line
+    assert "cannot tell it from 1 of the 1 others" in line
+    said = "basic_retrieval (0.100 [" if vs.loc["triangulation_fulldim", "side"] == INCONCLUSIVE else \
+        "basic_retrieval (cannot be decided (3 questions"     # a design that cannot decide: no numbers
+    assert said in line, line
     assert line.endswith("so no single best algorithm is shown here.")
 
 

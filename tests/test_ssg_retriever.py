@@ -159,8 +159,8 @@ def test_versus_basic_pairs_each_algorithm_with_basic_retrieval():
     line = paper.finding_sentences(ours, "run", None, scores)[0]
     assert line.startswith("run, gold_sentence_recall minus basic_retrieval's (0.00), paired by question (n = 8; Holm "
                            'within "every algorithm minus basic_retrieval on gold_sentence_recall (own stopping point)"; '
-                           "intervals unadjusted): beat it (Holm p < 0.05): query_traversal 1.000 [")
-    assert f"; {INCONCLUSIVE}: triangulation_average 0.062 [" in line
+                           "intervals unadjusted):\n  beat it (Holm p < 0.05): query_traversal 1.000 [")
+    assert f";\n  {INCONCLUSIVE}: triangulation_average 0.062 [" in line
     # four questions: no p below 2/2^4 = 0.125 is possible, and the sentence says so
     few = paper.versus_basic(scores_frame([r for r in rows if r[1] in "abcd"]), "gold_sentence_recall")
     assert set(few["side"]) == {UNDECIDABLE}
@@ -168,7 +168,7 @@ def test_versus_basic_pairs_each_algorithm_with_basic_retrieval():
     two = scores.assign(unit=scores["question_id"].map(lambda q: "d1" if q in "abcd" else "d2"))
     clustered = paper.versus_basic(two, "gold_sentence_recall").set_index("method")
     assert set(clustered["units"]) == {2} and set(clustered["side"]) == {UNDECIDABLE}
-    assert line.endswith("; behind: none.")
+    assert line.endswith(";\n  behind: none.")
 
 
 def test_paper_tables_as_typed_from_the_paper():

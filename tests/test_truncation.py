@@ -42,7 +42,14 @@ def test_sentence_names_the_count_and_ties_it_to_the_loss():
     assert f"p Holm = 0.30): {INCONCLUSIVE}, so these questions show no loss to explain" in encoder_cut_sentence(
         cut, tie, "naive", "ctx_recall@5")
     ahead = diff(0.1, 0.05, 0.2, 0.01, SUPPORTED)
-    assert "even so semantic is ahead of naive here" in encoder_cut_sentence(cut, ahead, "naive", "ctx_recall@5")
+    assert ".\nEven so semantic is ahead of naive here" in encoder_cut_sentence(cut, ahead, "naive", "ctx_recall@5")
+    # a design that cannot decide: the verdict and its reason in words, no interval or p
+    cannot = {**diff(-0.2, -0.9, 0.6, 1.0, UNDECIDABLE), "reason": "3 documents: no test at 0.05 is possible"}
+    said = encoder_cut_sentence(cut, cannot, "naive", "ctx_recall@5")
+    assert said.endswith(".\nHere semantic - naive on ctx_recall@5 cannot be decided (3 documents: no test at 0.05 is "
+                         "possible), so these questions cannot show a loss to explain; the cut chunks still compete with "
+                         "a handicap.")
+    assert "[" not in said and "p Holm" not in said
 
 
 def test_sentence_when_nothing_is_cut():
@@ -62,12 +69,12 @@ def test_finding_pairs_the_cut_method_with_its_baseline():
     said = encoder_cut_finding(pd.DataFrame(rows), cut, "naive", "ctx_recall@5")
     # four questions, every one lost: p is 2/2^4 = 0.125 at best, so no loss can be told at this n; the upper
     # end solves ((1 - d) / 2)^4 = 0.025: d = 1 - 2 * 0.025^(1/4) = 0.205 (the old bootstrap said [-1, -1])
-    assert said.startswith(encoder_cut_sentence(cut)[:-1] + ". Here semantic - naive on ctx_recall@5 = -1.000 "
-                           "[-1.000, 0.20")
-    assert f"): {UNDECIDABLE}" in said and said.endswith("but the cut chunks still compete with a handicap.")
+    assert said.startswith(encoder_cut_sentence(cut)[:-1] + ".\nHere semantic - naive on ctx_recall@5 cannot be "
+                           "decided (4 questions: no test at 0.05 is possible)")
+    assert "[" not in said and said.endswith("the cut chunks still compete with a handicap.")
     # clustered by document: two documents of two questions each -> the design effect is said
     units = {"q0": "d1", "q1": "d1", "q2": "d2", "q3": "d2"}
-    assert ", 2 documents" in encoder_cut_finding(pd.DataFrame(rows), cut, "naive", "ctx_recall@5", units=units)
+    assert "(2 documents: no test" in encoder_cut_finding(pd.DataFrame(rows), cut, "naive", "ctx_recall@5", units=units)
     # a row of the caller's family is read, not decided again
     family = pd.DataFrame([{"method": "semantic", "baseline": "naive", "metric": "ctx_recall@5",
                             **diff(-0.5, -0.7, -0.3, 0.001, CONTRADICTED)}])

@@ -249,12 +249,12 @@ def test_build_table_and_solver_views():
     # notebook 02 shows these counts whole and the seconds with their unit (tests/test_notebook_02.py: check_readable)
     said = views.solvers_sentence(pd.Series({"kelly iterations": 26, "kelly converged": True, "demanded ideas": "A, B",
                                              "demanded for uniqueness": "B", "bounded lsq status": 1}))
-    assert said == ("Kelly's price iteration converged after 26 iterations; the constrained form demands A, B (of which "
-                    "B only so that its solution stays unique); the bounded form (scipy's lsq_linear) converged "
+    assert said == ("Kelly's price iteration converged after 26 iterations;\nthe constrained form demands A, B (of which "
+                    "B only so that its solution stays unique);\nthe bounded form (scipy's lsq_linear) converged "
                     "(first-order optimality within tolerance).")
     said = views.solvers_sentence(pd.Series({"kelly iterations": 500, "kelly converged": False, "demanded ideas": "A",
                                              "demanded for uniqueness": "none", "bounded lsq status": 7}))
-    assert said == ("Kelly's price iteration did not converge after 500 iterations; the constrained form demands A; "
+    assert said == ("Kelly's price iteration did not converge after 500 iterations;\nthe constrained form demands A;\n"
                     "the bounded form (scipy's lsq_linear) ended with status 7.")
 
 

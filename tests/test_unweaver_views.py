@@ -49,7 +49,7 @@ def test_voting_classes_show_copied_sentences_shared_by_voters():
                            rules=["approval", "pav", "cc"], reasoner="offline")
     assert text.startswith("Why approval, pav and cc elect the same chunks: 2 of the 2 voting classes embed "
                            "descriptions copied word for word from their chunk, and the 2 voters embed only 1 distinct "
-                           "texts and approve 1 chunks between them, for k = 1 seats — every approved chunk is elected "
+                           "text and approve 1 chunk between them, for k = 1 seats — every approved chunk is elected "
                            "whatever the rule")
     assert "Over 4 questions the rules elect the same set on 3 and the same ranked list on 2." in text
     assert "'Saffron' (2 mentions in 2 chunks), is #3 of 3 by similarity to the question: not among the 2 voters" in text
@@ -62,7 +62,7 @@ def test_voting_classes_show_copied_sentences_shared_by_voters():
     text = why_rules_agree(table, {}, answers, 2, ["approval", "pav", "cc"], "offline", elected=apart)
     assert text.startswith("Approval, pav and cc elect different chunks here (3 distinct chunks between them) although 2 "
                            "of the 2 voting classes embed descriptions copied word for word from their chunk, and the 2 "
-                           "voters embed only 1 distinct texts and approve 1 chunks between them, for k = 2 seats — the "
+                           "voters embed only 1 distinct text and approve 1 chunk between them, for k = 2 seats — the "
                            "proportional rules still found voters left unrepresented to favour.")
     assert "Why approval" not in text
 
@@ -127,20 +127,22 @@ def test_paragraph_reads_each_data_set_with_its_caveats():
     # doc_mrr: +0.5 on 3, p = 2 * 1.5^-3 = 0.59; against the margin (-0.05) with every difference 0:
     # P(0.95 E0 >= 0.05 (E1 + E2 + E3)) = 0.95^3 = 0.857, p = 1
     why = "3 questions: no test at 0.05 is possible"
-    assert "On tiny (n = 3 questions) UnWeaver minus VectorRAG (naive): ctx_recall@5 0.000 [" in text
-    assert f"(p = 1.0, p Holm = 1.0, {UNDECIDABLE} against naive: {why}); doc_mrr@5 0.500 [" in text
-    assert "(p = 0.59, p Holm = " in text
-    assert (f"at least as good as VectorRAG on context recall@5 (margin 0.05): {UNDECIDABLE} ({why}) (p against the "
-            "margin = 1.0, p Holm = 1.0).") in text
-    assert "per data set one declared family of 3 comparisons" in text
+    # a design that cannot decide: each comparison with its reason, no interval or p
+    assert (f"On tiny (n = 3 questions) UnWeaver minus VectorRAG (naive):\n  ctx_recall@5 {UNDECIDABLE} against naive "
+            f"({why});\n  doc_mrr@5 {UNDECIDABLE} against naive ({why});\n") in text
+    assert (f"  at least as good as VectorRAG on context recall@5 (margin 0.05): {UNDECIDABLE} ({why}).") in text
+    assert "p = " not in text and "0.500 [" not in text
+    assert "Per data set one declared family of 3 comparisons" in text
+    assert max(map(len, text.split("\n"))) <= 400
     # clustered by document: the paragraph names the documents
     clustered = paragraph(results, 5, 5, "offline", False, units={"tiny": {"q0": "a", "q1": "a", "q2": "b"}})
     assert "On tiny (n = 3 questions, 2 documents)" in clustered
     gap = paper_fc_gap().abs().max()
     assert f"at most {gap:.4f} in factual correctness, another metric" in text
-    # every ctx difference 0 over 3 questions: width 2 * (1 - 0.025^(1/3)) = 1.415
-    assert re.search(r"the context-recall intervals here are 1\.4\d to 1\.4\d wide", text) and "could not be told from zero" in text
+    # 3 questions cannot decide: no interval width is quoted for them
+    assert "no context-recall comparison here can be decided, so a difference the size" in text
+    assert "could not be told from zero" in text
     assert "answers are extractive" in text and "needs a judge and was not computed" in text
-    assert "on tiny approval, PAV and CC elect the same set on 3 of 3 questions (the same ranked list on all 3), so " \
+    assert "On tiny approval, PAV and CC elect the same set on 3 of 3 questions (the same ranked list on all 3), so " \
            "their rows are identical" in text
     assert paragraph({}, 5, 5, "offline", False).startswith("Findings: UnWeaver and naive were not both scored")

@@ -27,6 +27,9 @@ def test_gold_passages_are_marked_and_numbered_not_gold_documents():
     assert lines[2].startswith("  P2 (pasta; NOT in the top 2): Pesto")
     assert lines[3] == f"\n#1 rice#1 — no gold passage (a gold document, other passages):\n{RICE[48:]}"
     assert lines[4].startswith("\n#2 rice#0 — holds P1:\n⟦Risotto")
+    long = Chunk("rice#2", "rice", " ".join([RICE] * 4), 0, 4 * len(RICE) + 3)   # 4 x 102 + 3 = 411 characters
+    text = worked_hits([long], Q, DOCS)[-1].split(":\n", 1)[1]
+    assert max(map(len, text.split("\n"))) <= 120 and text.replace("\n", " ") == marked_text(long, golds)
     no_gold = Question("n", "?", None, [], [])
     assert worked_hits([first], no_gold, DOCS) == ["This question lists no gold passages: nothing to mark."]
 

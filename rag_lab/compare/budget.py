@@ -268,20 +268,20 @@ def budget_sentence(results: pd.DataFrame, k: int, equal: "EqualBudget", board_a
     ranks = board[board["metric"] == at_budget].set_index("method")["rank"]
     text = (f"At k={k} the methods hand over from {means[lo]:.0f} tokens of retrieved text per question ({lo}) to "
             f"{means[hi]:.0f} ({hi}), means over the questions in cl100k_base tokens, so {by}@{k} sets "
-            f"lists {means[hi] / max(means[lo], 1):.0f} times apart in length against each other. The fair comparison "
+            f"lists {means[hi] / max(means[lo], 1):.0f} times apart in length against each other.\nThe fair comparison "
             f"for methods whose hits differ in size is at one budget: every method's ranking at k={deepest_k} cut to "
             f"{budget} tokens (the smallest method's mean budget at k={k}, {equal.method}'s, so every method can "
-            f"fill it; the last hit kept is cut at the budget) and scored with the same metrics. Highest "
+            f"fill it; the last hit kept is cut at the budget) and scored with the same metrics.\nHighest "
             f"{by}@{k}: {_leader(board_at_k, f'{by}@{k}')}; highest {by} at {budget} "
             f"tokens: {_leader(board, at_budget)}")
     if first_at_k in ranks and ranks[first_at_k] != 1:
         text += f" ({first_at_k} is {int(ranks[first_at_k])} of {len(ranks)} there)"
     text += "."
     if short:
-        text += (f" Handing over less than {budget} tokens on average (their ranking at k={deepest_k} holds "
+        text += (f"\nHanding over less than {budget} tokens on average (their ranking at k={deepest_k} holds "
                  f"less): {', '.join(short)}.")
     if equal.blocks:
-        text += (" Not counted in either: the graph-facts block handed over besides the hits, mean tokens at "
+        text += ("\nNot counted in either: the graph-facts block handed over besides the hits, mean tokens at "
                  f"k={k}: " + ", ".join(f"{m} {v:.0f}" for m, v in equal.blocks.items()) + ".")
     return text
 
@@ -305,10 +305,10 @@ def semantic_truncation_sentence(retrievers: Mapping[str, object]) -> str:
     if not parts:
         return "No method with semantic chunks ran."
     text = (f"The encoder ({model}) reads at most {limit} word pieces, its two special tokens included, and cuts "
-            f"longer texts off silently. " + "; ".join(parts) + ".")
+            f"longer texts off silently.\n" + ";\n".join(parts) + ".")
     if not cut:
-        return text + " No semantic chunk is cut off here."
-    return text + (f" A chunk past the limit is embedded from its opening {limit - 2} word pieces only: it is found "
+        return text + "\nNo semantic chunk is cut off here."
+    return text + (f"\nA chunk past the limit is embedded from its opening {limit - 2} word pieces only: it is found "
                    "or missed by its opening, while the metrics credit its whole text. Read the rows of "
                    f"{' and '.join(cut)} with that in mind: they rank truncated vectors.")
 

@@ -127,8 +127,10 @@ def gralc_twins_sentence(dataset: Dataset, results: pd.DataFrame, retrievers: di
 
 def alike_sentence(run: Run, results: pd.DataFrame) -> str:
     """``same_sentence`` of one dataset's run, followed by ``gralc_twins_sentence`` where it says anything."""
-    return " ".join(t for t in (same_sentence(run.dataset.name, run.same),
-                                gralc_twins_sentence(run.dataset, results, run.retrievers)) if t)
+    twins = gralc_twins_sentence(run.dataset, results, run.retrievers)
+    if twins and not run.same:       # not "no two alike" above two methods that score alike
+        return f"{run.dataset.name}: no two methods return the same chunks, but some score the same on every question:\n{twins}"
+    return "\n".join(t for t in (same_sentence(run.dataset.name, run.same), twins) if t)
 
 
 def compare(datasets: Sequence[str | DataSource], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ..evaluation.decisions import dataset_of
 from ..evaluation.ledger import record
-from ..evaluation.statistics import CONTRADICTED, SUPPORTED
+from ..evaluation.statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE
 from ..evaluation.flips import without_attrs
 from ..methods.ssg.ledgered import OWN_STOP
 from .budget import (TOKENS, EqualBudget, budget_differences, equal_budget, fits_of, mid_budget, tokens_per_hit,
@@ -221,16 +221,16 @@ def verdict_changes(diff: pd.DataFrame, k: int) -> str:
     changed = wide[decided & ~kept]
     new = wide[~decided & wide[budgets].isin([SUPPORTED, CONTRADICTED]).any(axis=1)]
 
-    def said(rows: pd.DataFrame) -> str:
-        return "; ".join(f"{m} {b} ({', '.join(f'{c}: {r[c]}' for c in [at_k, *budgets])})" for (m, b), r in rows.iterrows())
+    def said(rows: pd.DataFrame) -> str:     # one comparison a line
+        return "".join(f"\n  {m} {b} ({', '.join(f'{c}: {r[c]}' for c in [at_k, *budgets])})" for (m, b), r in rows.iterrows())
     if decided.any():
         text = (f"Of the {int(decided.sum())} differences decided at k={k} (unequal budgets), {int(kept.sum())} keep their "
                 f"verdict at {'both equal budgets' if len(budgets) == 2 else 'the equal budget'}")
-        text += f"; changed at an equal budget: {said(changed)}." if len(changed) else "."
+        text += f"; changed at an equal budget:{said(changed)}" if len(changed) else "."
     else:
         text = f"No difference is decided at k={k} (unequal budgets)."
     if len(new):
-        text += f" Decided at an equal budget but not at k={k}: {said(new)}."
+        text += f"\nDecided at an equal budget but not at k={k}:{said(new)}"
     return text
 
 
@@ -254,9 +254,15 @@ def power_sentence(name: str, diff: pd.DataFrame, metric: str | None = None) -> 
     said = "; ".join(f"{'none' if pd.isna(mde) else f'{mde:.3f}'} "
                      f"{s.split(' (')[0] if s.startswith('at ') else 'at the ' + s.split(' (')[0]}"
                      for s, mde in per_setting.items())
-    undecided = int(diff["verdict"].astype(str).str.startswith("cannot be decided").sum())
+    cannot = diff["verdict"].astype(str).str.startswith(UNDECIDABLE)
+
+    def where(setting: str) -> str:
+        label = setting.split(" (")[0]
+        return label if label.startswith("at ") else "at the " + label.replace(": ", " of ")
+    undecided = "; ".join(f"{int(cannot[g.index].sum())} of {len(g)} comparison{'s' * (len(g) != 1)} {where(s)} "
+                          f"{UNDECIDABLE}" for s, g in diff.groupby("setting", sort=False))   # one family a setting
     return (f"{name}: {n} questions {unit_words}; the median minimum detectable effect (80% power) of "
-            f"{metric} differences is {said}; {undecided} of {len(diff)} comparisons cannot be decided at this n.")
+            f"{metric} differences is {said}.\nAt this n: {undecided}.")
 
 
 def flip_view(flips: pd.DataFrame) -> pd.DataFrame:

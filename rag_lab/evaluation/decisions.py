@@ -23,12 +23,12 @@ from .statistics import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, dec
                          format_p, verdict)
 
 WORDS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, UNDECIDABLE)
-HOW_DECIDED = ("How the verdicts below are decided: every difference is paired by question (clustered by document), "
-               "with one test giving its p and its 95% interval (rag_lab.evaluation.statistics: Tango's test for 0/1 "
-               "scores, the paired t-test otherwise), p adjusted by Holm within its table's declared family; a "
-               "difference is called only when that p is below 0.05, otherwise the sentence gives the verdict word "
-               "(inconclusive, or cannot be decided with its reason). Intervals are each comparison's own, unadjusted "
-               "for the family.")
+HOW_DECIDED = ("How the verdicts below are decided: every difference is paired by question (clustered by document),\n"
+               "with one test giving its p and its 95% interval (rag_lab.evaluation.statistics: the bounded-mean test "
+               "with an unseen unit for scores in [0, 1], the paired t-test otherwise),\np adjusted by Holm within its "
+               "table's declared family; a difference is called only when that p is below 0.05, otherwise the "
+               "sentence gives the verdict word\n(inconclusive, or cannot be decided with its reason). Intervals are "
+               "each comparison's own, unadjusted for the family.")
 
 
 def reason_of(row: Mapping) -> str:
@@ -97,6 +97,8 @@ def standing(row: Mapping, up: str, down: str) -> str:
     if d == lo == hi == 0:
         return f"{stats}: the same on every question"
     word = row_verdict(row)
+    if word == UNDECIDABLE:         # a design that cannot decide: its reason, no interval or p
+        return f"n = {int(n)}: {verdict_said({**dict(row), 'verdict': word})}"
     return f"{stats}: {side(word, up, down) if decided(word) else verdict_said({**dict(row), 'verdict': word})}"
 
 
@@ -125,6 +127,24 @@ def difference_said(row: Mapping) -> str:
     holm = "" if pd.isna(row["p_holm"]) or row["p_holm"] == row["p"] else f", p Holm = {format_p(row['p_holm'])}"
     return (f"{row['method']} - {row['baseline']} on {row['metric']}: "
             f"{format_ci(row['diff'], row['ci_low'], row['ci_high'])} ({comparison_note(row)}{holm}): {verdict_said(row)}")
+
+
+def undecided_line(rows: pd.DataFrame, what: str = "comparison") -> str:
+    """The rows of a decided table that cannot be decided, said once in one line: how many, the reason(s),
+    and the methods and metrics they concern, with no interval, MDE, p or verdict row (a design that cannot
+    decide gives no numbers to read). "" when every row is decided or inconclusive."""
+    mine = rows[rows["verdict"].astype(str) == UNDECIDABLE] if len(rows) else rows
+    if mine.empty:
+        return ""
+    n = len(mine)
+    reasons = sorted({reason_of(r) or "no test" for _, r in mine.iterrows()})
+    pairs = sorted({f"{r['method']} - {r['baseline']}" for _, r in mine.iterrows()
+                    if "method" in mine.columns and "baseline" in mine.columns})
+    metrics = sorted({str(m) for m in mine["metric"]}) if "metric" in mine.columns else []
+    about = "; ".join(part for part in (", ".join(pairs[:6]) + (", …" if len(pairs) > 6 else ""),
+                                        ", ".join(metrics[:6]) + (", …" if len(metrics) > 6 else "")) if part)
+    return (f"{n} {what}{'s' * (n != 1)} {UNDECIDABLE} ({'; '.join(reasons)})" + (f": {about}" if about else "")
+            + f"; no interval, MDE or verdict is shown for {'it' if n == 1 else 'them'}.")
 
 
 def estimand_of(dataset) -> str:
@@ -240,4 +260,6 @@ def bound_said(row: Mapping, what: str, bound: float, then_above: str, then_belo
     word = row["verdict"]
     if decided(word):
         return f"{what}, lies {side(word, 'above', 'below')} {bound:g} ({test}: {word}): {side(word, then_above, then_below)}."
+    if word == UNDECIDABLE:         # no numbers for a design that cannot decide
+        return f"{what}: whether it lies above {bound:g} — {verdict_said(row)}, so {then_undecided}."
     return f"{what}: whether it lies above {bound:g} ({test}) {copula(word)}{verdict_said(row)}, so {then_undecided}."

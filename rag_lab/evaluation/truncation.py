@@ -22,7 +22,7 @@ import pandas as pd
 
 from .decisions import dataset_of, verdict_said
 from .ledger import recorded
-from .statistics import CONTRADICTED, SUPPORTED, format_ci, format_p
+from .statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE, format_ci, format_p
 from .uncertainty import Units, clustering_note, decide, paired_on, per_question
 
 
@@ -73,10 +73,13 @@ def encoder_cut_sentence(cut: EncoderCut, row: Mapping | None = None, baseline: 
             f"(n = {int(row['n'])}{clustering_note(row)}, p Holm = {format_p(row['p_holm'])})")
     v = row["verdict"]
     if v == CONTRADICTED:
-        return text + f". That is a likely part of why {cut.method} trails {baseline} here: {said}, {CONTRADICTED}."
+        return text + f".\nThat is a likely part of why {cut.method} trails {baseline} here: {said}, {CONTRADICTED}."
     if v == SUPPORTED:
-        return text + f"; even so {cut.method} is ahead of {baseline} here: {said}, {SUPPORTED}."
-    return (text + f". Here {said}: {verdict_said(row)}, so these questions show no loss to explain, "
+        return text + f".\nEven so {cut.method} is ahead of {baseline} here: {said}, {SUPPORTED}."
+    if v == UNDECIDABLE:      # a design that cannot decide: said in words, no numbers
+        return text + (f".\nHere {cut.method} - {baseline} on {metric} {verdict_said(row)}, so these questions "
+                       "cannot show a loss to explain; the cut chunks still compete with a handicap.")
+    return (text + f".\nHere {said}: {verdict_said(row)}, so these questions show no loss to explain, "
             "but the cut chunks still compete with a handicap.")
 
 

@@ -14,6 +14,7 @@ mark gold passages with it (``worked_comparison``), so a passage is P1 in every 
 """
 from __future__ import annotations
 
+import textwrap
 from typing import Mapping, Sequence
 
 import pandas as pd
@@ -65,6 +66,13 @@ def marked_text(chunk: Chunk, golds: Sequence[GoldSpan], min_overlap: float = 0.
     return "".join(f"{MARKS[0]}{piece}{MARKS[1]}" if gold else piece for piece, gold in gold_segments(chunk, golds, min_overlap))
 
 
+def wrapped(text: str, width: int = 120) -> str:
+    """``text`` with each of its lines folded at ``width`` characters (between words), so a chunk printed
+    whole is read without scrolling sideways; its own line breaks are kept."""
+    return "\n".join(textwrap.fill(line, width, break_long_words=False, break_on_hyphens=False) if line.strip() else line
+                     for line in text.split("\n"))
+
+
 def gold_passages_held(chunk: Chunk, golds: Sequence[GoldSpan], min_overlap: float = 0.5) -> list[int]:
     """1-based numbers of the gold passages the chunk matches (the rule ``ctx_recall`` counts)."""
     return [j + 1 for j, g in enumerate(golds) if g.doc_id is not None and span_overlap_match(chunk, g, min_overlap)]
@@ -88,7 +96,7 @@ def worked_hits(chunks: Sequence[Chunk], question: Question, documents: Mapping[
     for r, (c, h) in enumerate(zip(chunks, held), start=1):
         tag = f"holds {', '.join(f'P{j}' for j in h)}" if h else "no gold passage" + (
             " (a gold document, other passages)" if c.doc_id in question.gold_doc_ids else "")
-        lines.append(f"\n#{r} {c.id} — {tag}:\n{marked_text(c, golds, min_overlap)}")
+        lines.append(f"\n#{r} {c.id} — {tag}:\n{wrapped(marked_text(c, golds, min_overlap))}")
     return lines
 
 
@@ -162,7 +170,7 @@ def answer_reading(answer: str, reference: str | None, contexts: Sequence[str],
     if joined:
         paste += "; " + "; ".join(f"one sentence joins the end of {names[a]} to the start of {names[b]}: two "
                                   "separate contexts read as one sentence" for a, b in joined)
-    return f"{verdict}; {paste}."
+    return f"{verdict};\n{paste}."
 
 
 def gold_passages(question: Question, documents: list[Document]) -> list[GoldSpan]:

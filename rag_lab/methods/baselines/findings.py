@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...evaluation.decisions import dataset_of, difference_said, family_said
+from ...evaluation.decisions import dataset_of, difference_said, family_said, undecided_line
 from ...evaluation.ledger import recorded
 from ...evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE
 from ...evaluation.truncation import EncoderCut, encoder_cut_finding
@@ -44,20 +44,26 @@ def quickstart_findings(results: pd.DataFrame, cut: EncoderCut, k: int, answer_k
     recall = f"ctx_recall@{k}"
     shown = formatted_summary(summary_with_ci(results, [recall], units=units)).loc[recall]
     family = quickstart_family(results, k, answer_k, methods, units)
-    said = {r["metric"]: difference_said(r) for _, r in family.iterrows()}
-    out = [f"Context recall@{k}, mean [95% interval] over {shown['n']} questions: "
-           + ", ".join(f"{m} {shown[m]}" for m in methods if m in shown.index) + ".",
-           "Paired, question by question: " + said.get(recall, f"{other} - {base} on {recall}: not both scored")
-           + f" {VERDICTS}; {family_said(family)}.",
-           "Why semantic chunks are at a disadvantage here — "
-           + encoder_cut_finding(results, cut, base, recall, units=units, decided=family)]
+    open_rows = family[family["verdict"].astype(str) != UNDECIDABLE]
+    said = {r["metric"]: difference_said(r) for _, r in open_rows.iterrows()}
+    name = dataset_of(results)
+    out = [f"{name + ': c' if name else 'C'}ontext recall@{k}, mean [95% interval] over {shown['n']} questions: "
+           + ", ".join(f"{m} {shown[m]}" for m in methods if m in shown.index) + "."]
+    if recall in said:
+        out += [f"Paired, question by question: {said[recall]}.", VERDICTS + ";", family_said(family) + "."]
+    elif undecided_line(family):
+        out.append("Paired, question by question: " + undecided_line(family))
+    else:
+        out.append(f"Paired, question by question: {other} - {base} on {recall}: not both scored.")
+    out.append("Why semantic chunks are at a disadvantage here — "
+               + encoder_cut_finding(results, cut, base, recall, units=units, decided=family))
     f1 = f"token_f1@{answer_k}"
     if f1 in said:
         what = ("the offline reasoner's answers are extractive (sentences copied from the top contexts), so token F1 "
                 "measures word overlap of those sentences with the reference answer, not answer quality"
                 if reasoner == "offline" else f"answers written by {reasoner}, scored by word overlap with the reference")
         judge = "" if judged else "; no judge ran, so faithfulness and answer relevancy are not measured"
-        out.append(f"Answers: {said[f1]} — {what}{judge}.")
+        out += [f"Answers: {said[f1]}.", f"What that measures: {what}{judge}."]
     return out
 
 

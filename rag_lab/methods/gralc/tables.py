@@ -38,13 +38,14 @@ def _relabel(frame: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
 PARTS = ("ours", "n", "ci_low", "ci_high")
 
 
-def summary(df: pd.DataFrame, columns: Mapping[str, str], by: str | None = None) -> dict[str, pd.DataFrame]:
+def summary(df: pd.DataFrame, columns: Mapping[str, str], by: str | None = None, units=None) -> dict[str, pd.DataFrame]:
     """Our mean (``ours``), n and 95% interval (``ci_low``, ``ci_high``, ``evaluation.uncertainty``) over
     questions of each metric@k in ``columns`` (label -> metric@k, or a bare metric name for rows without k),
     one frame per part: rows the strategies (the paper's labels and order), columns the labels. With ``by``
-    (e.g. "condition") one block of rows per value, indexed (value, strategy)."""
+    (e.g. "condition") one block of rows per value, indexed (value, strategy). ``units`` (question id -> its
+    document): intervals clustered by document, as the comparisons and notebook 10 are."""
     if by is not None:
-        blocks = {value: summary(d, columns) for value, d in df.groupby(by, sort=False)}
+        blocks = {value: summary(d, columns, units=units) for value, d in df.groupby(by, sort=False)}
         if not blocks:      # nothing to summarise (PubMedQA: no length condition)
             empty = pd.MultiIndex.from_tuples([], names=[by, "strategy"])
             return {part: pd.DataFrame(columns=list(columns), index=empty, dtype=float) for part in PARTS}
@@ -53,7 +54,7 @@ def summary(df: pd.DataFrame, columns: Mapping[str, str], by: str | None = None)
     for label, column in columns.items():
         metric, _, k = column.partition("@")
         means[label] = metric_means(df, metric, int(k) if k else None)
-    intervals = {part: _relabel(frame, ALL) for part, frame in interval_frames(df, dict(columns)).items()}
+    intervals = {part: _relabel(frame, ALL) for part, frame in interval_frames(df, dict(columns), units=units).items()}
     return {"ours": _relabel(pd.DataFrame(means), ALL), **intervals}
 
 

@@ -100,11 +100,11 @@ def graph_sentence(profile: pd.Series, reasoner: str, example: str = "") -> str:
               + f", and {profile['nodes in one relation only']:.0%} of the {int(profile['nodes'])} nodes are in one "
               "relation only")
     if reasoner == "offline":
-        return (f"What the graph half is here: {shares}. The offline reasoner reads one sentence at a time by "
+        return (f"What the graph half is here: {shares}.\nThe offline reasoner reads one sentence at a time by "
                 "dependency rules: it can give the graph the corpus's own names and verbs, so a question that names "
-                "an entity reaches the chunks that mention it and their neighbours; it cannot resolve pronouns, "
+                "an entity reaches the chunks that mention it and their neighbours;\nit cannot resolve pronouns, "
                 "merge synonyms, name a relation beyond the sentence's verb or type most nodes, so the facts rarely "
-                "chain into an answer over two hops. An LLM extractor, as in the paper, would name relations and "
+                "chain into an answer over two hops.\nAn LLM extractor, as in the paper, would name relations and "
                 "entities, which is what the multi-hop claims rest on.")
     return f"What the graph half is here ({reasoner} extracted it): {shares}."
 

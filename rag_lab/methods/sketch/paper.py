@@ -26,7 +26,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ...evaluation.decisions import copula, dataset_of, family_said, relation, side, verdict_said
+from ...evaluation.decisions import copula, dataset_of, family_said, reason_of, relation, side, undecided_line
 from ...evaluation.ledger import recorded
 from ...evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_ci
 from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
@@ -130,7 +130,7 @@ def setting_note(dataset_name: str, n_documents: int, n_questions: int, reasoner
                  "RAPTOR's summaries (extractive) and the answers")
     else:
         model = f"{reasoner} does every LLM job"
-    return (f"Not like-for-like with the paper — data: {data}; metric: {metric}; model: {model} "
+    return (f"Not like-for-like with the paper —\n  data: {data};\n  metric: {metric};\n  model: {model} "
             f"(paper: {PAPER_MODELS}).")
 
 
@@ -180,7 +180,7 @@ def findings(results: pd.DataFrame, ours: pd.DataFrame, paper: pd.DataFrame | No
     pairs = comparisons(results, {c: metrics[c] for c in ours.columns if c in metrics}, method, units)
     sentences = []
     for base in [m for m in ours.index if m != method]:
-        rows = pairs[pairs["baseline"] == base]
+        rows = pairs[(pairs["baseline"] == base) & (pairs["verdict"] != UNDECIDABLE)]   # the rest: said once, below
         parts = []
         for _, r in rows.iterrows():
             col = r["column"]
@@ -191,9 +191,11 @@ def findings(results: pd.DataFrame, ours: pd.DataFrame, paper: pd.DataFrame | No
         if parts:
             ns = [n for _, n, _ in parts]
             same = len(set(ns)) == 1      # one n for the sentence, else each column says its own
-            said = [f"{text}{'' if same else f' (n = {n})'}, {side}" for text, n, side in parts]
-            sentences.append(f"{method} minus {base} (paired{f', n = {ns[0]}' if same else ''}): "
-                             + "; ".join(said) + ".")
+            said = [f"  {text}{'' if same else f' (n = {n})'}, {side}" for text, n, side in parts]
+            sentences.append(f"{method} minus {base} (paired{f', n = {ns[0]}' if same else ''}):\n"
+                             + ";\n".join(said) + ".")
+    if undecided_line(pairs):
+        sentences.append(undecided_line(pairs))
     if len(pairs):
         sentences.append(f'Verdicts: Holm within the family "{pairs["family"].iloc[0]}" '
                          f"({int(pairs['family_size'].iloc[0])} comparisons); intervals unadjusted for it.")
@@ -266,19 +268,24 @@ def comparisons(results: pd.DataFrame, columns: Mapping[str, str], method: str =
 
 
 def _said(row) -> str:
-    reason = verdict_said(row)[len(row["verdict"]):]          # " (why)" for "cannot be decided"
-    return f"{row['baseline']} {format_ci(row['diff'], row['ci_low'], row['ci_high'])}{reason}"
+    return f"{row['baseline']} {format_ci(row['diff'], row['ci_low'], row['ci_high'])}"
 
 
 def _grouped(rows: pd.DataFrame) -> str:
     """``is ahead of a d [lo, hi]; inconclusive against b ...`` over the rows of one column: the predicate
-    after the method's name ("is" before a side, never before "cannot be decided")."""
+    after the method's name ("is" before a side, never before "cannot be decided"); the baselines that
+    cannot be decided by name only, their reason once (a design that cannot decide gives no numbers)."""
     parts = []
     for v in (SUPPORTED, CONTRADICTED, INCONCLUSIVE, UNDECIDABLE):
         chosen = rows[rows["verdict"] == v]
-        if len(chosen):
-            parts.append(f"{copula(v) if not parts else ''}{relation(v)} "
-                         + ", ".join(_said(r) for _, r in chosen.iterrows()))
+        if not len(chosen):
+            continue
+        if v == UNDECIDABLE:
+            reasons = "; ".join(dict.fromkeys(reason_of(r) or "no test" for _, r in chosen.iterrows()))
+            said = ", ".join(chosen["baseline"]) + f" ({reasons})"
+        else:
+            said = ", ".join(_said(r) for _, r in chosen.iterrows())
+        parts.append(f"{copula(v) if not parts else ''}{relation(v)} {said}")
     return "; ".join(parts)
 
 
@@ -297,8 +304,10 @@ def verdict_table(pairs: pd.DataFrame, method: str = "sketch") -> pd.DataFrame:
         rows = pairs[pairs["column"] == col].set_index("baseline")
         ns = sorted({int(v) for v in rows["n"]})
         head = f"{col} (n = {ns[0] if len(ns) == 1 else f'{ns[0]}-{ns[-1]}'})"
-        out[head] = {b: f"{format_ci(r['diff'], r['ci_low'], r['ci_high'])} {side(r['verdict'])}" for b, r in rows.iterrows()}
-    return pd.DataFrame(out).rename_axis(f"{method} minus (intervals unadjusted; verdicts Holm within the family)")
+        out[head] = {b: f"{format_ci(r['diff'], r['ci_low'], r['ci_high'])} {side(r['verdict'])}"
+                     for b, r in rows.iterrows() if r["verdict"] != UNDECIDABLE}      # undecided: no numbers shown
+    table = pd.DataFrame(out).dropna(axis=1, how="all").dropna(axis=0, how="all").fillna("")
+    return table.rename_axis(f"{method} minus (intervals unadjusted; verdicts Holm within the family)")
 
 
 def lead_sentences(pairs: pd.DataFrame, span: Mapping[str, str], strings: Mapping[str, str],
@@ -316,10 +325,9 @@ def lead_sentences(pairs: pd.DataFrame, span: Mapping[str, str], strings: Mappin
         rows = pairs[pairs["column"].isin(list(cols))]
         if rows.empty:
             continue
-        said = " ".join(f"On {c} {method} {_grouped(rows[rows['column'] == c])}." for c in cols
-                        if (rows["column"] == c).any())
+        said = [f"On {c} {method} {_grouped(rows[rows['column'] == c])}." for c in cols if (rows["column"] == c).any()]
         decided = rows[rows["verdict"].isin([SUPPORTED, CONTRADICTED])]
-        out.append(f"{head}. {said} {len(decided)} of {len(rows)} differences are decided at 95%.")
+        out.append("\n".join([f"{head}.", *said, f"{len(decided)} of {len(rows)} differences are decided at 95%."]))
     if len(pairs):
         said = family_said(pairs)
         out.append(said[:1].upper() + said[1:] + ".")
@@ -345,8 +353,8 @@ def paragraph(table: pd.DataFrame, *, span: str, n_questions: int, reasoner: str
     n = str(ns[0]) if len(ns) == 1 else f"{ns[0]} to {ns[-1]}"      # every pair's n, not the largest alone
     sizes = ", ".join(f"{m} {t:.0f}" for m, t in chunk_tokens.items())
     out = [f"Findings ({n_questions} questions, {n} scored per pair; reasoner: {reasoner}; judge: "
-           f"{'yes' if judged else 'none'}): {method} minus each baseline, paired by question, with 95% intervals; "
-           "a difference counts as ahead or behind only when its p, Holm-adjusted within the declared family "
+           f"{'yes' if judged else 'none'}): {method} minus each baseline, paired by question, with 95% intervals.",
+           "A difference counts as ahead or behind only when its p, Holm-adjusted within the declared family "
            f"\"{table['family'].iloc[0]}\" ({int(table['family_size'].iloc[0])} comparisons), is below 0.05; the "
            "intervals are each comparison's own, unadjusted for the family."]
     span_rows = table[table["column"] == span]
@@ -383,4 +391,4 @@ def paragraph(table: pd.DataFrame, *, span: str, n_questions: int, reasoner: str
         ahead = int((span_rows["verdict"] == SUPPORTED).sum())
         out.append(f"In sum, on {span} the {n} questions tell {method} apart from {len(decided)} of "
                    f"{len(span_rows)} baselines ({ahead} ahead, {len(decided) - ahead} behind).")
-    return " ".join(out)
+    return "\n".join(out)     # a sentence a line: read without scrolling sideways

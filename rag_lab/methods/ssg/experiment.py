@@ -100,7 +100,7 @@ def definition_sentence(max_sentences: int | Mapping[str, int] | None = PAPER_MA
     cap = f"{caps['default']} sentences" + (f"; {others}" if others else "")
     return ("Gold-sentence recall = gold sentences among every sentence the traversal gathered / gold sentences; "
             "gold-sentence precision = gathered sentences that are gold / sentences gathered (a sentence is gold "
-            "when its span overlaps a gold sentence, no LLM). Every gathered sentence counts, up to the "
+            "when its span overlaps a gold sentence, no LLM).\nEvery gathered sentence counts, up to the "
             f"traversal's cap ({cap}) or its own stopping rule, never only its first k: the paper scores the "
             "whole retrieved context.")
 

@@ -312,19 +312,19 @@ def finding_sentences(ours: pd.DataFrame, label: str, judged: pd.DataFrame | Non
                          + listed([f"{a} ({ours.loc[a, column]:.2f})" for a in beats_basic(ours, column)]) + ".")
         else:
             vs = versus_basic(scores, column, judged, label)
-            shown = {side: [f"{m} {format_ci(d, lo, hi)}" for m, d, lo, hi in
+            shown = {side: [m if side == UNDECIDABLE else f"{m} {format_ci(d, lo, hi)}" for m, d, lo, hi in   # undecided: no numbers
                             zip(g["method"], g["diff"], g["ci_low"], g["ci_high"])] for side, g in vs.groupby("side")}
             ns = sorted({int(n) for n in vs["n"]})
             n = "/".join(map(str, ns)) if ns else "0"
             reasons = sorted({verdict_said(r) for _, r in vs.iterrows() if r["verdict"] == UNDECIDABLE})
-            few = (f"; {' / '.join(reasons)}: {listed(shown[UNDECIDABLE])}" if UNDECIDABLE in shown else "")
+            few = (f";\n  {' / '.join(reasons)}: {listed(shown[UNDECIDABLE])}" if UNDECIDABLE in shown else "")
             units = int(vs["units"].max()) if len(vs) else 0
             documents = f", {units} documents" if len(vs) and units < int(vs["n"].max()) else ""
             lines.append(f"{label}, {column} minus basic_retrieval's ({base:.2f}), paired by question "
                          f"(n = {n}{documents}; Holm within \"{vs['family'].iloc[0] if len(vs) else ''}\"; intervals "
-                         f"unadjusted): beat it (Holm p < 0.05): "
-                         f"{listed(shown.get('above', []))}; {INCONCLUSIVE}: {listed(shown.get(INCONCLUSIVE, []))}"
-                         f"{few}; behind: {listed(shown.get('below', []))}.")
+                         f"unadjusted):\n  beat it (Holm p < 0.05): "
+                         f"{listed(shown.get('above', []))};\n  {INCONCLUSIVE}: {listed(shown.get(INCONCLUSIVE, []))}"
+                         f"{few};\n  behind: {listed(shown.get('below', []))}.")
         for name in PAPER_TABLES:
             paper = paper_table(name)
             lines.append(f"  paper, {name}, {PAPER_METRICS[metric]}: " + listed(beats_basic(paper, metric))
@@ -346,7 +346,8 @@ def leader_sentence(scores: pd.DataFrame, column: str, judged: pd.DataFrame | No
     mine = table[table["method"] == leader]
     means = tidy(scores, judged).query("metric == @column").groupby("method")["value"].mean()
     ahead = [b for b, v in zip(mine["below"], mine["verdict"]) if v == SUPPORTED]
-    tied = [f"{r['below']} ({format_ci(r['diff'], r['ci_low'], r['ci_high'])}, {verdict_said(r)})"
+    tied = [f"{r['below']} ({verdict_said(r)})" if r["verdict"] == UNDECIDABLE else    # undecided: its reason, no numbers
+            f"{r['below']} ({format_ci(r['diff'], r['ci_low'], r['ci_high'])}, {verdict_said(r)})"
             for _, r in mine.iterrows() if r["verdict"] != SUPPORTED]
     n = int(mine["n"].max())
     family = f'Holm within "{table["family"].iloc[0]}", {int(table["family_size"].iloc[0])} pairs'
@@ -354,5 +355,5 @@ def leader_sentence(scores: pd.DataFrame, column: str, judged: pd.DataFrame | No
     if not tied:
         return f"{head}, ahead of every other algorithm (each paired difference decided, {family}, p < 0.05, n = {n})."
     return (f"{head}, but with n = {n} questions the data cannot tell it from {len(tied)} of the {len(mine)} "
-            f"others (paired difference [95% interval, unadjusted], verdict with {family}): {', '.join(tied)}"
-            + (f"; ahead of {', '.join(ahead)}." if ahead else "; so no single best algorithm is shown here."))
+            f"others (paired difference [95% interval, unadjusted], verdict with {family}):\n  " + ";\n  ".join(tied)
+            + (f";\n  ahead of {', '.join(ahead)}." if ahead else ";\n  so no single best algorithm is shown here."))

@@ -177,7 +177,7 @@ class Walk:
         """How the walk went, in one sentence (counts from the tables)."""
         golds = self.gathered["gold"]
         got, missed = int((golds == "✓").sum()), int((golds == "✓ missed").sum())
-        return (f"{self.result.algorithm} took {len(self.result.path)} windows ({' → '.join(self.result.path)}), "
+        return (f"{self.result.algorithm} took {len(self.result.path)} windows ({' → '.join(self.result.path)}),\n"
                 f"gathered {len(self.result.sentences)} sentences of which {got} are gold ({missed} gold "
                 f"sentences missed); step score: {self.score_name}; {self.stop}")
 

@@ -15,14 +15,15 @@ paper's claim (at least as good as VectorRAG) on our run; ``paragraph`` and ``fi
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ...evaluation.decisions import dataset_of, reason_of, relation, verdict_said
+from ...evaluation.decisions import dataset_of, reason_of, relation, undecided_line, verdict_said
 from ...evaluation.ledger import recorded
-from ...evaluation.statistics import NON_INFERIORITY_MARGIN, SUPPORTED, format_ci, format_p
+from ...evaluation.statistics import NON_INFERIORITY_MARGIN, SUPPORTED, UNDECIDABLE, format_ci, format_p
 from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
 
 from ...core.types import Cost, Dataset
@@ -174,7 +175,8 @@ def load_available(names: Sequence[str], limit: int | None = None, ragbench_max_
         try:
             data = source.load(extra, limit=limit)
         except FileNotFoundError as e:
-            notes.append(f"{name}: skipped, no local copy. {e}")
+            notes.append(f"{name}: skipped, no local copy.\n" + textwrap.fill(str(e), 160, initial_indent="  ", subsequent_indent="  ",
+                                                                             break_long_words=False, break_on_hyphens=False))
             continue
         if not data.questions:
             notes.append(f"{name}: skipped, it has no questions")
@@ -256,20 +258,23 @@ def findings(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasone
         if plain.empty:
             continue
         parts = []
-        for _, d in plain.iterrows():
+        for _, d in plain[plain["verdict"] != UNDECIDABLE].iterrows():     # the rest: said once, without numbers
             mde = "" if np.isnan(d["mde"]) else f", MDE {d['mde']:.3f}"
-            parts.append(f"{d['metric']} {format_ci(d['diff'], d['ci_low'], d['ci_high'])} (n = {int(d['n'])}, "
+            parts.append(f"  {d['metric']} {format_ci(d['diff'], d['ci_low'], d['ci_high'])} (n = {int(d['n'])}, "
                          f"p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])}{mde}): {verdict_said(d)}")
+        if undecided_line(plain):
+            parts.append("  " + undecided_line(plain))
         out.append(f"{name} (reasoner: {reasoner_name}) — UnWeaver minus VectorRAG (naive), paired by question, one "
                    f"declared family of {int(family['family_size'].iloc[0])} (\"{family['family'].iloc[0]}\"; "
-                   "intervals unadjusted for it): " + "; ".join(parts) + ".")
+                   "intervals unadjusted for it):\n" + ";\n".join(parts) + ".")
         d = claim_row(family, f"ctx_recall@{k}", non_inferiority=True)
         if d is not None:
             verdicts.append((name, d))
     if verdicts:
         out.append(f"At least as good as VectorRAG on context recall@{k} (non-inferiority, margin "
                    f"{NON_INFERIORITY_MARGIN}, p against the margin, Holm within each data set's family): "
-                   + ", ".join(f"{verdict_said(d)} on {n} (p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])})"
+                   + "; ".join(f"{verdict_said(d)} on {n}" + ("" if d["verdict"] == UNDECIDABLE else
+                                                               f" (p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])})")
                                for n, d in verdicts) + ".")
     if tokens is not None and len(tokens):
         emb_paper = paper_table1()[("Embedder", "index")].astype(float).rename(None)
@@ -303,32 +308,33 @@ def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reason
         families.append(family)
         ns = [int(d["n"]) for _, d in parts]
         same = len(set(ns)) == 1       # one n for the data set, else each column says its own
-        said = [f"{column} {format_ci(d['diff'], d['ci_low'], d['ci_high'])} ({'' if same else f'n = {int(d.n)}, '}"
-                f"p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])}, {relation(d['verdict'])} naive"
-                + (f": {reason_of(d)}" if reason_of(d) else "") + ")" for column, d in parts]
+        said = [f"{column} {relation(d['verdict'])} naive ({reason_of(d)})" if d["verdict"] == UNDECIDABLE else
+                f"{column} {format_ci(d['diff'], d['ci_low'], d['ci_high'])} ({'' if same else f'n = {int(d.n)}, '}"
+                f"p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])}, {relation(d['verdict'])} naive)"
+                for column, d in parts]      # a design that cannot decide: its reason, no numbers
         d = claim_row(family, f"ctx_recall@{k}", non_inferiority=True)
-        claim = (f"{verdict_said(d)} (p against the margin = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])})"
-                 if d is not None else "not tested")
-        if d is not None and not np.isnan(d["ci_high"] - d["ci_low"]):
+        claim = ("not tested" if d is None else verdict_said(d) if d["verdict"] == UNDECIDABLE else
+                 f"{verdict_said(d)} (p against the margin = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])})")
+        if d is not None and d["verdict"] != UNDECIDABLE and not np.isnan(d["ci_high"] - d["ci_low"]):
             widths.append(d["ci_high"] - d["ci_low"])
         units_n = int(parts[0][1]["units"])
         documents = f", {units_n} document{'s' if units_n != 1 else ''}" if units_n < ns[0] else ""
         out.append(f"On {name} ({f'n = {ns[0]} questions' if same else 'n per column'}{documents}) UnWeaver minus "
-                   f"VectorRAG (naive): " + "; ".join(said)
-                   + f"; at least as good as VectorRAG on context recall@{k} (margin {NON_INFERIORITY_MARGIN}): {claim}.")
+                   f"VectorRAG (naive):\n  " + ";\n  ".join(said)
+                   + f";\n  at least as good as VectorRAG on context recall@{k} (margin {NON_INFERIORITY_MARGIN}): {claim}.")
     if not out:
         return "Findings: UnWeaver and naive were not both scored on any data set, so there is nothing to compare."
     sizes = sorted({int(f["family_size"].iloc[0]) for f in families})
     head = ("Findings, each difference paired by question (clustered by document where questions share one) with its "
             "95% interval (each "
-            "comparison's own, unadjusted) and p; per data set one declared family of "
+            "comparison's own, unadjusted) and p.\nPer data set one declared family of "
             f"{'/'.join(map(str, sizes))} comparisons (every metric scored and the paper's claim), Holm within it; "
             f"ahead or behind only when the Holm p is below 0.05, and the claim '{SUPPORTED}' only when its Holm p "
             "against the margin is below 0.05.")
     gap = float(paper_fc_gap().abs().max())
     span = (f"the context-recall intervals here are {min(widths):.2f} to {max(widths):.2f} wide" if widths
-            else "there are too few questions for an interval")
-    seen = "could not be told from zero" if widths and min(widths) > 2 * gap else "might be told from zero"
+            else "no context-recall comparison here can be decided")
+    seen = "might be told from zero" if widths and min(widths) <= 2 * gap else "could not be told from zero"
     caveats = [f"Caveats: {span}, so a difference the size of the paper-reported one (UnWeaver minus VectorRAG at "
                f"most {gap:.4f} in factual correctness, another metric) {seen} with this many questions"]
     if reasoner == "offline":
@@ -338,4 +344,4 @@ def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reason
     if not judged:
         caveats.append("the paper's measure, ragas' factual correctness, needs a judge and was not computed")
     caveats += [views.agreement_sentence(name, a) for name, a in (agreement or {}).items() if a.get("questions")]
-    return " ".join([head, *out, "; ".join(caveats) + "."])
+    return "\n".join([head, *out, *(c[0].upper() + c[1:] + "." for c in caveats)])   # a sentence a line

@@ -135,7 +135,7 @@ def solvers_sentence(iterations: pd.Series) -> str:
                 + (f" (of which {forced} only so that its solution stays unique)" if forced != "none" else ""))
     status = int(iterations["bounded lsq status"])
     bounded = f"the bounded form (scipy's lsq_linear) {LSQ_STATUS.get(status, f'ended with status {status}')}"
-    return f"{kelly}; {demanded}; {bounded}."
+    return f"{kelly};\n{demanded};\n{bounded}."
 
 
 def _body(cls) -> str:
@@ -253,8 +253,8 @@ def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers:
     opening = (f"{named} elect different chunks here ({len(frozenset().union(*sets))} distinct chunks between them) "
                "although" if differ else f"Why {named} elect the same chunks:")
     out = [f"{opening} {copied} of the {n} voting classes embed descriptions copied word for word from their chunk, "
-           f"and the {n} voters embed only {distinct} distinct texts and approve {approved} chunks between them, for "
-           f"k = {k} seats"]
+           f"and the {n} voters embed only {distinct} distinct text{'s' * (distinct != 1)} and approve {approved} "
+           f"chunk{'s' * (approved != 1)} between them, for k = {k} seats"]
     if differ:
         out[0] = out[0][0].upper() + out[0][1:] + " — the proportional rules still found voters left unrepresented to favour."
     elif approved <= k:
@@ -270,8 +270,9 @@ def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers:
     else:
         top = answers.iloc[0]
         inside = top["rank"] <= n
-        out.append(f"The class the answer names that ranks best, {top['class']!r} ({top['mentions']} mentions in "
-                   f"{top['chunks']} chunks), is #{top['rank']} of {top['of']} by similarity to the question: "
+        m, c = int(top["mentions"]), int(top["chunks"])
+        out.append(f"The class the answer names that ranks best, {top['class']!r} ({m} mention{'s' * (m != 1)} in "
+                   f"{c} chunk{'s' * (c != 1)}), is #{top['rank']} of {top['of']} by similarity to the question: "
                    + ("among the voters." if inside else
                       f"not among the {n} voters, because its text concatenates sentences from all its chunks and is "
                       "nearer none of them than a class whose one sentence echoes the question."))
@@ -279,8 +280,8 @@ def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers:
         example = (f"{answers.iloc[0]['class']}: what it is, in words of its own" if not answers.empty
                    else "what the entity is, in words of its own")
         out.append("Offline, each entity's description is the whole sentence it appears in, so a class is in effect "
-                   "a sentence and the classes of one sentence vote as one bloc. An LLM reasoner writes a description "
+                   "a sentence and the classes of one sentence vote as one bloc.\nAn LLM reasoner writes a description "
                    f"of the entity itself ({example}), so classes from one sentence would "
                    "differ, a multi-chunk class would read as one idea, and the proportional rules would have "
                    "distinct voters to balance.")
-    return " ".join(out)
+    return "\n".join(out)     # a sentence a line
