@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Mapping, Sequence
 
 import pandas as pd
@@ -37,7 +38,7 @@ from ..evaluation.metric_specs import LEADERBOARD_SCORES as BUDGET_METRICS
 from ..evaluation.metrics import (ChunkPool, coverage_metric, questions_with_gold, retrieval_metrics,
                                   section_coverage)
 from ..evaluation.uncertainty import question_units, summary_with_ci
-from .intervals import rank_metric, ranked
+from .intervals import methods_of, paired_on_columns, rank_metric, ranked, rows_of
 from ..reasoning.tokens import count_text_tokens, first_tokens
 
 TOKENS = "context_budget"          # tidy metric: tokens of the hits' texts at k
@@ -45,9 +46,16 @@ HANDED = "tokens_handed"           # tidy metric of the equal-budget table: toke
 ByK = Mapping[int, Mapping[str, Mapping[str, Retrieval]]]     # k -> method -> question id -> Retrieval
 
 
+@lru_cache(maxsize=1 << 16)
+def text_tokens(text: str) -> int:
+    """``count_text_tokens``, remembered per text: one hit is counted for every question, cut and budget
+    it is handed at."""
+    return count_text_tokens(text)
+
+
 def hits_tokens(chunks: Sequence[Chunk]) -> int:
     """Tokens of the chunks' texts, summed (each text counted on its own, as it is handed over)."""
-    return sum(count_text_tokens(c.text) for c in chunks)
+    return sum(text_tokens(c.text) for c in chunks)
 
 
 def context_token_rows(by_k: ByK) -> pd.DataFrame:
@@ -79,7 +87,7 @@ def cut_to_budget(chunks: Sequence[Chunk], budget: int) -> list[Chunk]:
     for c in chunks:
         if left == 0:
             break
-        n = count_text_tokens(c.text)
+        n = text_tokens(c.text)
         if n > left:
             out.append(cut_chunk(c, left))
             break
@@ -117,9 +125,23 @@ def hits_that_fit(results: pd.DataFrame, k: int, budget: int, methods) -> dict[s
     (``context_budget@k`` / k). A method whose hits are long (a 256-token structure-aware chunk) fits under one
     where a sentence-level method fits many; a comparison that needs several hits (section coverage) is no
     comparison there."""
-    d = results[(results["metric"] == TOKENS) & (results["k"] == k) & results["method"].isin(list(methods))]
-    per_hit = d.groupby("method", sort=False)["value"].mean() / k
-    return {m: budget / t for m, t in per_hit.items() if t > 0}
+    return fits_of(tokens_per_hit(results, k), budget, methods)
+
+
+def tokens_per_hit(results: pd.DataFrame, k: int) -> pd.Series:
+    """method -> its mean tokens per hit at ``k`` (``context_budget@k`` / k), in the run's order: read once
+    per data set for every claim's ``hits_that_fit``."""
+    from ..evaluation.flips import without_attrs
+
+    d = without_attrs(results)
+    d = d[(d["metric"] == TOKENS) & (d["k"] == k)]
+    return d.groupby("method", sort=False)["value"].mean() / k
+
+
+def fits_of(per_hit: pd.Series, budget: int, methods) -> dict[str, float]:
+    """``hits_that_fit`` from ``tokens_per_hit``'s series: ``methods``' hits that fit in ``budget``."""
+    wanted = set(methods)
+    return {m: budget / t for m, t in per_hit.items() if m in wanted and t > 0}
 
 
 def budget_metric(metric: str, budget: int) -> str:
@@ -178,7 +200,8 @@ def with_tokens(diff: pd.DataFrame, rows: pd.DataFrame, tokens: str, setting: st
     without the budgets behind it."""
     from ..evaluation.uncertainty import metric_column
 
-    d = rows[[metric_column(m, k) == tokens for m, k in zip(rows["metric"], rows["k"])]]
+    d = rows_of(rows, [tokens])            # the few rows that may be ``tokens``, then labelled one by one
+    d = d[[metric_column(m, k) == tokens for m, k in zip(d["metric"], d["k"])]]
     if d.empty:
         raise ValueError(f"no {tokens} rows to show the budgets beside the differences")
     means = d.groupby("method")["value"].mean()
@@ -194,13 +217,12 @@ def budget_differences(equal: "EqualBudget", baseline: str, units=None, metrics:
     by document with ``units``): the procedure of ``evaluation.uncertainty.paired_differences`` on the
     equal-budget rows, one family, with both sides' tokens handed (``with_tokens``). Empty when the
     baseline did not run."""
-    from ..evaluation.uncertainty import DIFFERENCE_COLUMNS, paired_differences
+    from ..evaluation.uncertainty import DIFFERENCE_COLUMNS
 
-    if baseline not in set(equal.rows["method"]):
+    if baseline not in methods_of(equal.rows):
         return pd.DataFrame(columns=["setting", *DIFFERENCE_COLUMNS, "method_tokens", "baseline_tokens"])
     columns = [budget_metric(m, equal.budget) for m in metrics]
-    diff = paired_differences(equal.rows, baseline, metrics=columns, units=units,
-                              family=f"each method minus {baseline} on {', '.join(columns)}")
+    diff = paired_on_columns(equal.rows, baseline, columns, units, f"each method minus {baseline} on {', '.join(columns)}")
     return with_tokens(diff, equal.rows, HANDED, f"at {equal.budget} tokens ({equal.label})")
 
 

@@ -31,6 +31,7 @@ from ..evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, NON_INFERIORITY
                                     format_ci, format_p)
 from ..evaluation.uncertainty import TEST_COLUMNS, Units, clustering_note, decide, paired_on, per_question
 from ..core.types import Dataset
+from .intervals import methods_of, rows_of
 
 Results = dict[str, pd.DataFrame]      # dataset -> evaluate()'s tidy per-question table
 NOT_TESTED = "not tested"
@@ -59,7 +60,7 @@ class Claim:
 
 
 def _methods(df: pd.DataFrame) -> list[str]:
-    return list(dict.fromkeys(df["method"]))
+    return methods_of(df)
 
 
 def twins(df: pd.DataFrame, methods: list[str]) -> dict[str, str]:
@@ -208,13 +209,16 @@ def claim_comparisons(results: Results, k: int = 5, units: Mapping[str, Units] |
     ``136tok`` reads ``ctx_recall@136tok``). ``not_here``: paper -> the data sets where its claim is not
     decided in this setting (a budget its methods do not fit: ``Claim.min_hits``)."""
     at = {name: str(k) for name in results} if at is None else at
+    tables: dict[tuple[str, str], pd.DataFrame] = {}     # one pivot per (data set, metric), read by every claim
     frames = []
     for claim in CLAIMS:
         rows = []
         for c in claim.comparisons(results, at):
             if c.dataset in (not_here or {}).get(claim.paper, ()):
                 continue
-            table = per_question(results[c.dataset], c.metric)
+            if (c.dataset, c.metric) not in tables:
+                tables[(c.dataset, c.metric)] = per_question(rows_of(results[c.dataset], [c.metric]), c.metric)
+            table = tables[(c.dataset, c.metric)]
             if c.method not in table.columns or c.rival not in table.columns:
                 continue
             d = paired_on(table, c.method, c.rival, c.threshold, (units or {}).get(c.dataset))

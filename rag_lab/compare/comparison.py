@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..datasets import DataSource, data_source
 from ..core.progress import announce
-from .intervals import rank_metric
+from .intervals import methods_of, rank_metric
 from ..core.types import Dataset
 from ..evaluation.harness import as_retrievers, evaluate, summarize
 from ..evaluation.metric_specs import LEADERBOARD_SCORES as LEADERBOARD_METRICS
@@ -99,11 +99,13 @@ def gralc_twins_sentence(dataset: Dataset, results: pd.DataFrame, retrievers: di
     per-question score at every k equal, ``claims.twins``), said only for the causes that hold: gralc-graph's graph
     term is 0 for every chunk when no question mentions a concept of the vocabulary; gralc-kg's infusion
     moves only the token vectors of linked mentions, so few mentions may move no hit. Empty when none is alike."""
+    from ..evaluation.flips import without_attrs
     from .claims import twins
 
-    present = [m for m in GRALC_CHAIN if m in set(results["method"])]
+    present = [m for m in GRALC_CHAIN if m in set(methods_of(results))]
     linker_of = next((retrievers[m] for m in ("gralc-kg", "gralc-graph") if m in retrievers), None)
-    scored = results[results["k"].notna()]          # the scores at k (latency and the like differ run to run)
+    bare = without_attrs(results)                   # the provenance is not copied into the pivot
+    scored = bare[bare["k"].notna()]                # the scores at k (latency and the like differ run to run)
     same = twins(scored, present) if len(present) > 1 else {}
     if not same or linker_of is None:
         return ""

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..core.types import Dataset
 from ..datasets import load_dataset
 from ..evaluation.metric_specs import LEADERBOARD, RANKED_BY, declared
 from ..evaluation.statistics import format_ci
-from ..evaluation.uncertainty import (DIFFERENCE_COLUMNS, Units, flip_counts, flips, paired_differences, paper_pairs,
-                                      summary_with_ci)
+from ..evaluation.flips import found_flip_counts, found_flips, found_within, without_attrs
+from ..evaluation.uncertainty import DIFFERENCE_COLUMNS, Units, paired_differences, paper_pairs, summary_with_ci
 
 # declared (metric_specs): the budget beside every row; ranked by context recall, else (PubMedQA) document recall
 LEADERBOARD_METRICS, RANK_METRIC = LEADERBOARD, RANKED_BY[0]
@@ -22,6 +23,8 @@ LEADERBOARD_METRICS, RANK_METRIC = LEADERBOARD, RANKED_BY[0]
 def rank_metric(metrics) -> str:
     """The first of ``RANKED_BY`` among ``metrics`` (names with or without ``@k``/``@Ntok``): the metric a
     data set's leaderboards, rank tables and sentences are ranked by (``ctx_recall`` when the default)."""
+    if isinstance(metrics, (pd.Series, pd.Index, np.ndarray)):
+        metrics = pd.unique(np.asarray(metrics, dtype=object))     # a long table's column: its names, not its rows
     have = {str(m).split("@")[0] for m in metrics}
     return next((m for m in RANKED_BY if m in have), RANK_METRIC)
 
@@ -47,7 +50,8 @@ def leaderboard_ci(results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADE
     means: the intervals (and ``ranks.rank_uncertainty``) say which places are distinguishable.
     ``units``: question id -> the document it targets, for intervals clustered by document."""
     wanted = [f"{m}@{k}" for m in metrics]
-    return ranked(summary_with_ci(results, metrics=wanted, units=units), wanted, f"{rank_metric(results['metric'])}@{k}")
+    d = without_attrs(results)             # the provenance is not copied into every group
+    return ranked(summary_with_ci(d, metrics=wanted, units=units), wanted, f"{rank_metric(d['metric'])}@{k}")
 
 
 def ranked(long: pd.DataFrame, wanted: Sequence[str], rank_col: str) -> pd.DataFrame:
@@ -86,11 +90,39 @@ def differences_table(results: pd.DataFrame, baseline: str, k: int,
     """Every method minus ``baseline`` at k on each of ``metrics``, paired by question (clustered by
     document with ``units``): one declared family, Holm across the table; empty when the baseline did
     not run."""
-    if baseline not in set(results["method"]):
+    if baseline not in methods_of(results):
         return pd.DataFrame(columns=DIFFERENCE_COLUMNS)
     columns = [f"{m}@{k}" for m in metrics]
-    return paired_differences(results, baseline, metrics=columns, units=units,
-                              family=f"each method minus {baseline} on {', '.join(columns)}")
+    return paired_on_columns(results, baseline, columns, units, f"each method minus {baseline} on {', '.join(columns)}")
+
+
+def paired_on_columns(results: pd.DataFrame, baseline: str, columns: Sequence[str], units: Units | None,
+                      family: str) -> pd.DataFrame:
+    """``paired_differences`` of every method minus ``baseline`` on ``columns`` (one family), read from
+    those columns' rows only (``rows_of``); the methods in the run's order. The same table as on the whole
+    long table, which ``paired_differences`` would label row by row."""
+    d = rows_of(results, columns)
+    present = set(methods_of(d))
+    if baseline not in present:                 # no row of the baseline here: the whole table says so as before
+        return paired_differences(results, baseline, metrics=columns, units=units, family=family)
+    methods = [m for m in methods_of(results) if m != baseline and m in present]
+    return paired_differences(d, baseline, methods=methods, metrics=columns, units=units, family=family)
+
+
+def rows_of(df: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """The rows of ``df`` (a tidy table) that ``uncertainty.metric_column`` may label as one of ``columns``: a
+    metric named as the column, or as the column before its last ``@`` (``ctx_recall`` for ``ctx_recall@5``).
+    Taken before a per-question table labels and pivots them, so the long table is not labelled whole for
+    each column; its ``attrs`` are not copied."""
+    names = set(columns) | {c.rsplit("@", 1)[0] for c in columns if "@" in c}
+    d = without_attrs(df)
+    return d[d["metric"].isin(names)]
+
+
+def methods_of(df: pd.DataFrame) -> list[str]:
+    """The methods of a tidy table in the run's order: ``pd.unique`` on the column's array, where a loop
+    over a long table's Arrow strings (``dict.fromkeys``, ``set``) costs one Python object per row."""
+    return list(pd.unique(without_attrs(df)["method"]))
 
 
 def flip_summary(results: Mapping[str, pd.DataFrame], k: int) -> pd.DataFrame:
@@ -98,9 +130,10 @@ def flip_summary(results: Mapping[str, pd.DataFrame], k: int) -> pd.DataFrame:
     reverse (losses), and ties, at k."""
     rows = []
     for name, df in results.items():
-        for method, baseline in paper_pairs(list(dict.fromkeys(df["method"]))):
+        found = found_within(df, k)           # the long table read once per data set, every pair on its arrays
+        for method, baseline in paper_pairs(methods_of(df)):
             rows.append({"dataset": name, "method": method, "baseline": baseline, "k": k,
-                         **flip_counts(df, method, baseline, k)})
+                         **found_flip_counts(found, method, baseline)})
     return pd.DataFrame(rows, columns=["dataset", "method", "baseline", "k", "wins", "losses", "ties", "n"])
 
 
@@ -108,7 +141,7 @@ def flipped_questions(results: pd.DataFrame, dataset: "str | Dataset", k: int, l
     """Every flipped question of every paper method against its baseline on one dataset (a name to load, or the
     loaded ``Dataset`` the results were scored on), with its text."""
     data = dataset if isinstance(dataset, Dataset) else load_dataset(dataset, limit=limit)
-    frames = [flips(results, m, b, k, data).assign(method=m, baseline=b)
-              for m, b in paper_pairs(list(dict.fromkeys(results["method"])))]
+    found, texts = found_within(results, k), {q.id: q.question for q in data.questions}
+    frames = [found_flips(found, m, b, texts).assign(method=m, baseline=b) for m, b in paper_pairs(methods_of(results))]
     cols = ["method", "baseline", "question_id", "winner", "question"]
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)

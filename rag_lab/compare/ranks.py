@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation.uncertainty import per_question, unit_labels
+from .intervals import rows_of
 
 DRAWS = 4000
 SEED = 0
@@ -37,7 +38,7 @@ def rank_uncertainty(results: pd.DataFrame, column: str, methods: Sequence[str] 
     2.5-97.5% range of its rank (1 = best; a tie takes the best place of its group), best mean first. Empty when no question is scored by every method."""
     if draws < 1:
         raise ValueError(f"draws must be a positive number of resamples, got {draws}")
-    table = per_question(results, column)
+    table = per_question(rows_of(results, [column]), column)     # the column's rows only, not the long table
     methods = [m for m in (methods or list(table.columns)) if m in table.columns]
     table = table[methods].dropna()
     if table.empty or not methods:

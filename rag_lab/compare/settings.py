@@ -19,10 +19,12 @@ import pandas as pd
 from ..evaluation.decisions import dataset_of
 from ..evaluation.ledger import record
 from ..evaluation.statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE
+from ..evaluation.flips import without_attrs
 from ..methods.ssg.ledgered import OWN_STOP
-from .budget import TOKENS, EqualBudget, budget_differences, equal_budget, hits_that_fit, mid_budget, with_tokens
+from .budget import (TOKENS, EqualBudget, budget_differences, equal_budget, fits_of, mid_budget, tokens_per_hit,
+                     with_tokens)
 from .claims import CLAIMS, SSG_METRICS, claim_comparisons, claims_table
-from .intervals import differences_table, flip_summary, flipped_questions, rank_metric
+from .intervals import differences_table, flip_summary, flipped_questions, methods_of, rank_metric
 
 SMALLEST, MID = "smallest equal budget", "mid-size equal budget"
 
@@ -37,7 +39,7 @@ def decision_budgets(results: pd.DataFrame, run, k: int, baseline: str) -> dict[
     (``pick_budget``) and ``MID`` (``baseline``'s median budget at k; only the smallest when the baseline
     did not run)."""
     out = {SMALLEST: equal_budget(results, run, k)}
-    if baseline in set(results["method"]):
+    if baseline in methods_of(results):
         out[MID] = equal_budget(results, run, k, mid_budget(results, k, baseline), f"{baseline}'s median budget at k={k}")
     return out
 
@@ -65,9 +67,10 @@ def decision_differences(results: pd.DataFrame, budgets: Mapping[str, EqualBudge
     at k). Empty when the baseline did not run."""
     frames = [budget_differences(eb, baseline, units).assign(setting=f"{label}: {eb.budget} tokens ({eb.label})")
               for label, eb in budgets.items()]
-    at_k = differences_table(results, baseline, k, units=units)
+    bare = without_attrs(results)          # the provenance is read once below (the ledger's data set), not copied
+    at_k = differences_table(bare, baseline, k, units=units)
     if not at_k.empty:
-        frames.append(with_tokens(at_k, results, f"{TOKENS}@{k}", unequal(k)))
+        frames.append(with_tokens(at_k, bare, f"{TOKENS}@{k}", unequal(k)))
     frames = [f for f in frames if not f.empty]
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if len(out):
@@ -100,6 +103,7 @@ def decision_claims(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, M
     method's hits the setting holds (``hits that fit``: at k, k each; at a token budget, the fewest any of the
     claim's methods fits). A claim that needs several hits of each method (``Claim.min_hits``: section
     coverage) is not decided on a data set whose budget holds fewer: it is decided at equal chunk count (k)."""
+    results = {name: without_attrs(df) for name, df in results.items()}   # no provenance copied per operation
     comparisons, verdicts = [], []
     settings = [(label, {name: at_budget(results[name], by[label]) for name, by in budgets.items() if label in by},
                  {name: f"{by[label].budget}tok" for name, by in budgets.items() if label in by})
@@ -127,12 +131,15 @@ def claim_fits(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, Mappin
     set's ``label`` budget (``budget.hits_that_fit``)."""
     out: dict[str, dict[str, tuple[str, float]]] = {}
     at_k = {name: str(k) for name in results}
+    per_hit: dict[str, pd.Series] = {}                 # data set -> tokens per hit: read once, not per comparison
     for claim in CLAIMS:
         for c in claim.comparisons(dict(results), at_k):
             eb = budgets.get(c.dataset, {}).get(label)
             if eb is None:
                 continue
-            fit = hits_that_fit(results[c.dataset], k, eb.budget, [c.method, c.rival])
+            if c.dataset not in per_hit:
+                per_hit[c.dataset] = tokens_per_hit(results[c.dataset], k)
+            fit = fits_of(per_hit[c.dataset], eb.budget, [c.method, c.rival])
             if fit:
                 method, hits = min(fit.items(), key=lambda kv: kv[1])
                 known = out.setdefault(claim.paper, {}).get(c.dataset)

@@ -11,7 +11,7 @@ metric and k), built on ``statistics``.
   every family of more than one (docs/statistics.md).
 - A (method, question) pair with two rows for one metric@k is refused (a ValueError naming them):
   it would count the question twice in one mean and once in a paired table.
-- ``flips``: the questions one method gets right (gold found at k) and the other does not.
+- ``flips``: the questions one method gets right (gold found at k) and the other does not (``flips.py``, on arrays).
 - ``readable_decisions``: a test table narrowed to what a reader decides by (the rest stays in its CSV).
 """
 from __future__ import annotations
@@ -23,6 +23,8 @@ import pandas as pd
 
 from ..core.types import Dataset
 from .metric_specs import declared_kind
+from .flips import (FOUND_METRICS, Found, flip_counts, flips, found_flip_counts, found_flips,  # noqa: F401
+                    found_within, without_attrs)
 from .statistics import (ALPHA, UNADJUSTED, Difference, format_ci, format_p, holm, holm_floors, mean_ci,
                          paired_difference, verdict_and_reason, why_none)
 
@@ -31,7 +33,6 @@ SUMMARY_COLUMNS = ["method", "metric", "mean", "n", "n_dropped", "ci_low", "ci_h
 TEST_COLUMNS = ["threshold", "diff", "n", "n_dropped", "units", "design_effect", "ci_low", "ci_high", "interval", "p",
                 "resamples", "p_floor", "mde", "family", "family_size", "p_holm", "verdict", "reason"]
 DIFFERENCE_COLUMNS = ["method", "baseline", "metric", *TEST_COLUMNS]
-FOUND_METRICS = ("ctx_mrr", "doc_mrr")   # a question is answered right at k when its first gold item is within k
 # Each paper's methods against the baseline of their family (the registry's names): the SSG traversals
 # against basic retrieval, the GraLC-RAG strategies against fixed-size chunks, every other against naive.
 FAMILY_BASELINES = (("ssg-", "ssg-basic-retrieval"), ("gralc-", "gralc-naive"), ("", "naive"))
@@ -290,43 +291,6 @@ def pairwise_differences(df: pd.DataFrame, column: str, methods: Sequence[str] |
     cols = ["method", "below", "metric", *TEST_COLUMNS]
     out = pd.DataFrame(rows, columns=cols[:cols.index("family")])
     return decide(out, f"every pair on {column}")[cols]
-
-
-def _found(d: pd.DataFrame, method: str, k: int) -> pd.Series:
-    """question_id -> gold found within k (first gold at rank <= k), from the first of FOUND_METRICS the
-    question has a score for."""
-    found = pd.Series(dtype=object)
-    for metric in FOUND_METRICS:
-        rows = d[(d["method"] == method) & (d["metric"] == metric) & (d["k"] == k)].dropna(subset=["value"])
-        values = rows.set_index("question_id")["value"] > 0
-        if values.index.duplicated().any():
-            raise ValueError(f"{method}: several {metric}@{k} rows for one question; split the table by its other "
-                             "columns (e.g. a condition) so each question has one row")
-        found = pd.concat([found, values[~values.index.isin(found.index)]])
-    return found
-
-
-def flips(df: pd.DataFrame, a: str, b: str, k: int, dataset: Dataset | None = None) -> pd.DataFrame:
-    """Questions where exactly one of ``a`` and ``b`` finds gold within ``k``: ``question_id``,
-    ``question`` (with ``dataset``), ``winner``. Ties (both or neither) are left out; see ``flip_counts``."""
-    d = _labelled(df)
-    fa, fb = _found(d, a, k), _found(d, b, k)
-    both = [q for q in fa.index if q in fb.index]
-    texts = {q.id: q.question for q in dataset.questions} if dataset is not None else {}
-    rows = [{"question_id": q, "question": texts.get(q, ""), "winner": a if fa[q] else b}
-            for q in both if bool(fa[q]) != bool(fb[q])]
-    return pd.DataFrame(rows, columns=["question_id", "question", "winner"])
-
-
-def flip_counts(df: pd.DataFrame, a: str, b: str, k: int) -> dict[str, int]:
-    """Of the questions both methods were scored on: ``a`` finds gold and ``b`` not (wins), the
-    reverse (losses), and the same outcome (ties)."""
-    d = _labelled(df)
-    fa, fb = _found(d, a, k), _found(d, b, k)
-    both = [q for q in fa.index if q in fb.index]
-    wins = int(sum(bool(fa[q]) and not bool(fb[q]) for q in both))
-    losses = int(sum(bool(fb[q]) and not bool(fa[q]) for q in both))
-    return {"wins": wins, "losses": losses, "ties": len(both) - wins - losses, "n": len(both)}
 
 
 def judge_spread(repeats: Sequence[Sequence[float]]) -> float:
