@@ -57,6 +57,14 @@ def test_twenty_questions_decide_and_each_comparison_carries_its_numbers():
     assert lines[5].startswith("Answers: semantic - naive on token_f1@5: 0.000 [")
     assert lines[6].startswith("What that measures: the offline reasoner's answers are extractive") and "no judge ran" in lines[6]
     assert max(map(len, "\n".join(lines).split("\n"))) <= 400
+    # recall decided, token F1 on one question only (no test): the undecided one said once, in words, after it
+    mixed = pd.concat([table[table["metric"] == "ctx_recall"],
+                       table[(table["metric"] == "token_f1") & (table["question_id"] == "q0")]], ignore_index=True)
+    mixed.attrs["dataset"] = "handmade"
+    said = quickstart_findings(mixed, CUT, 5, 5, "offline", judged=False)
+    assert said[1].startswith("Paired, question by question: semantic - naive on ctx_recall@5: -1.000 [")
+    assert said[4].startswith(f"1 comparison {UNDECIDABLE} (") and "semantic - naive; token_f1@5;" in said[4]
+    assert not any(line.startswith("Answers:") for line in said)
 
 
 def test_two_recalls_sentence_tells_the_span_recall_from_the_id_recall():

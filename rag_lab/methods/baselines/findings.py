@@ -49,12 +49,13 @@ def quickstart_findings(results: pd.DataFrame, cut: EncoderCut, k: int, answer_k
     name = dataset_of(results)
     out = [f"{name + ': c' if name else 'C'}ontext recall@{k}, mean [95% interval] over {shown['n']} questions: "
            + ", ".join(f"{m} {shown[m]}" for m in methods if m in shown.index) + "."]
+    undecided = undecided_line(family)        # said once, without numbers, beside any decided row
     if recall in said:
         out += [f"Paired, question by question: {said[recall]}.", VERDICTS + ";", family_said(family) + "."]
-    elif undecided_line(family):
-        out.append("Paired, question by question: " + undecided_line(family))
-    else:
+    elif not undecided:
         out.append(f"Paired, question by question: {other} - {base} on {recall}: not both scored.")
+    if undecided:
+        out.append(("" if recall in said else "Paired, question by question: ") + undecided)
     out.append("Why semantic chunks are at a disadvantage here — "
                + encoder_cut_finding(results, cut, base, recall, units=units, decided=family))
     f1 = f"token_f1@{answer_k}"
