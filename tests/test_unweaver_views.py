@@ -146,3 +146,17 @@ def test_paragraph_reads_each_data_set_with_its_caveats():
     assert "On tiny approval, PAV and CC elect the same set on 3 of 3 questions (the same ranked list on all 3), so " \
            "their rows are identical" in text
     assert paragraph({}, 5, 5, "offline", False).startswith("Findings: UnWeaver and naive were not both scored")
+
+
+def test_paragraph_quotes_the_width_of_the_context_recall_difference_that_can_decide():
+    from rag_lab.evaluation.statistics import paired_difference
+
+    # 20 questions: unweaver ahead by 0.5 on half of them. The superiority test can decide here (its floor is
+    # 2/2^20), so its interval's width is quoted, even where the non-inferiority claim itself cannot be decided
+    ours, theirs = [1.0] * 10 + [0.5] * 10, [0.5] * 20
+    results = {"mid": tidy({"unweaver": {"ctx_recall": ours, "doc_mrr": ours}, "naive": {"ctx_recall": theirs, "doc_mrr": theirs}})}
+    text = paragraph(results, 5, 5, "offline", False)
+    d = paired_difference(ours, theirs)
+    width = d.ci_high - d.ci_low
+    assert f"the context-recall intervals here are {width:.2f} to {width:.2f} wide" in text
+    assert "no context-recall comparison here can be decided" not in text

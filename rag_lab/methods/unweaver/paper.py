@@ -315,8 +315,9 @@ def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reason
         d = claim_row(family, f"ctx_recall@{k}", non_inferiority=True)
         claim = ("not tested" if d is None else verdict_said(d) if d["verdict"] == UNDECIDABLE else
                  f"{verdict_said(d)} (p against the margin = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])})")
-        if d is not None and d["verdict"] != UNDECIDABLE and not np.isnan(d["ci_high"] - d["ci_low"]):
-            widths.append(d["ci_high"] - d["ci_low"])
+        r = claim_row(family, f"ctx_recall@{k}")     # the context-recall difference's own interval, when it can decide
+        if r is not None and r["verdict"] != UNDECIDABLE and not np.isnan(r["ci_high"] - r["ci_low"]):
+            widths.append(r["ci_high"] - r["ci_low"])
         units_n = int(parts[0][1]["units"])
         documents = f", {units_n} document{'s' if units_n != 1 else ''}" if units_n < ns[0] else ""
         out.append(f"On {name} ({f'n = {ns[0]} questions' if same else 'n per column'}{documents}) UnWeaver minus "
