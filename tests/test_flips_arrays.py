@@ -7,7 +7,7 @@ import pytest
 from rag_lab.compare.intervals import flip_summary, flipped_questions
 from rag_lab.core.types import Dataset, Document, Question
 from rag_lab.evaluation.flips import found_flip_counts, found_flips, found_within, without_attrs
-from rag_lab.evaluation.uncertainty import flip_counts, flips   # the one-pair calls, as notebooks import them
+from rag_lab.evaluation.flips import flip_counts, flips   # the one-pair calls
 
 NAN = float("nan")
 

@@ -13,8 +13,8 @@ from rag_lab.core.types import Dataset, Document, Question
 from rag_lab.evaluation.paired_tests import spread
 from rag_lab.evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, decided, format_ci,
                                            format_p, holm, holm_floors, mean_ci, paired_difference, verdict)
-from rag_lab.evaluation.uncertainty import (decide, difference_sentence, family_baseline, flip_counts, flips,
-                                            formatted_summary, judge_spread, paired_differences, question_units,
+from rag_lab.evaluation.flips import flip_counts, flips
+from rag_lab.evaluation.uncertainty import (decide, difference_sentence, family_baseline, formatted_summary, judge_spread, paired_differences, question_units,
                                             summary_with_ci)
 
 Z = 1.959964      # the normal 97.5% quantile

@@ -199,7 +199,8 @@ def test_an_outside_run_joins_the_table_as_a_method(tmp_path):
     joined = join_outside_runs(df, [run], data, [1])
     assert set(joined["method"]) == {"m", "o"} and joined.attrs["methods"]["o"]["level"] == "document"
     assert joined.attrs["methods"]["o"]["params"]["questions_ranked"] == 1
-    from rag_lab.evaluation.uncertainty import flip_counts, summary_with_ci
+    from rag_lab.evaluation.flips import flip_counts
+    from rag_lab.evaluation.uncertainty import summary_with_ci
     # m finds q1's gold at rank 1, o finds it too: one tie, no flip; the summary has o's row with its n
     assert flip_counts(joined, "o", "m", 1) == {"wins": 0, "losses": 0, "ties": 1, "n": 1}
     summary = summary_with_ci(joined)

@@ -34,6 +34,7 @@ import pandas as pd
 
 from ..core.types import Chunk, Dataset, Retrieval
 from ..evaluation.harness import COLUMNS
+from ..evaluation.flips import without_attrs
 from ..evaluation.metric_specs import LEADERBOARD_SCORES as BUDGET_METRICS
 from ..evaluation.metrics import (ChunkPool, coverage_metric, questions_with_gold, retrieval_metrics,
                                   section_coverage)
@@ -131,8 +132,6 @@ def hits_that_fit(results: pd.DataFrame, k: int, budget: int, methods) -> dict[s
 def tokens_per_hit(results: pd.DataFrame, k: int) -> pd.Series:
     """method -> its mean tokens per hit at ``k`` (``context_budget@k`` / k), in the run's order: read once
     per data set for every claim's ``hits_that_fit``."""
-    from ..evaluation.flips import without_attrs
-
     d = without_attrs(results)
     d = d[(d["metric"] == TOKENS) & (d["k"] == k)]
     return d.groupby("method", sort=False)["value"].mean() / k

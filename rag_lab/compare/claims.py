@@ -59,10 +59,6 @@ class Claim:
     min_hits: int = 0
 
 
-def _methods(df: pd.DataFrame) -> list[str]:
-    return methods_of(df)
-
-
 def twins(df: pd.DataFrame, methods: list[str]) -> dict[str, str]:
     """method -> the earlier method whose every per-question score it equals (NaN matching NaN):
     the same retrievals in practice (e.g. llm_guided_traversal making query_traversal's choices).
@@ -85,7 +81,7 @@ def _pairs(method: str, rivals: list[str], metrics: list[str], threshold: float 
     def comparisons(results: Results, at: Mapping[str, str]) -> list[Comparison]:
         out = []
         for name, df in results.items():
-            present = _methods(df)
+            present = methods_of(df)
             if method not in present:
                 continue
             out += [Comparison(name, method, r, m.format(k=at[name]), threshold)
@@ -122,7 +118,7 @@ def _ssg_pairs(results: Results, at: Mapping[str, str]) -> list[Comparison]:
     base = "ssg-basic-retrieval"
     out = []
     for name, df in results.items():
-        present = _methods(df)
+        present = methods_of(df)
         algos = [m for m in present if m.startswith("ssg-") and m != base]
         if base not in present or not algos:
             continue
@@ -136,7 +132,7 @@ def _gralc_pairs(results: Results, at: Mapping[str, str]) -> list[Comparison]:
     structure = ["gralc-structure", "gralc-kg", "gralc-graph"]
     out = []
     for name, df in results.items():
-        present = _methods(df)
+        present = methods_of(df)
         out += [Comparison(name, s, c, f"section_coverage_source@{at[name]}")
                 for s in structure if s in present for c in content if c in present]
     return out

@@ -13,6 +13,7 @@ from ..datasets import DataSource, data_source
 from ..core.progress import announce
 from .intervals import methods_of, rank_metric
 from ..core.types import Dataset
+from ..evaluation.flips import without_attrs
 from ..evaluation.harness import as_retrievers, evaluate, summarize
 from ..evaluation.metric_specs import LEADERBOARD_SCORES as LEADERBOARD_METRICS
 from ..evaluation.retrievers import Retriever
@@ -99,7 +100,6 @@ def gralc_twins_sentence(dataset: Dataset, results: pd.DataFrame, retrievers: di
     per-question score at every k equal, ``claims.twins``), said only for the causes that hold: gralc-graph's graph
     term is 0 for every chunk when no question mentions a concept of the vocabulary; gralc-kg's infusion
     moves only the token vectors of linked mentions, so few mentions may move no hit. Empty when none is alike."""
-    from ..evaluation.flips import without_attrs
     from .claims import twins
 
     present = [m for m in GRALC_CHAIN if m in set(methods_of(results))]

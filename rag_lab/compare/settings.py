@@ -234,6 +234,12 @@ def verdict_changes(diff: pd.DataFrame, k: int) -> str:
     return text
 
 
+def _at(setting: str) -> str:
+    """A setting as the words after a number: "at k=5, unequal budgets", "at the smallest equal budget: 40 tokens"."""
+    label = setting.split(" (")[0]
+    return label if label.startswith("at ") else "at the " + label
+
+
 def power_sentence(name: str, diff: pd.DataFrame, metric: str | None = None) -> str:
     """In words, from ``decision_differences``: the questions and documents (the resampling unit) the
     differences rest on, the median minimum detectable effect of ``metric`` differences in each setting, and
@@ -251,16 +257,11 @@ def power_sentence(name: str, diff: pd.DataFrame, metric: str | None = None) -> 
     unit_words = (f"from {u} document{'' if u == 1 else 's'} (each difference resampled by document)" if u
                   else "(each its own resampling unit)")
     per_setting = rows.groupby("setting", sort=False)["mde"].median()
-    said = "; ".join(f"{'none' if pd.isna(mde) else f'{mde:.3f}'} "
-                     f"{s.split(' (')[0] if s.startswith('at ') else 'at the ' + s.split(' (')[0]}"
-                     for s, mde in per_setting.items())
+    said = "; ".join(f"{'none' if pd.isna(mde) else f'{mde:.3f}'} {_at(s)}" for s, mde in per_setting.items())
     cannot = diff["verdict"].astype(str).str.startswith(UNDECIDABLE)
-
-    def where(setting: str) -> str:
-        label = setting.split(" (")[0]
-        return label if label.startswith("at ") else "at the " + label.replace(": ", " of ")
-    undecided = "; ".join(f"{int(cannot[g.index].sum())} of {len(g)} comparison{'s' * (len(g) != 1)} {where(s)} "
-                          f"{UNDECIDABLE}" for s, g in diff.groupby("setting", sort=False))   # one family a setting
+    undecided = "; ".join(f"{int(cannot[g.index].sum())} of {len(g)} comparison{'s' * (len(g) != 1)} "
+                          f"{_at(s).replace(': ', ' of ')} {UNDECIDABLE}"
+                          for s, g in diff.groupby("setting", sort=False))   # one family a setting
     return (f"{name}: {n} questions {unit_words}; the median minimum detectable effect (80% power) of "
             f"{metric} differences is {said}.\nAt this n: {undecided}.")
 

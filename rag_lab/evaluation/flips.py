@@ -2,7 +2,7 @@
 on arrays. ``found_within`` reads one data set's long table once (per method: the questions it was scored
 on and whether it found gold there), so every pair of methods is compared on numpy arrays
 (``found_flips``, ``found_flip_counts``) instead of filtering the long table per pair; ``flips`` and
-``flip_counts`` (re-exported by ``uncertainty``) are the one-pair calls. ``without_attrs``: a tidy table
+``flip_counts`` are the one-pair calls. ``without_attrs``: a tidy table
 without the provenance pandas would deep-copy into every frame an operation makes.
 """
 from __future__ import annotations

@@ -11,7 +11,6 @@ metric and k), built on ``statistics``.
   every family of more than one (docs/statistics.md).
 - A (method, question) pair with two rows for one metric@k is refused (a ValueError naming them):
   it would count the question twice in one mean and once in a paired table.
-- ``flips``: the questions one method gets right (gold found at k) and the other does not (``flips.py``, on arrays).
 - ``readable_decisions``: a test table narrowed to what a reader decides by (the rest stays in its CSV).
 """
 from __future__ import annotations
@@ -23,8 +22,6 @@ import pandas as pd
 
 from ..core.types import Dataset
 from .metric_specs import declared_kind
-from .flips import (FOUND_METRICS, Found, flip_counts, flips, found_flip_counts, found_flips,  # noqa: F401
-                    found_within, without_attrs)
 from .statistics import (ALPHA, UNADJUSTED, Difference, format_ci, format_p, holm, holm_floors, mean_ci,
                          paired_difference, verdict_and_reason, why_none)
 

@@ -226,9 +226,9 @@ class Explorer:
     def flipped(self, dataset: str, a: str, b: str, k: int = 5) -> list[tuple[str, str, str]]:
         """The questions of ``dataset`` that exactly one of ``a`` and ``b`` gets right at ``k`` (a gold
         passage, else a gold document, in its top k): (question id, the method that gets it, question),
-        from the explorer's own builds of both (``uncertainty.flips``; notebook 10 lists the same)."""
+        from the explorer's own builds of both (``flips.flips``; notebook 10 lists the same)."""
         from ..evaluation.harness import evaluate_retrieval
-        from ..evaluation.uncertainty import flips
+        from ..evaluation.flips import flips
 
         if a == b:
             return []

@@ -1,6 +1,6 @@
 """The run report's "what changed between methods": from every per-question table a notebook wrote
 (``evaluate``'s tidy rows: method, question_id, metric, k, value), the questions each paper method
-gets right at k and its family's baseline does not, and the reverse (``uncertainty.flip_counts``).
+gets right at k and its family's baseline does not, and the reverse (``flips.flip_counts``).
 A question is right at k when a gold passage (else a gold document) is among the top k."""
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..evaluation.uncertainty import flip_counts, flips, paper_pairs
+from ..evaluation.flips import flip_counts, flips
+from ..evaluation.uncertainty import paper_pairs
 
 TIDY = {"method", "question_id", "metric", "k", "value"}
 PREFERRED_K = 5

@@ -194,8 +194,7 @@ def findings(results: pd.DataFrame, ours: pd.DataFrame, paper: pd.DataFrame | No
             said = [f"  {text}{'' if same else f' (n = {n})'}, {side}" for text, n, side in parts]
             sentences.append(f"{method} minus {base} (paired{f', n = {ns[0]}' if same else ''}):\n"
                              + ";\n".join(said) + ".")
-    if undecided_line(pairs):
-        sentences.append(undecided_line(pairs))
+    sentences += [line for line in [undecided_line(pairs)] if line]
     if len(pairs):
         sentences.append(f'Verdicts: Holm within the family "{pairs["family"].iloc[0]}" '
                          f"({int(pairs['family_size'].iloc[0])} comparisons); intervals unadjusted for it.")

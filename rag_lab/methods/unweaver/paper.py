@@ -262,8 +262,7 @@ def findings(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasone
             mde = "" if np.isnan(d["mde"]) else f", MDE {d['mde']:.3f}"
             parts.append(f"  {d['metric']} {format_ci(d['diff'], d['ci_low'], d['ci_high'])} (n = {int(d['n'])}, "
                          f"p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])}{mde}): {verdict_said(d)}")
-        if undecided_line(plain):
-            parts.append("  " + undecided_line(plain))
+        parts += ["  " + line for line in [undecided_line(plain)] if line]
         out.append(f"{name} (reasoner: {reasoner_name}) — UnWeaver minus VectorRAG (naive), paired by question, one "
                    f"declared family of {int(family['family_size'].iloc[0])} (\"{family['family'].iloc[0]}\"; "
                    "intervals unadjusted for it):\n" + ";\n".join(parts) + ".")
@@ -315,7 +314,7 @@ def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reason
         d = claim_row(family, f"ctx_recall@{k}", non_inferiority=True)
         claim = ("not tested" if d is None else verdict_said(d) if d["verdict"] == UNDECIDABLE else
                  f"{verdict_said(d)} (p against the margin = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])})")
-        r = claim_row(family, f"ctx_recall@{k}")     # the context-recall difference's own interval, when it can decide
+        r = dict(parts).get(f"ctx_recall@{k}")       # the context-recall difference's own interval, when it can decide
         if r is not None and r["verdict"] != UNDECIDABLE and not np.isnan(r["ci_high"] - r["ci_low"]):
             widths.append(r["ci_high"] - r["ci_low"])
         units_n = int(parts[0][1]["units"])
