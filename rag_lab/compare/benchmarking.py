@@ -109,14 +109,22 @@ def replicate(documents: list[Document], copies: int) -> list[Document]:
 _WORD = re.compile(r"[A-Za-z]{4,}")
 
 
+def distinct_text(text: str, copy: int, bits: int) -> str:
+    """``text`` with the last letter of its words (4+ letters) case-flipped by the bits of ``copy``: the
+    uncased MiniLM tokenizer and the lowercasing concept linker see ``text``, every cache sees a new text."""
+    if not copy:
+        return text
+    chars = list(text)
+    for w, m in enumerate(_WORD.finditer(text)):
+        if (copy >> (w % bits)) & 1:
+            chars[m.end() - 1] = chars[m.end() - 1].swapcase()
+    return "".join(chars)
+
+
 def distinct_copies(documents: list[Document], n: int) -> list[Document]:
     """``n`` articles cycling through ``documents``, every copy textually distinct yet costing
-    the encoder exactly what the original does.
-
-    Copy ``c`` of an article (c = 0 is the original) flips the case of the last letter of its
-    words (4+ letters) by the bits of ``c``: the uncased MiniLM tokenizer and the concept linker
-    (which lowercases) see the original, so tokens, chunks and concepts are the same, while the
-    embedding cache, the late-chunking cache and every de-duplication by text see new texts.
+    the encoder exactly what the original does (``distinct_text``; copy 0 is the original, so
+    tokens, chunks and concepts are the same while every de-duplication by text sees new texts).
     Offsets are unchanged, so sections stay valid."""
     if n < 1 or not documents:
         raise ValueError(f"distinct_copies needs documents and n >= 1, got {len(documents)} documents, n={n}")
@@ -124,14 +132,8 @@ def distinct_copies(documents: list[Document], n: int) -> list[Document]:
     out = []
     for i in range(n):
         doc, c = documents[i % len(documents)], i // len(documents)
-        text = doc.text
-        if c:
-            chars = list(text)
-            for w, m in enumerate(_WORD.finditer(text)):
-                if (c >> (w % bits)) & 1:
-                    chars[m.end() - 1] = chars[m.end() - 1].swapcase()
-            text = "".join(chars)
-        out.append(Document(f"{doc.id}~{c}" if c else doc.id, text, doc.title, doc.sections, doc.meta))
+        out.append(Document(f"{doc.id}~{c}" if c else doc.id, distinct_text(doc.text, c, bits), doc.title,
+                            doc.sections, doc.meta))
     return out
 
 
