@@ -110,6 +110,21 @@ def test_bad_preset_files_are_named(tmp_path):
         load_preset(nb, "paper")
 
 
+def test_a_measured_time_is_said_when_the_preset_starts(tmp_path, capfd, monkeypatch):
+    monkeypatch.delenv("RAG_LAB_QUIET", raising=False)
+    monkeypatch.delenv("RAG_LAB_HEADLESS", raising=False)
+    nb = tmp_path / "09_x.ipynb"
+    nb.write_text('{"cells": [{"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": ["a = 1\\n"]}],'
+                  ' "metadata": {}, "nbformat": 4, "nbformat_minor": 5}', encoding="utf-8")
+    (tmp_path / "09_x.paper.yaml").write_text("parameters: {a: 2}\nmeasured: 3 min on 2 cores\n", encoding="utf-8")
+    assert load_preset(nb, "paper").measured == "3 min on 2 cores"
+    apply_preset(["09_x"], "paper", {}, notebook_dir=tmp_path)
+    assert "09_x --preset paper: measured 3 min on 2 cores" in capfd.readouterr().err
+    (tmp_path / "09_x.paper.yaml").write_text("parameters: {a: 2}\n", encoding="utf-8")
+    apply_preset(["09_x"], "paper", {}, notebook_dir=tmp_path)
+    assert "measured" not in capfd.readouterr().err      # nothing said when the preset states no time
+
+
 def test_cli_fails_before_running_with_the_download_command(tmp_path, capsys):
     code = main(["run", "04_gralc_rag", "--preset", "paper", "-p", "data_path", str(tmp_path / "x.json")])
     err = capsys.readouterr().err

@@ -9,6 +9,7 @@
         download: pubmedqa      # python -m rag_lab download NAME fetches it
         check: {path: "{data_path}", limit_records: 1}   # loader arguments; "{p}" is notebook parameter p
     needs_llm: []               # parameters of which one must name an LLM, not "offline"
+    measured: 41 min on 2 cores # optional: how long the preset took, where and how (said when it starts)
     parameters:                 # notebook parameters (names checked against the notebook)
       dataset: pubmedqa
 
@@ -27,9 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..core.progress import announce
 from .runner import NOTEBOOK_DIR, list_notebooks, resolve_notebooks
 
-KEYS = {"description", "tables", "data", "needs_llm", "parameters"}
+KEYS = {"description", "tables", "data", "needs_llm", "measured", "parameters"}
 DATA_KEYS = {"dataset", "download", "check", "note"}
 _PLACEHOLDER = re.compile(r"^\{(\w+)\}$")
 
@@ -48,6 +50,7 @@ class Preset:
     data: list[dict] = field(default_factory=list)
     needs_llm: list[str] = field(default_factory=list)
     parameters: dict[str, Any] = field(default_factory=dict)
+    measured: str = ""
 
 
 def preset_file(notebook: Path, name: str) -> Path:
@@ -106,7 +109,7 @@ def load_preset(notebook: Path, name: str) -> Preset:
         raise ValueError(f"{path}: {', '.join(strays)} are not parameters of {notebook.name} "
                          f"(its parameters: {', '.join(sorted(known))})")
     return Preset(name, notebook.stem, path, str(raw.get("description") or ""), list(raw.get("tables") or []),
-                  list(data), list(raw.get("needs_llm") or []), dict(raw["parameters"]))
+                  list(data), list(raw.get("needs_llm") or []), dict(raw["parameters"]), str(raw.get("measured") or ""))
 
 
 def merge(preset: Preset, overrides: dict[str, Any]) -> dict[str, Any]:
@@ -228,4 +231,6 @@ def apply_preset(names: Sequence[str] | None, name: str, overrides: dict[str, An
             check_llm(preset, params)
             check_data(preset, params)
         per_notebook[nb.stem] = params
+        if preset.measured:
+            announce(f"{nb.stem} --preset {name}: measured {preset.measured}")
     return [str(nb) for nb in notebooks], per_notebook
