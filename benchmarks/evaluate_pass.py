@@ -1,12 +1,17 @@
-"""``evaluate`` on fenwold_gazetteer with offline answers, as notebook 10 calls it (ks 5 and 10, answer_k 5),
-in empty caches: seconds and ms per (method, question) pair, per stage, and the result table kept so two
-versions of the code can be compared row for row.
+"""The stages of a comparison, as notebook 10 runs them, in empty caches: each method's build as a multiple
+of one encoder pass over the corpus, then ``evaluate`` with offline answers (ks 5 and 10, answer_k 5) in ms
+per (method, question) pair per stage; the result table kept so two versions can be compared row for row.
 
-    python benchmarks/evaluate_pass.py [--methods all] [--out results.pkl] [--against baseline.pkl]
+    python benchmarks/evaluate_pass.py [--data fenwold_gazetteer] [--methods all] [--out results.pkl]
+                                       [--against baseline.pkl]
 
-Every method is built first (timed apart: the build is not evaluate's work), in a fresh temporary
-RAG_LAB_CACHE, so the answers, their sentence vectors and their scores start from nothing, as on a first
-run over new data. ``--out`` pickles the tidy DataFrame and the near-ties the run noted; ``--against``
+``--data``: what ``datasets.data_source`` reads (a name, a generic-form folder, or a JSON loader spec such as
+'{"loader": "pubmedqa", "limit_records": 300}'). Everything runs in a fresh temporary RAG_LAB_CACHE, so
+builds, answers, their sentence vectors and their scores start from nothing, as on a first run over new
+data. The methods build one after another in one process, in registry order, sharing what a run shares
+(the embedding cache, the sentence splits), so each build's seconds are what it adds to a run. One
+encoder pass: the corpus cut at sentence ends into pieces of at most the model's window, encoded once
+with no cache (``benchmarking.corpus_pass_seconds``). ``--out`` pickles the tidy DataFrame and the near-ties the run noted; ``--against``
 compares this run's table with a pickled one (``pandas.testing.assert_frame_equal``, floats at 1e-12),
 leaving out the rows that are wall-clock measurements (latency, build seconds). Timing, not a test:
 run it alone, under the heavy lock.
@@ -14,6 +19,7 @@ run it alone, under the heavy lock.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pickle
 import sys
@@ -29,11 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pandas as pd  # noqa: E402
 
-from rag_lab import load_dataset  # noqa: E402
-from rag_lab.compare.benchmarking import warm_up  # noqa: E402
+from rag_lab.compare.benchmarking import corpus_pass_seconds, warm_up  # noqa: E402
 from rag_lab.compare.comparison import resolve_methods  # noqa: E402
 from rag_lab.core import ties  # noqa: E402
 from rag_lab.core.embedding import shared_embedder  # noqa: E402
+from rag_lab.datasets import data_source  # noqa: E402
 from rag_lab.evaluation import harness  # noqa: E402
 from rag_lab.evaluation.retrievers import get_retriever  # noqa: E402
 
@@ -67,17 +73,23 @@ def comparable(df: pd.DataFrame) -> pd.DataFrame:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=DATASET, help="a data set name, a generic-form folder or a JSON loader spec")
     parser.add_argument("--methods", default="all", help='"all" or comma-separated registered names')
     parser.add_argument("--out", type=Path, default=None, help="pickle {'df', 'near_ties'} here")
     parser.add_argument("--against", type=Path, default=None, help="a pickle from --out to compare with")
     args = parser.parse_args(argv)
 
-    data = load_dataset(DATASET)
-    warm_up(shared_embedder())
+    data = data_source(json.loads(args.data) if args.data.startswith("{") else args.data).load()
+    embedder = shared_embedder()
+    warm_up(embedder)
+    one_pass = corpus_pass_seconds(embedder, data.documents)
     retrievers = harness.as_retrievers([get_retriever(m) for m in resolve_methods(args.methods)])
-    t0 = time.perf_counter()
-    harness.build_all(retrievers, data)
-    built = time.perf_counter() - t0
+    builds = {}
+    for name, retriever in retrievers.items():
+        t0 = time.perf_counter()
+        harness.build_all({name: retriever}, data)
+        builds[name] = time.perf_counter() - t0
+    built = sum(builds.values())
     spent = timed_stages()
     ties.forget()
     t0 = time.perf_counter()
@@ -86,16 +98,20 @@ def main(argv=None) -> int:
     near = sorted({(n.what, str(n.first), str(n.second), round(n.gap, 9), tuple(sorted(n.labels.items())))
                    for n in ties.recorded()}, key=str)
     pairs = len(retrievers) * len(data.questions)
-    print(f"{DATASET}: {len(data.documents)} documents, {len(data.questions)} questions, {len(retrievers)} methods, "
-          f"ks {list(KS)}, answer_k {ANSWER_K}, offline answers")
-    print(f"build (all methods, not part of evaluate): {built:.1f} s")
+    print(f"{data.name}: {len(data.documents)} documents ({sum(len(d.text) for d in data.documents):,} characters), "
+          f"{len(data.questions)} questions, {len(retrievers)} methods, ks {list(KS)}, answer_k {ANSWER_K}, offline answers")
+    print(f"one encoder pass over the corpus: {one_pass:.2f} s")
+    print(f"build (all methods, not part of evaluate): {built:.1f} s = {built / one_pass:.1f} encoder passes")
+    for name, s in builds.items():
+        print(f"  {name}: {s:.1f} s = {s / one_pass:.1f} passes")
     print(f"evaluate: {seconds:.1f} s for {pairs} (method, question) pairs = {1000 * seconds / pairs:.2f} ms a pair")
     for name, s in spent.items():
         print(f"  {name}: {s:.1f} s ({1000 * s / pairs:.2f} ms a pair)")
     print(f"rows: {len(df)}; near-ties noted: {len(near)}")
     if args.out:
         with open(args.out, "wb") as f:
-            pickle.dump({"df": df, "near_ties": near, "seconds": seconds, "stages": spent}, f)
+            pickle.dump({"df": df, "near_ties": near, "seconds": seconds, "stages": spent, "builds": builds,
+                         "one_pass": one_pass}, f)
     if args.against:
         with open(args.against, "rb") as f:
             before = pickle.load(f)

@@ -9,7 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from rag_lab.compare.benchmarking import distinct_copies, pure_encoder_seconds, time_index
+from rag_lab.compare import benchmarking
+from rag_lab.compare.benchmarking import corpus_pass_seconds, distinct_copies, distinct_text, pure_encoder_seconds, time_index
 from rag_lab.core.embedding import Embedder
 from rag_lab.core.types import Document
 
@@ -112,3 +113,18 @@ def test_distinct_copies_cycle_through_the_articles_and_refuse_bad_input():
         distinct_copies(docs, 0)
     with pytest.raises(ValueError, match="needs documents"):
         distinct_copies([], 2)
+
+
+def test_one_corpus_pass_cuts_each_document_at_sentence_ends_within_the_window(embedder, monkeypatch):
+    sent: list = []
+    monkeypatch.setattr(benchmarking, "pure_encoder_seconds", lambda e, texts, windows: sent.append((texts, windows)) or 1.5)
+    monkeypatch.setattr(Embedder, "max_tokens", property(lambda self: 10))     # a window of 8 word pieces
+    docs = [Document("a", "red green blue. one two three. cats dogs birds."), Document("b", "north south east.")]
+    # each sentence is 4 word pieces (3 words and the full stop): 4 + 4 fit in 8, a third does not
+    assert corpus_pass_seconds(embedder, docs) == 1.5
+    assert sent == [(["red green blue. one two three.", "cats dogs birds.", "north south east."], [])]
+
+
+def test_distinct_text_leaves_copy_zero_alone():
+    assert distinct_text("Pesto from Genoa.", 0, 2) == "Pesto from Genoa."
+    assert distinct_text("Pesto from Genoa.", 1, 2) == "PestO from GenoA."

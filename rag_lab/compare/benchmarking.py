@@ -56,6 +56,27 @@ def pure_encoder_seconds(embedder: Embedder, texts: Sequence[str], windows: Sequ
     return time.perf_counter() - t0
 
 
+def corpus_pass_seconds(embedder: Embedder, documents: Sequence[Document]) -> float:
+    """One encoder pass over the corpus, the unit a build is measured in: every document cut at sentence ends
+    into pieces of at most the model's window, encoded once, no cache (``pure_encoder_seconds``)."""
+    from ..core.chunking import sentence_spans
+
+    window = embedder.max_tokens - 2          # [CLS] and [SEP]
+    pieces = []
+    for doc in documents:
+        piece, size = [], 0
+        for a, b in sentence_spans(doc.text):
+            n = embedder.count_tokens(doc.text[a:b])
+            if piece and size + n > window:
+                pieces.append(" ".join(piece))
+                piece, size = [], 0
+            piece.append(doc.text[a:b])
+            size += n
+        if piece:
+            pieces.append(" ".join(piece))
+    return pure_encoder_seconds(embedder, pieces, [])
+
+
 def time_index(make_retriever: Callable[[Embedder], object], documents: list[Document], model_embedder: Embedder,
                cache_dir: Path) -> dict[str, float]:
     """Build once with an empty cache; return index seconds, encoder seconds and their ratio."""
