@@ -26,7 +26,8 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from ...evaluation.decisions import copula, dataset_of, family_said, reason_of, relation, side, undecided_line
+from ...evaluation.decisions import copula, dataset_of, reason_of, relation, side
+from ...evaluation.findings import family_said, undecided_line
 from ...evaluation.ledger import recorded
 from ...evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_ci
 from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question

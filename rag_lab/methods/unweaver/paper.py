@@ -21,7 +21,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...evaluation.decisions import dataset_of, reason_of, relation, undecided_line, verdict_said
+from ...evaluation.decisions import dataset_of, reason_of, relation, verdict_said
+from ...evaluation.findings import undecided_line
 from ...evaluation.ledger import recorded
 from ...evaluation.statistics import NON_INFERIORITY_MARGIN, SUPPORTED, UNDECIDABLE, format_ci, format_p
 from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
