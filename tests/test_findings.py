@@ -72,6 +72,8 @@ def test_ledger_rows_name_their_metric_with_its_setting_and_the_other_side():
     assert metric_of({"metric": "ctx_recall", "setting": "k=5; threshold -0.05"}) == "ctx_recall@5 (threshold -0.05)"
     assert metric_of({"metric": "cs_recall", "setting": "long"}) == "cs_recall (long)"
     assert metric_of({"metric": "doc_mrr@5", "setting": ""}) == "doc_mrr@5"
+    assert metric_of({"metric": "ctx_recall@5", "threshold": -0.05}) == "ctx_recall@5 (threshold -0.05)"   # as the ledger says it
+    assert metric_of({"metric": "ctx_recall@5", "threshold": 0.0}) == "ctx_recall@5"
     said = finding_sentences(pd.DataFrame([{**row(), **ledger}]), name=lambda r: metric_of(r), family=False)
     assert said[0].startswith("ctx_recall@5: 0.200 [0.100, 0.300] (n = 20")
 

@@ -26,11 +26,13 @@ def _other(row: Mapping) -> str:
 
 def metric_of(row: Mapping) -> str:
     """The metric as a decided table names it: ``ctx_recall@5``; a ledger row's metric and setting joined back
-    (``k=5`` -> ``@5``, ``136 tokens`` -> ``@136tok``; another setting in brackets)."""
+    (``k=5`` -> ``@5``, ``136 tokens`` -> ``@136tok``; another setting, or a test's threshold, in brackets)."""
     metric = str(row["metric"])
     setting = str(row.get("setting", "") or "")
+    threshold = row.get("threshold", 0.0)
     if "@" in metric or setting in ("", "nan"):
-        return metric
+        moved = pd.notna(threshold) and float(threshold) != 0      # a decided table's test against a margin
+        return f"{metric} (threshold {float(threshold):+g})" if moved else metric
     at, _, rest = setting.partition("; ")
     if at.startswith("k="):
         metric, setting = f"{metric}@{at[2:]}", rest
