@@ -60,6 +60,7 @@ def test_a_mixed_list_says_each_tested_row_then_the_undecided_once_then_the_fami
                        "verdict is shown for them.")               # plural, said once, no numbers
     assert said[3].startswith(f'p Holm-adjusted within the declared family "{FAMILY}" (4 comparisons); each interval')
     assert sum(UNDECIDABLE in s for s in said) == 1
+    assert '"b minus a (hand-made)" (1 comparison);' in finding_sentences(rows.iloc[[0]].assign(family_size=1))[1]   # singular
     # what is counted can be named
     assert finding_sentences(rows.iloc[[1]], what="pair")[0].startswith(f"1 pair {UNDECIDABLE} (")
     assert undecided_line(rows.iloc[[0, 3]]) == "" and finding_sentences(rows.iloc[:0]) == []

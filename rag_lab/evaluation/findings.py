@@ -74,7 +74,8 @@ def family_said(table: pd.DataFrame) -> str:
     own ...`` for a decided table of one or more families; "" for an empty one."""
     if table.empty or "family" not in table.columns:
         return ""
-    parts = [f'"{f}" ({int(g["family_size"].iloc[0])} comparisons)' for f, g in table.groupby("family", sort=False)]
+    sizes = {f: int(g["family_size"].iloc[0]) for f, g in table.groupby("family", sort=False)}
+    parts = [f'"{f}" ({n} comparison{"s" * (n != 1)})' for f, n in sizes.items()]
     return (f"p Holm-adjusted within the declared famil{'y' if len(parts) == 1 else 'ies'} {'; '.join(parts)}; each "
             "interval is the comparison's own 95% interval, unadjusted for its family, so an interval that excludes 0 "
             "can stand beside a verdict that is not decided")
