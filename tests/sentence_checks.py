@@ -223,7 +223,8 @@ def alike_problems(line: str, results: Mapping[str, pd.DataFrame]) -> list[str]:
     return [f"alike: '{m.group(0)}' but {a} and {b} score the same on every question" for a, b in pairs[:3]]
 
 
-DIFFERENCE = re.compile(r"^(?P<method>[\w.+-]+) - (?P<baseline>[\w.+-]+) (?:on (?P<metric>[\w@.-]+)|=).*: "
+DIFFERENCE = re.compile(r"^\s*(?P<method>[\w.+-]+) - (?P<baseline>[\w.+-]+) (?:on (?P<metric>[\w@.-]+)"
+                        r"(?: \((?P<setting>threshold [-+\d.e]+)\))?|=).*: "
                         rf"(?P<verdict>{'|'.join(map(re.escape, WORDS))})\b")
 
 
@@ -236,6 +237,7 @@ def verdict_problems(line: str, ledger: pd.DataFrame | None) -> list[str]:
     if m and m.group("metric") and ledger is not None and not ledger.empty:
         from rag_lab.evaluation.ledger import split_metric
         metric, setting = split_metric(m.group("metric"))
+        setting = f"{setting}; {m.group('setting')}".lstrip("; ") if m.group("setting") else setting
         rows = ledger[(ledger["method"] == m.group("method")) & (ledger["baseline"] == m.group("baseline"))
                       & (ledger["metric"] == metric) & (ledger["setting"].astype(str) == setting)]
         words = set(rows["verdict"].astype(str).str.split(" (", n=1, regex=False).str[0])

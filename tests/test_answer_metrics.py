@@ -176,3 +176,15 @@ def test_ragas_warning_for_a_list_without_ids_is_said_once_in_the_docs_not_per_s
                              "No retrieved context IDs provided, cannot calculate precision.", None, None)
     other = logging.LogRecord("ragas.metrics._context_precision", logging.WARNING, "x", 1, "something else", None, None)
     assert _QUIET_IDS.filter(said) is False and _QUIET_IDS.filter(other) is True
+
+
+def test_two_recalls_sentence_tells_the_span_recall_from_the_id_recall():
+    import pandas as pd
+    from rag_lab.evaluation.answer_metrics import two_recalls_sentence
+
+    rows = pd.DataFrame({"method": ["naive"] * 4, "question_id": ["a", "b", "a", "b"],
+                         "metric": ["ctx_recall", "ctx_recall", "id_context_recall", "id_context_recall"],
+                         "k": [5, 5, 3, 3], "value": [1.0, 0.5, 0.5, 0.5]})
+    text = two_recalls_sentence(rows, "naive", 5, 3)
+    assert "ctx_recall@5 = 0.750" in text and "id_context_recall@3 = 0.500" in text and "counts half" in text
+    assert two_recalls_sentence(rows, "semantic", 5, 3) == ""        # not scored: nothing to say

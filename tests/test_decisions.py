@@ -149,20 +149,3 @@ def test_bound_said_reads_the_verdict_of_the_difference_from_the_bound():
     assert said == ("X: whether it lies above 0.95 — cannot be decided (2 documents: no test at 0.05 is possible), so "
                     "whether this is near the ceiling is not decided.")
     assert f") is {INCONCLUSIVE}, so" in bound_said({**above, "p": 0.3, "verdict": INCONCLUSIVE}, "X", 0.95, *then)
-
-
-def test_undecided_line_says_the_undecided_rows_once_without_numbers():
-    from rag_lab.evaluation.decisions import undecided_line
-
-    rows = pd.DataFrame([
-        {"method": "a", "baseline": "b", "metric": "ctx_recall@5", "diff": 0.3, "ci_low": -0.5, "ci_high": 0.9,
-         "verdict": UNDECIDABLE, "reason": "3 documents: no test at 0.05 is possible"},
-        {"method": "c", "baseline": "b", "metric": "doc_mrr@5", "diff": 0.1, "ci_low": -0.6, "ci_high": 0.8,
-         "verdict": UNDECIDABLE, "reason": "3 documents: no test at 0.05 is possible"},
-        {"method": "a", "baseline": "b", "metric": "token_f1@5", "diff": 0.2, "ci_low": 0.1, "ci_high": 0.3,
-         "verdict": SUPPORTED, "reason": ""}])
-    # two of the three cannot be decided, for one reason: counted, named, no interval, diff or p
-    assert undecided_line(rows) == ("2 comparisons cannot be decided (3 documents: no test at 0.05 is possible): "
-                                    "a - b, c - b; ctx_recall@5, doc_mrr@5; no interval, MDE or verdict is shown for them.")
-    assert undecided_line(rows.iloc[[0]]).startswith("1 comparison cannot be decided (") and "for it." in undecided_line(rows.iloc[[0]])
-    assert undecided_line(rows.iloc[[2]]) == "" and undecided_line(rows.iloc[:0]) == ""

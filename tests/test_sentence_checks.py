@@ -100,6 +100,11 @@ def test_a_printed_verdict_agrees_with_the_ledger_and_a_claim_with_its_counts():
     ok = "sketch - naive on ctx_recall@5: +0.100 [+0.020, +0.180] (n = 20, p = 0.01): supported"
     assert verdict_problems(ok, LEDGER) == []
     assert len(verdict_problems(ok.replace(": supported", ": inconclusive"), LEDGER)) == 1
+    # an indented finding is read too; a test against a margin is checked against its own row, not the plain one
+    assert len(verdict_problems("  " + ok.replace(": supported", ": inconclusive"), LEDGER)) == 1
+    margin = pd.concat([LEDGER, LEDGER.iloc[[0]].assign(setting="k=5; threshold -0.05", verdict="inconclusive")])
+    said = "sketch - naive on ctx_recall@5 (threshold -0.05): +0.100 [+0.020, +0.180] (n = 20, p = 0.2): "
+    assert verdict_problems(said + "inconclusive", margin) == [] and len(verdict_problems(said + "supported", margin)) == 1
     # a claim that must hold in every comparison: 2 supported and 2 that cannot be decided leave it open
     assert verdict_problems("UnWeaver | cannot be decided | 0 supported, 0 inconclusive, 0 contradicted, 4 cannot be decided",
                             None) == []

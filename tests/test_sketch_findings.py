@@ -5,7 +5,7 @@ import pandas as pd
 
 from rag_lab.evaluation.statistics import INCONCLUSIVE, SUPPORTED, UNDECIDABLE
 from rag_lab.evaluation.uncertainty import TEST_COLUMNS
-from rag_lab.methods.sketch.paper import comparisons, family_name, long_chunk_methods, paragraph
+from rag_lab.methods.sketch.paper import caveats, comparisons, family_name, long_chunk_methods, named_beside_paper
 from rag_lab.methods.sketch.graph_reading import (answer_sentence, answer_sources, example_relation, graph_sentence,
                                                   head_word, triple_profile)
 from rag_lab.methods.sketch.graph_stores import Edge, Node
@@ -55,18 +55,12 @@ HAND = pd.DataFrame([
 ], columns=["baseline", "column", "diff", "ci_low", "ci_high", "n", "verdict"]).assign(family="F", family_size=4)
 
 
-def test_paragraph_names_each_comparison_and_its_caveats():
+def test_caveats_name_the_string_match_columns_the_setting_and_the_span_count():
     sizes = {"sketch": 80.0, "naive": 125.0, "semantic": 531.0}
     assert long_chunk_methods(sizes) == ["semantic"]                  # 531 >= 2 x 80; 125 is not
-    text = paragraph(HAND, span="ctx_recall@5", n_questions=20, reasoner="offline", judged=False, chunk_tokens=sizes,
-                     string_columns=("context_precision", "context_recall"), extra=["semantic: 10 of 12 cut."])
-    assert text.startswith("Findings (20 questions, 20 scored per pair; reasoner: offline; judge: none): sketch minus "
-                           "each baseline, paired by question, with 95% intervals.\nA difference counts as ahead")
+    text = "\n".join(caveats(HAND, span="ctx_recall@5", reasoner="offline", judged=False, chunk_tokens=sizes,
+                             string_columns=("context_precision", "context_recall"), extra=["semantic: 10 of 12 cut."]))
     assert max(map(len, text.split("\n"))) <= 400
-    assert ("On ctx_recall@5 (gold passages found among the top hits, whatever a chunk's length) sketch is ahead of "
-            "semantic 0.200 [0.050, 0.350]; inconclusive against naive 0.100 [-0.050, 0.250].") in text
-    assert 'Holm-adjusted within the declared family "F" (4 comparisons), is below 0.05' in text
-    assert ("On context precision sketch is ahead of naive 0.300 [0.100, 0.500], semantic 0.400 [0.200, 0.600].") in text
     assert "penalises long chunks (mean chunk size here, word pieces: sketch 80, naive 125, semantic 531)" in text
     # the lead over semantic (long chunks) on the string metric is matched on the span metric: not flagged;
     # the lead over naive is not matched, but naive's chunks are not long: not flagged either
@@ -77,17 +71,16 @@ def test_paragraph_names_each_comparison_and_its_caveats():
                          "0 behind).")
 
 
-def test_paragraph_flags_a_string_metric_lead_over_long_chunks_the_span_metric_does_not_share():
+def test_caveats_flag_a_string_metric_lead_over_long_chunks_the_span_metric_does_not_share():
     table = HAND.copy()
     table.loc[1, ["diff", "ci_low", "ci_high", "verdict"]] = [-0.1, -0.3, 0.1, "inconclusive"]
-    text = paragraph(table, span="ctx_recall@5", n_questions=20, reasoner="openai:gpt-4o-mini", judged=True,
-                     chunk_tokens={"sketch": 80.0, "naive": 125.0, "semantic": 531.0})
+    text = "\n".join(caveats(table, span="ctx_recall@5", reasoner="openai:gpt-4o-mini", judged=True,
+                             chunk_tokens={"sketch": 80.0, "naive": 125.0, "semantic": 531.0}))
     assert ("so the lead on context precision over semantic, whose chunks are long, is not a lead on ctx_recall@5 "
             "(there: inconclusive) — it measures chunk length more than retrieval.") in text
-    assert "judge: yes" in text and "openai:gpt-4o-mini extracted the triples" in text
+    assert "openai:gpt-4o-mini extracted the triples" in text
     assert "were not measured" not in text
-    assert paragraph(HAND.iloc[:0], span="ctx_recall@5", n_questions=3, reasoner="offline", judged=False,
-                     chunk_tokens={}).startswith("Findings: sketch was compared with no baseline")
+    assert caveats(HAND.iloc[:0], span="ctx_recall@5", reasoner="offline", judged=False, chunk_tokens={}) == []
 
 
 NODES = [Node("merchant republics", "merchant republics", "CONCEPT"), Node("fall", "fall", "CONCEPT"),
@@ -136,29 +129,32 @@ def test_comparisons_cluster_by_document_when_given_units():
     assert row["diff"] == 0.8125 and row["n"] == 8 and row["verdict"] == UNDECIDABLE
 
 
-def test_span_metrics_lead_and_string_match_columns_follow():
+def test_verdict_table_and_the_findings_of_the_span_and_string_match_columns():
     # the columns notebook 01 picks (span metrics under notebook 10's names, then string-match) are checked
     # in tests/test_notebook_01.py (check_lead)
-    from rag_lab.methods.sketch.paper import lead_sentences, verdict_table
+    from rag_lab.evaluation.findings import finding_sentences
+    from rag_lab.methods.sketch.paper import verdict_table
 
     pairs = HAND.assign(column=HAND["column"].replace({"context_precision": "string-match context precision"}))
     shown = verdict_table(pairs)
     assert list(shown.columns) == ["ctx_recall@5 (n = 20)", "string-match context precision (n = 20)"]
     assert shown.loc["naive", "ctx_recall@5 (n = 20)"] == "0.100 [-0.050, 0.250] inconclusive"
     assert shown.loc["semantic", "string-match context precision (n = 20)"] == "0.400 [0.200, 0.600] ahead"
-    span, strings, family = lead_sentences(pairs, {"ctx_recall@5": "ctx_recall@5"},
-                                   {"string-match context precision": "x"}, {"sketch": 80.0, "semantic": 531.0})
-    assert span.startswith("Span metrics (a hit counts when its characters overlap a gold passage; notebook 10's names).\n"
-                           "On ctx_recall@5 sketch is ahead of semantic 0.200 [0.050, 0.350]; inconclusive against "
-                           "naive 0.100 [-0.050, 0.250].\n1 of 2 differences are decided at 95%.")
-    assert strings.startswith("String-match columns (ragas' non-LLM context precision and recall")
-    assert "mean chunk size here, word pieces: sketch 80, semantic 531)" in strings
-    assert strings.endswith("On string-match context precision sketch is ahead of naive 0.300 [0.100, 0.500], semantic "
-                            "0.400 [0.200, 0.600].\n2 of 2 differences are decided at 95%.")
-    assert family == ('P Holm-adjusted within the declared family "F" (4 comparisons); each interval is the '
-                      "comparison's own 95% interval, unadjusted for its family, so an interval that excludes 0 can "
-                      "stand beside a verdict that is not decided.")
     assert shown.index.name == "sketch minus (intervals unadjusted; verdicts Holm within the family)"
+    # said in the table's order, each with its interval and verdict; the paper's order beside a paper column
+    rows = HAND.assign(method="sketch", metric=["ctx_recall@5"] * 2 + ["nonllm_context_precision@5"] * 2, p=[0.2, 0.01, 0.01, 0.01],
+                       p_holm=[0.2, 0.03, 0.03, 0.03], units=20, design_effect=float("nan"), mde=float("nan"))
+    paper = pd.DataFrame({"context_precision": [0.99, 0.81, 0.92]}, index=["sketch", "naive", "semantic"])
+    said = finding_sentences(rows, name=named_beside_paper(paper))
+    assert said[:4] == [
+        f"sketch - naive on ctx_recall@5: 0.100 [-0.050, 0.250] (n = 20, p = 0.20): {INCONCLUSIVE}",
+        f"sketch - semantic on ctx_recall@5: 0.200 [0.050, 0.350] (n = 20, p = 0.010, p Holm = 0.030): {SUPPORTED}",
+        "sketch - naive on nonllm_context_precision@5 (paper-reported 0.99 vs 0.81, ahead): 0.300 [0.100, 0.500] "
+        f"(n = 20, p = 0.010, p Holm = 0.030): {SUPPORTED}",
+        "sketch - semantic on nonllm_context_precision@5 (paper-reported 0.99 vs 0.92, ahead): 0.400 [0.200, 0.600] "
+        f"(n = 20, p = 0.010, p Holm = 0.030): {SUPPORTED}"]
+    assert said[4].startswith('p Holm-adjusted within the declared family "F" (4 comparisons)')
+    assert finding_sentences(rows, name=named_beside_paper(None))[2].startswith("sketch - naive on nonllm_context_precision@5: 0.300")
 
 
 def test_in_sum_counts_only_decided_differences():
@@ -168,12 +164,15 @@ def test_in_sum_counts_only_decided_differences():
     table = HAND.copy()
     table.loc[[0, 1], "verdict"] = UNDECIDABLE
     table["reason"] = ["3 documents", "3 documents", "", ""]
-    text = paragraph(table, span="ctx_recall@5", n_questions=3, reasoner="offline", judged=False,
-                     chunk_tokens={"sketch": 80.0, "naive": 125.0})
-    # a design that cannot decide: the baselines by name, the reason once, no interval
-    assert f"{UNDECIDABLE} against naive, semantic (3 documents)." in text and "0.100 [" not in text
+    text = "\n".join(caveats(table, span="ctx_recall@5", reasoner="offline", judged=False,
+                             chunk_tokens={"sketch": 80.0, "naive": 125.0}))
+    assert "0.100 [" not in text and f"is {UNDECIDABLE}" not in text   # never "is cannot be"
     undecided = table.assign(column="ctx_recall@5")
     shown = verdict_table(undecided)
     assert list(shown.index) == ["naive", "semantic"] and "cannot" not in shown.to_string()   # no verdict row for them
-    assert f"sketch {UNDECIDABLE} against naive" in text and f"is {UNDECIDABLE}" not in text   # never "is cannot be"
     assert text.endswith("tell sketch apart from 0 of 2 baselines (0 ahead, 0 behind).")
+    # a design that cannot decide: the baselines by name, the reason once, no interval
+    from rag_lab.evaluation.findings import undecided_line
+    assert undecided_line(table.assign(method="sketch", metric="ctx_recall@5")) == (
+        f"2 comparisons {UNDECIDABLE} (3 documents): sketch - naive, sketch - semantic; ctx_recall@5; no interval, MDE "
+        "or verdict is shown for them.")

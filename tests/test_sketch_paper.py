@@ -6,10 +6,11 @@ import math
 import pandas as pd
 import pytest
 
-from rag_lab.evaluation.statistics import format_ci, paired_difference
+from rag_lab.evaluation.findings import finding_sentences
+from rag_lab.evaluation.statistics import CONTRADICTED, INCONCLUSIVE, format_ci, paired_difference
 
-from rag_lab.methods.sketch.paper import (f1, findings, leaders, ours_in_paper_columns, paper_table, setting_note,
-                                         table_number_for)
+from rag_lab.methods.sketch.paper import (comparisons, f1, leaders, named_beside_paper, ours_in_paper_columns,
+                                         paper_column_metrics, paper_table, setting_note, table_number_for)
 
 
 @pytest.mark.parametrize("number", [1, 2, 3, 4])
@@ -49,24 +50,21 @@ def test_ours_in_paper_columns_and_findings():
         ("sketch", "nonllm_context_recall", [0.75, 0.75, 0.5, 0.5, 0.75, 0.5, math.nan, math.nan]))
         for i, v in enumerate(values)]
     results = pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
-    sentences = findings(results, ours, paper_table(1))
+    pairs = comparisons(results, {c: m for c, m in paper_column_metrics(5, False).items() if c in ours.columns})
+    sentences = finding_sentences(pairs, name=named_beside_paper(paper_table(1)))
     precision = paired_difference([0.0] * 8, [1.0] * 8)
     recall = paired_difference([0.75, 0.75, 0.5, 0.5, 0.75, 0.5], [0.5] * 6)
     assert precision.diff == -1 and precision.p == pytest.approx(2 / 2 ** 8, abs=1e-3) and not recall.p < 0.05
-    assert sentences[0] == (
-        f"sketch minus naive (paired):\n  string-match context precision "
-        f"{format_ci(-1.0, precision.ci_low, precision.ci_high)} (n = 8), behind "
-        f"(paper-reported 0.99 vs 0.81, ahead);\n  string-match context recall "
-        f"{format_ci(0.125, recall.ci_low, recall.ci_high)} (n = 6), inconclusive "
-        "(paper-reported 0.72 vs 0.88, behind).")
+    assert sentences[0].startswith(
+        "sketch - naive on nonllm_context_precision@5 (paper-reported 0.99 vs 0.81, ahead): "
+        f"{format_ci(-1.0, precision.ci_low, precision.ci_high)} (n = 8, ") and sentences[0].endswith(f": {CONTRADICTED}")
+    assert sentences[1].startswith(
+        "sketch - naive on nonllm_context_recall@5 (paper-reported 0.72 vs 0.88, behind): "
+        f"{format_ci(0.125, recall.ci_low, recall.ci_high)} (n = 6, ") and sentences[1].endswith(f": {INCONCLUSIVE}")
     # both columns are one declared family (Holm: 2 x 2/2^8 = 0.016 keeps precision decided), said once
-    assert sentences[-1] == ('Verdicts: Holm within the family "sketch minus each baseline on nonllm_context_precision@5, '
-                             'nonllm_context_recall@5" (2 comparisons); intervals unadjusted for it.')
-    same_n = findings(results[results["metric"] == "nonllm_context_precision"], ours, None)
-    assert same_n[0].startswith("sketch minus naive (paired, n = 8):\n  string-match context precision -1.000")
-    assert "f1" not in sentences[0]                                          # two means: no per-question interval
-    with pytest.raises(ValueError, match="no row 'kg'"):
-        findings(results, ours, None, method="kg")
+    assert sentences[2].startswith('p Holm-adjusted within the declared family "sketch minus each baseline on '
+                                   'nonllm_context_precision@5, nonllm_context_recall@5" (2 comparisons)')
+    assert len(sentences) == 3 and not any("f1" in line for line in sentences)   # two means: no per-question interval
 
 
 def test_leaders():

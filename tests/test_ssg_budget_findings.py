@@ -45,54 +45,65 @@ def test_equal_budget_scores_rerun_every_algorithm_at_the_fewest_sentences():
     assert equal.loc["basic_retrieval", "gold_sentence_recall"] == 0.0
 
 
-def test_leader_sentence_agrees_with_the_paired_test():
+def test_the_leader_is_said_against_every_other_algorithm_as_the_paired_test_decides():
     # recall: query .75 on every question; triangulation 1.0, .5, .5, .5 (mean .625); basic .5. query leads
-    # on the mean; the sentence must name as "ahead" exactly the pairs the Holm-corrected test decides
-    from rag_lab.evaluation.statistics import SUPPORTED
+    # on the mean; its rows are exactly the pairs the Holm-corrected test decided, each said by its verdict
+    from rag_lab.evaluation.findings import finding_sentences
     from rag_lab.evaluation.uncertainty import pairwise_differences
 
     rows = [("basic_retrieval", q, 0.5, 0.5, 5) for q in "abcd"]
     rows += [("query_traversal", q, 0.5, 0.75, 9) for q in "abcd"]
     rows += [("triangulation_average", q, 0.5, r, 6) for q, r in zip("abcd", (1.0, 0.5, 0.5, 0.5))]
     scores = scores_frame(rows)
-    line = paper.leader_sentence(scores, "gold_sentence_recall")
-    assert line.startswith("highest mean gold_sentence_recall: query_traversal (0.75), but with n = 4 questions the "
-                           "data cannot tell it from ")
+    leads = paper.leader_pairs(scores, "gold_sentence_recall")
     pairs = pairwise_differences(experiment.tidy(scores, None), "gold_sentence_recall")
-    mine = pairs[pairs["method"] == "query_traversal"]
-    for below, v in zip(mine["below"], mine["verdict"]):
-        assert (f"ahead of {below}" in line) == (v == SUPPORTED), (below, v, line)
-        assert (f"{below} (" in line) == (v != SUPPORTED)
-    # n = 4 cannot decide (floor 2/2^4): the undecided algorithm named with its reason, no interval
-    assert "triangulation_average (cannot be decided (4 questions: no test at 0.05 is possible))" in line
-    assert "0.125 [" not in line
+    assert set(leads["method"]) == {"query_traversal"} and len(pairs) == 3          # the family: every pair
+    assert leads[["below", "verdict"]].values.tolist() == pairs[pairs["method"] == "query_traversal"][["below", "verdict"]].values.tolist()
+    # n = 4 cannot decide (floor 2/2^4): both said once, with the reason, no interval
+    assert finding_sentences(leads, family=False) == [
+        "2 comparisons cannot be decided (4 questions: no test at 0.05 is possible): query_traversal - basic_retrieval, "
+        "query_traversal - triangulation_average; gold_sentence_recall; no interval, MDE or verdict is shown for them."]
 
 
-def test_leader_sentence_ahead_of_all_only_when_every_pair_is_decided():
+def test_the_leader_decided_ahead_of_every_other_algorithm_says_so_with_its_numbers():
+    from rag_lab.evaluation.findings import finding_sentences
+    from rag_lab.evaluation.statistics import SUPPORTED
+
     # 30 questions: query .9 +- .05 against basic .5 +- .05 on each; the paired differences are far from 0
     rows = [("basic_retrieval", f"q{i}", 0.5, 0.5 + 0.05 * (-1) ** i, 5) for i in range(30)]
     rows += [("query_traversal", f"q{i}", 0.5, 0.9 + 0.05 * (-1) ** (i // 2), 9) for i in range(30)]
-    assert paper.leader_sentence(scores_frame(rows), "gold_sentence_recall", label="Run: ") == (
-        "Run: highest mean gold_sentence_recall: query_traversal (0.90), ahead of every other algorithm "
-        '(each paired difference decided, Holm within "every pair on gold_sentence_recall", 1 pairs, p < 0.05, n = 30).')
+    leads = paper.leader_pairs(scores_frame(rows), "gold_sentence_recall", label="Run: ")
+    assert leads["verdict"].tolist() == [SUPPORTED] and set(leads["family"]) == {"every pair on gold_sentence_recall"}
+    said = finding_sentences(leads)
+    # basic's mean is 0.5 (15 up, 15 down); query's 0.9 + 0.05 (16 - 14) / 30 = 0.9033 (i // 2 = 0..14, 8 of them even):
+    # the difference 0.403; a family of one, so its Holm p is its p and is said once
+    assert said[0].startswith("query_traversal - basic_retrieval on gold_sentence_recall: 0.403 [")
+    assert "(n = 30, p = " in said[0] and "p Holm" not in said[0] and said[0].endswith(f"): {SUPPORTED}")
+    assert said[1].startswith('p Holm-adjusted within the declared family "every pair on gold_sentence_recall" (1 comparison);')
 
 
-def test_leader_sentence_names_basic_when_the_test_beside_it_does_not_decide():
+def test_the_leader_and_the_versus_basic_test_say_the_same_of_basic_retrieval():
     from rag_lab.evaluation.statistics import INCONCLUSIVE, UNDECIDABLE
 
     # fulldim leads on the mean (.6 vs .5) but is below basic on one question of three: the versus-basic
-    # test does not decide, and the leader sentence must say the same about basic_retrieval
+    # test does not decide, and the leader's row against basic_retrieval must say the same
     rows = [("basic_retrieval", q, 0.5, 0.5, 5) for q in "abc"]
     rows += [("triangulation_fulldim", q, 0.5, r, 9) for q, r in zip("abc", (0.9, 0.6, 0.3))]
     scores = scores_frame(rows)
     vs = paper.versus_basic(scores, "gold_sentence_recall").set_index("method")
     assert vs.loc["triangulation_fulldim", "side"] in (INCONCLUSIVE, UNDECIDABLE)
-    line = paper.leader_sentence(scores, "gold_sentence_recall")
-    assert "cannot tell it from 1 of the 1 others" in line
-    said = "basic_retrieval (0.100 [" if vs.loc["triangulation_fulldim", "side"] == INCONCLUSIVE else \
-        "basic_retrieval (cannot be decided (3 questions"     # a design that cannot decide: no numbers
-    assert said in line, line
-    assert line.endswith("so no single best algorithm is shown here.")
+    leads = paper.leader_pairs(scores, "gold_sentence_recall").set_index("below")
+    assert leads.loc["basic_retrieval", "verdict"] == vs.loc["triangulation_fulldim", "verdict"]
+    assert paper.leader_pairs(scores[scores["algorithm"] == "basic_retrieval"], "gold_sentence_recall").empty
+
+
+def test_reported_beats_reads_the_paper_tables():
+    lines = paper.reported_beats("recall")
+    # 20q theme_based: basic 0.74; every other algorithm but ssg_traversal (0.72) is above it
+    assert lines[0] == ("  paper, 20q theme_based (paper-reported), DeepEval contextual recall: query_traversal, "
+                        "triangulation_average, triangulation_geometric_3d, triangulation_fulldim, llm_guided_traversal "
+                        "(basic_retrieval 0.74).")
+    assert len(lines) == len(paper.PAPER_TABLES)
 
 
 def test_shown_comparison_narrows_the_paper_table():

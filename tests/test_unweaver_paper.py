@@ -63,7 +63,9 @@ def test_estimated_llm_tokens_counts_planned_and_answer_prompts():
         t.loc[("toy", "naive")]
 
 
-def test_findings_are_built_from_the_numbers():
+def test_the_claim_family_is_said_from_its_numbers():
+    from rag_lab.evaluation.findings import finding_sentences
+
     # UnWeaver - naive: ctx_recall [0.5, 0.5, 0, 0] twice -> 0.25 over 8, t p = 0.033 but the exact sign-flip
     # over the 4 moving questions is 2/16 = 0.125 (the larger is kept); doc_mrr +0.5 on each of 7 (n differs
     # per column): soft Tango z = 3.5/sqrt(3.5) = 1.87, p = 0.06
@@ -74,29 +76,30 @@ def test_findings_are_built_from_the_numbers():
     tokens = pd.DataFrame({("Embedder", "index"): [90, 10]},
                           index=pd.MultiIndex.from_tuples([("toy", "unweaver"), ("toy", "naive")]))
     tokens.index.names = ["dataset", "method"]
-    lines = paper.findings({"toy": results}, 5, 5, "fake", tokens)
+    family = paper.claim_family(results, 5, 5, dataset="toy")
+    lines = finding_sentences(family)
     # one declared family of three (the two metrics and the claim). doc_mrr: +0.5 on 7 questions, p = 2 * 1.5^-7
     # = 0.117; ctx_recall: +0.5 on 4 of 8, p = 2 * 1.5^-4 = 0.395; the claim at -0.05: P(E0 * 0.95 >= sum (d + 0.05) E)
     # = (0.95 / 1.5)^4 * 0.95^4 = 0.131, p = 0.262. Holm: 3 x 0.117 = 0.35, then 2 x 0.262 = 0.53, then 0.53.
     # MDE of doc_mrr (no spread: the decision point alone): a constant c on 7 is decided once c - (1 + c) q > 0,
     # q = 1 - 0.025^(1/7) = 0.4096 the unseen weight's 97.5% point: c = q / (1 - q) = 0.694 (0.695 on the weights)
-    assert lines[0] == ("toy (reasoner: fake) — UnWeaver minus VectorRAG (naive), paired by question, one declared family "
-                        'of 3 ("unweaver minus naive on toy: each metric, and at least as good on ctx_recall@5 (margin '
-                        '0.05)"; intervals unadjusted for it):\n  doc_mrr@5 0.500 [-0.115, 0.705] (n = 7, p = 0.12, p Holm = '
-                        f"0.35, MDE 0.695): {INCONCLUSIVE};\n  ctx_recall@5 0.250 [-0.226, 0.555] (n = 8, p = 0.39, p Holm = "
-                        f"0.53, MDE 0.692): {INCONCLUSIVE}.")
+    assert lines[:2] == [
+        f"unweaver - naive on doc_mrr@5: 0.500 [-0.115, 0.705] (n = 7, p = 0.12, MDE 0.695, p Holm = 0.35): {INCONCLUSIVE}",
+        f"unweaver - naive on ctx_recall@5: 0.250 [-0.226, 0.555] (n = 8, p = 0.39, MDE 0.692, p Holm = 0.53): {INCONCLUSIVE}"]
     # against the margin: p = 0.262 (above), Holm 0.53, and the MDE 0.66 is above the margin: eight questions
     # cannot show "no worse than 0.05" (the old t / sign-flip union said supported, p = 0.016)
-    family = paper.claim_family(results, 5, 5, dataset="toy")
-    claim = paper.claim_row(family, "ctx_recall@5", non_inferiority=True)
+    claim = family[family["threshold"] < 0].iloc[0]
     assert claim["p"] == pytest.approx(2 * (0.95 / 1.5) ** 4 * 0.95 ** 4, abs=0.004)
     assert claim["p_holm"] == pytest.approx(2 * claim["p"]) and claim["verdict"] == UNDECIDABLE
-    assert lines[1].startswith("At least as good as VectorRAG on context recall@5 (non-inferiority, margin 0.05, p against "
-                               f"the margin, Holm within each data set's family): {UNDECIDABLE} (MDE 0.66 above the margin 0.05) on toy.")
+    assert lines[2] == (f"1 comparison {UNDECIDABLE} (MDE 0.66 above the margin 0.05): unweaver - naive; ctx_recall@5 "
+                        "(threshold -0.05); no interval, MDE or verdict is shown for it.")
+    assert lines[3].startswith('p Holm-adjusted within the declared family "unweaver minus naive on toy: each metric, and '
+                               'at least as good on ctx_recall@5 (margin 0.05)" (3 comparisons)')
+    said = paper.caveats({"toy": family}, 5, "fake", True, tokens)
     # paper: 2224/476 = 4.7 (COVID-QA), 105/36 = 2.9 (eManual), 2411/3026 = 0.8 (Tech-QA)
-    assert lines[2] == ("toy: UnWeaver's index cost 9.0x the embedder tokens of VectorRAG's (paper-reported: "
+    assert said[-2] == ("toy: UnWeaver's index cost 9.0x the embedder tokens of VectorRAG's (paper-reported: "
                         "4.7x on COVID-QA, 2.9x on eManual, 0.8x on Tech-QA).")
-    assert "UnWeaver ahead on 2 of 3" in lines[3]
+    assert "UnWeaver ahead on 2 of 3" in said[-1]
 
 
 def test_load_available_skips_with_a_reason(tmp_path, monkeypatch):

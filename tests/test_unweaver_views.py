@@ -10,7 +10,7 @@ import pandas as pd
 from rag_lab.core.types import Retrieval
 from rag_lab.methods.unweaver.classes import EntityClass, Mention
 from rag_lab.evaluation.statistics import UNDECIDABLE
-from rag_lab.methods.unweaver.paper import paper_fc_gap, paragraph
+from rag_lab.methods.unweaver.paper import caveats, claim_family, paper_fc_gap
 from rag_lab.methods.unweaver.views import (agreement_sentence, answer_classes, gold_passage_sentence, rule_agreement,
                                             voting_classes, why_rules_agree)
 
@@ -119,24 +119,25 @@ def tidy(by_method):
                          for i, v in enumerate(values)])
 
 
-def test_paragraph_reads_each_data_set_with_its_caveats():
-    results = {"tiny": tidy({"unweaver": {"ctx_recall": [1, 1, 1], "doc_mrr": [1, 1, 1]},
-                             "naive": {"ctx_recall": [1, 1, 1], "doc_mrr": [0.5, 0.5, 0.5]}})}
-    text = paragraph(results, 5, 5, "offline", False, {"tiny": {"questions": 3, "same list": 3, "same set": 3}})
+def test_three_questions_are_said_once_without_numbers_with_the_caveats():
+    from rag_lab.evaluation.findings import finding_sentences
+
+    results = tidy({"unweaver": {"ctx_recall": [1, 1, 1], "doc_mrr": [1, 1, 1]},
+                    "naive": {"ctx_recall": [1, 1, 1], "doc_mrr": [0.5, 0.5, 0.5]}})
+    family = claim_family(results, 5, 5, dataset="tiny")
     # three questions: p is at least 2/8 = 0.25, so nothing can be decided. ctx_recall: every difference 0, p = 1;
     # doc_mrr: +0.5 on 3, p = 2 * 1.5^-3 = 0.59; against the margin (-0.05) with every difference 0:
     # P(0.95 E0 >= 0.05 (E1 + E2 + E3)) = 0.95^3 = 0.857, p = 1
     why = "3 questions: no test at 0.05 is possible"
-    # a design that cannot decide: each comparison with its reason, no interval or p
-    assert (f"On tiny (n = 3 questions) UnWeaver minus VectorRAG (naive):\n  ctx_recall@5 {UNDECIDABLE} against naive "
-            f"({why});\n  doc_mrr@5 {UNDECIDABLE} against naive ({why});\n") in text
-    assert (f"  at least as good as VectorRAG on context recall@5 (margin 0.05): {UNDECIDABLE} ({why}).") in text
-    assert "p = " not in text and "0.500 [" not in text
-    assert "Per data set one declared family of 3 comparisons" in text
-    assert max(map(len, text.split("\n"))) <= 400
-    # clustered by document: the paragraph names the documents
-    clustered = paragraph(results, 5, 5, "offline", False, units={"tiny": {"q0": "a", "q1": "a", "q2": "b"}})
-    assert "On tiny (n = 3 questions, 2 documents)" in clustered
+    # a design that cannot decide: every comparison (the claim among them) said once, with its reason, no numbers
+    assert finding_sentences(family) == [
+        f"3 comparisons {UNDECIDABLE} ({why}): unweaver - naive; ctx_recall@5, ctx_recall@5 (threshold -0.05), doc_mrr@5; "
+        "no interval, MDE or verdict is shown for them."]
+    assert set(family["family_size"]) == {3}
+    # clustered by document: the reason names the documents
+    clustered = claim_family(results, 5, 5, units={"q0": "a", "q1": "a", "q2": "b"}, dataset="tiny")
+    assert "(2 documents: no test at 0.05 is possible)" in finding_sentences(clustered)[0]
+    text = "\n".join(caveats({"tiny": family}, 5, "offline", False, agreement={"tiny": {"questions": 3, "same list": 3, "same set": 3}}))
     gap = paper_fc_gap().abs().max()
     assert f"at most {gap:.4f} in factual correctness, another metric" in text
     # 3 questions cannot decide: no interval width is quoted for them
@@ -145,17 +146,19 @@ def test_paragraph_reads_each_data_set_with_its_caveats():
     assert "answers are extractive" in text and "needs a judge and was not computed" in text
     assert "On tiny approval, PAV and CC elect the same set on 3 of 3 questions (the same ranked list on all 3), so " \
            "their rows are identical" in text
-    assert paragraph({}, 5, 5, "offline", False).startswith("Findings: UnWeaver and naive were not both scored")
+    assert max(map(len, text.split("\n"))) <= 400
+    # not both scored: no family, nothing to say
+    assert claim_family(tidy({"unweaver": {"ctx_recall": [1, 1]}}), 5, 5, dataset="x").empty
 
 
-def test_paragraph_quotes_the_width_of_the_context_recall_difference_that_can_decide():
+def test_caveats_quote_the_width_of_the_context_recall_difference_that_can_decide():
     from rag_lab.evaluation.statistics import paired_difference
 
     # 20 questions: unweaver ahead by 0.5 on half of them. The superiority test can decide here (its floor is
     # 2/2^20), so its interval's width is quoted, even where the non-inferiority claim itself cannot be decided
     ours, theirs = [1.0] * 10 + [0.5] * 10, [0.5] * 20
-    results = {"mid": tidy({"unweaver": {"ctx_recall": ours, "doc_mrr": ours}, "naive": {"ctx_recall": theirs, "doc_mrr": theirs}})}
-    text = paragraph(results, 5, 5, "offline", False)
+    results = tidy({"unweaver": {"ctx_recall": ours, "doc_mrr": ours}, "naive": {"ctx_recall": theirs, "doc_mrr": theirs}})
+    text = "\n".join(caveats({"mid": claim_family(results, 5, 5, dataset="mid")}, 5, "offline", False))
     d = paired_difference(ours, theirs)
     width = d.ci_high - d.ci_low
     assert f"the context-recall intervals here are {width:.2f} to {width:.2f} wide" in text

@@ -22,6 +22,7 @@ definition: docs/metrics.md.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import string
@@ -304,3 +305,18 @@ def answer_scores(samples: Sequence[AnswerSample], judge=None, show_progress: bo
         out["token_f1"] = [token_f1(s.response, s.reference) if s.reference else None for s in samples]
         out["exact_match"] = [exact_match(s.response, s.reference) if s.reference else None for s in samples]
     return out
+
+
+def two_recalls_sentence(results, method: str, k: int, answer_k: int) -> str:
+    """Why the retrieval table's context recall and the answer table's ID-based context recall differ for
+    ``method``: both ask whether the gold passages were retrieved, but ``ctx_recall`` counts a passage found
+    when some hit overlaps it (at k), and ragas' ``id_context_recall`` counts the method's own chunks that
+    overlap a gold passage (the share of them retrieved at answer_k). Means from the run."""
+    means = results[results["method"] == method].groupby(["metric", "k"])["value"].mean()
+    ctx, ids = means.get(("ctx_recall", k)), means.get(("id_context_recall", answer_k))
+    if ctx is None or ids is None or math.isnan(ctx) or math.isnan(ids):
+        return ""
+    return (f"Two context recalls for {method}: ctx_recall@{k} = {ctx:.3f} counts a gold passage found when a retrieved "
+            f"chunk overlaps at least half of it (or of the chunk); id_context_recall@{answer_k} = {ids:.3f} (ragas' "
+            f"ID-based recall) is the share of the {method} chunks overlapping a gold passage that were retrieved, so a "
+            "passage spread over two chunks counts half when only one of them is (docs/metrics.md).")

@@ -1,5 +1,4 @@
-"""How the call sites say a decided comparison: the verdict word with its reason, and the family its
-Holm p was adjusted in. One wording for every notebook, so "undecided" is never said five ways:
+"""The verdict words: how a decided comparison's verdict is said, with its reason. One wording for every notebook, so "undecided" is never said five ways:
 the words are ``statistics``' constants, and "cannot be decided" always carries the reason ``decide``
 gave (a row without one — before ``decide`` gave reasons — says the word alone).
 
@@ -9,7 +8,8 @@ difference with its numbers and verdict); a ranking with ``leader`` (the best, i
 runner-up and where the paper's best stands) and ``order_said`` (which places of an order are told
 apart, against the paper's order); ``inside_counts`` how many paper-reported numbers our intervals hold.
 
-Also the data set a tidy table came from (``evaluate`` records it in ``attrs``), for the ledger.
+Also the data set a tidy table came from (``evaluate`` records it in ``attrs``), for the ledger. The
+finding sentences built from decided rows are ``findings``'.
 """
 from __future__ import annotations
 
@@ -102,49 +102,9 @@ def standing(row: Mapping, up: str, down: str) -> str:
     return f"{stats}: {side(word, up, down) if decided(word) else verdict_said({**dict(row), 'verdict': word})}"
 
 
-def family_said(table: pd.DataFrame) -> str:
-    """``Holm within "<family>" (N comparisons); each interval is the comparison's own, unadjusted for the
-    family`` for a decided table of one or more families; "" for an empty one."""
-    if table.empty or "family" not in table.columns:
-        return ""
-    parts = [f'"{f}" ({int(g["family_size"].iloc[0])} comparisons)' for f, g in table.groupby("family", sort=False)]
-    return (f"p Holm-adjusted within the declared famil{'y' if len(parts) == 1 else 'ies'} {'; '.join(parts)}; each "
-            "interval is the comparison's own 95% interval, unadjusted for its family, so an interval that excludes 0 "
-            "can stand beside a verdict that is not decided")
-
-
 def dataset_of(results: pd.DataFrame, default: str = "") -> str:
     """The data set ``evaluate`` scored (``results.attrs["dataset"]``), else ``default``."""
     return str(getattr(results, "attrs", {}).get("dataset") or default)
-
-
-def difference_said(row: Mapping) -> str:
-    """``semantic - naive on ctx_recall@5: -0.242 [-0.442, -0.042] (n = 20, 3 documents, design effect 1.40,
-    p = 0.02 (exact), MDE 0.150, p Holm = 0.04): contradicted`` for one row of a decided table."""
-    from .statistics import format_ci
-    from .uncertainty import comparison_note
-
-    holm = "" if pd.isna(row["p_holm"]) or row["p_holm"] == row["p"] else f", p Holm = {format_p(row['p_holm'])}"
-    return (f"{row['method']} - {row['baseline']} on {row['metric']}: "
-            f"{format_ci(row['diff'], row['ci_low'], row['ci_high'])} ({comparison_note(row)}{holm}): {verdict_said(row)}")
-
-
-def undecided_line(rows: pd.DataFrame, what: str = "comparison") -> str:
-    """The rows of a decided table that cannot be decided, said once in one line: how many, the reason(s),
-    and the methods and metrics they concern, with no interval, MDE, p or verdict row (a design that cannot
-    decide gives no numbers to read). "" when every row is decided or inconclusive."""
-    mine = rows[rows["verdict"].astype(str) == UNDECIDABLE] if len(rows) else rows
-    if mine.empty:
-        return ""
-    n = len(mine)
-    reasons = sorted({reason_of(r) or "no test" for _, r in mine.iterrows()})
-    pairs = sorted({f"{r['method']} - {r['baseline']}" for _, r in mine.iterrows()
-                    if "method" in mine.columns and "baseline" in mine.columns})
-    metrics = sorted({str(m) for m in mine["metric"]}) if "metric" in mine.columns else []
-    about = "; ".join(part for part in (", ".join(pairs[:6]) + (", …" if len(pairs) > 6 else ""),
-                                        ", ".join(metrics[:6]) + (", …" if len(metrics) > 6 else "")) if part)
-    return (f"{n} {what}{'s' * (n != 1)} {UNDECIDABLE} ({'; '.join(reasons)})" + (f": {about}" if about else "")
-            + f"; no interval, MDE or verdict is shown for {'it' if n == 1 else 'them'}.")
 
 
 def estimand_of(dataset) -> str:

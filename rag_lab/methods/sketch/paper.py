@@ -2,10 +2,11 @@
 
 ``comparisons`` pairs SKETCH with every baseline question by question on each column (difference of
 means, its 95% interval, p), all of them one declared family decided by ``uncertainty.decide`` and
-recorded in the run's ledger; ``lead_sentences``, ``paragraph`` and ``findings`` read that table: a
-difference is ahead or behind only when its Holm p is below 0.05; the span-overlap ``ctx_recall@k`` is
-read first; ragas' non-LLM context precision and recall (string similarity, which rewards contexts about
-as long as the gold sentences) are named as string matching, with this run's chunk sizes.
+recorded in the run's ledger and said by ``evaluation.findings`` (``named_beside_paper`` adds the order the
+paper reported for each pair); ``verdict_table`` shows it; ``caveats`` says what it can show beside the paper:
+ragas' non-LLM context precision and recall (string similarity, which rewards contexts about as long as the
+gold sentences) named as string matching, with this run's chunk sizes, the setting, and how many baselines
+the span-overlap ``ctx_recall@k`` tells apart.
 
 Paper-reported values are Tables 1-4 of Mahalingam et al., "SKETCH: Structured Knowledge Enhanced
 Text Comprehension for Holistic Retrieval", transcribed by hand: RAGAS answer relevancy,
@@ -22,13 +23,14 @@ paper's tables.
 from __future__ import annotations
 
 import math
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from ...evaluation.decisions import copula, dataset_of, family_said, reason_of, relation, side, undecided_line
+from ...evaluation.decisions import dataset_of, side
+from ...evaluation.findings import name_of
 from ...evaluation.ledger import recorded
-from ...evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_ci
+from ...evaluation.statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE, format_ci
 from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
 
 
@@ -156,49 +158,18 @@ def like_for_like(dataset_name: str, judged: bool) -> bool:
     return judged and table_number_for(dataset_name) in (2, 3, 4)
 
 
-def _paper_order(paper: pd.DataFrame | None, method: str, base: str, col: str) -> str:
-    if paper is None or col not in paper.columns or base not in paper.index or method not in paper.index:
-        return ""
-    pa, pb = paper.loc[method, col], paper.loc[base, col]
-    side = "level" if pa == pb else ("ahead" if pa > pb else "behind")
-    return f" (paper-reported {pa:.2f} vs {pb:.2f}, {side})"
-
-
-def findings(results: pd.DataFrame, ours: pd.DataFrame, paper: pd.DataFrame | None, method: str = "sketch",
-             answer_k: int = 5, judged: bool = False, units=None) -> list[str]:
-    """One sentence per baseline: for every column of ``ours`` that is the mean of a per-question metric
-    (``results``: evaluate's tidy table), ``method`` minus the baseline, paired by question, with its
-    95% interval and its verdict — the rows of ``comparisons`` over those columns, one declared
-    family (Holm across every baseline and column), so the notebook's findings paragraph and these
-    sentences give one answer — next to the order the paper reported for the same pair. n is said once
-    when every column has the same n, else per column. F1 (from two means) is left out. Without a judge
-    the context columns are ragas' string matching and are named so. ``units`` (question id ->
-    document): clustered by document."""
-    if method not in ours.index:
-        raise ValueError(f"no row {method!r} in our results; rows: {list(ours.index)}")
-    metrics = {**paper_column_metrics(answer_k, judged), **{c: c for c in ours.columns if "@" in c}}
-    pairs = comparisons(results, {c: metrics[c] for c in ours.columns if c in metrics}, method, units)
-    sentences = []
-    for base in [m for m in ours.index if m != method]:
-        rows = pairs[(pairs["baseline"] == base) & (pairs["verdict"] != UNDECIDABLE)]   # the rest: said once, below
-        parts = []
-        for _, r in rows.iterrows():
-            col = r["column"]
-            # metric@k columns keep their names (notebook 10's); the paper's columns read as words
-            name = col if "@" in col else f"{STRING_MATCH} " * (not judged and col in STRING_COLUMNS) + col.replace('_', ' ')
-            parts.append((f"{name} {format_ci(r['diff'], r['ci_low'], r['ci_high'])}", int(r["n"]),
-                          f"{side(r['verdict'])}{_paper_order(paper, method, base, col)}"))
-        if parts:
-            ns = [n for _, n, _ in parts]
-            same = len(set(ns)) == 1      # one n for the sentence, else each column says its own
-            said = [f"  {text}{'' if same else f' (n = {n})'}, {side}" for text, n, side in parts]
-            sentences.append(f"{method} minus {base} (paired{f', n = {ns[0]}' if same else ''}):\n"
-                             + ";\n".join(said) + ".")
-    sentences += [line for line in [undecided_line(pairs)] if line]
-    if len(pairs):
-        sentences.append(f'Verdicts: Holm within the family "{pairs["family"].iloc[0]}" '
-                         f"({int(pairs['family_size'].iloc[0])} comparisons); intervals unadjusted for it.")
-    return sentences
+def named_beside_paper(paper: pd.DataFrame | None) -> Callable[[Mapping], str]:
+    """How a finding names a row of ``comparisons`` (``evaluation.findings.finding_sentences``' ``name``): ``sketch -
+    naive on nonllm_context_precision@5``, then, for a paper column, the order the paper reported for the same pair
+    (``(paper-reported 0.99 vs 0.81, ahead)``); ``paper`` None: the name alone."""
+    def name(row: Mapping) -> str:
+        col, method, base = row["column"], row["method"], row["baseline"]
+        said = name_of(row)
+        if paper is None or col not in paper.columns or base not in paper.index or method not in paper.index:
+            return said
+        pa, pb = paper.loc[method, col], paper.loc[base, col]
+        return f"{said} (paper-reported {pa:.2f} vs {pb:.2f}, {'level' if pa == pb else 'ahead' if pa > pb else 'behind'})"
+    return name
 
 
 def leaders(table: pd.DataFrame, label: str) -> str:
@@ -266,32 +237,6 @@ def comparisons(results: pd.DataFrame, columns: Mapping[str, str], method: str =
     return recorded(out[[*COLUMNS, *[c for c in out.columns if c not in COLUMNS]]], dataset_of(results, "unnamed"))
 
 
-def _said(row) -> str:
-    return f"{row['baseline']} {format_ci(row['diff'], row['ci_low'], row['ci_high'])}"
-
-
-def _grouped(rows: pd.DataFrame) -> str:
-    """``is ahead of a d [lo, hi]; inconclusive against b ...`` over the rows of one column: the predicate
-    after the method's name ("is" before a side, never before "cannot be decided"); the baselines that
-    cannot be decided by name only, their reason once (a design that cannot decide gives no numbers)."""
-    parts = []
-    for v in (SUPPORTED, CONTRADICTED, INCONCLUSIVE, UNDECIDABLE):
-        chosen = rows[rows["verdict"] == v]
-        if not len(chosen):
-            continue
-        if v == UNDECIDABLE:
-            reasons = "; ".join(dict.fromkeys(reason_of(r) or "no test" for _, r in chosen.iterrows()))
-            said = ", ".join(chosen["baseline"]) + f" ({reasons})"
-        else:
-            said = ", ".join(_said(r) for _, r in chosen.iterrows())
-        parts.append(f"{copula(v) if not parts else ''}{relation(v)} {said}")
-    return "; ".join(parts)
-
-
-def _name(column: str) -> str:
-    return column.replace("_", " ")
-
-
 def verdict_table(pairs: pd.DataFrame, method: str = "sketch") -> pd.DataFrame:
     """``comparisons``' rows as a reader's table: one row per baseline, per column ``diff [low, high]``
     (the comparison's own interval, unadjusted for the family: said in the index's name) and the
@@ -309,73 +254,37 @@ def verdict_table(pairs: pd.DataFrame, method: str = "sketch") -> pd.DataFrame:
     return table.rename_axis(f"{method} minus (intervals unadjusted; verdicts Holm within the family)")
 
 
-def lead_sentences(pairs: pd.DataFrame, span: Mapping[str, str], strings: Mapping[str, str],
-                   chunk_tokens: Mapping[str, float], method: str = "sketch") -> list[str]:
-    """What ``verdict_table`` shows, in words: the span metrics first (where the comparison is decided),
-    then the string-match columns as what they are, with this run's chunk sizes."""
-    out = []
-    for cols, head in ((span, "Span metrics (a hit counts when its characters overlap a gold passage; notebook "
-                              "10's names)"),
-                       (strings, f"{STRING_MATCH.capitalize()} columns (ragas' non-LLM context precision and recall: "
-                                 "each retrieved chunk's text set against the gold passages' text by string "
-                                 "similarity, so chunks about as long as the gold sentences score higher and long "
-                                 "chunks lower; mean chunk size here, word pieces: "
-                                 + ", ".join(f"{m} {t:.0f}" for m, t in chunk_tokens.items()) + ")")):
-        rows = pairs[pairs["column"].isin(list(cols))]
-        if rows.empty:
-            continue
-        said = [f"On {c} {method} {_grouped(rows[rows['column'] == c])}." for c in cols if (rows["column"] == c).any()]
-        decided = rows[rows["verdict"].isin([SUPPORTED, CONTRADICTED])]
-        out.append("\n".join([f"{head}.", *said, f"{len(decided)} of {len(rows)} differences are decided at 95%."]))
-    if len(pairs):
-        said = family_said(pairs)
-        out.append(said[:1].upper() + said[1:] + ".")
-    return out
-
-
 def long_chunk_methods(chunk_tokens: Mapping[str, float], method: str = "sketch") -> list[str]:
     """Methods whose mean chunk size is at least ``LONG_FACTOR`` times ``method``'s."""
     own = chunk_tokens.get(method, math.nan)
     return [m for m, t in chunk_tokens.items() if m != method and not math.isnan(own) and t >= LONG_FACTOR * own]
 
 
-def paragraph(table: pd.DataFrame, *, span: str, n_questions: int, reasoner: str, judged: bool,
-              chunk_tokens: Mapping[str, float], method: str = "sketch",
-              string_columns: Sequence[str] = STRING_COLUMNS, extra: Sequence[str] = ()) -> str:
-    """The findings paragraph from ``comparisons``' table. ``span``: the column without a length bias
-    (ctx_recall@k); ``chunk_tokens``: each method's mean chunk size in word pieces; ``extra``:
-    sentences the notebook computed elsewhere (the encoder cut of semantic chunks) put after the
-    comparisons."""
+def caveats(table: pd.DataFrame, *, span: str, reasoner: str, judged: bool, chunk_tokens: Mapping[str, float],
+            method: str = "sketch", string_columns: Sequence[str] = STRING_COLUMNS, extra: Sequence[str] = ()) -> list[str]:
+    """What ``comparisons``' table (said by ``evaluation.findings``) can and cannot show beside the paper, a
+    sentence each: the string-match columns as what they are, with this run's chunk sizes (``chunk_tokens``:
+    mean word pieces per method) and any lead on them over long chunks that the span column ``span``
+    (ctx_recall@k) does not share; ``extra`` (the encoder cut of semantic chunks); the setting; and how many
+    baselines the questions tell apart on ``span``. [] for an empty table."""
     if table.empty:
-        return f"Findings: {method} was compared with no baseline in this run, so there is nothing to report."
-    ns = sorted({int(v) for v in table["n"]})
-    n = str(ns[0]) if len(ns) == 1 else f"{ns[0]} to {ns[-1]}"      # every pair's n, not the largest alone
-    sizes = ", ".join(f"{m} {t:.0f}" for m, t in chunk_tokens.items())
-    out = [f"Findings ({n_questions} questions, {n} scored per pair; reasoner: {reasoner}; judge: "
-           f"{'yes' if judged else 'none'}): {method} minus each baseline, paired by question, with 95% intervals.",
-           "A difference counts as ahead or behind only when its p, Holm-adjusted within the declared family "
-           f"\"{table['family'].iloc[0]}\" ({int(table['family_size'].iloc[0])} comparisons), is below 0.05; the "
-           "intervals are each comparison's own, unadjusted for the family."]
+        return []
     span_rows = table[table["column"] == span]
-    if len(span_rows):
-        out.append(f"On {span} (gold passages found among the top hits, whatever a chunk's length) {method} "
-                   + _grouped(span_rows) + ".")
     long = long_chunk_methods(chunk_tokens, method)
-    lead_unmatched = []
+    out, lead_unmatched = [], []
     for col in [c for c in string_columns if c in set(table["column"])]:
-        rows = table[table["column"] == col]
-        out.append(f"On {_name(col)} {method} " + _grouped(rows) + ".")
-        for _, r in rows[rows["verdict"] == SUPPORTED].iterrows():
+        for _, r in table[(table["column"] == col) & (table["verdict"] == SUPPORTED)].iterrows():
             s = span_rows[span_rows["baseline"] == r["baseline"]]
             if r["baseline"] in long and (s.empty or s["verdict"].iloc[0] != SUPPORTED):
                 lead_unmatched.append((col, r["baseline"], side(s["verdict"].iloc[0]) if len(s) else "not scored"))
     if any(c in set(table["column"]) for c in string_columns):
-        text = (f"Caveat: {' and '.join(_name(c) for c in string_columns)} are ragas' non-LLM string matching of "
-                "retrieved against gold passages, which favours contexts about as long as the gold sentences and "
+        sizes = ", ".join(f"{m} {t:.0f}" for m, t in chunk_tokens.items())
+        text = (f"Caveat: {' and '.join(c.replace('_', ' ') for c in string_columns)} are ragas' non-LLM string matching "
+                "of retrieved against gold passages, which favours contexts about as long as the gold sentences and "
                 f"penalises long chunks (mean chunk size here, word pieces: {sizes})")
         if lead_unmatched:
-            text += ("; so " + "; ".join(f"the lead on {_name(c)} over {b}, whose chunks are long, is not a lead on "
-                                         f"{span} (there: {side})" for c, b, side in lead_unmatched)
+            text += ("; so " + "; ".join(f"the lead on {c.replace('_', ' ')} over {b}, whose chunks are long, is not a "
+                                         f"lead on {span} (there: {side})" for c, b, side in lead_unmatched)
                      + " — it measures chunk length more than retrieval")
         out.append(text + ".")
     out.extend(s for s in extra if s)
@@ -385,9 +294,11 @@ def paragraph(table: pd.DataFrame, *, span: str, n_questions: int, reasoner: str
     judge = ("; with no judge, faithfulness and answer relevancy — where the paper reports SKETCH's largest leads — "
              "were not measured" if not judged else "")
     out.append(f"Not the paper's setting: {model}{judge}.")
-    decided = span_rows[span_rows["verdict"].isin([SUPPORTED, CONTRADICTED])]   # "cannot be decided" is not
     if len(span_rows):
+        decided = span_rows[span_rows["verdict"].isin([SUPPORTED, CONTRADICTED])]   # "cannot be decided" is not
         ahead = int((span_rows["verdict"] == SUPPORTED).sum())
+        ns = sorted({int(v) for v in span_rows["n"]})
+        n = str(ns[0]) if len(ns) == 1 else f"{ns[0]} to {ns[-1]}"
         out.append(f"In sum, on {span} the {n} questions tell {method} apart from {len(decided)} of "
                    f"{len(span_rows)} baselines ({ahead} ahead, {len(decided) - ahead} behind).")
-    return "\n".join(out)     # a sentence a line: read without scrolling sideways
+    return out

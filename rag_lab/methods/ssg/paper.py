@@ -7,9 +7,9 @@ passed. DeepEval is not installed here. Our columns (``experiment.py``): gold-se
 and recall (overlap of the gathered sentences with the question's gold sentences, no LLM) always;
 with a judge, ragas' LLM context precision and recall (the closest installed analogue of
 DeepEval's contextual ones), answer relevancy and faithfulness. ``like_for_like`` says, per paper
-column, whether the data, the metric and the models match the paper's. ``finding_sentences`` and
-``leader_sentence`` say, from the decided tables (recorded in the run's ledger), which algorithms beat
-basic_retrieval here and in the paper's tables, and whether the data can tell the leader from the rest.
+column, whether the data, the metric and the models match the paper's. ``versus_basic`` and ``leader_pairs``
+decide (and record in the run's ledger) which algorithms beat basic_retrieval here and whether the data can
+tell the leader from the rest (``evaluation.findings`` says them); ``reported_beats`` what the paper's tables report.
 """
 from __future__ import annotations
 
@@ -18,8 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ...core.types import Dataset
-from ...evaluation.decisions import side, verdict_said
-from ...evaluation.statistics import INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_ci
+from ...evaluation.decisions import side
 from ...evaluation.uncertainty import paired_differences, pairwise_differences
 from .experiment import DEFAULT_THRESHOLD, results_intervals, results_table, tidy
 from .ledgered import recorded_algorithms, setting_of, units_of
@@ -291,69 +290,22 @@ def beats_basic(table: pd.DataFrame, metric: str, tolerance: float = 1e-9) -> li
     return [a for a in table.index if a != "basic_retrieval" and table.loc[a, metric] > base + tolerance]
 
 
-def finding_sentences(ours: pd.DataFrame, label: str, judged: pd.DataFrame | None = None,
-                      scores: pd.DataFrame | None = None) -> list[str]:
-    """Plain sentences: which algorithms beat basic_retrieval on recall and on precision in this run
-    (in the column that stands in for the paper's) and in each paper table. With the per-question
-    ``scores`` each algorithm is set against basic_retrieval question by question: it beats it when
-    its paired difference is decided above 0 (Holm p < 0.05 across the algorithms), falls behind when
-    decided below, and is not told apart otherwise (the means alone would call every gap a win)."""
-    def listed(names):
-        return ", ".join(names) if names else "none"
-
-    lines = []
-    for metric in ("recall", "precision"):
-        column = our_column(metric, judged is not None)
-        base = ours.loc["basic_retrieval", column]
-        if pd.isna(base):
-            lines.append(f"{label}: {column} was not measured for basic_retrieval.")
-        elif scores is None:
-            lines.append(f"{label}: beat basic_retrieval on {column} ({base:.2f}): "
-                         + listed([f"{a} ({ours.loc[a, column]:.2f})" for a in beats_basic(ours, column)]) + ".")
-        else:
-            vs = versus_basic(scores, column, judged, label)
-            shown = {side: [m if side == UNDECIDABLE else f"{m} {format_ci(d, lo, hi)}" for m, d, lo, hi in   # undecided: no numbers
-                            zip(g["method"], g["diff"], g["ci_low"], g["ci_high"])] for side, g in vs.groupby("side")}
-            ns = sorted({int(n) for n in vs["n"]})
-            n = "/".join(map(str, ns)) if ns else "0"
-            reasons = sorted({verdict_said(r) for _, r in vs.iterrows() if r["verdict"] == UNDECIDABLE})
-            few = (f";\n  {' / '.join(reasons)}: {listed(shown[UNDECIDABLE])}" if UNDECIDABLE in shown else "")
-            units = int(vs["units"].max()) if len(vs) else 0
-            documents = f", {units} documents" if len(vs) and units < int(vs["n"].max()) else ""
-            lines.append(f"{label}, {column} minus basic_retrieval's ({base:.2f}), paired by question "
-                         f"(n = {n}{documents}; Holm within \"{vs['family'].iloc[0] if len(vs) else ''}\"; intervals "
-                         f"unadjusted):\n  beat it (Holm p < 0.05): "
-                         f"{listed(shown.get('above', []))};\n  {INCONCLUSIVE}: {listed(shown.get(INCONCLUSIVE, []))}"
-                         f"{few};\n  behind: {listed(shown.get('below', []))}.")
-        for name in PAPER_TABLES:
-            paper = paper_table(name)
-            lines.append(f"  paper, {name}, {PAPER_METRICS[metric]}: " + listed(beats_basic(paper, metric))
-                         + f" (basic_retrieval {paper.loc['basic_retrieval', metric]:.2f}).")
-    return lines
+def reported_beats(metric: str) -> list[str]:
+    """Per paper table, which algorithms the paper reports above basic_retrieval on ``metric`` (``precision``,
+    ``recall``), with basic_retrieval's own number."""
+    out = []
+    for name in PAPER_TABLES:
+        paper = paper_table(name)
+        out.append(f"  paper, {name}, {PAPER_METRICS[metric]}: " + (", ".join(beats_basic(paper, metric)) or "none")
+                   + f" (basic_retrieval {paper.loc['basic_retrieval', metric]:.2f}).")
+    return out
 
 
-def leader_sentence(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None,
-                    label: str = "") -> str:
-    """Which algorithm has the highest mean ``column`` and whether the questions can tell it from the
-    others: each pair paired by question (clustered by document: ``units_of``), Holm across the pairs
-    (``uncertainty.pairwise_differences``: one declared family), and its verdict. A pair not decided is
-    named with its interval (unadjusted for the family) and verdict."""
+def leader_pairs(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None, label: str = "") -> pd.DataFrame:
+    """Whether the questions can tell the algorithm with the highest mean ``column`` from the others: every
+    pair paired by question (clustered by document: ``units_of``), Holm across the pairs
+    (``uncertainty.pairwise_differences``: one declared family, recorded in the run's ledger whole); returned,
+    the leader's rows (the leader first in each, ``below`` the other)."""
     table = recorded_algorithms(pairwise_differences(tidy(scores, judged), column, units=units_of(scores)), scores, label,
-                      "below")
-    if table.empty:
-        return f"{label}{column}: fewer than two algorithms scored."
-    leader = table["method"].iloc[0]
-    mine = table[table["method"] == leader]
-    means = tidy(scores, judged).query("metric == @column").groupby("method")["value"].mean()
-    ahead = [b for b, v in zip(mine["below"], mine["verdict"]) if v == SUPPORTED]
-    tied = [f"{r['below']} ({verdict_said(r)})" if r["verdict"] == UNDECIDABLE else    # undecided: its reason, no numbers
-            f"{r['below']} ({format_ci(r['diff'], r['ci_low'], r['ci_high'])}, {verdict_said(r)})"
-            for _, r in mine.iterrows() if r["verdict"] != SUPPORTED]
-    n = int(mine["n"].max())
-    family = f'Holm within "{table["family"].iloc[0]}", {int(table["family_size"].iloc[0])} pairs'
-    head = f"{label}highest mean {column}: {leader} ({means[leader]:.2f})"
-    if not tied:
-        return f"{head}, ahead of every other algorithm (each paired difference decided, {family}, p < 0.05, n = {n})."
-    return (f"{head}, but with n = {n} questions the data cannot tell it from {len(tied)} of the {len(mine)} "
-            f"others (paired difference [95% interval, unadjusted], verdict with {family}):\n  " + ";\n  ".join(tied)
-            + (f";\n  ahead of {', '.join(ahead)}." if ahead else ";\n  so no single best algorithm is shown here."))
+                                "below")
+    return table[table["method"] == table["method"].iloc[0]] if len(table) else table

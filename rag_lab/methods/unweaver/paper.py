@@ -10,7 +10,8 @@ generation). ``estimated_llm_tokens`` gives what an LLM reasoner *would* be sent
 without calling one (the prompts of ``rag_lab.reasoning.prompts`` counted with cl100k_base;
 completions as each job's documented allowance) — with the offline reasoner every measured LLM
 column is zero, and this shows the cost structure the paper discusses. ``claim_family`` decides the
-paper's claim (at least as good as VectorRAG) on our run; ``paragraph`` and ``findings`` say it.
+paper's claim (at least as good as VectorRAG) on our run (``evaluation.findings`` says it); ``caveats`` what
+that can show beside the paper's numbers.
 """
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ...evaluation.decisions import dataset_of, reason_of, relation, undecided_line, verdict_said
+from ...evaluation.decisions import dataset_of
 from ...evaluation.ledger import recorded
-from ...evaluation.statistics import NON_INFERIORITY_MARGIN, SUPPORTED, UNDECIDABLE, format_ci, format_p
+from ...evaluation.statistics import NON_INFERIORITY_MARGIN, UNDECIDABLE
 from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
 
 from ...core.types import Cost, Dataset
@@ -235,46 +236,30 @@ def claim_family(results: pd.DataFrame, k: int, answer_k: int, units: Units | No
     return recorded(decide(pd.DataFrame(rows), family), name)
 
 
-def claim_row(family: pd.DataFrame, column: str, non_inferiority: bool = False):
-    """The row of ``claim_family`` for ``column`` (the superiority test, or the non-inferiority one), or None."""
-    if family.empty:
-        return None
-    at = family["threshold"] < 0 if non_inferiority else family["threshold"] == 0
-    rows = family[(family["metric"] == column) & at]
-    return rows.iloc[0] if len(rows) else None
-
-
-def findings(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasoner_name: str,
-             tokens: pd.DataFrame | None = None, units: Mapping[str, Units] | None = None) -> list[str]:
-    """Sentences comparing UnWeaver with VectorRAG (naive) from this run's per-question tables (one per
-    dataset, ``evaluate``'s tidy rows): each data set's ``claim_family`` (clustered by document with
-    ``units``: data set -> question units), each difference with its 95% interval, p, Holm p and verdict,
-    and the paper's own claim — at least as good — read as a non-inferiority test on context recall
-    (``statistics.NON_INFERIORITY_MARGIN``, as notebook 10's claims check); then the token costs and what the paper reported."""
-    out, verdicts = [], []
-    for name, df in results.items():
-        family = claim_family(df, k, answer_k, (units or {}).get(name), name)
-        plain = family[family["threshold"] == 0] if len(family) else family
-        if plain.empty:
-            continue
-        parts = []
-        for _, d in plain[plain["verdict"] != UNDECIDABLE].iterrows():     # the rest: said once, without numbers
-            mde = "" if np.isnan(d["mde"]) else f", MDE {d['mde']:.3f}"
-            parts.append(f"  {d['metric']} {format_ci(d['diff'], d['ci_low'], d['ci_high'])} (n = {int(d['n'])}, "
-                         f"p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])}{mde}): {verdict_said(d)}")
-        parts += ["  " + line for line in [undecided_line(plain)] if line]
-        out.append(f"{name} (reasoner: {reasoner_name}) — UnWeaver minus VectorRAG (naive), paired by question, one "
-                   f"declared family of {int(family['family_size'].iloc[0])} (\"{family['family'].iloc[0]}\"; "
-                   "intervals unadjusted for it):\n" + ";\n".join(parts) + ".")
-        d = claim_row(family, f"ctx_recall@{k}", non_inferiority=True)
-        if d is not None:
-            verdicts.append((name, d))
-    if verdicts:
-        out.append(f"At least as good as VectorRAG on context recall@{k} (non-inferiority, margin "
-                   f"{NON_INFERIORITY_MARGIN}, p against the margin, Holm within each data set's family): "
-                   + "; ".join(f"{verdict_said(d)} on {n}" + ("" if d["verdict"] == UNDECIDABLE else
-                                                               f" (p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])})")
-                               for n, d in verdicts) + ".")
+def caveats(families: Mapping[str, pd.DataFrame], answer_k: int, reasoner: str, judged: bool,
+            tokens: pd.DataFrame | None = None, agreement: Mapping[str, Mapping[str, int]] | None = None) -> list[str]:
+    """What the findings (``families``: data set -> its ``claim_family``, said by ``evaluation.findings``) can
+    and cannot show beside the paper: the widths of the context-recall intervals that can decide against the
+    paper-reported factual-correctness gap, what the reasoner's answers are, the judge, the rules' agreement
+    (``agreement``: data set -> ``rule_agreement``), UnWeaver's index cost against VectorRAG's (``tokens``, the
+    paper layout) and the paper's own gap; a sentence each."""
+    gap = paper_fc_gap().dropna()
+    widths = [r["ci_high"] - r["ci_low"] for f in families.values() if len(f)
+              for _, r in f[(f["metric"].str.startswith("ctx_recall@")) & (f["threshold"] == 0)].iterrows()
+              if r["verdict"] != UNDECIDABLE and not np.isnan(r["ci_high"] - r["ci_low"])]
+    span = (f"the context-recall intervals here are {min(widths):.2f} to {max(widths):.2f} wide" if widths
+            else "no context-recall comparison here can be decided")
+    seen = "might be told from zero" if widths and min(widths) <= 2 * gap.abs().max() else "could not be told from zero"
+    out = [f"Caveats: {span}, so a difference the size of the paper-reported one (UnWeaver minus VectorRAG at "
+           f"most {gap.abs().max():.4f} in factual correctness, another metric) {seen} with this many questions."]
+    if reasoner == "offline":
+        out.append("The offline reasoner's entity descriptions are sentences copied from the chunks and its answers are "
+                   f"extractive, so token F1 and ROUGE-L at {answer_k} score copied sentences by string overlap with the reference, "
+                   "not generated answers.")
+    if not judged:
+        out.append("The paper's measure, ragas' factual correctness, needs a judge and was not computed.")
+    said = [views.agreement_sentence(name, a) for name, a in (agreement or {}).items() if a.get("questions")]
+    out += [line[0].upper() + line[1:] + "." for line in said]
     if tokens is not None and len(tokens):
         emb_paper = paper_table1()[("Embedder", "index")].astype(float).rename(None)
         paper_emb = emb_paper.unstack("method").reindex(list(dict.fromkeys(emb_paper.index.get_level_values("dataset"))))
@@ -284,64 +269,7 @@ def findings(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasone
             if (ds, "unweaver") in emb.index and (ds, "naive") in emb.index and emb[(ds, "naive")] > 0:
                 out.append(f"{ds}: UnWeaver's index cost {emb[(ds, 'unweaver')] / emb[(ds, 'naive')]:.1f}x the embedder "
                            f"tokens of VectorRAG's (paper-reported: {paper_ratio}).")
-    gap = paper_fc_gap().dropna()
     out.append("Paper-reported (Table 1, factual correctness with GPT-oss-120B): UnWeaver minus VectorRAG = "
                + ", ".join(f"{v:+.4f} on {d.split(' (')[0]}" for d, v in gap.items())
                + f" — at most {gap.abs().max():.4f} either way, UnWeaver ahead on {int((gap > 0).sum())} of {len(gap)}.")
     return out
-
-
-def paragraph(results: Mapping[str, pd.DataFrame], k: int, answer_k: int, reasoner: str, judged: bool,
-              agreement: Mapping[str, Mapping[str, int]] | None = None,
-              units: Mapping[str, Units] | None = None) -> str:
-    """The findings paragraph: per data set, UnWeaver minus naive on ctx_recall@k and doc_mrr@k and the
-    non-inferiority verdict of the paper's claim, read from that data set's ``paper.claim_family`` (one
-    declared family, Holm across it, clustered by document with ``units``: data set -> question units),
-    then the caveats. ``agreement``: data set -> ``rule_agreement``."""
-    out, widths, families = [], [], []
-    for name, df in results.items():
-        family = claim_family(df, k, answer_k, (units or {}).get(name), name)
-        parts = [(c, d) for c in (f"ctx_recall@{k}", f"doc_mrr@{k}") if (d := claim_row(family, c)) is not None]
-        if not parts:
-            continue
-        families.append(family)
-        ns = [int(d["n"]) for _, d in parts]
-        same = len(set(ns)) == 1       # one n for the data set, else each column says its own
-        said = [f"{column} {relation(d['verdict'])} naive ({reason_of(d)})" if d["verdict"] == UNDECIDABLE else
-                f"{column} {format_ci(d['diff'], d['ci_low'], d['ci_high'])} ({'' if same else f'n = {int(d.n)}, '}"
-                f"p = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])}, {relation(d['verdict'])} naive)"
-                for column, d in parts]      # a design that cannot decide: its reason, no numbers
-        d = claim_row(family, f"ctx_recall@{k}", non_inferiority=True)
-        claim = ("not tested" if d is None else verdict_said(d) if d["verdict"] == UNDECIDABLE else
-                 f"{verdict_said(d)} (p against the margin = {format_p(d['p'])}, p Holm = {format_p(d['p_holm'])})")
-        r = dict(parts).get(f"ctx_recall@{k}")       # the context-recall difference's own interval, when it can decide
-        if r is not None and r["verdict"] != UNDECIDABLE and not np.isnan(r["ci_high"] - r["ci_low"]):
-            widths.append(r["ci_high"] - r["ci_low"])
-        units_n = int(parts[0][1]["units"])
-        documents = f", {units_n} document{'s' if units_n != 1 else ''}" if units_n < ns[0] else ""
-        out.append(f"On {name} ({f'n = {ns[0]} questions' if same else 'n per column'}{documents}) UnWeaver minus "
-                   f"VectorRAG (naive):\n  " + ";\n  ".join(said)
-                   + f";\n  at least as good as VectorRAG on context recall@{k} (margin {NON_INFERIORITY_MARGIN}): {claim}.")
-    if not out:
-        return "Findings: UnWeaver and naive were not both scored on any data set, so there is nothing to compare."
-    sizes = sorted({int(f["family_size"].iloc[0]) for f in families})
-    head = ("Findings, each difference paired by question (clustered by document where questions share one) with its "
-            "95% interval (each "
-            "comparison's own, unadjusted) and p.\nPer data set one declared family of "
-            f"{'/'.join(map(str, sizes))} comparisons (every metric scored and the paper's claim), Holm within it; "
-            f"ahead or behind only when the Holm p is below 0.05, and the claim '{SUPPORTED}' only when its Holm p "
-            "against the margin is below 0.05.")
-    gap = float(paper_fc_gap().abs().max())
-    span = (f"the context-recall intervals here are {min(widths):.2f} to {max(widths):.2f} wide" if widths
-            else "no context-recall comparison here can be decided")
-    seen = "might be told from zero" if widths and min(widths) <= 2 * gap else "could not be told from zero"
-    caveats = [f"Caveats: {span}, so a difference the size of the paper-reported one (UnWeaver minus VectorRAG at "
-               f"most {gap:.4f} in factual correctness, another metric) {seen} with this many questions"]
-    if reasoner == "offline":
-        caveats.append("the offline reasoner's entity descriptions are sentences copied from the chunks and its "
-                       f"answers are extractive, so token F1 and ROUGE-L at {answer_k} score copied sentences by "
-                       "string overlap with the reference, not generated answers")
-    if not judged:
-        caveats.append("the paper's measure, ragas' factual correctness, needs a judge and was not computed")
-    caveats += [views.agreement_sentence(name, a) for name, a in (agreement or {}).items() if a.get("questions")]
-    return "\n".join([head, *out, *(c[0].upper() + c[1:] + "." for c in caveats)])   # a sentence a line

@@ -1,0 +1,103 @@
+"""Finding sentences: decided comparisons in words, one builder for every notebook.
+
+``finding_sentences`` takes decided rows — a run's ledger rows (``ledger.COLUMNS``) or a decided table
+before it is recorded (``uncertainty.decide``'s columns) — and says each comparison a test could decide
+with its estimate, 95% interval, n (and documents), p, MDE, Holm p and verdict word; the comparisons
+that cannot be decided once, in one line, with their reason and no numbers (a design that cannot decide
+gives no numbers to read); then the family their Holm p was adjusted in. The verdict words and their
+reasons are ``decisions``'; this module only puts them into sentences.
+"""
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import pandas as pd
+
+from .decisions import reason_of, verdict_said
+from .ledger import BASELINE_COLUMNS
+from .statistics import UNDECIDABLE, format_ci, format_p
+from .uncertainty import comparison_note
+
+
+def _other(row: Mapping) -> str:
+    """The other side of a comparison: its ``baseline`` (``below``, ``rival``), "" when the row has none."""
+    return next((str(row[c]) for c in BASELINE_COLUMNS if c in row and pd.notna(row[c])), "")
+
+
+def metric_of(row: Mapping) -> str:
+    """The metric as a decided table names it: ``ctx_recall@5``; a ledger row's metric and setting joined back
+    (``k=5`` -> ``@5``, ``136 tokens`` -> ``@136tok``; another setting, or a test's threshold, in brackets)."""
+    metric = str(row["metric"])
+    setting = str(row.get("setting", "") or "")
+    threshold = row.get("threshold", 0.0)
+    if "@" in metric or setting in ("", "nan"):
+        moved = pd.notna(threshold) and float(threshold) != 0      # a decided table's test against a margin
+        return f"{metric} (threshold {float(threshold):+g})" if moved else metric
+    at, _, rest = setting.partition("; ")
+    if at.startswith("k="):
+        metric, setting = f"{metric}@{at[2:]}", rest
+    elif at.endswith(" tokens") and at.split()[0].isdigit():
+        metric, setting = f"{metric}@{at.split()[0]}tok", rest
+    return f"{metric} ({setting})" if setting else metric
+
+
+def name_of(row: Mapping) -> str:
+    """``semantic - naive on ctx_recall@5``: the row's method minus the other side, on its metric."""
+    other = _other(row)
+    return f"{row['method']}{f' - {other}' if other else ''} on {metric_of(row)}"
+
+
+def _said(row: Mapping, name: Callable[[Mapping], str]) -> str:
+    holm = "" if pd.isna(row["p_holm"]) or row["p_holm"] == row["p"] else f", p Holm = {format_p(row['p_holm'])}"
+    return (f"{name(row)}: {format_ci(row['diff'], row['ci_low'], row['ci_high'])} ({comparison_note(row)}{holm}): "
+            f"{verdict_said(row)}")
+
+
+def undecided_line(rows: pd.DataFrame, what: str = "comparison") -> str:
+    """The rows that cannot be decided, said once in one line: how many, the reason(s), the pairs and metrics
+    they concern, with no interval, MDE, p or verdict row. "" when every row is decided or inconclusive."""
+    mine = rows[rows["verdict"].astype(str) == UNDECIDABLE] if len(rows) else rows
+    if mine.empty:
+        return ""
+    n = len(mine)
+    reasons = sorted({reason_of(r) or "no test" for _, r in mine.iterrows()})
+    pairs = sorted({f"{r['method']} - {_other(r)}" for _, r in mine.iterrows() if "method" in r and _other(r)})
+    metrics = sorted({metric_of(r) for _, r in mine.iterrows()}) if "metric" in mine.columns else []
+    about = "; ".join(part for part in (", ".join(pairs[:6]) + (", …" if len(pairs) > 6 else ""),
+                                        ", ".join(metrics[:6]) + (", …" if len(metrics) > 6 else "")) if part)
+    return (f"{n} {what}{'s' * (n != 1)} {UNDECIDABLE} ({'; '.join(reasons)})" + (f": {about}" if about else "")
+            + f"; no interval, MDE or verdict is shown for {'it' if n == 1 else 'them'}.")
+
+
+def family_said(table: pd.DataFrame) -> str:
+    """``p Holm-adjusted within the declared family "<family>" (N comparisons); each interval is the comparison's
+    own ...`` for a decided table of one or more families; "" for an empty one."""
+    if table.empty or "family" not in table.columns:
+        return ""
+    sizes = {f: int(g["family_size"].iloc[0]) for f, g in table.groupby("family", sort=False)}
+    parts = [f'"{f}" ({n} comparison{"s" * (n != 1)})' for f, n in sizes.items()]
+    return (f"p Holm-adjusted within the declared famil{'y' if len(parts) == 1 else 'ies'} {'; '.join(parts)}; each "
+            "interval is the comparison's own 95% interval, unadjusted for its family, so an interval that excludes 0 "
+            "can stand beside a verdict that is not decided")
+
+
+def finding_sentences(rows: pd.DataFrame, name: Callable[[Mapping], str] = name_of, what: str = "comparison",
+                      family: bool = True) -> list[str]:
+    """The findings of decided ``rows``, a sentence each: every row a test could decide or leave inconclusive
+    (``semantic - naive on ctx_recall@5: -0.242 [-0.442, -0.042] (n = 20, 3 documents, design effect 1.40,
+    p = 0.02, MDE 0.150, p Holm = 0.04): contradicted``; ``name`` says what was compared); then those that
+    cannot be decided, said once (``undecided_line``, ``what`` counted); then, with ``family``, the family
+    their Holm p was adjusted in (``family_said``), when a row was tested. [] for no rows."""
+    if not isinstance(rows, pd.DataFrame):
+        raise TypeError(f"finding_sentences takes decided rows as a DataFrame, got {type(rows).__name__}")
+    if rows.empty:
+        return []
+    missing = [c for c in ("verdict", "diff", "ci_low", "ci_high", "n", "p", "p_holm") if c not in rows.columns]
+    if missing:
+        raise ValueError(f"finding_sentences needs decided rows (ledger or uncertainty.decide columns); these lack {missing}")
+    tested = rows[rows["verdict"].astype(str) != UNDECIDABLE]
+    out = [_said(r, name) for _, r in tested.iterrows()]
+    out += [line for line in [undecided_line(rows, what)] if line]
+    if family and len(tested) and "family" in rows.columns:
+        out.append(family_said(rows) + ".")
+    return out

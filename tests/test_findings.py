@@ -1,0 +1,131 @@
+"""The one finding-sentence builder (evaluation/findings.py) on hand-made decided rows: a supported, a
+contradicted, an inconclusive and a cannot-be-decided row, each said the way worked out here by hand; a
+mixed list says the undecided rows once, without numbers; one and several are counted right."""
+import math
+
+import pandas as pd
+import pytest
+
+from rag_lab.evaluation.findings import finding_sentences, metric_of, name_of, undecided_line
+from rag_lab.evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE
+
+FAMILY = "b minus a (hand-made)"
+FEW = "3 documents: no test at 0.05 is possible"
+
+
+def row(method="b", metric="ctx_recall@5", diff=0.2, lo=0.1, hi=0.3, p=0.01, p_holm=0.02, verdict=SUPPORTED,
+        reason="", n=20, units=20, deff=math.nan, mde=0.15, size=4):
+    return {"method": method, "baseline": "a", "metric": metric, "diff": diff, "ci_low": lo, "ci_high": hi, "n": n,
+            "units": units, "design_effect": deff, "p": p, "p_holm": p_holm, "mde": mde, "family": FAMILY,
+            "family_size": size, "verdict": verdict, "reason": reason}
+
+
+def test_a_supported_row_says_its_estimate_interval_n_p_mde_holm_and_verdict():
+    said = finding_sentences(pd.DataFrame([row()]), family=False)
+    assert said == ["b - a on ctx_recall@5: 0.200 [0.100, 0.300] (n = 20, p = 0.010, MDE 0.150, p Holm = 0.020): "
+                    f"{SUPPORTED}"]
+
+
+def test_a_contradicted_row_clustered_by_document_names_the_documents_and_design_effect():
+    r = row(diff=-0.242, lo=-0.442, hi=-0.042, p=0.02, p_holm=0.04, verdict=CONTRADICTED, units=3, deff=1.4)
+    assert finding_sentences(pd.DataFrame([r]), family=False) == [
+        "b - a on ctx_recall@5: -0.242 [-0.442, -0.042] (n = 20, 3 documents, design effect 1.40, p = 0.020, "
+        f"MDE 0.150, p Holm = 0.040): {CONTRADICTED}"]
+
+
+def test_an_inconclusive_row_with_p_holm_equal_to_p_says_p_once():
+    r = row(diff=0.05, lo=-0.1, hi=0.2, p=0.4, p_holm=0.4, verdict=INCONCLUSIVE, mde=math.nan)
+    assert finding_sentences(pd.DataFrame([r]), family=False) == [
+        f"b - a on ctx_recall@5: 0.050 [-0.100, 0.200] (n = 20, p = 0.40): {INCONCLUSIVE}"]
+
+
+def test_a_row_that_cannot_be_decided_gives_its_reason_and_no_numbers():
+    r = row(diff=0.3, lo=-0.5, hi=0.9, p=1.0, p_holm=1.0, verdict=UNDECIDABLE, reason=FEW, n=4, units=3)
+    said = finding_sentences(pd.DataFrame([r]))
+    assert said == [f"1 comparison {UNDECIDABLE} ({FEW}): b - a; ctx_recall@5; no interval, MDE or verdict is shown "
+                    "for it."]                 # singular; no family sentence: nothing was tested
+    assert "0.3" not in said[0] and "[" not in said[0]
+
+
+def test_a_mixed_list_says_each_tested_row_then_the_undecided_once_then_the_family():
+    rows = pd.DataFrame([row(),
+                         row(method="c", metric="doc_mrr@5", verdict=UNDECIDABLE, reason=FEW, lo=-0.6, hi=0.8),
+                         row(method="b", metric="token_f1@5", verdict=UNDECIDABLE, reason=FEW, lo=-0.6, hi=0.8),
+                         row(metric="doc_mrr@5", diff=0.0, lo=-0.1, hi=0.1, p=1.0, p_holm=1.0, verdict=INCONCLUSIVE)])
+    said = finding_sentences(rows)
+    assert len(said) == 4
+    assert said[0].startswith("b - a on ctx_recall@5: 0.200 [") and said[0].endswith(SUPPORTED)
+    assert said[1].startswith("b - a on doc_mrr@5: 0.000 [-0.100, 0.100]") and said[1].endswith(INCONCLUSIVE)
+    assert said[2] == (f"2 comparisons {UNDECIDABLE} ({FEW}): b - a, c - a; doc_mrr@5, token_f1@5; no interval, MDE or "
+                       "verdict is shown for them.")               # plural, said once, no numbers
+    assert said[3].startswith(f'p Holm-adjusted within the declared family "{FAMILY}" (4 comparisons); each interval')
+    assert sum(UNDECIDABLE in s for s in said) == 1
+    assert '"b minus a (hand-made)" (1 comparison);' in finding_sentences(rows.iloc[[0]].assign(family_size=1))[1]   # singular
+    # what is counted can be named
+    assert finding_sentences(rows.iloc[[1]], what="pair")[0].startswith(f"1 pair {UNDECIDABLE} (")
+    assert undecided_line(rows.iloc[[0, 3]]) == "" and finding_sentences(rows.iloc[:0]) == []
+
+
+def test_ledger_rows_name_their_metric_with_its_setting_and_the_other_side():
+    ledger = {"method": "ssg", "below": "basic", "metric": "ctx_recall", "setting": "k=5"}
+    assert name_of(ledger) == "ssg - basic on ctx_recall@5"
+    assert metric_of({"metric": "ctx_recall", "setting": "136 tokens"}) == "ctx_recall@136tok"
+    assert metric_of({"metric": "ctx_recall", "setting": "k=5; threshold -0.05"}) == "ctx_recall@5 (threshold -0.05)"
+    assert metric_of({"metric": "cs_recall", "setting": "long"}) == "cs_recall (long)"
+    assert metric_of({"metric": "doc_mrr@5", "setting": ""}) == "doc_mrr@5"
+    assert metric_of({"metric": "ctx_recall@5", "threshold": -0.05}) == "ctx_recall@5 (threshold -0.05)"   # as the ledger says it
+    assert metric_of({"metric": "ctx_recall@5", "threshold": 0.0}) == "ctx_recall@5"
+    said = finding_sentences(pd.DataFrame([{**row(), **ledger}]), name=lambda r: metric_of(r), family=False)
+    assert said[0].startswith("ctx_recall@5: 0.200 [0.100, 0.300] (n = 20")
+
+
+def test_bad_input_is_named():
+    with pytest.raises(TypeError, match="DataFrame"):
+        finding_sentences([row()])
+    with pytest.raises(ValueError, match=r"lack \['p_holm'\]"):
+        finding_sentences(pd.DataFrame([row()]).drop(columns="p_holm"))
+
+
+def scored(recall: dict, f1: dict, n: int) -> pd.DataFrame:
+    """Per-question rows (evaluate's tidy form) of two metrics at k = 5 for the methods given."""
+    return pd.DataFrame([{"method": m, "question_id": f"q{i}", "metric": metric, "k": 5, "value": v}
+                         for metric, by in (("ctx_recall", recall), ("token_f1", f1)) for m, values in by.items()
+                         for i, v in enumerate(values[:n])])
+
+
+def decided(table: pd.DataFrame, units=None) -> pd.DataFrame:
+    from rag_lab.evaluation.uncertainty import paired_differences
+
+    return paired_differences(table, "naive", ["semantic"], ["ctx_recall@5", "token_f1@5"], units=units,
+                              family="semantic minus naive on ctx_recall@5, token_f1@5 (notebook 00)")
+
+
+def test_four_questions_cannot_decide_and_are_said_once_without_numbers():
+    # notebook 00's family on four questions: the exact sign-flip floor 2/2^4 = 0.125 >= 0.05 decides nothing
+    table = scored({"naive": [1, 1, 0.5, 0.5], "semantic": [0.5, 0.5, 0, 0]}, {"naive": [0.4] * 4, "semantic": [0.3] * 4}, 4)
+    assert finding_sentences(decided(table)) == [
+        f"2 comparisons {UNDECIDABLE} (4 questions: no test at 0.05 is possible): semantic - naive; ctx_recall@5, "
+        "token_f1@5; no interval, MDE or verdict is shown for them."]
+    # clustered by document (two documents of two questions): the reason names the documents
+    units = {"q0": "a", "q1": "a", "q2": "b", "q3": "b"}
+    assert "(2 documents: no test at 0.05 is possible)" in finding_sentences(decided(table, units))[0]
+
+
+def test_twenty_questions_decide_and_each_comparison_carries_its_numbers():
+    # semantic loses every question's recall (1 -> 0): p = 2/2^20, Holm x2 still far below 0.05; token F1 +0.1 on
+    # half the questions and -0.1 on the other half: mean 0, inconclusive, said with its numbers
+    table = scored({"naive": [1.0] * 20, "semantic": [0.0] * 20},
+                   {"naive": [0.4, 0.6] * 10, "semantic": [0.3, 0.7] * 10}, 20)
+    said = finding_sentences(decided(table))
+    assert len(said) == 3
+    assert said[0].startswith("semantic - naive on ctx_recall@5: -1.000 [") and said[0].endswith(f"): {CONTRADICTED}")
+    assert said[1].startswith("semantic - naive on token_f1@5: 0.000 [") and said[1].endswith(f"): {INCONCLUSIVE}")
+    assert said[2].startswith('p Holm-adjusted within the declared family "semantic minus naive on ctx_recall@5, '
+                              'token_f1@5 (notebook 00)" (2 comparisons)')
+    # recall decided, token F1 on one question only (no test): the undecided one said once, in words, after it
+    mixed = pd.concat([table[table["metric"] == "ctx_recall"],
+                       table[(table["metric"] == "token_f1") & (table["question_id"] == "q0")]], ignore_index=True)
+    said = finding_sentences(decided(mixed))
+    assert said[0].startswith("semantic - naive on ctx_recall@5: -1.000 [")
+    assert said[1].startswith(f"1 comparison {UNDECIDABLE} (") and "semantic - naive; token_f1@5;" in said[1]
+    assert not any("token_f1@5:" in s for s in said) and max(map(len, said)) <= 400
