@@ -3,7 +3,7 @@
 Why: building is the expensive part of every notebook (encoding aside, which the embedding cache
 already saves): chunking, spaCy parsing, clustering, graphs, GAT infusion. Notebook 10 builds
 every method over the data sets notebooks 01–04 already indexed, and a rerun builds them all
-again. ``Retriever.build`` asks it first (through ``index_reuse.build_or_reuse``, which also lets one
+again. ``harness.build`` asks it first (through ``index_reuse.build_or_reuse``, which also lets one
 process build an index while the others that need it wait and load it).
 
 Key of an entry (sha256 over a canonical JSON of):
@@ -12,7 +12,7 @@ Key of an entry (sha256 over a canonical JSON of):
   differ only at query time and share one graph),
 - the documents it indexes (``dataset_fingerprint``: ids, titles, texts, sections, metadata),
 - the embedder's ``model_key`` (model id + fingerprint of its files + backend, never its path),
-- for a method that calls a reasoner while indexing (``Retriever.reasoner_at_build``), the
+- for a method that calls a reasoner while indexing (``reasoner_at_build``), the
   reasoner's ``fingerprint()`` (class, knobs, models),
 - the format version, Python, the recorded package versions and a fingerprint of rag_lab's code
   and shipped data (``code_version``; a plugin's package's too): a code change makes old entries unreachable.

@@ -25,15 +25,16 @@ class HybridRetriever(ChunkVectorRetriever):
     nested_ranking = True   # the fused list is made at a fixed depth, whatever k
     config_class = HybridConfig
 
-    def _build(self, documents: list[Document]) -> None:
-        super()._build(documents)
+    def build(self, documents: list[Document]):
+        super().build(documents)
         self.bm25 = BM25Index([c.text for c in self.chunks], [c.id for c in self.chunks], self.config)
+        return self
 
     def index_knobs(self) -> dict:
         """The fusion's knobs act at query time: variants differing only in them share one index."""
         return {k: v for k, v in self.config.as_dict().items() if k not in ("rrf_k", "depth")}
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
+    def retrieve(self, query: str, k: int) -> Retrieval:
         if self.index is None:
             raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
         depth = self.config.depth

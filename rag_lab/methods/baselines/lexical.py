@@ -21,7 +21,7 @@ import logging
 import numpy as np
 
 from ...core.types import Chunk, Cost, Document, Hit, Retrieval
-from ...evaluation.retrievers import Retriever, register
+from ...evaluation.retrievers import Method, register
 from .config import BM25Config
 from .fusion import by_score_then_id
 from .vector import config_chunks
@@ -66,7 +66,7 @@ class BM25Index:
         return by_score_then_id(scores, self.ids, np.flatnonzero(scores > floor)), scores
 
 
-class BM25Retriever(Retriever):
+class BM25Retriever(Method):
     """BM25 over naive's windows (module docstring)."""
 
     nested_ranking = True   # one total order (score, then chunk id), cut at k
@@ -81,13 +81,14 @@ class BM25Retriever(Retriever):
     def make_chunks(self, documents: list[Document]) -> list[Chunk]:
         return config_chunks(self.config, documents, self.embedder)
 
-    def _build(self, documents: list[Document]) -> None:
+    def build(self, documents: list[Document]):
         self.chunks = self.make_chunks(documents)
         if not self.chunks:
             raise ValueError(f"{self.name}: chunking produced no chunks")
         self.bm25 = BM25Index([c.text for c in self.chunks], [c.id for c in self.chunks], self.config)
+        return self
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
+    def retrieve(self, query: str, k: int) -> Retrieval:
         if self.bm25 is None:
             raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
         rows, scores = self.bm25.ranking(query)

@@ -36,7 +36,7 @@ from dataclasses import asdict
 from typing import Sequence
 
 from ...reasoning.batch import batch_concurrency, run_batch
-from ...evaluation.retrievers import Retriever, register
+from ...evaluation.retrievers import Method, answer_contexts, register
 from ...core.types import Chunk, Cost, Document, Hit, Retrieval
 from .config import SketchConfig
 
@@ -104,7 +104,7 @@ def merge_hybrid(unstructured: Sequence[str], structured: Sequence[str], k: int)
     return merged[:k]
 
 
-class SketchRetriever(Retriever):
+class SketchRetriever(Method):
     """SKETCH's hybrid retriever; ``KGRetriever`` (kg.py) is its structured half alone."""
 
     reasoner_at_build = True   # persisted indexes are keyed by the reasoner too (index_store.py)
@@ -132,13 +132,13 @@ class SketchRetriever(Retriever):
         return [("triples", c.text) for c in self.make_chunks(documents)]
 
     def document_work(self, documents: list[Document]) -> None:
-        """Per document: the pieces, their vectors and their triples (Retriever.document_work)."""
+        """Per document: the pieces, their vectors and their triples (DocumentWork)."""
         texts = [c.text for c in self.make_chunks(documents)]
         if self.uses_vectors:
             self.embedder.encode(texts)
         run_batch(self.reasoner.triples, texts, f"{self.name}: triples", reasoner=self.reasoner)
 
-    def _build(self, documents: list[Document]) -> None:
+    def build(self, documents: list[Document]):
         from .knowledge_graph import KnowledgeGraph
 
         self.chunks = self.make_chunks(documents)
@@ -161,6 +161,7 @@ class SketchRetriever(Retriever):
                                                  **store_params)
         self.build_cost.embedding_tokens += self.graph.embedding_tokens
         self._row = {c.id: i for i, c in enumerate(self.chunks)}
+        return self
 
     def index_stats(self) -> dict[str, float]:
         """Sizes of what ``build`` made: semantic chunks, pieces (and their mean tokens), graph nodes and relations."""
@@ -235,7 +236,7 @@ class SketchRetriever(Retriever):
     def _cosines(self, qvec, chunks: Sequence[Chunk]) -> list[float]:
         return [float(self.vectors[self._row[c.id]] @ qvec) for c in chunks]
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
+    def retrieve(self, query: str, k: int) -> Retrieval:
         self._check_built()
         qvec = self.embedder.encode_one(query)
         cost = Cost(embedding_tokens=self.embedder.count_tokens(query))
@@ -259,7 +260,7 @@ class SketchRetriever(Retriever):
 
     def merged_context(self, retrieval: Retrieval) -> str:
         """The answer contexts as one text: the facts, then the merged chunks."""
-        return "\n\n".join(self.answer_contexts(retrieval))
+        return "\n\n".join(answer_contexts(self, retrieval))
 
 
 register("sketch", "rag_lab.methods.sketch.method:SketchRetriever",

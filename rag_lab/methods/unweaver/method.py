@@ -36,7 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from ...reasoning.batch import run_batch
-from ...evaluation.retrievers import Retriever, register
+from ...evaluation.retrievers import Method, register
 from ...core.types import Cost, Document, Hit, Retrieval
 from ...core import ties
 from .alignment import (bounded_least_squares, chunk_similarity, chunk_strengths, idea_upper_bounds,
@@ -55,7 +55,7 @@ def _without_seconds(cost: Cost) -> Cost:
                 cost.llm_fallbacks, 0.0)
 
 
-class UnWeaverRetriever(Retriever):
+class UnWeaverRetriever(Method):
     """See the module docstring. ``reasoner``: a Reasoner, a spec string, or None ($RAG_LAB_LLM, else offline)."""
 
     reasoner_at_build = True   # persisted indexes are keyed by the reasoner too (index_store.py)
@@ -92,12 +92,12 @@ class UnWeaverRetriever(Retriever):
 
     # -- build -----------------------------------------------------------------------------
     def document_work(self, documents: list[Document]) -> None:
-        """Per document: the chunks and each chunk's entities (Retriever.document_work); classes and
+        """Per document: the chunks and each chunk's entities (DocumentWork); classes and
         their descriptions span documents and are made where the index is built."""
         run_batch(self.reasoner.entities, [c.text for c in self.make_chunks(documents)], f"{self.name}: entities",
                   reasoner=self.reasoner)
 
-    def _build(self, documents: list[Document]) -> None:
+    def build(self, documents: list[Document]):
         from .matrices import (chunk_class_matrix, class_membership, entity_chunk_incidence,
                                         selection_matrix)
 
@@ -141,6 +141,7 @@ class UnWeaverRetriever(Retriever):
                             "syntactic_classes": syntactic, "classes": len(self.classes),
                             "summarized_classes": sum(c.summarized for c in self.classes),
                             "extraction_seconds": extract_seconds}
+        return self
 
     # -- query -----------------------------------------------------------------------------
     def class_similarities(self, query: str) -> tuple[np.ndarray, Cost]:
@@ -190,7 +191,7 @@ class UnWeaverRetriever(Retriever):
                 "chunks": [self.chunks[j].id for j in candidates], "ideas": [self.classes[v].name for v in voters],
                 "demanded": min(self.config.demanded_ideas, len(voters))}
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
+    def retrieve(self, query: str, k: int) -> Retrieval:
         sims, cost, voters, candidates, Rcand = self.candidates(query, k)
         cfg = self.config
         trace = {"rule": cfg.rule, "select": cfg.select, "top_n": cfg.top_n, "voters_used": len(voters),

@@ -12,7 +12,7 @@ import numpy as np
 
 from rag_lab.core.chunking import chunk_documents
 from rag_lab.core.types import Cost, Hit, Retrieval
-from rag_lab.evaluation.retrievers import Retriever
+from rag_lab.evaluation.retrievers import Method
 
 from .config import MMRConfig
 
@@ -33,7 +33,7 @@ def mmr_order(query: np.ndarray, vectors: np.ndarray, ids: list[str], lambda_: f
     return picked
 
 
-class MMRRetriever(Retriever):
+class MMRRetriever(Method):
     nested_ranking = True
     config_class = MMRConfig
 
@@ -43,14 +43,15 @@ class MMRRetriever(Retriever):
         self._reasoner, self._embedder = reasoner, embedder      # the lab's shared encoder unless one is given
         self.vectors = None
 
-    def _build(self, documents) -> None:
+    def build(self, documents):
         self.chunks = chunk_documents(documents, "fixed", self.embedder, size=self.config.size,
                                       overlap=self.config.overlap)
         texts = [c.text for c in self.chunks]
         self.vectors = self.embedder.encode(texts)                # cached by the lab, L2-normalised
         self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
+        return self
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
+    def retrieve(self, query: str, k: int) -> Retrieval:
         if self.vectors is None:
             raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
         order = mmr_order(self.embedder.encode_one(query), self.vectors, [c.id for c in self.chunks],
