@@ -185,7 +185,7 @@ def prepare(retriever, documents: Sequence, address: str | None = None, cache_di
     if not address or not documents:
         return None
     cls = type(retriever)
-    emb = embedder_recipe(retriever.embedder)
+    emb = embedder_recipe(retriever.embedder) if isinstance(retriever, DocumentWork) else None   # else: _why_not
     rsn = reasoner_recipe(retriever.reasoner) if getattr(retriever, "reasoner_at_build", False) else None
     reason = _why_not(retriever, emb, rsn)
     if reason:

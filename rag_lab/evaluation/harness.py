@@ -43,8 +43,6 @@ def as_retrievers(methods: Sequence[str | Retriever] | Mapping[str, Retriever]) 
     if isinstance(methods, Mapping):
         return dict(methods)
     given = [get_retriever(m) if isinstance(m, str) else m for m in methods]
-    for r in given:
-        check_contract(r)
     names = [r.name for r in given]
     out: dict[str, Retriever] = {}
     for r in given:
@@ -64,16 +62,13 @@ def as_retrievers(methods: Sequence[str | Retriever] | Mapping[str, Retriever]) 
 
 
 def build(retriever: Retriever, documents, reuse: bool | None = None) -> Retriever:
-    """``retriever.build(documents)`` as every caller in the lab runs it, returning the retriever: the same index
-    built before is reused (in this process or persisted, ``index_reuse.py``; ``reuse`` None follows
-    ``RAG_LAB_REUSE``, False always builds, as timings need), the build is timed into ``build_cost.seconds`` (a
-    reused index keeps the cost of the build that made it), and its near-ties are noted and kept, so a reused
-    index names them again (core/ties.py)."""
+    """``retriever.build(documents)`` as the lab runs it, returning the retriever: the same index built before is
+    reused (``index_reuse.py``; ``reuse`` None follows ``RAG_LAB_REUSE``, False always builds, as timings need),
+    the build timed into ``build_cost`` (a reused index keeps its build's) and its near-ties noted (core/ties.py)."""
     check_contract(retriever)
     if not documents:
         raise ValueError(f"{retriever.name}: cannot build an index over no documents")
-    # a build's scope: none of the questions (core/ties.py) — which questions a build decision
-    # reaches is not traced, so its near-ties excuse no question's move
+    # a build's scope: no question (core/ties.py): which ones its decisions reach is not traced, so they excuse none
     with ties.deciding(method=retriever.name, step="build", **{ties.BUILD_SCOPE: ""}):
         if build_or_reuse(retriever, list(documents), reuse):
             ties.replay(getattr(retriever, "build_near_ties", []))   # a reused index names its build's near-ties
@@ -101,6 +96,7 @@ def build_all(retrievers: Mapping[str, Retriever], dataset: Dataset) -> None:
     build's near-ties noted again under the data set, unless already noted under it."""
     with ties.deciding(dataset=dataset.name):
         for r in retrievers.values():
+            check_contract(r)
             if not getattr(r, "chunks", None):
                 build(r, dataset.documents)
             elif getattr(r, "build_near_ties_dataset", None) != dataset.name:
@@ -263,7 +259,7 @@ def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer
             if len(ret.hits) > answer_k:
                 raise ValueError(f"{method}: the retrieval for {q.id} has {len(ret.hits)} hits, more than "
                                  f"answer_k={answer_k}; answer from the method's own retrieval at answer_k")
-            contexts_of[q.id] = answer_contexts(r, ret) if r is not None else [h.chunk.text for h in ret.hits]
+            contexts_of[q.id] = answer_contexts(r, ret)   # no retriever: the hits' texts
         answered = run_batch(lambda q: _answer(reasoner, q, contexts_of[q.id], dataset.name, method), dataset.questions,
                              f"answering ({method})", reasoner=reasoner, with_costs=True,
                              progress=None if progress and len(dataset.questions) >= 20 else False)

@@ -23,23 +23,20 @@ from ..core.types import Cost
 
 def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store: IndexStore | None = None) -> bool:
     """Give ``retriever`` its index over ``documents``: from this process's memo, else from the
-    store, else built (``_timed_build``) and kept in both. True when reused. Records
+    store, else built (``_build_here``) and kept in both. True when reused. Records
     ``retriever.index_reuse`` (reused or not, key, entry folder)."""
     distribute = reuse is not False          # a timed build (reuse=False) measures this machine alone
-    if reuse is None:
-        reuse = reuse_enabled()
-    if not reuse:
+    parts = None
+    if reuse or (reuse is None and reuse_enabled()):
+        try:
+            parts = key_parts(retriever, documents)
+        except AttributeError as e:   # no config (a method without knobs) or an embedder without a model_key
+            log.info("%s: index not reusable (%s); building it", retriever.name, e)
+    if parts is None:
         _build_here(retriever, documents, distribute)
         retriever.index_reuse = {"reused": False, "key": None, "entry": None}
         return False
     store = store or IndexStore()
-    try:
-        parts = key_parts(retriever, documents)
-    except AttributeError as e:   # not a registered method (no config) or an embedder without a model_key
-        log.info("%s: index not reusable (%s); building it", retriever.name, e)
-        _build_here(retriever, documents, distribute)
-        retriever.index_reuse = {"reused": False, "key": None, "entry": None}
-        return False
     key = index_key(parts)
     blob = _memo_get(key)
     if blob is not None and _restored(retriever, blob, key, "memory", store):
@@ -137,9 +134,14 @@ def _called_reasoner(retriever, before) -> bool:
     return before is None or before[0] is not r or (before[1] is not None and r.usage_since(before[1]) != Cost())
 
 
-def _timed_build(retriever, documents: list) -> None:
-    """``retriever.build(documents)``, its seconds added to ``build_cost`` and its near-ties kept as
-    ``build_near_ties`` (with the persisted index, so a reuse names them again: core/ties.py)."""
+def _build_here(retriever, documents: list, distribute: bool) -> None:
+    """``retriever.build(documents)``, after the cluster (if one is configured, ``cluster.py``) has done the
+    documents' per-document work into this process's caches. Both are timed into ``build_cost.seconds``; the
+    build's near-ties are kept as ``build_near_ties`` (with the persisted index, so a reuse names them again:
+    core/ties.py) and what the cluster did as ``retriever.cluster_build``."""
+    from .cluster import configured_address, prepare
+
+    record = prepare(retriever, documents) if distribute and configured_address() else None
     if getattr(retriever, "build_cost", None) is None:
         retriever.build_cost = Cost()
     t0 = time.perf_counter()
@@ -148,16 +150,6 @@ def _timed_build(retriever, documents: list) -> None:
         retriever.build(documents)
     retriever.build_near_ties = list(found)
     retriever.build_cost.seconds += time.perf_counter() - t0
-
-
-def _build_here(retriever, documents: list, distribute: bool) -> None:
-    """``_timed_build``, after the cluster (if one is configured, ``cluster.py``) has done the
-    documents' per-document work into this process's caches; its time counts in ``build_cost.seconds``
-    and what it did is kept as ``retriever.cluster_build``."""
-    from .cluster import configured_address, prepare
-
-    record = prepare(retriever, documents) if distribute and configured_address() else None
-    _timed_build(retriever, documents)
     if record is not None:
         retriever.build_cost.seconds += record["seconds"]
     retriever.cluster_build = record

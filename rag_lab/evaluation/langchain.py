@@ -25,7 +25,7 @@ from langchain_core.documents import Document as LangChainDocument
 from langchain_core.retrievers import BaseRetriever
 
 from .harness import retrieve
-from .retrievers import context_blocks
+from .retrievers import check_contract, context_blocks
 
 
 class RagLabRetriever(BaseRetriever):
@@ -36,10 +36,10 @@ class RagLabRetriever(BaseRetriever):
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun
                                 ) -> list[LangChainDocument]:
-        result = retrieve(self.retriever, query, self.k)
-        name = self.retriever.name
-        blocks = [block_document(kind, text, name, result.trace) for kind, text in context_blocks(self.retriever, result)]
-        return blocks + [to_document(hit, rank, name) for rank, hit in enumerate(result.hits, start=1)]
+        r = self.retriever
+        result = retrieve(r, query, self.k)
+        blocks = [block_document(kind, text, r.name, result.trace) for kind, text in context_blocks(r, result)]
+        return blocks + [to_document(hit, rank, r.name) for rank, hit in enumerate(result.hits, start=1)]
 
 
 def block_document(kind: str, text: str, method: str, trace: dict) -> LangChainDocument:
@@ -63,11 +63,10 @@ def to_document(hit, rank: int, method: str) -> LangChainDocument:
 
 def as_langchain_retriever(retriever, k: int = 5) -> RagLabRetriever:
     """Wrap a built rag_lab retriever; an unbuilt one or a bad ``k`` is refused with a clear error."""
-    name = getattr(retriever, "name", type(retriever).__name__)
-    if not callable(getattr(retriever, "retrieve", None)):
-        raise TypeError(f"as_langchain_retriever needs a rag_lab Retriever, got {type(retriever).__name__}")
+    check_contract(retriever)
+    name = retriever.name
     if not getattr(retriever, "chunks", None):
-        raise RuntimeError(f"{name}: the retriever is not built; build it (harness.build) before as_langchain_retriever")
+        raise RuntimeError(f"{name}: the retriever is not built; build it (harness.build) before wrapping it")
     if isinstance(k, bool) or not isinstance(k, int) or k <= 0:
         raise ValueError(f"{name}: as_langchain_retriever(k=...) needs a positive whole number of documents, got {k!r}")
     return RagLabRetriever(retriever=retriever, k=k, tags=[name], metadata={"rag_lab_method": name})

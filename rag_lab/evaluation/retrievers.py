@@ -1,7 +1,7 @@
-"""The Retriever contract and the registry that finds methods by name.
+"""The Retriever contract (``name``, ``config``, ``build``, ``retrieve``), the optional abilities a method may add
+(small protocols), ``Method`` (what the lab's own methods share) and the registry that finds methods by name.
 
-A retriever is built once over documents and answers ``retrieve(query, k)`` with a
-``Retrieval``. The registry maps a name to ``"module:Class"`` and the method's config (a
+The registry maps a name to ``"module:Class"`` and the method's config (a
 frozen ``rag_lab.core.configs.Config`` holding every knob), so listing methods imports nothing
 heavy; a method's class is imported only when one is made. The lab's own methods register when
 ``rag_lab.methods`` is imported; installed packages register theirs through the entry-point group
@@ -9,12 +9,13 @@ heavy; a method's class is imported only when one is made. The lab's own methods
 """
 from __future__ import annotations
 
+import copy
 import importlib
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 from ..core import plugins
 from ..core.configs import Config
-from ..core.types import Chunk, Cost, Document, Retrieval
+from ..core.types import Cost, Document, Retrieval
 
 # name -> (import path "module:Class", the method's config, one-line description)
 REGISTRY: dict[str, tuple[str, Config, str]] = {}
@@ -74,56 +75,44 @@ def get_retriever(name: str, **params) -> "Retriever":
 
 @runtime_checkable
 class Retriever(Protocol):
-    """The contract every method honours, and all a comparison needs: a ``name``, its ``config`` (the knobs),
-    ``build(documents)`` (returns the retriever, built) and ``retrieve(query, k)`` (a ``Retrieval``).
-    Timing, index reuse and near-tie recording are the harness's (``harness.build``/``harness.retrieve``)."""
-
+    """The contract every method honours, and all a comparison needs: ``build(documents)`` returns the retriever
+    built, ``retrieve(query, k)`` a ``Retrieval``. The harness times them, reuses indexes and records near-ties."""
     name: str
-    config: Any
+    config: Any   # the knobs (a Config), None for a method without any
 
     def build(self, documents: Sequence[Document]) -> "Retriever": ...
 
     def retrieve(self, query: str, k: int) -> Retrieval: ...
 
 
-# Optional abilities: a method may have any of them; whatever calls it asks with isinstance.
+# Optional abilities (docs/plugins.md): a method may have any of them; their callers ask with isinstance.
 @runtime_checkable
 class DocumentWork(Protocol):
-    """The part of ``build`` that looks at one document at a time (chunking, embedding the chunks, the per-chunk
-    reasoner jobs), run on Dask workers for what it leaves in the caches (cluster.py). It must make the same
-    embedder and reasoner calls ``build`` makes for those documents; may return paths of further cache files."""
-
+    """Build's per-document part, run on Dask workers for what it leaves in the caches (cluster.py)."""
     def document_work(self, documents: Sequence[Document]) -> list | None: ...
 
 
 @runtime_checkable
 class BatchedQueries(Protocol):
-    """Asked before a question set is retrieved: a method whose queries call a reasoner may ask it for all of
-    them at once (``rag_lab.reasoning.batch``). Results must not change."""
-
+    """Asked before a question set is retrieved, to batch the queries' reasoner calls; results must not change."""
     def prepare_queries(self, queries: Sequence[str]) -> None: ...
 
 
 @runtime_checkable
 class PlannedCalls(Protocol):
-    """(job, input text) for every reasoner call ``build`` would make, without making any (``rag_lab estimate``)."""
-
+    """(job, input text) of every reasoner call ``build`` would make, none made (``rag_lab estimate``)."""
     def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]: ...
 
 
 @runtime_checkable
 class ContextBlocks(Protocol):
     """(kind, text) of what a method hands the answering model before its hits (SKETCH's "graph facts")."""
-
     def context_blocks(self, retrieval: Retrieval) -> list[tuple[str, str]]: ...
 
 
 @runtime_checkable
 class NestedRanking(Protocol):
-    """``nested_ranking`` True: the top k is always the prefix of the top K (k <= K), so ``evaluate`` queries once
-    at the deepest k and scores prefixes. A method that declares it has a test proving it on a shipped data set
-    (tests/test_evaluation_at_k.py)."""
-
+    """True: top k is always the prefix of top K, so ``evaluate`` queries once at the deepest k (a test proves it)."""
     nested_ranking: bool
 
 
@@ -148,8 +137,7 @@ def context_blocks(retriever, retrieval: Retrieval) -> list[tuple[str, str]]:
 
 
 def answer_contexts(retriever, retrieval: Retrieval) -> list[str]:
-    """The contexts handed to the answering model for ``retrieval``, in order: the method's context blocks,
-    then the hits' texts."""
+    """The contexts handed to the answering model for ``retrieval``: the method's context blocks, then the hits."""
     return [text for _, text in context_blocks(retriever, retrieval)] + [h.chunk.text for h in retrieval.hits]
 
 
@@ -159,30 +147,39 @@ def planned_llm_calls(retriever, documents: Sequence[Document]) -> list[tuple[st
 
 
 class Method:
-    """What the lab's own methods share, none of it the contract: the build's cost and chunks, the embedder and
-    reasoner made on first use, and how the index store files the built index."""
+    """What the lab's own methods share, none of it the contract: knobs from ``config_class``, the build's cost and
+    chunks, the embedder and reasoner made on first use, and how the index store files the built index.
+    ``index_knobs()``, when a method has it, names the knobs its index depends on (default: all of them)."""
 
     name = "retriever"
     config = None      # the method's knobs (a Config); None for one without any
-    _embedder = None   # an Embedder, or None for the process-wide default
-    _reasoner = None   # a Reasoner, a spec string, or None for RAG_LAB_LLM / offline
-    nested_ranking = False
-    # True for a method that calls its reasoner while indexing: its persisted index is then keyed by
-    # the reasoner's fingerprint too (rag_lab/evaluation/index_store.py)
-    reasoner_at_build = False
-    # where a persisted index is filed (None: the method's name); variants sharing one index share it
-    index_family: str | None = None
-    # attributes a persisted index leaves out (helpers made again on first use, e.g. an unpicklable model)
-    index_transient: tuple[str, ...] = ()
+    reasoner_at_build = False   # True: it calls its reasoner while indexing, so its stored index is keyed by it too
+    index_family: str | None = None   # the folder its stored index is filed in (None: its name), shared by variants
+    index_transient: tuple[str, ...] = ()   # attributes a stored index leaves out (made again on first use)
+    config_class: type[Config] | None = None   # the knobs' class: ``config`` is made from it and the overrides
 
-    def __init__(self):
-        self.build_cost = Cost()
-        self.chunks: list[Chunk] = []
+    def __init__(self, config: Config | None = None, *, reasoner=None, embedder=None, **overrides):
+        if self.config_class is not None:
+            self.config = self.config_class.resolve(config, **overrides)
+        # a Reasoner or a spec string (None: RAG_LAB_LLM, else offline); an Embedder (None: the shared one)
+        self._reasoner, self._embedder = reasoner, embedder
+        self.build_cost, self.chunks = Cost(), []
 
-    def index_knobs(self) -> dict:
-        """The config knobs the built index depends on: all of them, unless a method's other knobs act
-        only at query time (then its variants share one persisted index, as SSG's algorithms share a graph)."""
-        return self.config.as_dict()
+    def variant(self, name: str | None = None, **changes) -> "Method":
+        """A copy sharing this built index that queries with other query-time knobs (the config's ``QUERY_KNOBS``:
+        SKETCH's hops, UnWeaver's rule or selection); it reports the same build cost, as it needs the same index."""
+        allowed = getattr(self.config, "QUERY_KNOBS", ())
+        if set(changes) - set(allowed):
+            raise ValueError(f"variant can change only {sorted(allowed)}, not {sorted(set(changes) - set(allowed))}")
+        other = copy.copy(self)
+        other.config, other.build_cost = self.config.replace(**changes), copy.copy(self.build_cost)
+        other.name = name or f"{self.name}[{','.join(f'{k}={v}' for k, v in changes.items())}]"
+        return other
+
+    def _check_built(self, index) -> None:
+        """Refuse a query before ``build``: ``index`` is what the build makes (None until then)."""
+        if index is None:
+            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
 
     @property
     def embedder(self):

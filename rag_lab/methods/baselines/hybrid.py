@@ -35,8 +35,7 @@ class HybridRetriever(ChunkVectorRetriever):
         return {k: v for k, v in self.config.as_dict().items() if k not in ("rrf_k", "depth")}
 
     def retrieve(self, query: str, k: int) -> Retrieval:
-        if self.index is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        self._check_built(self.index)
         depth = self.config.depth
         qvec, cost = self.query_vector(query)
         found, rows = self.index.search(qvec, depth)

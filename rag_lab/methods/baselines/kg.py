@@ -21,7 +21,7 @@ class KGRetriever(SketchRetriever):
     nested_ranking = True   # the graph's chunk ranking cut at k (SKETCH's merge is not nested)
 
     def retrieve(self, query: str, k: int) -> Retrieval:
-        self._check_built()
+        self._check_built(self.graph)
         ranked, trace, cost = self.structured(query, k)
         hits = [Hit(chunk, score, GRAPH) for chunk, score in ranked]
         return Retrieval(query, hits, trace, cost)

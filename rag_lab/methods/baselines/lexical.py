@@ -73,9 +73,7 @@ class BM25Retriever(Method):
     config_class = BM25Config
 
     def __init__(self, config: BM25Config | None = None, *, reasoner=None, embedder=None, **overrides):
-        super().__init__()
-        self.config = self.config_class.resolve(config, **overrides)
-        self._reasoner, self._embedder = reasoner, embedder   # the embedder's tokenizer cuts the windows
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)   # the embedder cuts the windows
         self.bm25: BM25Index | None = None
 
     def make_chunks(self, documents: list[Document]) -> list[Chunk]:
@@ -89,8 +87,7 @@ class BM25Retriever(Method):
         return self
 
     def retrieve(self, query: str, k: int) -> Retrieval:
-        if self.bm25 is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        self._check_built(self.bm25)
         rows, scores = self.bm25.ranking(query)
         hits = [Hit(self.chunks[r], float(scores[r]), "bm25") for r in rows[:k]]
         trace = {"chunker": self.config.chunker, "query_tokens": self.bm25.query_tokens(query), "matched": len(rows)}

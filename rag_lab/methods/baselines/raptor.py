@@ -77,9 +77,7 @@ class RaptorRetriever(Method):
     config_class = RaptorConfig
 
     def __init__(self, config: RaptorConfig | None = None, *, reasoner=None, embedder=None, **overrides):
-        super().__init__()
-        self.config = self.config_class.resolve(config, **overrides)
-        self._reasoner, self._embedder = reasoner, embedder
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)
         self.index = None
         self.tree: Tree | None = None
         self.tree_scope = "corpus"          # what build resolved ``config.tree`` to
@@ -188,8 +186,7 @@ class RaptorRetriever(Method):
                 f"summaries: {self.summary_kind()} (RAPTOR: gpt-3.5-turbo, abstractive).")
 
     def retrieve(self, query: str, k: int) -> Retrieval:
-        if self.index is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        self._check_built(self.index)
         qvec = self.embedder.encode_one(query)
         scores, rows = self.index.search(qvec, len(self.chunks))
         kept, stopped_by = collapsed_tree([self.node_tokens[r] for r in rows[0]], self.config.context_tokens, k)

@@ -29,9 +29,7 @@ class ChunkVectorRetriever(Method):
 
     def __init__(self, config: NaiveConfig | SemanticConfig | None = None, *, reasoner=None, embedder=None,
                  **overrides):
-        super().__init__()
-        self.config = self.config_class.resolve(config, **overrides)
-        self._reasoner, self._embedder = reasoner, embedder   # the reasoner is unused: no LLM job here
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)   # no LLM job here
         self.index = None
 
     @property
@@ -62,8 +60,7 @@ class ChunkVectorRetriever(Method):
         return self.embedder.encode_one(query), Cost(embedding_tokens=self.embedder.count_tokens(query))
 
     def retrieve(self, query: str, k: int) -> Retrieval:
-        if self.index is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        self._check_built(self.index)
         qvec, cost = self.query_vector(query)
         scores, rows = self.index.search(qvec, k)
         hits = [Hit(self.chunks[r], float(s), "vector") for s, r in zip(scores[0], rows[0])]

@@ -48,9 +48,7 @@ class GralcRetriever(Method):
     nested_ranking = True   # exact FAISS top-k (gralc-graph re-scores a pool and is queried per k)
 
     def __init__(self, config: GralcConfig | None = None, *, reasoner=None, embedder=None, **overrides):
-        super().__init__()
-        self.config = self.config_class.resolve(config, **overrides)
-        self._reasoner, self._embedder = reasoner, embedder   # no strategy calls a reasoner
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)   # no strategy calls a reasoner
         self.index = None
         self.vectors = None
         self.doc_info: dict[str, dict] = {}
@@ -100,8 +98,7 @@ class GralcRetriever(Method):
         return self.embedder.encode_one(query), Cost(embedding_tokens=self.embedder.count_tokens(query))
 
     def retrieve(self, query: str, k: int) -> Retrieval:
-        if self.index is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        self._check_built(self.index)
         qvec, cost = self._query(query)
         scores, rows = self.index.search(qvec, k)
         hits = [Hit(self.chunks[r], float(s), "vector") for s, r in zip(scores[0], rows[0])]
@@ -351,8 +348,7 @@ class GraphGuidedChunks(KGInfusedChunks):
         return float((q @ c.T).max(axis=1).mean())
 
     def retrieve(self, query, k):
-        if self.index is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        self._check_built(self.index)
         qvec, cost = self._query(query)
         query_concepts = self.linker.concepts_in(query)
         beta = self.config.beta

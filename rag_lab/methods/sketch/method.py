@@ -31,7 +31,6 @@ answer; the LangChain face returns the block as a Document of its own.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import asdict
 from typing import Sequence
 
@@ -115,10 +114,7 @@ class SketchRetriever(Method):
     nested_ranking = False  # a deeper k confirms more chunks, which the merge moves to the front
 
     def __init__(self, config: SketchConfig | None = None, *, reasoner=None, embedder=None, **overrides):
-        super().__init__()
-        self.config = self.config_class.resolve(config, **overrides)
-        self._reasoner = reasoner
-        self._embedder = embedder
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)
         self.graph = None
         self.index = None
         self.vectors = None
@@ -165,7 +161,7 @@ class SketchRetriever(Method):
 
     def index_stats(self) -> dict[str, float]:
         """Sizes of what ``build`` made: semantic chunks, pieces (and their mean tokens), graph nodes and relations."""
-        self._check_built()
+        self._check_built(self.graph)
         semantic = {(c.doc_id, c.meta["semantic_chunk"]) for c in self.chunks}
         tokens = [self.embedder.count_tokens(c.text) for c in self.chunks]
         return {"semantic chunks": len(semantic), "pieces": len(self.chunks),
@@ -173,23 +169,7 @@ class SketchRetriever(Method):
                 "graph nodes": len(self.graph), "graph relations": len(self.graph.store.edges()),
                 "build seconds": round(self.build_cost.seconds, 2)}
 
-    def variant(self, name: str | None = None, **changes) -> "SketchRetriever":
-        """A copy sharing this built index (pieces, vectors, graph) that queries with other query-time
-        knobs (``SketchConfig.QUERY_KNOBS``, e.g. ``hops``); it reports the same build cost."""
-        bad = set(changes) - set(self.config.QUERY_KNOBS)
-        if bad:
-            raise ValueError(f"variant can change only {sorted(self.config.QUERY_KNOBS)}, not {sorted(bad)}")
-        other = copy.copy(self)
-        other.config = self.config.replace(**changes)
-        other.build_cost = copy.copy(self.build_cost)
-        other.name = name or f"{self.name}[{','.join(f'{k}={v}' for k, v in changes.items())}]"
-        return other
-
     # -- querying ---------------------------------------------------------------------------
-    def _check_built(self) -> None:
-        if self.graph is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
-
     def structured(self, query: str, k: int) -> tuple[list[tuple[Chunk, float]], dict, Cost]:
         """The structured retriever: top-k graph chunks, the trace of how they were found, the cost."""
         prepared = getattr(self, "_prepared_queries", {}).pop(query, None)
@@ -237,7 +217,7 @@ class SketchRetriever(Method):
         return [float(self.vectors[self._row[c.id]] @ qvec) for c in chunks]
 
     def retrieve(self, query: str, k: int) -> Retrieval:
-        self._check_built()
+        self._check_built(self.graph)
         qvec = self.embedder.encode_one(query)
         cost = Cost(embedding_tokens=self.embedder.count_tokens(query))
         scores, rows = self.index.search(qvec, k)

@@ -56,11 +56,8 @@ class SSGRetriever(Method):
     config_class = SSGConfig
 
     def __init__(self, config: SSGConfig | None = None, *, reasoner=None, embedder=None, **overrides):
-        super().__init__()
-        self.config = self.config_class.resolve(config, **overrides)
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)
         self.name = method_name(self.config.algorithm)
-        self._reasoner = reasoner
-        self._embedder = embedder
         self.graph: SimilarityGraph | None = None
         self._chunk_by_id: dict[str, Chunk] = {}
 
@@ -115,8 +112,7 @@ class SSGRetriever(Method):
 
     def query_context(self, query: str) -> tuple[QueryContext, Cost]:
         """The query embedded once and placed in the graph."""
-        if self.graph is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        self._check_built(self.graph)
         vector = self.embedder.encode_one(query)
         return QueryContext(self.graph, query, vector), Cost(embedding_tokens=self.embedder.count_tokens(query))
 

@@ -29,7 +29,6 @@ merging) go to ``build_cost``; a query costs the embedding of the query and no L
 """
 from __future__ import annotations
 
-import copy
 import time
 from typing import Sequence
 
@@ -64,9 +63,7 @@ class UnWeaverRetriever(Method):
     config_class = UnWeaverConfig
 
     def __init__(self, config: UnWeaverConfig | None = None, *, reasoner=None, embedder=None, **overrides):
-        super().__init__()
-        self.config = self.config_class.resolve(config, **overrides)
-        self._reasoner, self._embedder = reasoner, embedder
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)
         self.mentions, self.classes, self.dropped_mentions = [], [], 0
         self.incidence = self.membership = self.chunk_class = None
         self.selection: list = []
@@ -145,8 +142,7 @@ class UnWeaverRetriever(Method):
 
     # -- query -----------------------------------------------------------------------------
     def class_similarities(self, query: str) -> tuple[np.ndarray, Cost]:
-        if self.class_vectors is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        self._check_built(self.class_vectors)
         q = self.embedder.encode_one(query)
         return self.class_vectors @ q, Cost(embedding_tokens=self.embedder.count_tokens(query))
 
@@ -231,20 +227,6 @@ class UnWeaverRetriever(Method):
         extra["idea_strengths"] = [float(v) for v in x]
         return picked, [float(strengths[i]) for i in picked], extra
 
-    # -- variants sharing one index --------------------------------------------------------
-    def variant(self, name: str | None = None, **changes) -> "UnWeaverRetriever":
-        """A copy that shares this built index but queries differently (the config's ``QUERY_KNOBS``:
-        rule, top_n, exact, weighted, select, chunk_budget, demanded_ideas). It reports the same build cost: the
-        index it needs is the same."""
-        allowed = UnWeaverConfig.QUERY_KNOBS
-        bad = set(changes) - set(allowed)
-        if bad:
-            raise ValueError(f"variant can change only {sorted(allowed)}, not {sorted(bad)}")
-        other = copy.copy(self)
-        other.config = self.config.replace(**changes)
-        other.build_cost = copy.copy(self.build_cost)
-        other.name = name or f"{self.name}[{','.join(f'{k}={v}' for k, v in changes.items())}]"
-        return other
 
 
 register("unweaver", "rag_lab.methods.unweaver.method:UnWeaverRetriever",

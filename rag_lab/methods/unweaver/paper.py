@@ -23,7 +23,8 @@ import pandas as pd
 
 from ...evaluation.decisions import dataset_of, reason_of, relation, undecided_line, verdict_said
 from ...evaluation.ledger import recorded
-from ...evaluation.retrievers import answer_contexts, planned_llm_calls
+from ...evaluation.harness import build, combine, evaluate, run_queries
+from ...evaluation.retrievers import answer_contexts, available_methods, get_retriever, planned_llm_calls
 from ...evaluation.statistics import NON_INFERIORITY_MARGIN, SUPPORTED, UNDECIDABLE, format_ci, format_p
 from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
 
@@ -80,8 +81,6 @@ def paper_fc_gap() -> pd.Series:
 def make_retriever(name: str, reasoner=None, embedder=None, **params):
     """A registered retriever given the shared reasoner and embedder (when not None), so every
     method's reasoner calls are counted on one object; ``params`` override its knobs."""
-    from ...evaluation.retrievers import get_retriever
-
     shared = {k: v for k, v in (("reasoner", reasoner), ("embedder", embedder)) if v is not None}
     return get_retriever(name, **shared, **params)
 
@@ -91,8 +90,6 @@ def evaluate_with_usage(retrievers: Mapping[str, object], dataset: Dataset, ks: 
     """``rag_lab.evaluation.harness.evaluate`` one method at a time (built first, so building is not counted),
     returning the tidy rows and, per method, the shared reasoner's usage during its querying and
     answering (the query-phase LLM tokens of the paper's table)."""
-    from ...evaluation.harness import build, combine, evaluate
-
     frames, usage = [], {}
     for name, retriever in retrievers.items():
         if not retriever.chunks:
@@ -133,7 +130,6 @@ def estimated_llm_tokens(retrievers: Mapping[str, object], dataset: Dataset, ans
     paper's query columns include), completions as the documented per-call allowance. Query-time
     reasoner calls a method makes besides the answer are not included."""
     from ...reasoning.estimate import estimate_calls
-    from ...evaluation.harness import run_queries
     from ...reasoning.prompts import ANSWER
     from ...reasoning.tokens import count_message_tokens
 
@@ -193,9 +189,6 @@ def compare_with_baselines(dataset: Dataset, unweaver, baselines: Sequence[str],
     baseline in ``baselines`` that is registered, evaluated on ``dataset`` with the shared reasoner.
     Returns the tidy rows, this run's token table (paper layout), the estimated LLM tokens, the
     retrievers, and the baselines left out because no method of that name is registered."""
-    from ...evaluation.harness import build
-    from ...evaluation.retrievers import available_methods
-
     if not unweaver.chunks:
         build(unweaver, dataset.documents)
     retrievers = {"unweaver": unweaver}

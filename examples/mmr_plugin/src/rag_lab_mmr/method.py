@@ -38,9 +38,7 @@ class MMRRetriever(Method):
     config_class = MMRConfig
 
     def __init__(self, config: MMRConfig | None = None, *, reasoner=None, embedder=None, **overrides):
-        super().__init__()
-        self.config = MMRConfig.resolve(config, **overrides)
-        self._reasoner, self._embedder = reasoner, embedder      # the lab's shared encoder unless one is given
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)   # the lab's encoder by default
         self.vectors = None
 
     def build(self, documents):
@@ -52,8 +50,7 @@ class MMRRetriever(Method):
         return self
 
     def retrieve(self, query: str, k: int) -> Retrieval:
-        if self.vectors is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        self._check_built(self.vectors)
         order = mmr_order(self.embedder.encode_one(query), self.vectors, [c.id for c in self.chunks],
                           self.config.lambda_, self.config.fetch_k)
         hits = [Hit(self.chunks[row], score, "mmr") for row, score in order[:k]]
