@@ -38,6 +38,7 @@ from rag_lab.compare.benchmarking import distinct_copies  # noqa: E402
 from rag_lab.core.embedding import Embedder  # noqa: E402
 from rag_lab.datasets import load_dataset  # noqa: E402
 from rag_lab.evaluation import cluster  # noqa: E402
+from rag_lab.evaluation.harness import build  # noqa: E402
 from rag_lab.evaluation.index_store import clear_memo  # noqa: E402
 from rag_lab.methods import get_retriever  # noqa: E402
 from rag_lab.methods.gralc.encoding import clear_memory_cache  # noqa: E402
@@ -80,7 +81,7 @@ def build_all(methods: list[str], documents, address: str | None) -> dict:
         retriever = get_retriever(name, embedder=embedder, **kwargs)
         t0 = time.perf_counter()
         with cluster.cluster_address(address):
-            retriever.build(documents)
+            build(retriever, documents)
         seconds = time.perf_counter() - t0
         record = getattr(retriever, "cluster_build", None) or {}
         out["methods"][name] = {"seconds": round(seconds, 2), "workers_seconds": round(record.get("seconds", 0.0), 2),

@@ -37,6 +37,7 @@ from schema_responder import responder  # noqa: E402
 from rag_lab.caching.atomic import write_text  # noqa: E402
 from rag_lab.core.embedding import shared_embedder  # noqa: E402
 from rag_lab.datasets import load_dataset  # noqa: E402
+from rag_lab.evaluation import harness  # noqa: E402
 from rag_lab.methods import get_retriever  # noqa: E402
 from rag_lab.reasoning.llm import LLMReasoner  # noqa: E402
 
@@ -85,7 +86,7 @@ def build(name: str, server: FakeOpenAIServer, concurrency: int, documents, cloc
     server.peak_in_flight = 0
     clock.seconds = 0.0
     t0 = time.perf_counter()
-    retriever.build(documents, reuse=False)
+    harness.build(retriever, documents, reuse=False)
     seconds = time.perf_counter() - t0
     return {"seconds": round(seconds, 2), "batch_seconds": round(clock.seconds, 2),
             "requests": len(server.requests) - before_requests, "peak_in_flight": server.peak_in_flight,
@@ -108,8 +109,9 @@ def main(argv=None) -> int:
     with FakeOpenAIServer(responder=responder) as server:
         for name in methods:                       # warm the embedding cache; imports; nothing timed
             server.delay = 0.0
-            get_retriever(name, reasoner=LLMReasoner.from_spec(f"openai-compatible:m@{server.base_url}", cache=False),
-                          embedder=shared_embedder()).build(documents, reuse=False)
+            harness.build(get_retriever(name, reasoner=LLMReasoner.from_spec(f"openai-compatible:m@{server.base_url}",
+                                                                             cache=False), embedder=shared_embedder()),
+                          documents, reuse=False)
         clock = BatchClock()
         server.delay = args.latency
         for name in methods:

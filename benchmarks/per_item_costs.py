@@ -27,6 +27,7 @@ from rag_lab import load_dataset  # noqa: E402
 from rag_lab.compare.benchmarking import warm_up  # noqa: E402
 from rag_lab.core.embedding import shared_embedder  # noqa: E402
 from rag_lab.reasoning import resolve_reasoner  # noqa: E402
+from rag_lab.evaluation.harness import build, retrieve  # noqa: E402
 from rag_lab.evaluation.retrievers import get_retriever  # noqa: E402
 
 PAPERS = {  # paper -> (shipped corpus, the methods its notebook builds)
@@ -52,11 +53,11 @@ def measure(dataset: str, methods: list[str], k: int, max_questions: int) -> dic
         kwargs = {"embedder": embedder} if not name.startswith("gralc") else {}
         retriever = get_retriever(name, **kwargs)
         t0 = time.perf_counter()
-        retriever.build(data.documents, reuse=False)
+        build(retriever, data.documents, reuse=False)
         build = time.perf_counter() - t0
         t0 = time.perf_counter()
         for q in questions:
-            hits = retriever.retrieve(q.question, k).hits
+            hits = retrieve(retriever, q.question, k).hits
             reasoner.answer(q.question, [h.chunk.text for h in hits])
         per_q = (time.perf_counter() - t0) / max(len(questions), 1)
         out["methods"][name] = {"build_s": round(build, 2), "build_s_per_1k_tokens": round(1000 * build / tokens, 3),

@@ -46,6 +46,8 @@ from rag_lab import load_dataset  # noqa: E402
 from rag_lab.caching.atomic import write_text  # noqa: E402
 from rag_lab.compare.benchmarking import query_latency_ms, replicate, time_index, warm_up  # noqa: E402
 from rag_lab.core.embedding import Embedder  # noqa: E402
+from rag_lab.evaluation.harness import build  # noqa: E402
+from rag_lab.evaluation.retrievers import planned_llm_calls  # noqa: E402
 from rag_lab.methods import available_methods, get_retriever  # noqa: E402
 
 SECTIONS = ("encoder", "latency", "index", "faiss", "ssg", "gralc", "reproduce", "encoder_backends")
@@ -71,7 +73,7 @@ def target(measured: float, limit: float, at_least: bool = False) -> dict:
 
 
 def uses_llm(name: str, documents) -> bool:
-    return bool(get_retriever(name).planned_llm_calls(documents[:1]))
+    return bool(planned_llm_calls(get_retriever(name), documents[:1]))
 
 
 def encoder_section(args, docs, names, model, tmp: Path, targets: dict, details: dict) -> None:
@@ -96,8 +98,8 @@ def latency_section(args, docs, names, model, tmp: Path, targets: dict, details:
     for name in names:
         retriever = get_retriever(name, embedder=Embedder(cache_dir=tmp / f"latency-{name}"))
         retriever._embedder._model = model.model
-        per_copy = max(len(retriever.build(docs, reuse=False).chunks), 1)
-        retriever.build(replicate(docs, max(1, -(-size // per_copy))), reuse=False)
+        per_copy = max(len(build(retriever, docs, reuse=False).chunks), 1)
+        build(retriever, replicate(docs, max(1, -(-size // per_copy))), reuse=False)
         lat = query_latency_ms(retriever, queries)
         details.setdefault("latency", {})[name] = {**lat, "chunks": len(retriever.chunks)}
         targets[f"query_latency_ms[{name}]"] = target(lat["median_ms"], LATENCY_LIMIT_MS)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from rag_lab.evaluation.retrievers import Retriever
+from rag_lab.evaluation.retrievers import Method
 from rag_lab.core.types import Chunk, Hit, Retrieval
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -266,15 +266,16 @@ def _evaluate(dataset, ks):
     return evaluate_retrieval({"one-chunk-per-doc": WholeDocuments()}, dataset, ks, progress=False)
 
 
-class WholeDocuments(Retriever):
+class WholeDocuments(Method):
     """One chunk per document, ranked by words shared with the query (no model: keeps the table fast)."""
 
     name = "one-chunk-per-doc"
 
-    def _build(self, documents):
+    def build(self, documents):
         self.chunks = [Chunk(f"{d.id}-0", d.id, d.text, 0, len(d.text)) for d in documents]
+        return self
 
-    def _retrieve(self, query, k):
+    def retrieve(self, query, k):
         words = set(query.lower().split())
         ranked = sorted(self.chunks, key=lambda c: -len(words & set(c.text.lower().split())))
         return Retrieval(query, [Hit(c, 1.0) for c in ranked[:k]])

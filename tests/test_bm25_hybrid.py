@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from rag_lab.evaluation import harness
 from rag_lab.core.types import Document
 from rag_lab.methods import get_retriever
 from rag_lab.methods.baselines.config import BM25Config, HybridConfig
@@ -83,10 +84,10 @@ DOCS = [Document("pasta", "Carbonara is made with guanciale, eggs and pecorino. 
 
 
 def test_bm25_uses_naives_windows_and_costs_no_model_tokens(embedder):
-    bm25 = get_retriever("bm25", embedder=embedder, size=16, overlap=4).build(DOCS)
-    naive = get_retriever("naive", embedder=embedder, size=16, overlap=4).build(DOCS)
+    bm25 = harness.build(get_retriever("bm25", embedder=embedder, size=16, overlap=4), DOCS)
+    naive = harness.build(get_retriever("naive", embedder=embedder, size=16, overlap=4), DOCS)
     assert [(c.id, c.start, c.end) for c in bm25.chunks] == [(c.id, c.start, c.end) for c in naive.chunks]
-    r = bm25.retrieve("Which cheese goes into cacio e pepe?", 3)
+    r = harness.retrieve(bm25, "Which cheese goes into cacio e pepe?", 3)
     assert r.hits and r.hits[0].chunk.doc_id == "pasta" and {h.via for h in r.hits} == {"bm25"}
     assert bm25.build_cost.embedding_tokens == 0 and r.cost.embedding_tokens == 0
     assert r.trace["query_tokens"] == ["which", "cheese", "goes", "cacio", "pepe"]
@@ -94,20 +95,20 @@ def test_bm25_uses_naives_windows_and_costs_no_model_tokens(embedder):
 
 def test_hybrid_is_the_fusion_of_bm25_and_naive(embedder):
     knobs = {"size": 16, "overlap": 4}
-    hybrid = get_retriever("hybrid", embedder=embedder, **knobs).build(DOCS)
-    bm25 = get_retriever("bm25", embedder=embedder, **knobs).build(DOCS)
-    naive = get_retriever("naive", embedder=embedder, **knobs).build(DOCS)
+    hybrid = harness.build(get_retriever("hybrid", embedder=embedder, **knobs), DOCS)
+    bm25 = harness.build(get_retriever("bm25", embedder=embedder, **knobs), DOCS)
+    naive = harness.build(get_retriever("naive", embedder=embedder, **knobs), DOCS)
     n = len(naive.chunks)
     for query in ("Where does pesto come from?", "What colours risotto?", "guanciale"):
-        dense = [h.chunk.id for h in naive.retrieve(query, n).hits]
-        sparse = [h.chunk.id for h in bm25.retrieve(query, n).hits]
+        dense = [h.chunk.id for h in harness.retrieve(naive, query, n).hits]
+        sparse = [h.chunk.id for h in harness.retrieve(bm25, query, n).hits]
         expected = reciprocal_rank_fusion([dense, sparse], 60)
-        got = hybrid.retrieve(query, 4)
+        got = harness.retrieve(hybrid, query, 4)
         assert [h.chunk.id for h in got.hits] == [i for i, _ in expected[:4]], query
         assert [h.score for h in got.hits] == pytest.approx([s for _, s in expected[:4]])
-        assert got.hits == hybrid.retrieve(query, 8).hits[:4]                 # nested
-        assert got.cost.embedding_tokens == naive.retrieve(query, 1).cost.embedding_tokens > 0
+        assert got.hits == harness.retrieve(hybrid, query, 8).hits[:4]                 # nested
+        assert got.cost.embedding_tokens == harness.retrieve(naive, query, 1).cost.embedding_tokens > 0
     assert hybrid.build_cost.embedding_tokens == naive.build_cost.embedding_tokens > 0
     # the fused order only looks at each ranking's first `depth` chunks
-    shallow = get_retriever("hybrid", embedder=embedder, depth=1, **knobs).build(DOCS).retrieve("guanciale", 5)
+    shallow = harness.retrieve(harness.build(get_retriever("hybrid", embedder=embedder, depth=1, **knobs), DOCS), "guanciale", 5)
     assert len(shallow.hits) <= 2

@@ -14,7 +14,7 @@ from rag_lab.core.io import write_dataset
 from rag_lab.reasoning.llm import LLMReasoner
 from rag_lab.reasoning.prompts import PROMPTS
 from rag_lab.reasoning.tokens import count_message_tokens
-from rag_lab.evaluation.retrievers import REGISTRY, Retriever
+from rag_lab.evaluation.retrievers import REGISTRY, Method
 from rag_lab.core.types import Dataset, Document
 
 GOOD = {
@@ -103,7 +103,7 @@ class NoKnobs(Config):
     """A test method's config: it has no knobs."""
 
 
-class PlanningRetriever(Retriever):
+class PlanningRetriever(Method):
     """A test-only method whose build would ask for the entities and the themes of every document."""
 
     def __init__(self, config=None, *, reasoner=None, embedder=None):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from conftest import empty_cache
+from rag_lab.evaluation import harness
 from rag_lab.core.embedding import Embedder
 from rag_lab.core.types import Dataset, Document
 from rag_lab.datasets import load_dataset
@@ -89,7 +90,7 @@ def build(name: str, folder: Path, monkeypatch, address: str | None = None, reus
     kwargs = {"reasoner": OfflineReasoner(embedder)} if not name.startswith(("gralc", "naive")) else {}
     retriever = get_retriever(name, embedder=embedder, **kwargs)
     with cluster_address(address):
-        retriever.build(DATA.documents, reuse=reuse)
+        harness.build(retriever, DATA.documents, reuse=reuse)
     return retriever, embedder
 
 
@@ -163,7 +164,7 @@ def test_what_the_workers_returned_serves_a_later_local_run(dask_cluster, tmp_pa
     assert there.cluster_build["vectors"] == len(there.chunks)
     monkeypatch.setenv("RAG_LAB_CACHE", str(tmp_path / "cache"))    # the same driver cache, no cluster
     again = Embedder()
-    local = get_retriever("naive", embedder=again).build(DATA.documents, reuse=False)
+    local = harness.build(get_retriever("naive", embedder=again), DATA.documents, reuse=False)
     assert again.stats["encoded"] == 0 and np.array_equal(local.vectors, there.vectors)
 
 
@@ -187,15 +188,15 @@ def test_a_failing_partition_is_computed_here(dask_cluster, local_build, tmp_pat
 
 
 def test_methods_that_cannot_take_part_are_built_here(tmp_path, monkeypatch, caplog):
-    from rag_lab.evaluation.retrievers import Retriever
+    from rag_lab.evaluation.retrievers import DocumentWork, Method
 
-    class Opaque(Retriever):          # no document_work
+    class Opaque(Method):          # no document_work
         name = "opaque"
 
     caplog.set_level(logging.INFO, logger="rag_lab.evaluation.cluster")
     fresh_cache(tmp_path / "c", monkeypatch)
     nowhere = "tcp://127.0.0.1:1"     # never contacted: each is refused before a client is made
-    assert get_retriever("kg").distributable() and not Opaque().distributable()
+    assert isinstance(get_retriever("kg"), DocumentWork) and not isinstance(Opaque(), DocumentWork)
     assert cluster_module.prepare(Opaque(), DATA.documents, address=nowhere) is None
     monkeypatch.setenv("RAG_LAB_REUSE", "0")     # the offline reasoner's results would have nowhere to go
     assert cluster_module.prepare(get_retriever("sketch"), DATA.documents, address=nowhere) is None

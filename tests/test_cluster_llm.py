@@ -13,6 +13,7 @@ from schema_responder import responder
 from conftest import SESSION_CACHE
 from test_cluster_build import DATA, fresh_cache, structure
 
+from rag_lab.evaluation import harness
 from rag_lab.core.embedding import Embedder
 from rag_lab.evaluation import cluster as cluster_module
 from rag_lab.evaluation import cluster_worker
@@ -29,7 +30,7 @@ def sketch(server, folder, monkeypatch, address=None, concurrency=3):
                                      retry_base_delay=0.01, timeout=30)
     retriever = get_retriever("sketch", reasoner=reasoner, embedder=embedder)
     with cluster_address(address):
-        retriever.build(DATA.documents)
+        harness.build(retriever, DATA.documents)
     return retriever
 
 
@@ -74,7 +75,7 @@ def sketch_built_on(address: str, folder, monkeypatch, release: threading.Event 
     retriever = get_retriever("sketch", reasoner=OfflineReasoner(Embedder()), embedder=Embedder())
     try:
         with cluster_address(address):
-            retriever.build(DATA.documents[:2])
+            harness.build(retriever, DATA.documents[:2])
     finally:
         if release is not None:
             release.set()

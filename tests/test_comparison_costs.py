@@ -6,7 +6,7 @@ import pytest
 
 from rag_lab.compare.costs import method_costs, scaling
 from rag_lab.core.configs import Config
-from rag_lab.evaluation.retrievers import REGISTRY, Retriever, register
+from rag_lab.evaluation.retrievers import REGISTRY, Method, register
 from rag_lab.core.types import Chunk, Hit, Retrieval
 
 BUILDS: list[bool] = []   # for each build of the probe: was tracemalloc tracing?
@@ -17,18 +17,19 @@ class NoKnobs(Config):
     """The probe's config: it has no knobs."""
 
 
-class TracingProbe(Retriever):
+class TracingProbe(Method):
     """One chunk per document; notes whether each build ran under tracemalloc."""
 
     def __init__(self, config=None, *, reasoner=None, embedder=None):
         super().__init__()
         self.config = NoKnobs.resolve(config)
 
-    def _build(self, documents):
+    def build(self, documents):
         BUILDS.append(tracemalloc.is_tracing())
         self.chunks = [Chunk(d.id, d.id, d.text[:50], 0, min(50, len(d.text))) for d in documents]
+        return self
 
-    def _retrieve(self, query, k):
+    def retrieve(self, query, k):
         return Retrieval(query, [Hit(c, 0.0) for c in self.chunks[:k]])
 
 
@@ -58,13 +59,13 @@ class SharingProbe(TracingProbe):
     index_family = "sharing-probe"
 
     def __init__(self, config=None, *, reasoner=None, embedder=None):
-        Retriever.__init__(self)
+        Method.__init__(self)
         self.config = QueryKnob.resolve(config)
 
     def index_knobs(self):
         return {}
 
-    def _retrieve(self, query, k):
+    def retrieve(self, query, k):
         return Retrieval(query, [Hit(c, 0.0) for c in self.chunks[: min(k, self.config.depth)]])
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from rag_lab.compare import costs
+from rag_lab.core.types import Retrieval
 
 
 def test_log_t_interval_by_hand_only_from_five_builds():
@@ -64,14 +65,19 @@ def test_empty_caches_is_a_new_folder_and_restores_the_variable(monkeypatch, tmp
 class Stub:
     """A retriever whose build notes the cache folder it ran in and whether its texts were cached."""
 
+    name, config = "stub", None
+
     def __init__(self, embedder, seen):
         self.embedder, self.seen = embedder, seen
 
-    def build(self, documents, reuse=None):
+    def build(self, documents):
         marker = Path(self.embedder.cache_dir) / "encoded"
         self.seen.append((self.embedder.cache_dir, marker.exists()))
         marker.touch()
         return self
+
+    def retrieve(self, query, k):
+        return Retrieval(query, [])
 
 
 def test_timed_builds_pairs_a_cold_build_with_a_warm_rebuild_in_each_fresh_cache(monkeypatch):

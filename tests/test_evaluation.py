@@ -7,26 +7,28 @@ import json
 import pandas as pd
 import pytest
 
+from rag_lab.evaluation import harness
 from rag_lab.cli import main
 from rag_lab.datasets import load_dataset
 from rag_lab.evaluation.harness import answer_rows, combine, evaluate, run_queries
 from rag_lab.evaluation.provenance import caption_reasoners, method_params, reasoners_label
 from rag_lab.reasoning import Reasoner
-from rag_lab.evaluation.retrievers import Retriever
+from rag_lab.evaluation.retrievers import Method
 from rag_lab.core.types import Chunk, Dataset, Document, Hit, Question, Retrieval
 
 
-class Scripted(Retriever):
+class Scripted(Method):
     """Returns a hand-written ranking of document ids for each k; records the k of every query."""
 
     def __init__(self, rankings: dict[int, list[str]], nested: bool = False):
         super().__init__()
         self.rankings, self.nested_ranking, self.calls = rankings, nested, []
 
-    def _build(self, documents):
+    def build(self, documents):
         self.chunks = [Chunk(d.id, d.id, d.text, 0, len(d.text)) for d in documents]
+        return self
 
-    def _retrieve(self, query, k):
+    def retrieve(self, query, k):
         self.calls.append(k)
         by_id = {c.id: c for c in self.chunks}
         return Retrieval(query, [Hit(by_id[i], 1.0) for i in self.rankings[k][:k]])
@@ -59,7 +61,7 @@ def test_answers_come_from_the_retrieval_at_answer_k_only():
     r = Scripted({3: ["A", "C", "B"]})
     r.name = "r"
     data = abc_dataset()
-    r.build(data.documents)
+    harness.build(r, data.documents)
     with pytest.raises(ValueError, match="more than answer_k=1"):
         answer_rows(run_queries({"r": r}, data, 3, progress=False), data, Recorder(), answer_k=1, progress=False)
 
@@ -115,7 +117,7 @@ def test_sketch_and_kg_answers_carry_graph_facts(cuisine, monkeypatch):
     with_facts = {"sketch": 0, "kg": 0}
     for name in with_facts:
         for q in cuisine.questions:
-            ret = methods[name].retrieve(q.question, 3)
+            ret = harness.retrieve(methods[name], q.question, 3)
             seen = recorders[name].seen[q.question]
             assert methods[name].merged_context(ret) == "\n\n".join(seen)
             if ret.trace["facts"]:
@@ -127,7 +129,7 @@ def test_sketch_and_kg_answers_carry_graph_facts(cuisine, monkeypatch):
     print("questions whose answer contexts carry graph facts:", with_facts)
     assert min(with_facts.values()) >= len(cuisine.questions) // 2      # most questions reach the graph
     for q in cuisine.questions:                        # the default contract: the hits' texts only
-        ret = methods["naive"].retrieve(q.question, 3)
+        ret = harness.retrieve(methods["naive"], q.question, 3)
         assert recorders["naive"].seen[q.question] == [h.chunk.text for h in ret.hits]
 
 
@@ -163,15 +165,16 @@ SENTENCES = "Pesto comes from Genoa. Basil grows in Liguria. Pizza is baked in N
 #            c0 [0, 23)              c1 [24, 47)             c2 [48, 73)               c3 [74, 96)
 
 
-class Sentences(Retriever):
+class Sentences(Method):
     """One span chunk per sentence of SENTENCES; always returns c0, c1, c2 (in that order)."""
 
-    def _build(self, documents):
+    def build(self, documents):
         (doc,) = documents
         bounds = [(0, 23), (24, 47), (48, 73), (74, 96)]
         self.chunks = [Chunk(f"c{i}", doc.id, doc.text[s:e], s, e) for i, (s, e) in enumerate(bounds)]
+        return self
 
-    def _retrieve(self, query, k):
+    def retrieve(self, query, k):
         return Retrieval(query, [Hit(c, 1.0) for c in self.chunks[:3][:k]])
 
 
@@ -220,7 +223,7 @@ def test_id_based_context_metrics_on_shipped_data_follow_the_overlap_rule(cuisin
     docs = {d.id: d for d in cuisine.documents}
     scored = 0
     for q in cuisine.questions:
-        hits = {h.chunk.id for h in naive.retrieve(q.question, 3).hits}
+        hits = {h.chunk.id for h in harness.retrieve(naive, q.question, 3).hits}
         refs = overlap_references(naive.chunks, q, docs)
         assert refs, f"{q.id}: its gold contexts match no chunk"
         found = len(hits & refs)
@@ -230,7 +233,7 @@ def test_id_based_context_metrics_on_shipped_data_follow_the_overlap_rule(cuisin
     assert scored > 0                                  # not all zero: the metric sees real matches
 
 
-class Knobs(Retriever):
+class Knobs(Method):
     def __init__(self):
         super().__init__()
         self.size, self.alphas, self.store = 128, (0.5, 0.3), "networkx"
@@ -275,15 +278,16 @@ def test_captions_name_both_reasoners():
 class Noting(Scripted):
     """Scripted, noting one near-tie in its build and one in every retrieval (core/ties.py)."""
 
-    def _build(self, documents):
+    def build(self, documents):
         from rag_lab.core import ties
-        super()._build(documents)
+        super().build(documents)
         ties.note("build decision", "x", "y", 1e-5)
+        return self
 
-    def _retrieve(self, query, k):
+    def retrieve(self, query, k):
         from rag_lab.core import ties
         ties.note("retrieval decision", "A", "B", 1e-5)
-        return super()._retrieve(query, k)
+        return super().retrieve(query, k)
 
 
 def test_every_note_written_names_its_data_set_method_and_question_or_build_scope(tmp_path, monkeypatch):
@@ -293,7 +297,7 @@ def test_every_note_written_names_its_data_set_method_and_question_or_build_scop
     monkeypatch.setenv(ties.NEAR_TIES_ENV, str(sink))
     early = Noting({5: list("BAC")})
     early.name = "early"
-    early.build(abc_dataset().documents, reuse=False)       # outside the harness: no data set known yet
+    harness.build(early, abc_dataset().documents, reuse=False)       # outside the harness: no data set known yet
     assert ties.read_near_ties(sink) == []                  # a note naming no rows is not written
     late = Noting({5: list("ABC")})
     late.name = "late"

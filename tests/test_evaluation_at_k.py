@@ -7,6 +7,7 @@ import pytest
 
 from conftest import INDEXES
 from quality_floor import reusing
+from rag_lab.evaluation import harness
 from rag_lab.datasets import load_dataset
 from rag_lab.evaluation.harness import evaluate
 from rag_lab.methods import available_methods, get_retriever
@@ -25,7 +26,7 @@ def built():
         module.delenv("RAG_LAB_LLM", raising=False)     # the offline reasoner, whatever the environment says
         data = load_dataset("ml_encyclopedia")
         with reusing():     # the session store: the indexes the TREC equality test builds over these documents
-            retrievers = {name: get_retriever(name).build(data.documents) for name in available_methods()}
+            retrievers = {name: harness.build(get_retriever(name), data.documents) for name in available_methods()}
         yield data, retrievers
 
 
@@ -40,7 +41,7 @@ def test_reported_metric_at_k_is_the_metric_of_retrieve_q_k(built):
     for name, r in retrievers.items():
         for q in data.questions:
             for k in KS:
-                own = [h.chunk for h in r.retrieve(q.question, k).hits]
+                own = [h.chunk for h in harness.retrieve(r, q.question, k).hits]
                 for metric, _, value in retrieval_metrics(own, q, docs, [k], pool=r.chunks):   # nDCG ideal: its chunks
                     assert reported[(name, q.id, metric, k)] == pytest.approx(value), (name, q.id, metric, k)
                     checked += 1
@@ -54,9 +55,9 @@ def test_declared_nested_rankings_are_prefixes_on_shipped_data(built):
     assert {"naive", "semantic", "bm25", "hybrid", "kg", "raptor", "gralc-naive", "ssg-query-traversal"} <= set(nested)
     for name, r in nested.items():
         for q in data.questions:
-            deepest = r.retrieve(q.question, DEEPEST).hits
+            deepest = harness.retrieve(r, q.question, DEEPEST).hits
             for k in range(1, DEEPEST):
-                assert r.retrieve(q.question, k).hits == deepest[:k], (name, q.id, k)
+                assert harness.retrieve(r, q.question, k).hits == deepest[:k], (name, q.id, k)
 
 
 def test_methods_left_unnested_do_rerank_with_k(built):
@@ -68,6 +69,6 @@ def test_methods_left_unnested_do_rerank_with_k(built):
         r = retrievers[name]
         assert not r.nested_ranking
         differs = [(q.id, k) for q in data.questions for k in range(1, DEEPEST)
-                   if [h.chunk.id for h in r.retrieve(q.question, k).hits]
-                   != [h.chunk.id for h in r.retrieve(q.question, DEEPEST).hits[:k]]]
+                   if [h.chunk.id for h in harness.retrieve(r, q.question, k).hits]
+                   != [h.chunk.id for h in harness.retrieve(r, q.question, DEEPEST).hits[:k]]]
         assert differs, f"{name}: every top k was a prefix here"

@@ -9,9 +9,10 @@ import math
 import pandas as pd
 import pytest
 
+from rag_lab.evaluation import harness
 from rag_lab.core.types import Chunk, Cost, Dataset, Document, Hit, Question, Retrieval
 from rag_lab.evaluation.harness import answer_rows, as_retrievers, evaluate, run_queries
-from rag_lab.evaluation.retrievers import Retriever, get_retriever
+from rag_lab.evaluation.retrievers import Method, get_retriever
 from rag_lab.methods.sketch.method import SketchRetriever
 from test_evaluation import Recorder
 
@@ -26,7 +27,7 @@ def corpus() -> Dataset:
     return Dataset("tiny", docs, [q])
 
 
-class Fixed(Retriever):
+class Fixed(Method):
     """One chunk per gold sentence (exact spans) plus the other document; returns ``order`` cut at k.
     Its cost's embedding tokens are the k it was asked for, so a row shows which query it came from."""
 
@@ -34,11 +35,12 @@ class Fixed(Retriever):
         super().__init__()
         self.order, self.nested_ranking, self.facts = order, nested, facts or []
 
-    def _build(self, documents):
+    def build(self, documents):
         self.chunks = [Chunk(d.id, d.id, d.text.split(" It ")[0].split(" Basil")[0], 0,
                              len(d.text.split(" It ")[0].split(" Basil")[0])) for d in documents]
+        return self
 
-    def _retrieve(self, query, k):
+    def retrieve(self, query, k):
         by_id = {c.id: c for c in self.chunks}
         hits = [Hit(by_id[i], 1.0) for i in self.order[:k]]
         return Retrieval(query, hits, {"facts": self.facts}, Cost(embedding_tokens=k))
@@ -112,7 +114,7 @@ def test_id_metrics_need_the_methods_chunks(caplog):
     data.questions[0].meta["gold_chunk_ids"] = ["rice", "herbs"]     # ids of no method: never used
     r = Fixed(["rice", "herbs"])
     r.name = "r"
-    r.build(data.documents)
+    harness.build(r, data.documents)
     df = answer_rows(run_queries({"r": r}, data, 2, progress=False), data, Recorder(), answer_k=2, progress=False)
     assert not df.metric.str.startswith("id_context").any()
     assert "ID-based context metrics are left out" in caplog.text

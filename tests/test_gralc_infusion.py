@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from rag_lab.evaluation import harness
 from rag_lab.methods.gralc.infusion import ConceptEmbeddings, KGInfuser, adjacency_matrix, build_gat
 
 
@@ -96,7 +97,7 @@ def test_infused_documents_record_their_token_shift(embedder):
     doc = Document("d", "Empagliflozin slowed chronic kidney disease in adults with type 2 diabetes mellitus.")
     shifts = {}
     for lam in (0.0, 0.1, 0.5):
-        r = get_retriever("gralc-kg", embedder=embedder, lam=lam, min_tokens=4, max_tokens=16).build([doc])
+        r = harness.build(get_retriever("gralc-kg", embedder=embedder, lam=lam, min_tokens=4, max_tokens=16), [doc])
         shifts[lam] = r.doc_info["d"]["shift"]
     assert shifts[0.0].infused > 0 and shifts[0.0].mention_cosine == pytest.approx(1.0)
     # a larger λ turns the mention tokens further (cosine falls) and moves them further

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rag_lab.evaluation import harness
 from rag_lab.core.embedding import Embedder
 from rag_lab.core.types import Document
 from rag_lab.methods.gralc.encoding import token_span_to_chars
@@ -94,7 +95,7 @@ def test_a_chunk_span_re_tokenises_to_exactly_its_tokens(encoder):
 
 def test_built_chunks_carry_the_spans_and_the_normalised_means(encoder):
     r, _ = chunks_for([6], encoder)
-    r.build([Document("d", TEXT)], reuse=False)
+    harness.build(r, [Document("d", TEXT)], reuse=False)
     assert [(c.start, c.end, c.text) for c in r.chunks] == [(0, 23, "Pesto comes from Genoa."),
                                                              (24, 59, "Risotto alla milanese uses saffron.")]
     # (2.5, 1) / |(2.5, 1)| and (11, 1) / |(11, 1)|

@@ -5,6 +5,7 @@ import json
 import numpy as np
 import pytest
 
+from rag_lab.evaluation import harness
 from rag_lab.cli import main
 from rag_lab.methods import get_retriever
 from rag_lab.methods.gralc.method import STRATEGIES, similarity_threshold_spans
@@ -25,12 +26,12 @@ def small_params(name):
 
 @pytest.mark.parametrize("name", list(STRATEGIES))
 def test_every_strategy_builds_and_retrieves_on_plain_documents(name, embedder):
-    r = get_retriever(name, embedder=embedder, **small_params(name)).build(PLAIN)
+    r = harness.build(get_retriever(name, embedder=embedder, **small_params(name)), PLAIN)
     assert r.chunks
     for c in r.chunks:
         doc = next(d for d in PLAIN if d.id == c.doc_id)
         assert c.text == doc.text[c.start:c.end] and c.section_id is None
-    res = r.retrieve("Did empagliflozin slow eGFR decline?", 3)
+    res = harness.retrieve(r, "Did empagliflozin slow eGFR decline?", 3)
     assert 1 <= len(res.hits) <= 3 and res.hits[0].chunk.doc_id == "kidney"
     assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
 
@@ -42,23 +43,23 @@ def test_structure_aware_boundary_falls_on_a_section_start(embedder):
     s2 = text.index("Discussion")
     doc = Document("d", text, sections=[Section("d:s1", "Results", "section", 0, s2 - 2),
                                         Section("d:s2", "Discussion", "section", s2, len(text))])
-    r = get_retriever("gralc-structure", embedder=embedder, min_tokens=16, max_tokens=128).build([doc])
+    r = harness.build(get_retriever("gralc-structure", embedder=embedder, min_tokens=16, max_tokens=128), [doc])
     assert [c.start for c in r.chunks] == [0, s2]
     assert [c.section_id for c in r.chunks] == ["d:s1", "d:s2"]
     trace = r.boundary_trace(doc)
     assert trace.structural.max() == 1.0 and trace.score[trace.boundaries[0]] > 0.3
-    late = get_retriever("gralc-late", embedder=embedder, min_tokens=16, max_tokens=128).build([doc])
+    late = harness.build(get_retriever("gralc-late", embedder=embedder, min_tokens=16, max_tokens=128), [doc])
     assert len(late.chunks) >= 2 and all(16 <= embedder.count_tokens(c.text) <= 128 for c in late.chunks)
 
 
 def test_kg_infusion_changes_vectors_and_graph_reranks(embedder):
-    structure = get_retriever("gralc-structure", embedder=embedder, **SMALL).build(PLAIN)
-    kg = get_retriever("gralc-kg", embedder=embedder, lam=1.0, **SMALL).build(PLAIN)
+    structure = harness.build(get_retriever("gralc-structure", embedder=embedder, **SMALL), PLAIN)
+    kg = harness.build(get_retriever("gralc-kg", embedder=embedder, lam=1.0, **SMALL), PLAIN)
     assert len(structure.chunks) == len(kg.chunks)
     cos = (structure.vectors * kg.vectors).sum(axis=1)
     assert (cos < 0.99999).any() and (cos > 0.5).all()     # infused, but still about the same text
-    graph = get_retriever("gralc-graph", embedder=embedder, beta=0.7, **SMALL).build(PLAIN)
-    res = graph.retrieve("empagliflozin and eGFR", 2)
+    graph = harness.build(get_retriever("gralc-graph", embedder=embedder, beta=0.7, **SMALL), PLAIN)
+    res = harness.retrieve(graph, "empagliflozin and eGFR", 2)
     assert res.trace["query_concepts"] and res.trace["kg_prox"][0] == pytest.approx(1.0)
     # score = 0.7·cos + 0.3·kg_prox for every hit
     for hit, cosine, prox in zip(res.hits, res.trace["cosine"], res.trace["kg_prox"]):

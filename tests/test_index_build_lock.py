@@ -11,14 +11,15 @@ from conftest import empty_cache
 BUILD = """
 import json, sys, time
 from rag_lab.core.types import Document
+from rag_lab.evaluation.harness import build
 from rag_lab.methods import get_retriever
 r = get_retriever("bm25")
-real = type(r)._build
+real = type(r).build
 def slow(self, docs):
     time.sleep(2)
-    real(self, docs)
-type(r)._build = slow
-r.build([Document("a", "Pesto comes from Genoa."), Document("b", "Risotto alla milanese is yellow.")])
+    return real(self, docs)
+type(r).build = slow
+build(r, [Document("a", "Pesto comes from Genoa."), Document("b", "Risotto alla milanese is yellow.")])
 print(json.dumps(r.index_reuse["reused"]))
 """
 

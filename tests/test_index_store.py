@@ -7,6 +7,7 @@ import logging
 
 import pytest
 
+from rag_lab.evaluation import harness
 from rag_lab.caching.trust import sign
 from rag_lab.evaluation import index_store, shared_index
 from rag_lab.datasets import load_dataset
@@ -35,7 +36,7 @@ def small():
 def answers(retriever, queries, k=5):
     out = []
     for q in queries:
-        r = retriever.retrieve(q, k)
+        r = harness.retrieve(retriever, q, k)
         out.append(([(h.chunk.id, h.chunk.text, h.chunk.start, h.chunk.end, round(float(h.score), 6), h.via)
                      for h in r.hits], r.trace, r.cost.embedding_tokens, r.cost.llm_prompt_tokens))
     return out
@@ -44,12 +45,12 @@ def answers(retriever, queries, k=5):
 @pytest.mark.parametrize("method", list(available_methods()))
 def test_reloaded_index_answers_exactly_as_built(method, reuse_on, small, embedder):
     docs, queries = small
-    built = get_retriever(method, embedder=embedder).build(docs)
+    built = harness.build(get_retriever(method, embedder=embedder), docs)
     assert built.index_reuse["reused"] is False
     entry = built.index_reuse["entry"]
     assert entry is not None, f"{method}: its index was not persisted"
     index_store.clear_memo()                     # the next build must come from disk, not memory
-    loaded = get_retriever(method, embedder=embedder).build(docs)
+    loaded = harness.build(get_retriever(method, embedder=embedder), docs)
     assert loaded.index_reuse == {"reused": True, "key": built.index_reuse["key"], "entry": entry,
                                   "bytes": built.index_reuse["bytes"]}   # the size of the one stored state
     assert built.index_reuse["bytes"] == len(index_store.dump_state(built))
@@ -61,14 +62,14 @@ def test_reloaded_index_answers_exactly_as_built(method, reuse_on, small, embedd
 
 def test_reasoner_of_a_reused_index_is_named(reuse_on, small, embedder):
     docs, _ = small
-    built = get_retriever("unweaver", embedder=embedder).build(docs)
+    built = harness.build(get_retriever("unweaver", embedder=embedder), docs)
     index_store.clear_memo()
-    loaded = get_retriever("unweaver", embedder=embedder).build(docs)
+    loaded = harness.build(get_retriever("unweaver", embedder=embedder), docs)
     assert loaded.index_reuse["reused"] and method_record(loaded)["index_reasoner"] == "offline"
     assert method_record(built)["index_reasoner"] == "offline"
-    naive = get_retriever("naive", embedder=embedder).build(docs)
+    naive = harness.build(get_retriever("naive", embedder=embedder), docs)
     index_store.clear_memo()
-    assert method_record(get_retriever("naive", embedder=embedder).build(docs))["index_reasoner"] == "none"
+    assert method_record(harness.build(get_retriever("naive", embedder=embedder), docs))["index_reasoner"] == "none"
     assert method_record(naive)["index_reasoner"] == "none"
 
 
@@ -79,12 +80,12 @@ def test_reasoner_handed_to_a_method_that_builds_without_one(reuse_on, small, em
     from rag_lab.reasoning.offline import OfflineReasoner
 
     docs, _ = small
-    get_retriever("naive", embedder=embedder).build(docs)          # an entry built with no reasoner at all
+    harness.build(get_retriever("naive", embedder=embedder), docs)          # an entry built with no reasoner at all
     index_store.clear_memo()
     with caplog.at_level(logging.WARNING, logger="rag_lab.evaluation.index_store"):
-        given = get_retriever("naive", embedder=embedder, reasoner=OfflineReasoner(embedder)).build(docs)
+        given = harness.build(get_retriever("naive", embedder=embedder, reasoner=OfflineReasoner(embedder)), docs)
         index_store.clear_memo()
-        fresh = get_retriever("naive", embedder=embedder, reasoner=OfflineReasoner(embedder), size=64).build(docs)
+        fresh = harness.build(get_retriever("naive", embedder=embedder, reasoner=OfflineReasoner(embedder), size=64), docs)
     assert given.index_reuse["reused"] and method_record(given)["index_reasoner"] == "none"
     assert fresh.index_reuse["entry"] is not None and method_record(fresh)["index_reasoner"] == "none"
     assert not [r.getMessage() for r in caplog.records]
@@ -95,25 +96,26 @@ def test_undeclared_reasoner_call_while_indexing_is_not_persisted(reuse_on, smal
     from rag_lab.reasoning.offline import OfflineReasoner
 
     class Caller(NaiveRetriever):          # calls its reasoner while indexing but does not declare it
-        def _build(self, documents):
-            super()._build(documents)
+        def build(self, documents):
+            super().build(documents)
             self.reasoner.query_entities("saffron")
+            return self
 
     docs, _ = small
     r = Caller(embedder=embedder, reasoner=OfflineReasoner(embedder))
     r.name = "caller"
     with caplog.at_level(logging.WARNING, logger="rag_lab.evaluation.index_store"):
-        r.build(docs)
+        harness.build(r, docs)
     assert r.index_reuse["entry"] is None
     assert any("does not declare reasoner_at_build" in m.getMessage() for m in caplog.records)
 
 
 def test_same_index_is_built_once_per_process(reuse_on, small, embedder, monkeypatch):
     docs, _ = small
-    get_retriever("naive", embedder=embedder).build(docs)
+    harness.build(get_retriever("naive", embedder=embedder), docs)
     calls = []
     monkeypatch.setattr(index_store.IndexStore, "load", lambda *a: calls.append(a))  # memory first, disk never
-    again = get_retriever("naive", embedder=embedder).build(docs)
+    again = harness.build(get_retriever("naive", embedder=embedder), docs)
     assert again.index_reuse["reused"] and again.index_reuse["entry"] == "memory" and calls == []
 
 
@@ -134,15 +136,15 @@ def test_key_changes_with_config_documents_and_reasoner(reuse_on, small, embedde
     # naive calls no reasoner while indexing: its key holds none
     assert index_store.key_parts(get_retriever("naive", embedder=embedder), docs)["reasoner"] is None
     # two configs, two entries on disk
-    get_retriever("naive", embedder=embedder).build(docs)
-    get_retriever("naive", embedder=embedder, size=64).build(docs)
+    harness.build(get_retriever("naive", embedder=embedder), docs)
+    harness.build(get_retriever("naive", embedder=embedder, size=64), docs)
     assert len([p for p in (reuse_on / "naive").iterdir() if not p.name.startswith(".")]) == 2
 
 
 @pytest.mark.parametrize("damage", ["state", "marker", "partial"])
 def test_damaged_entry_is_rebuilt_with_a_warning(damage, reuse_on, small, embedder, caplog):
     docs, queries = small
-    built = get_retriever("naive", embedder=embedder).build(docs)
+    built = harness.build(get_retriever("naive", embedder=embedder), docs)
     entry = reuse_on / "naive" / built.index_reuse["key"]
     if damage == "state":
         (entry / "state.pkl").write_bytes((entry / "state.pkl").read_bytes()[:100])   # truncated
@@ -152,17 +154,17 @@ def test_damaged_entry_is_rebuilt_with_a_warning(damage, reuse_on, small, embedd
         (entry / "COMPLETE").unlink()                                                 # never finished
     index_store.clear_memo()
     with caplog.at_level(logging.WARNING, logger="rag_lab.evaluation.index_store"):
-        again = get_retriever("naive", embedder=embedder).build(docs)
+        again = harness.build(get_retriever("naive", embedder=embedder), docs)
     assert again.index_reuse["reused"] is False
     assert any("ignoring it and building the index again" in r.getMessage() for r in caplog.records)
     assert answers(again, queries) == answers(built, queries)
     index_store.clear_memo()                     # the rebuilt entry is whole again
-    assert get_retriever("naive", embedder=embedder).build(docs).index_reuse["reused"] is True
+    assert harness.build(get_retriever("naive", embedder=embedder), docs).index_reuse["reused"] is True
 
 
 def test_unpicklable_state_is_rebuilt_with_a_warning(reuse_on, small, embedder, caplog):
     docs, _ = small
-    built = get_retriever("naive", embedder=embedder).build(docs)
+    built = harness.build(get_retriever("naive", embedder=embedder), docs)
     entry = reuse_on / "naive" / built.index_reuse["key"]
     import hashlib
     import json
@@ -173,7 +175,7 @@ def test_unpicklable_state_is_rebuilt_with_a_warning(reuse_on, small, embedder, 
         *index_store.IndexStore._signed("naive", built.index_reuse["key"], sha))}), encoding="utf-8")
     index_store.clear_memo()
     with caplog.at_level(logging.WARNING, logger="rag_lab.evaluation.index_store"):
-        again = get_retriever("naive", embedder=embedder).build(docs)
+        again = harness.build(get_retriever("naive", embedder=embedder), docs)
     assert again.index_reuse["reused"] is False and len(again.chunks) == len(built.chunks)
     assert any("unloadable" in r.getMessage() for r in caplog.records)
 
@@ -181,20 +183,20 @@ def test_unpicklable_state_is_rebuilt_with_a_warning(reuse_on, small, embedder, 
 def test_reuse_off(reuse_on, small, embedder, monkeypatch):
     docs, _ = small
     monkeypatch.setenv("RAG_LAB_REUSE", "0")
-    r = get_retriever("naive", embedder=embedder).build(docs)
+    r = harness.build(get_retriever("naive", embedder=embedder), docs)
     assert r.index_reuse == {"reused": False, "key": None, "entry": None} and not reuse_on.exists()
     monkeypatch.setenv("RAG_LAB_REUSE", "1")
-    get_retriever("naive", embedder=embedder).build(docs)
-    assert get_retriever("naive", embedder=embedder).build(docs, reuse=False).index_reuse["reused"] is False
+    harness.build(get_retriever("naive", embedder=embedder), docs)
+    assert harness.build(get_retriever("naive", embedder=embedder), docs, reuse=False).index_reuse["reused"] is False
 
 
 def test_ssg_algorithms_share_one_graph(reuse_on, small, embedder):
     docs, queries = small
-    first = get_retriever("ssg-basic-retrieval", embedder=embedder).build(docs)
-    other = get_retriever("ssg-query-traversal", embedder=embedder).build(docs)   # the graph, not the algorithm
+    first = harness.build(get_retriever("ssg-basic-retrieval", embedder=embedder), docs)
+    other = harness.build(get_retriever("ssg-query-traversal", embedder=embedder), docs)   # the graph, not the algorithm
     assert other.index_reuse["reused"] and other.index_reuse["key"] == first.index_reuse["key"]
     assert other.graph is not first.graph            # its own copy
-    fresh = get_retriever("ssg-query-traversal", embedder=embedder).build(docs, reuse=False)
+    fresh = harness.build(get_retriever("ssg-query-traversal", embedder=embedder), docs, reuse=False)
     assert answers(other, queries) == answers(fresh, queries)
 
 
@@ -207,18 +209,18 @@ def test_a_notebook_drawing_the_ssg_graph_stores_it_for_the_retrievers(reuse_on,
     reasoner = get_retriever("ssg-basic-retrieval", embedder=embedder).reasoner
     graph = stored_graph(docs, embedder, reasoner, SSGConfig())
     assert sorted(graph.graph.edges(data=True)) == sorted(build_graph(docs, embedder, reasoner, SSGConfig()).graph.edges(data=True))
-    later = get_retriever("ssg-query-traversal", embedder=embedder).build(docs)     # notebook 10's retriever
+    later = harness.build(get_retriever("ssg-query-traversal", embedder=embedder), docs)     # notebook 10's retriever
     assert later.index_reuse["reused"] and sorted(later.graph.graph.edges(data=True)) == sorted(graph.graph.edges(data=True))
 
 
 def test_share_index_gives_a_copy_only_between_methods_building_the_same_index(small, embedder):
     docs, queries = small
-    built = get_retriever("ssg-basic-retrieval", embedder=embedder).build(docs, reuse=False)
+    built = harness.build(get_retriever("ssg-basic-retrieval", embedder=embedder), docs, reuse=False)
     other = get_retriever("ssg-query-traversal", embedder=embedder)
     assert shared_index.index_identity(other, docs) == shared_index.index_identity(built, docs)
     shared_index.share_index(built, other, docs)
     assert other.index_reuse["reused"] and other.graph is not built.graph
-    fresh = get_retriever("ssg-query-traversal", embedder=embedder).build(docs, reuse=False)
+    fresh = harness.build(get_retriever("ssg-query-traversal", embedder=embedder), docs, reuse=False)
     assert answers(other, queries) == answers(fresh, queries)
     with pytest.raises(ValueError, match="cannot share the index of ssg-basic-retrieval"):
         shared_index.share_index(built, get_retriever("naive", embedder=embedder), docs)

@@ -7,6 +7,7 @@ import pytest
 from cache_fakes import fake_embedder, fake_vector, make_model_folder
 from ssg_handmade import hand_graph, main_graph
 
+from rag_lab.evaluation import harness
 from rag_lab.datasets import load_dataset
 from rag_lab.core.embedding import Embedder
 from rag_lab.core.index import VectorIndex
@@ -56,16 +57,16 @@ def test_a_build_interrupted_inside_the_encoder_builds_again(embedder, tmp_path,
         return get_retriever("naive", embedder=e)
 
     with pytest.raises(KeyboardInterrupt):
-        naive(InterruptingModel(embedder.model, after=1)).build(data.documents)
-    rebuilt = naive(embedder.model).build(data.documents)
+        harness.build(naive(InterruptingModel(embedder.model, after=1)), data.documents)
+    rebuilt = harness.build(naive(embedder.model), data.documents)
     assert 0 < rebuilt.embedder.stats["cache_hits"] < len(rebuilt.chunks)  # resumed, not restarted
     reference = get_retriever("naive", embedder=Embedder(cache_dir=tmp_path / "fresh"))
     reference.embedder._model = embedder.model
-    reference.build(data.documents)
+    harness.build(reference, data.documents)
     assert [c.id for c in rebuilt.chunks] == [c.id for c in reference.chunks]
     for q in data.questions:
-        assert [h.chunk.id for h in rebuilt.retrieve(q.question, 5).hits] == \
-               [h.chunk.id for h in reference.retrieve(q.question, 5).hits]
+        assert [h.chunk.id for h in harness.retrieve(rebuilt, q.question, 5).hits] == \
+               [h.chunk.id for h in harness.retrieve(reference, q.question, 5).hits]
 
 
 def _interrupt_while_writing(monkeypatch, module, name):

@@ -8,6 +8,9 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnablePassthrough
 
+from rag_lab.evaluation import harness
+from rag_lab.evaluation.langchain import as_langchain_retriever
+from rag_lab.evaluation.retrievers import answer_contexts, context_blocks
 from rag_lab.methods import available_methods, get_retriever
 from rag_lab.core.types import Document
 
@@ -27,7 +30,7 @@ K = 3
 @pytest.fixture(scope="module")
 def built():
     """Every registered method built once on the three documents (offline reasoner; a few seconds)."""
-    return {name: get_retriever(name).build(DOCS) for name in available_methods()}
+    return {name: harness.build(get_retriever(name), DOCS) for name in available_methods()}
 
 
 class Recorder(BaseCallbackHandler):
@@ -49,7 +52,7 @@ def format_docs(docs):
 
 @pytest.mark.parametrize("name", list(available_methods()))
 def test_every_method_answers_inside_an_lcel_chain(built, name):
-    retriever = built[name].as_langchain(k=K)
+    retriever = as_langchain_retriever(built[name], k=K)
     assert isinstance(retriever, BaseRetriever)
     prompt = ChatPromptTemplate.from_messages([("system", "Answer from the context only.\n\n{context}"),
                                                ("human", "{question}")])
@@ -58,15 +61,15 @@ def test_every_method_answers_inside_an_lcel_chain(built, name):
     seen = Recorder()
     assert chain.invoke(QUESTION, config={"callbacks": [seen]}) == ANSWER
 
-    own = built[name].retrieve(QUESTION, K)                   # the method's own ranking, asked directly
+    own = harness.retrieve(built[name], QUESTION, K)                   # the method's own ranking, asked directly
     expected = own.hits
     assert expected, f"{name} retrieved nothing for the question"
-    blocks = built[name].context_blocks(own)                 # SKETCH's and KG-only's graph facts come first
+    blocks = context_blocks(built[name], own)                 # SKETCH's and KG-only's graph facts come first
     assert [d.page_content for d in seen.documents[:len(blocks)]] == [text for _, text in blocks]
     assert all(d.metadata["kind"] == d.metadata["via"] == kind and d.metadata["rank"] == 0
                for d, (kind, _) in zip(seen.documents, blocks))
     # what the chain was handed is what rag_lab's answers are handed
-    assert [d.page_content for d in seen.documents] == built[name].answer_contexts(own)
+    assert [d.page_content for d in seen.documents] == answer_contexts(built[name], own)
     docs = seen.documents[len(blocks):]
     assert all(isinstance(d, LangChainDocument) for d in docs)
     assert [d.metadata["chunk_id"] for d in docs] == [h.chunk.id for h in expected]
@@ -86,26 +89,26 @@ def test_every_method_answers_inside_an_lcel_chain(built, name):
 
 @pytest.mark.parametrize("name", ["sketch", "kg"])
 def test_graph_methods_hand_a_chain_their_facts(built, name):
-    docs = built[name].as_langchain(k=K).invoke(QUESTION)
-    facts = built[name].retrieve(QUESTION, K).trace["facts"]
+    docs = as_langchain_retriever(built[name], k=K).invoke(QUESTION)
+    facts = harness.retrieve(built[name], QUESTION, K).trace["facts"]
     assert facts, f"{name}: the question reaches no graph facts on these documents"
     first = docs[0]
     assert first.metadata["kind"] == "graph facts" and first.page_content == "Facts:\n" + "\n".join(facts)
-    assert first.metadata["source_chunk_ids"] == built[name].retrieve(QUESTION, K).trace["graph_chunk_ids"]
+    assert first.metadata["source_chunk_ids"] == harness.retrieve(built[name], QUESTION, K).trace["graph_chunk_ids"]
     assert all(d.metadata["rank"] >= 1 for d in docs[1:]) and len(docs) == 1 + len(docs[1:])
 
 
 def test_unbuilt_retriever_and_bad_k_are_refused(built):
-    with pytest.raises(RuntimeError, match="not built; call .build"):
-        get_retriever("naive").as_langchain()
+    with pytest.raises(RuntimeError, match="not built; build it"):
+        as_langchain_retriever(get_retriever("naive"))
     with pytest.raises(ValueError, match="positive whole number"):
-        built["naive"].as_langchain(k=0)
+        as_langchain_retriever(built["naive"], k=0)
 
 
 def test_retriever_works_through_batch_and_async(built):
     import asyncio
 
-    retriever = built["naive"].as_langchain(k=2)
+    retriever = as_langchain_retriever(built["naive"], k=2)
     batch = retriever.batch([QUESTION, "What colours risotto?"])
     assert [len(docs) for docs in batch] == [2, 2]
     assert batch[1][0].metadata["doc_id"] == "risotto"     # "risotto" and "coloured" appear only there

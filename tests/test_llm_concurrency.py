@@ -13,6 +13,7 @@ import pytest
 from fake_openai_server import Reply, fake_openai  # noqa: F401  (fixture)
 from schema_responder import responder
 
+from rag_lab.evaluation import harness
 from rag_lab.core.types import Cost, Document
 from rag_lab.reasoning.base import Reasoner
 from rag_lab.reasoning.batch import BatchError, batch_concurrency, run_batch
@@ -222,7 +223,7 @@ def llm(server, tmp_path, concurrency, cache="cache"):
 
 def sketch_over(reasoner, embedder):
     from rag_lab.methods import get_retriever
-    return get_retriever("sketch", reasoner=reasoner, embedder=embedder).build(DOCS, reuse=False)
+    return harness.build(get_retriever("sketch", reasoner=reasoner, embedder=embedder), DOCS, reuse=False)
 
 
 def graph_of(retriever) -> tuple:
@@ -260,7 +261,7 @@ def test_answers_and_query_entities_keep_their_questions(fake_openai, tmp_path, 
     for c in (1, 6):
         reasoner = llm(fake_openai, tmp_path, c, cache=None)
         from rag_lab.methods import get_retriever
-        sketch = get_retriever("sketch", reasoner=reasoner, embedder=embedder).build(DOCS, reuse=False)
+        sketch = harness.build(get_retriever("sketch", reasoner=reasoner, embedder=embedder), DOCS, reuse=False)
         df = evaluate([sketch], data, ks=[1, 3], reasoner=reasoner, progress=False)
         tables[c] = df.drop(columns="value")[df.metric != "latency_seconds"].assign(
             value=df.loc[df.metric != "latency_seconds", "value"].round(9)).reset_index(drop=True)

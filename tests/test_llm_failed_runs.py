@@ -16,6 +16,7 @@ import pytest
 from fake_openai_server import FakeOpenAIServer, Reply, fake_openai  # noqa: F401  (fixture)
 from schema_responder import responder as good_model
 
+from rag_lab.evaluation import harness
 from rag_lab.core.types import Dataset, Document, Question
 from rag_lab.evaluation import index_store
 from rag_lab.evaluation.index_reuse import build_or_reuse
@@ -69,7 +70,7 @@ def test_an_index_built_with_fallbacks_is_not_stored_and_the_next_run_asks_again
     store = IndexStore(tmp_path / "indexes")
     fresh_server = FakeOpenAIServer(good_model).start()
     try:
-        fresh = sketch(llm(fresh_server, tmp_path / "fresh"), embedder).build(DOCS, reuse=False)
+        fresh = harness.build(sketch(llm(fresh_server, tmp_path / "fresh"), embedder), DOCS, reuse=False)
     finally:
         fresh_server.stop()
     index_store.clear_memo()
@@ -105,7 +106,7 @@ def test_a_job_whose_every_call_fell_back_fails_the_run_with_the_count_and_the_f
     fake_openai.responder = good_model
     again = sketch(llm(fake_openai, tmp_path / "c"), embedder)
     build_or_reuse(again, DOCS, reuse=True, store=store)
-    fresh = sketch(llm(fake_openai, tmp_path / "fresh"), embedder).build(DOCS, reuse=False)
+    fresh = harness.build(sketch(llm(fake_openai, tmp_path / "fresh"), embedder), DOCS, reuse=False)
     assert graph_of(again) == graph_of(fresh) and len(fresh.graph) > 3
 
 

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from conftest import assert_captions_name_reasoners, run_notebook_smoke
+from rag_lab.evaluation import harness
 from rag_lab.compare.claims import CLAIMS
 from rag_lab.compare.settings import MID, SMALLEST, unequal
 from rag_lab.evaluation import ledger
@@ -199,8 +200,8 @@ def check_budgets(files: dict[str, Path], family: list[str], text: str) -> None:
     assert "context_budget@5 (n=2)" in files["leaderboard_italian_cuisine.md"].read_text(encoding="utf-8")
     data = load_dataset("italian_cuisine", limit=2)
     for method in ("naive", "semantic"):
-        r = get_retriever(method).build(data.documents)
-        handed = [sum(count_text_tokens(h.chunk.text) for h in r.retrieve(q.question, 5).hits) for q in data.questions]
+        r = harness.build(get_retriever(method), data.documents)
+        handed = [sum(count_text_tokens(h.chunk.text) for h in harness.retrieve(r, q.question, 5).hits) for q in data.questions]
         assert tokens[method] == pytest.approx(sum(handed) / len(handed)), method
     assert tokens["semantic"] > tokens["ssg-query-traversal"]       # whole segments against single sentences
 
@@ -223,7 +224,7 @@ def check_budgets(files: dict[str, Path], family: list[str], text: str) -> None:
     assert f"cut to {budget} tokens (the smallest method's mean budget at k=5, {tokens.idxmin()}'s" in text
     assert "The fair comparison for methods whose hits differ in size is at one budget" in text
 
-    semantic = get_retriever("semantic").build(data.documents)
+    semantic = harness.build(get_retriever("semantic"), data.documents)
     over, total = over_encoder_limit((c.text for c in semantic.chunks), semantic.embedder)
     assert f"semantic: {over} of {total} chunks are longer (mean " in text
     assert f"reads at most {semantic.embedder.max_tokens} word pieces" in text

@@ -45,7 +45,7 @@ def runs():
     with ties.collecting() as clean_notes:
         clean = evaluate({"raptor": raptor}, data, ks=(5,), progress=False)
     with pytest.MonkeyPatch.context() as patch, ties.collecting() as broken_notes:
-        patch.setattr(RaptorRetriever, "_retrieve", _dropping_best_hit(RaptorRetriever._retrieve))
+        patch.setattr(RaptorRetriever, "retrieve", _dropping_best_hit(RaptorRetriever.retrieve))
         broken = evaluate({"raptor": raptor}, data, ks=(5,), progress=False)     # the same built tree
     return data, clean, list(clean_notes), broken, list(broken_notes)
 

@@ -14,8 +14,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from rag_lab.evaluation import harness
 from rag_lab.core import plugins
 from rag_lab.evaluation import retrievers
+from rag_lab.evaluation.langchain import as_langchain_retriever
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_SRC = ROOT / "examples" / "mmr_plugin" / "src"
@@ -98,8 +100,8 @@ def test_an_installed_method_plugin_reaches_the_lookups_the_explorer_and_langcha
         assert "mmr" in Explorer(datasets=["italian_cuisine"]).methods
         docs = [Document("pesto", "Pesto comes from Genoa. It pounds basil, garlic and pine nuts in a mortar."),
                 Document("ragu", "Ragu alla bolognese simmers beef in tomato and milk for hours in Bologna.")]
-        mmr = retrievers.get_retriever("mmr", embedder=embedder, size=8, overlap=2).build(docs)
-        found = mmr.as_langchain(k=2).invoke("Where is pesto from?")
+        mmr = harness.build(retrievers.get_retriever("mmr", embedder=embedder, size=8, overlap=2), docs)
+        found = as_langchain_retriever(mmr, k=2).invoke("Where is pesto from?")
         assert len(found) == 2 and found[0].metadata["doc_id"] == "pesto"
         from rag_lab.evaluation.provenance import method_record
         assert method_record(mmr)["package"] == "rag-lab-mmr 0.1.0"

@@ -4,6 +4,7 @@ saved output ends at the final count)."""
 import nbformat
 import pytest
 
+from rag_lab.evaluation import harness
 from rag_lab.core.progress import HEADLESS_ENV, QUIET_ENV, announce, bars_shown, building, llm_postfix, progress_bar, track
 from rag_lab.reasoning.base import Reasoner
 from rag_lab.core.types import Cost
@@ -111,7 +112,7 @@ def test_retriever_build_says_which_method_is_building(capfd, embedder):
     from rag_lab.methods import get_retriever
     from rag_lab.core.types import Document
 
-    get_retriever("naive", embedder=embedder).build([Document("d", "Pesto comes from Genoa.")])
+    harness.build(get_retriever("naive", embedder=embedder), [Document("d", "Pesto comes from Genoa.")])
     assert "building naive over 1 document\n" in capfd.readouterr().err
 
 

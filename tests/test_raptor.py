@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rag_lab.evaluation import harness
 from rag_lab.methods.baselines import raptor_tree
 from rag_lab.methods.baselines.config import RaptorConfig
 from rag_lab.methods.baselines.raptor import RaptorRetriever, collapsed_tree, summary_kind
@@ -170,14 +171,14 @@ DOCS = [Document(f"{t}{i}", text) for t, texts in SENTENCES.items() for i, text 
 
 def test_raptor_retriever_collapsed_tree(embedder):
     reasoner = TableReasoner()
-    r = RaptorRetriever(reasoner=reasoner, embedder=embedder, context_tokens=60).build(DOCS)
+    r = harness.build(RaptorRetriever(reasoner=reasoner, embedder=embedder, context_tokens=60), DOCS)
     leaves = [c for c in r.chunks if c.is_span]
     summaries = [c for c in r.chunks if not c.is_span]
     assert len(leaves) == 14 and summaries and r.tree_levels()[0] == 14
     assert sum(r.tree_levels()) == len(r.chunks) == len(r.index) == len(r.node_tokens)
     assert reasoner.usage.per_job["summarize"].llm_calls == len(summaries) == r.build_cost.llm_calls
     assert [job for job, _ in r.planned_llm_calls(DOCS)] == ["summarize"] * len(summaries)
-    ret = r.retrieve("Where is pesto from?", len(r.chunks))
+    ret = harness.retrieve(r, "Where is pesto from?", len(r.chunks))
     scores = [h.score for h in ret.hits]
     assert scores == sorted(scores, reverse=True) and {h.via for h in ret.hits} <= {"leaf", "summary-L1", "summary-L2"}
     # the budget of 60 cl100k tokens ends the list where the next node in cosine order would pass it
@@ -189,7 +190,7 @@ def test_raptor_retriever_collapsed_tree(embedder):
             break
         used, expected = used + r.node_tokens[i], expected + 1
     assert len(ret.hits) == expected and ret.trace["stopped_by"] == "budget" and ret.trace["context_tokens"] == used
-    two = r.retrieve("Where is pesto from?", 2)
+    two = harness.retrieve(r, "Where is pesto from?", 2)
     assert [h.chunk.id for h in two.hits] == [h.chunk.id for h in ret.hits[:2]] and two.trace["stopped_by"] == "k"
     assert r.summary_kind() == "abstractive (table)"
     assert r.setting_note().endswith("summaries: abstractive (table) (RAPTOR: gpt-3.5-turbo, abstractive).")
@@ -215,7 +216,7 @@ def long_documents(mark: bool) -> list[Document]:
 
 def test_one_tree_per_document_where_questions_target_one_document(embedder):
     docs = long_documents(mark=True)
-    r = RaptorRetriever(reasoner=TableReasoner(), embedder=embedder, chunk_size=8, levels=1).build(docs, reuse=False)
+    r = harness.build(RaptorRetriever(reasoner=TableReasoner(), embedder=embedder, chunk_size=8, levels=1), docs, reuse=False)
     assert r.tree_scope == "document" and r.tree_scope_note().startswith("one tree per document")
     summaries = [c for c in r.chunks if not c.is_span]
     assert summaries, "no tree grew"

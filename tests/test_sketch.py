@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from rag_lab.evaluation import harness
 from rag_lab.methods import get_retriever
 from rag_lab.methods.sketch.config import SketchConfig
 from rag_lab.methods.sketch.method import CONFIRMED, GRAPH, VECTOR, merge_hybrid, pieces_of
@@ -76,7 +77,7 @@ QUERY = "Where does saffron grow?"
 
 def _built(name, embedder, **params):
     reasoner = TableReasoner(TRIPLES, {QUERY: ["saffron"], "What about pizza?": ["pizza"]})
-    return get_retriever(name, reasoner=reasoner, embedder=embedder, **params).build(DOCS), reasoner
+    return harness.build(get_retriever(name, reasoner=reasoner, embedder=embedder, **params), DOCS), reasoner
 
 
 def test_kg_retriever_by_hand(embedder):
@@ -84,7 +85,7 @@ def test_kg_retriever_by_hand(embedder):
     # each short document is one semantic chunk and one piece; 3 triples calls at build
     assert [c.id for c in kg.chunks] == ["dishes#sketch-0", "places#sketch-0", "spices#sketch-0"]
     assert reasoner.usage.per_job["triples"].llm_calls == 3 and kg.build_cost.llm_calls == 3
-    ret = kg.retrieve(QUERY, 5)
+    ret = harness.retrieve(kg, QUERY, 5)
     # "saffron" matches node saffron exactly; one hop reaches the risotto and Abruzzo.
     # saffron is in dishes and spices (+1 each), the risotto in dishes (+1/2), Abruzzo in spices (+1/2):
     # dishes = spices = 1.5, dishes first in the corpus; places is not reached
@@ -92,7 +93,7 @@ def test_kg_retriever_by_hand(embedder):
     assert ret.trace["matches"] == [{"entity": "saffron", "node": "saffron", "how": "exact", "similarity": 1.0}]
     assert ret.trace["facts"] == ["Saffron -[colours]-> risotto alla milanese", "Saffron -[grows_in]-> Abruzzo"]
     assert ret.cost.llm_calls == 1                                     # the query_entities call
-    assert kg.retrieve("What about pizza?", 5).hits == []               # no node named pizza
+    assert harness.retrieve(kg, "What about pizza?", 5).hits == []               # no node named pizza
     assert kg.planned_llm_calls(DOCS) == [("triples", d.text) for d in DOCS]
     stats = kg.index_stats()
     # 3 documents = 3 semantic chunks = 3 pieces; nodes saffron, risotto alla milanese, milan,
@@ -102,7 +103,7 @@ def test_kg_retriever_by_hand(embedder):
 
 def test_sketch_merges_vector_and_graph_hits(embedder):
     sketch, _ = _built("sketch", embedder)
-    ret = sketch.retrieve(QUERY, 3)
+    ret = harness.retrieve(sketch, QUERY, 3)
     vector_ids, graph_ids = ret.trace["vector_chunk_ids"], ret.trace["graph_chunk_ids"]
     assert graph_ids == ["dishes#sketch-0", "spices#sketch-0"]
     assert len(vector_ids) == 3                                        # all three pieces, by cosine
@@ -115,7 +116,7 @@ def test_sketch_merges_vector_and_graph_hits(embedder):
     assert ret.hits[0].score == pytest.approx(float(sketch.vectors[sketch._row[expected[0]]] @
                                                     embedder.encode_one(QUERY)), abs=1e-6)
     assert "Facts:\nSaffron -[colours]-> risotto alla milanese" in sketch.merged_context(ret)
-    only_vector = sketch.retrieve("What about pizza?", 2)
+    only_vector = harness.retrieve(sketch, "What about pizza?", 2)
     assert [h.via for h in only_vector.hits] == [VECTOR, VECTOR]
 
 
@@ -123,18 +124,18 @@ def test_sketch_kuzu_store_gives_the_same_retrievals(embedder, tmp_path):
     on_nx, _ = _built("sketch", embedder, graph_store="networkx")
     on_kuzu, _ = _built("sketch", embedder, graph_store="kuzu", graph_path=str(tmp_path / "kg"))
     for q in (QUERY, "What about pizza?"):
-        a, b = on_nx.retrieve(q, 3), on_kuzu.retrieve(q, 3)
+        a, b = harness.retrieve(on_nx, q, 3), harness.retrieve(on_kuzu, q, 3)
         assert [(h.chunk.id, h.via) for h in a.hits] == [(h.chunk.id, h.via) for h in b.hits]
         store_specific = {"graph_store", "graph_queries"}            # which store, and Kùzu's Cypher
         assert {k: v for k, v in a.trace.items() if k not in store_specific} == \
                {k: v for k, v in b.trace.items() if k not in store_specific}
         assert a.trace["graph_queries"] == [] and (b.trace["graph_queries"] or not b.trace["matches"])
-    assert on_kuzu.retrieve(QUERY, 3).trace["graph_store"] == "kuzu"
+    assert harness.retrieve(on_kuzu, QUERY, 3).trace["graph_store"] == "kuzu"
     assert (tmp_path / "kg" / "graph.kuzu").exists()
 
 
 def test_errors_name_the_problem(embedder):
     with pytest.raises(RuntimeError, match="before retrieve"):
-        get_retriever("sketch", embedder=embedder, reasoner=TableReasoner()).retrieve("q", 3)
+        harness.retrieve(get_retriever("sketch", embedder=embedder, reasoner=TableReasoner()), "q", 3)
     with pytest.raises(ValueError, match="graph_store must be one of 'networkx', 'kuzu', got 'neo4j'"):
-        get_retriever("kg", embedder=embedder, reasoner=TableReasoner(), graph_store="neo4j").build(DOCS)
+        harness.build(get_retriever("kg", embedder=embedder, reasoner=TableReasoner(), graph_store="neo4j"), DOCS)

@@ -2,6 +2,7 @@
 risotto, so the places document enters KG-only's ranking only at hops = 2."""
 import pytest
 
+from rag_lab.evaluation import harness
 from rag_lab.core.types import Dataset, Question
 from rag_lab.methods import get_retriever
 from rag_lab.methods.sketch.ablation import hops_ablation, hops_sentence
@@ -15,7 +16,7 @@ LINKED = {**TRIPLES, "Cooks in Milan": [Triple("risotto alla milanese", "made_in
 
 def test_a_second_hop_reaches_the_places_document(embedder):
     reasoner = TableReasoner(LINKED, {QUERY: ["saffron"]})
-    kg = get_retriever("kg", reasoner=reasoner, embedder=embedder).build(DOCS, reuse=False)
+    kg = harness.build(get_retriever("kg", reasoner=reasoner, embedder=embedder), DOCS, reuse=False)
     data = Dataset("toy", DOCS, [Question("q", QUERY, gold_doc_ids=["places"])])
     table = hops_ablation({"kg": kg}, data, (1, 2), k=3)
     one, two = table.loc[("kg", 1)], table.loc[("kg", 2)]

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rag_lab.evaluation import harness
 from rag_lab import get_retriever, load_dataset
 from rag_lab.evaluation.metrics import retrieval_metrics
 from rag_lab.evaluation.statistics import INCONCLUSIVE, UNDECIDABLE
@@ -48,7 +49,7 @@ def test_hits_are_gathered_sentences_as_exact_spans_and_the_query_is_embedded_on
     graph, docs = main_graph()
     emb = CountingEmbedder()
     r = SSGRetriever.from_graph(graph, "query_traversal", 10, embedder=emb, documents=docs)
-    ret = r.retrieve("the query", k=20)
+    ret = harness.retrieve(r, "the query", k=20)
     assert emb.calls == 1
     # the hand-worked query_traversal path (test_ssg_algorithms): A0, B0, B1, B2 -> A s0-s2, B s0-s4
     assert [h.chunk.id for h in ret.hits] == sa(0, 1, 2) + sb(0, 1, 2, 3, 4)
@@ -58,7 +59,7 @@ def test_hits_are_gathered_sentences_as_exact_spans_and_the_query_is_embedded_on
     assert ret.hits[0].score == pytest.approx(np.cos(np.deg2rad(30)), abs=1e-5)   # A s0 at 30 degrees
     assert ret.cost.embedding_tokens == 2
     # k cuts the gathered list; the shared metrics score the spans
-    assert len(r.retrieve("the query", k=2).hits) == 2
+    assert len(harness.retrieve(r, "the query", k=2).hits) == 2
     q = Question("q", "the query", gold_doc_ids=["B"], gold_contexts=[docs[1].text.split(". ")[0] + "."])
     rows = {(m, k): v for m, k, v in retrieval_metrics([h.chunk for h in ret.hits], q, {d.id: d for d in docs}, [8])}
     assert rows[("ctx_recall", 8)] == 1.0 and rows[("doc_precision", 8)] == 5 / 8
@@ -82,7 +83,7 @@ def test_llm_guided_retrieval_reports_fallbacks_in_its_cost():
 
     graph, docs = main_graph()
     r = SSGRetriever.from_graph(graph, "llm_guided_traversal", 10, OneInvalidThenStop(), CountingEmbedder(), docs)
-    ret = r.retrieve("the query", 20)
+    ret = harness.retrieve(r, "the query", 20)
     # index 99 is invalid -> the most query-similar candidate of A0 (B0); then the reasoner stops
     assert ret.trace["path"] == ["A#w0", "B#w0"] and ret.trace["llm_choices"] == 2
     assert ret.trace["llm_fallbacks"] == ret.cost.llm_fallbacks == 1 and ret.cost.llm_calls == 2
@@ -90,7 +91,7 @@ def test_llm_guided_retrieval_reports_fallbacks_in_its_cost():
 
 def test_retrieve_before_build_is_an_error():
     with pytest.raises(RuntimeError, match="call build"):
-        SSGRetriever(algorithm="basic_retrieval").retrieve("q", 3)
+        harness.retrieve(SSGRetriever(algorithm="basic_retrieval"), "q", 3)
     with pytest.raises(ValueError, match="SSGConfig.algorithm must be one of 'basic_retrieval'.*got 'nope'"):
         SSGRetriever(algorithm="nope")
 
@@ -273,11 +274,11 @@ def test_build_through_the_registry_plans_and_counts_the_theme_calls():
     r = get_retriever("ssg-ssg-traversal", reasoner=ThemeReasoner([["alpha"], ["gamma"]]), embedder=WordEmbedder(),
                       top_k=1, top_x=1, top_t=1)
     assert r.planned_llm_calls(docs) == [("themes", docs[0].text), ("themes", docs[1].text)]
-    r.build(docs)
+    harness.build(r, docs)
     assert [c.id for c in r.chunks] == ["x#s0", "x#s1", "x#s2", "y#s0", "y#s1", "y#s2"]
     # words per document: one window of all 3 sentences (9) + the 3 sentences (9) + the theme text (1)
     assert r.build_cost.embedding_tokens == 2 * (9 + 9 + 1)
-    ret = r.retrieve("alpha beta", 5)
+    ret = harness.retrieve(r, "alpha beta", 5)
     assert ret.hits and all(h.chunk.text == docs[0 if h.chunk.doc_id == "x" else 1].text[h.chunk.start:h.chunk.end]
                             for h in ret.hits)
 

@@ -6,6 +6,7 @@ import math
 import pandas as pd
 import pytest
 
+from rag_lab.evaluation import harness
 from rag_lab.methods.unweaver import paper
 from rag_lab.evaluation.statistics import INCONCLUSIVE, SUPPORTED, UNDECIDABLE
 from rag_lab.methods.unweaver.paper import (beside_paper, estimated_llm_tokens, paper_fc_gap, paper_table1,
@@ -54,7 +55,7 @@ def test_estimated_llm_tokens_counts_planned_and_answer_prompts():
     r = built()
     data = Dataset("toy", DOCS, [Question("q1", QUERY, gold_doc_ids=["d1"])])
     t = estimated_llm_tokens({"unweaver": r}, data, answer_k=2)
-    contexts = [h.chunk.text for h in r.retrieve(QUERY, 2).hits]
+    contexts = [h.chunk.text for h in harness.retrieve(r, QUERY, 2).hits]
     index_prompt = sum(count_message_tokens(ENTITIES.messages(text=text)) for text in TEXTS.values())
     assert t.loc[("toy", "unweaver")].tolist() == [
         index_prompt, count_message_tokens(ANSWER.messages(question=QUERY, contexts=contexts)),

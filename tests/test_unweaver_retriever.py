@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+from rag_lab.evaluation import harness
 from rag_lab.methods import get_retriever
 from rag_lab.methods.unweaver.method import UnWeaverRetriever
 from rag_lab.reasoning import Entity, Reasoner
@@ -85,7 +86,7 @@ QUERY = "which region grows spice"
 def built(**params) -> UnWeaverRetriever:
     r = UnWeaverRetriever(reasoner=FakeReasoner(), embedder=KeywordEmbedder(), **params)
     r.name = "unweaver"
-    return r.build(DOCS)
+    return harness.build(r, DOCS)
 
 
 def test_build_keeps_classes_matrices_and_costs():
@@ -116,7 +117,7 @@ def test_votes_and_rules_by_hand():
     r = built(top_n=2)
     # voters: Saffron (0.632) approves chunks d0, d1; Abruzzo (0.5) approves d1. Candidates in order of
     # summed similarity: d1 (1.132), d0 (0.632).
-    pav = r.retrieve(QUERY, 2)
+    pav = harness.retrieve(r, QUERY, 2)
     assert [c["name"] for c in pav.trace["classes"]] == ["Saffron", "Abruzzo"]
     assert pav.trace["classes"][0]["similarity"] == pytest.approx(2 / np.sqrt(10), abs=1e-6)
     assert pav.trace["approvals"] == {"d1#fixed-0": 2, "d0#fixed-0": 1}
@@ -124,16 +125,16 @@ def test_votes_and_rules_by_hand():
     assert [(h.chunk.id, h.score, h.via) for h in pav.hits] == [("d1#fixed-0", 2.0, "vote"), ("d0#fixed-0", 0.5, "vote")]
     assert pav.cost.embedding_tokens == 4 and pav.cost.llm_calls == 0
     # CC: d1 covers both voters; d0 adds nobody new
-    assert [h.score for h in r.variant(rule="cc").retrieve(QUERY, 2).hits] == [2.0, 0.0]
+    assert [h.score for h in harness.retrieve(r.variant(rule="cc"), QUERY, 2).hits] == [2.0, 0.0]
     # Approval: 2 and 1 approvals
-    assert [h.score for h in r.variant(rule="approval").retrieve(QUERY, 2).hits] == [2.0, 1.0]
+    assert [h.score for h in harness.retrieve(r.variant(rule="approval"), QUERY, 2).hits] == [2.0, 1.0]
 
 
 def test_voters_widen_until_k_chunks_are_approved():
     r = built(top_n=2, rule="approval")
     # k = 3 but Saffron and Abruzzo approve only d0, d1: Piedmont (0.5, next by similarity) joins and
     # approves d2. d0 (0.632) ranks before d2 (0.5) among the one-approval chunks.
-    ret = r.retrieve(QUERY, 3)
+    ret = harness.retrieve(r, QUERY, 3)
     assert ret.trace["voters_used"] == 3
     assert [(h.chunk.id, h.score) for h in ret.hits] == [("d1#fixed-0", 2.0), ("d0#fixed-0", 1.0), ("d2#fixed-0", 1.0)]
 
@@ -144,22 +145,22 @@ def test_alignment_selection_and_variants():
     # w = (0.632, 0.5). Kelly: d0 holds only Saffron; both chunks full: x_S = 1 - x_A and the
     # prices give x_S = w_S / (l1 + l0), x_A = w_A / l1. If d0 is full, x_S = 1 and x_A = 0 —
     # impossible with a log utility, so d0 is slack (l0 = 0): x_S / x_A = w_S / w_A, x_S + x_A = 1.
-    ret = r.variant(select="kelly").retrieve(QUERY, 2)
+    ret = harness.retrieve(r.variant(select="kelly"), QUERY, 2)
     w_s, w_a = 2 / np.sqrt(10), 0.5
     np.testing.assert_allclose(ret.trace["idea_strengths"], [w_s / (w_s + w_a), w_a / (w_s + w_a)], atol=1e-6)
     assert [h.chunk.id for h in ret.hits] == ["d1#fixed-0", "d0#fixed-0"] and ret.hits[0].via == "kelly"
-    lsq = r.variant(select="bounded_lsq").retrieve(QUERY, 1)
+    lsq = harness.retrieve(r.variant(select="bounded_lsq"), QUERY, 1)
     assert [h.chunk.id for h in lsq.hits] == ["d1#fixed-0"] and lsq.hits[0].via == "bounded_lsq"
     # The paper's constrained least squares: Saffron (nearest) demanded at 1 (its chunks' budget),
     # Abruzzo free: min (1 + x_A - 1)^2 + (1 - 1)^2 -> x_A = 0. Loads d1 = d0 = 1 tie exactly; the
     # tie goes to the chunk more similar to the query: d1 (0.632 + 0.5) before d0 (0.632).
-    cls = r.variant(select="constrained_lsq").retrieve(QUERY, 2)
+    cls = harness.retrieve(r.variant(select="constrained_lsq"), QUERY, 2)
     np.testing.assert_allclose(cls.trace["idea_strengths"], [1, 0], atol=1e-12)
     assert cls.trace["demanded_voters"] == [0] and cls.trace["kkt_residual"] < 1e-12
     assert [(h.chunk.id, round(h.score, 9), h.via) for h in cls.hits] == [("d1#fixed-0", 1.0, "constrained_lsq"),
                                                                          ("d0#fixed-0", 1.0, "constrained_lsq")]
     # both demanded: Abruzzo at its similarity relative to Saffron's, 0.5 / 0.632; d1 carries both
-    both = r.variant(select="constrained_lsq", demanded_ideas=2).retrieve(QUERY, 2)
+    both = harness.retrieve(r.variant(select="constrained_lsq", demanded_ideas=2), QUERY, 2)
     np.testing.assert_allclose(both.trace["demand"], [1, 0.5 / w_s], atol=1e-6)
     assert [h.chunk.id for h in both.hits] == ["d1#fixed-0", "d0#fixed-0"] and both.hits[0].score > 1.7
     v = r.variant(name="unweaver-cc", rule="cc")
@@ -184,7 +185,7 @@ def test_registered_and_validated():
     with pytest.raises(ValueError, match="demanded_ideas must be an integer"):
         UnWeaverRetriever(demanded_ideas=1.5)
     with pytest.raises(RuntimeError, match="build"):
-        UnWeaverRetriever(embedder=KeywordEmbedder()).retrieve("x", 1)
+        harness.retrieve(UnWeaverRetriever(embedder=KeywordEmbedder()), "x", 1)
 
 
 def test_views_of_a_built_index():
@@ -200,7 +201,7 @@ def test_views_of_a_built_index():
     big = views.largest_classes(r, 2)           # Saffron and risotto span 2 chunks; Saffron is first
     assert big["class"].tolist() == ["Saffron", "risotto"] and big["surface forms"].tolist()[1] == "Risottos, risotto"
     assert views.matrix_summary(r)["shape"].tolist()[:3] == ["6 x 3", "6 x 4", "3 x 4"]
-    ret = r.retrieve(QUERY, 2)
+    ret = harness.retrieve(r, QUERY, 2)
     # approvals and the elected order, as the votes figure reads them from the trace
     assert ret.trace["elected"] == ["d1#fixed-0", "d0#fixed-0"] and ret.trace["approvals"] == {"d1#fixed-0": 2, "d0#fixed-0": 1}
     # gold passages: P1 is the whole of d1; P2 the first two words of d2 (12 characters, all inside d2's
@@ -209,7 +210,7 @@ def test_views_of_a_built_index():
     golds = views.gold_passages(question, DOCS)
     assert [(g.doc_id, g.start, g.end) for g in golds] == [("d1", 0, 24), ("d2", 0, 12)]
     assert views.chunks_holding(r.chunks, golds) == {"d1#fixed-0", "d2#fixed-0"}
-    by_rule = {"pav": ret, "one": r.retrieve(QUERY, 1)}       # pav elects d1 then d0; "one" elects d1
+    by_rule = {"pav": ret, "one": harness.retrieve(r, QUERY, 1)}       # pav elects d1 then d0; "one" elects d1
     table = views.rule_comparison(by_rule, golds)
     assert table.values.tolist() == [["d1#fixed-0 ✓ P1", "d1#fixed-0 ✓ P1"], ["d0#fixed-0", ""]]   # d0: gold doc, no mark
     passages = views.gold_passage_table(by_rule, golds)

@@ -2,7 +2,7 @@
 and numbered, and the answer read against its reference and its context."""
 import pytest
 
-from rag_lab.core.types import Chunk, Document, Question
+from rag_lab.core.types import Chunk, Document, Hit, Question, Retrieval
 from rag_lab.evaluation.worked import answer_pieces, answer_reading, gold_passages_held, marked_text, worked_answer, worked_hits
 from rag_lab.evaluation.metrics import locate_contexts
 
@@ -114,7 +114,8 @@ def test_answer_prompt_is_the_answer_job_over_what_the_method_hands_over():
     from types import SimpleNamespace
     from rag_lab.evaluation.worked import answer_prompt
 
-    retriever = SimpleNamespace(answer_contexts=lambda retrieval: ["FACTS: pesto - comes from - Genoa", "x" * 400])
-    prompt = answer_prompt(retriever, Q, None, context_chars=50)
+    retriever = SimpleNamespace(context_blocks=lambda retrieval: [("graph facts", "FACTS: pesto - comes from - Genoa")])
+    retrieval = Retrieval("q", [Hit(Chunk("c", "d", "x" * 400, 0, 400), 1.0)])
+    prompt = answer_prompt(retriever, Q, retrieval, context_chars=50)   # the block, then the hit
     assert "[1] FACTS: pesto - comes from - Genoa" in prompt and "[2] " + "x" * 49 + "…" in prompt
     assert prompt.index("CONTEXTS:") < prompt.index("QUESTION: Which spice colours risotto") and '"answer"' in prompt

@@ -1,6 +1,6 @@
 """``python -m rag_lab estimate``: the LLM calls and tokens an indexing run would make, before making any.
 
-For each method, ``Retriever.planned_llm_calls(documents)`` lists the (job, input text) calls its
+For each method, ``planned_llm_calls(retriever, documents)`` lists the (job, input text) calls its
 ``build`` would send to the reasoner. Each is rendered with the real prompt (prompts.py) and
 its prompt tokens counted exactly with the cl100k_base tokenizer (other models' tokenizers
 differ by some percent). Completion tokens cannot be known without asking, so each job adds
@@ -70,6 +70,7 @@ def run(args) -> int:
     from ..caching.atomic import atomic_path
     from ..datasets import load_dataset
     from ..methods import get_retriever
+    from ..evaluation.retrievers import planned_llm_calls
     from ..reasoning import OFFLINE
     from ..reasoning.backends import parse_spec
     from ..reasoning.prompts import PROMPTS
@@ -100,7 +101,7 @@ def run(args) -> int:
           flush=True)
     for name in names:
         t0 = time.perf_counter()
-        planned = plans[name] = get_retriever(name).planned_llm_calls(documents)
+        planned = plans[name] = planned_llm_calls(get_retriever(name), documents)
         planning[name] = time.perf_counter() - t0
         method_rows = estimate_calls(planned, args.price_in, args.price_out)
         if not method_rows:

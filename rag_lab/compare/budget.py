@@ -36,6 +36,7 @@ from ..core.types import Chunk, Dataset, Retrieval
 from ..evaluation.harness import COLUMNS
 from ..evaluation.flips import without_attrs
 from ..evaluation.metric_specs import LEADERBOARD_SCORES as BUDGET_METRICS
+from ..evaluation.retrievers import context_blocks
 from ..evaluation.metrics import (ChunkPool, coverage_metric, questions_with_gold, retrieval_metrics,
                                   section_coverage)
 from ..evaluation.uncertainty import question_units, summary_with_ci
@@ -233,7 +234,7 @@ def block_tokens(retrievers: Mapping[str, object], retrievals: Mapping[str, Mapp
         r = retrievers.get(method)
         if r is None or not by_q:
             continue
-        counts = [sum(count_text_tokens(t) for _, t in r.context_blocks(ret)) for ret in by_q.values()]
+        counts = [sum(count_text_tokens(t) for _, t in context_blocks(r, ret)) for ret in by_q.values()]
         if any(counts):
             out[method] = sum(counts) / len(counts)
     return out

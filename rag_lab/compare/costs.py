@@ -37,6 +37,7 @@ from .benchmarking import distinct_copies, peak_memory_mb, warm_up
 from ..datasets import load_dataset
 from ..evaluation.provenance import index_reasoner_name
 from ..evaluation.decisions import verdict_said
+from ..evaluation.harness import build, retrieve
 from ..evaluation.statistics import SUPPORTED, format_ci, format_p, mean_ci, paired_difference
 from ..evaluation.uncertainty import decide
 from ..methods import get_retriever
@@ -107,7 +108,7 @@ def timed_builds(make: Callable[[object], object], documents, model_embedder, re
             for kind in (COLD, WARM):
                 built = make(embedder)
                 t0 = time.perf_counter()
-                built.build(documents, reuse=False)
+                build(built, documents, reuse=False)
                 seconds[kind].append(time.perf_counter() - t0)
             if r == repeats - 1 and then is not None:
                 extra = then(built, embedder)
@@ -132,12 +133,12 @@ def _seconds_columns(seconds: dict) -> dict:
 
 def query_times_ms(retriever, queries: Sequence[str], k: int, repeats: int = 3) -> np.ndarray:
     """Each query's wall time in ms, the median of ``repeats`` calls (after one warm-up query)."""
-    retriever.retrieve(queries[0], k)
+    retrieve(retriever, queries[0], k)
     times = np.empty((len(queries), repeats))
     for r in range(repeats):
         for i, q in enumerate(queries):
             t0 = time.perf_counter()
-            retriever.retrieve(q, k)
+            retrieve(retriever, q, k)
             times[i, r] = (time.perf_counter() - t0) * 1000
     return np.median(times, axis=1)
 
@@ -173,7 +174,7 @@ def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, 
     names = resolve_methods(methods)
     for measured, members in index_groups(names, data.documents, model).items():
         def measure(built, embedder):
-            _, peak = peak_memory_mb(lambda: get_retriever(measured, embedder=embedder).build(data.documents, reuse=False))
+            _, peak = peak_memory_mb(lambda: build(get_retriever(measured, embedder=embedder), data.documents, reuse=False))
             out = {"peak": peak, "retrievers": {}, "latency": {}, "query_cost": {}}
             for name in members:
                 r = built if name == measured else get_retriever(name, embedder=embedder)
@@ -181,7 +182,7 @@ def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, 
                     share_index(built, r, data.documents)
                 out["retrievers"][name] = r
                 out["latency"][name] = query_times_ms(r, queries, k, query_repeats)
-                out["query_cost"][name] = [r.retrieve(q, k).cost for q in queries]
+                out["query_cost"][name] = [retrieve(r, q, k).cost for q in queries]
             return out
 
         timed = timed_builds(lambda e: get_retriever(measured, embedder=e), data.documents, model, repeats, measure)
@@ -279,7 +280,7 @@ def scaling(methods: Sequence[str], dataset: str, copies: Sequence[int] = (1, 2,
                 continue
 
             def measure(built, embedder):
-                _, peak = peak_memory_mb(lambda: get_retriever(name, embedder=embedder).build(corpus, reuse=False))
+                _, peak = peak_memory_mb(lambda: build(get_retriever(name, embedder=embedder), corpus, reuse=False))
                 return {"retriever": built, "peak": peak}
 
             timed = timed_builds(lambda e: get_retriever(name, embedder=e), corpus, model, repeats, measure)

@@ -8,7 +8,7 @@ pinned, so tqdm does not warn and fall back), a text bar in a terminal. When the
 the loop makes LLM calls, the bar's postfix shows the calls, tokens and fallbacks so far (and
 cache hits when the reasoner keeps ``stats``), read from ``reasoner.usage``.
 
-``building`` (used by ``Retriever.build``) writes "building <method> over N documents" to the
+``building`` (used by ``harness.build``) writes "building <method> over N documents" to the
 process's own stderr (file descriptor 2): in a terminal that is the terminal; inside a Jupyter
 kernel ipykernel shows it in the cell and also echoes it to the kernel's original stderr, which
 for a notebook run by ``python -m rag_lab run`` is that command's terminal.

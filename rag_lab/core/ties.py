@@ -15,8 +15,8 @@ Every decision that ranks, cuts or thresholds a score therefore goes through thi
 - ``above``/``at_least``: a threshold test that notes a value within ``NOISE`` of the threshold;
 - ``beats``: a stop test between two scores, at the same precision as ``order``.
 Near-ties are *noted*, not hidden: each is recorded with the labels of the decision it belongs to
-(``deciding(dataset=..., method=..., question=...)``; the harness sets the data set and question,
-``Retriever`` the method and ``step="build"`` with the build's scope ``questions``), kept in memory
+(``deciding(dataset=..., method=..., question=...)``; the harness sets the data set, question and
+method, and ``step="build"`` with the build's scope ``questions``), kept in memory
 (``recorded``) and, when the environment variable ``RAG_LAB_NEAR_TIES`` names a file and the note
 is fully labelled (``labelled``), appended to it as JSON lines — the drift check
 (``runs/reference.py``) and the tests match them to the rows that moved (``covers``).

@@ -1,7 +1,7 @@
 """What ``rag_lab eval`` shows beside the scores: how long each method's index took to build and how
 large it is, and one progress line over the whole evaluation with the time elapsed.
 
-Build seconds are the build's own (``Retriever.build_cost``): an index reused from the cache keeps the
+Build seconds are the build's own (``build_cost``): an index reused from the cache keeps the
 seconds of the build that made it, and the table says it was reused. The index size is the size of the
 state the index store keeps for it (``index_store.dump_state``, pickled), the same bytes a reuse loads.
 
@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..core.progress import is_quiet, quiet
 from ..core.types import Document
+from .harness import build
 
 
 def index_bytes(retriever) -> int | None:
@@ -114,4 +115,4 @@ def build_each(retrievers: Mapping[str, object], documents: Sequence[Document], 
     for name, r in retrievers.items():
         line.start(f"building {name} over {len(documents)} documents")
         with quiet():
-            r.build(documents)
+            build(r, documents)

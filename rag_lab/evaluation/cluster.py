@@ -5,7 +5,7 @@ chunking, embedding and extracting, one document after another, and all of it is
 A grid of runs already goes to Dask (``rag_lab.runs.grid``); this sends one run's documents.
 
 How, when an address is set (``$RAG_LAB_DASK_ADDRESS``; ``rag_lab run/eval --address``) and
-``Retriever.build`` is about to build (not reuse) an index:
+``harness.build`` is about to build (not reuse) an index:
 
 1. the documents are cut into contiguous partitions of about equal text (``partition``), two per
    worker thread;
@@ -46,6 +46,7 @@ from typing import Iterator, Sequence
 from ..caching.atomic import inside, write_bytes
 from ..core.environment import env_number, environment
 from ..core.progress import progress_bar
+from .retrievers import DocumentWork
 
 log = logging.getLogger(__name__)
 ADDRESS_ENV = "RAG_LAB_DASK_ADDRESS"
@@ -123,7 +124,7 @@ def close_clients() -> None:
 
 def _why_not(retriever, embedder_recipe, reasoner_recipe) -> str | None:
     """Why ``retriever`` cannot take part (None: it can)."""
-    if not retriever.distributable():
+    if not isinstance(retriever, DocumentWork):
         return "it has no document_work"
     if embedder_recipe is None or getattr(retriever.embedder, "cache", None) is None:
         return "its embedder keeps no cache to receive the workers' vectors"
@@ -184,7 +185,7 @@ def prepare(retriever, documents: Sequence, address: str | None = None, cache_di
     if not address or not documents:
         return None
     cls = type(retriever)
-    emb = embedder_recipe(retriever.embedder)
+    emb = embedder_recipe(retriever.embedder) if isinstance(retriever, DocumentWork) else None   # else: _why_not
     rsn = reasoner_recipe(retriever.reasoner) if getattr(retriever, "reasoner_at_build", False) else None
     reason = _why_not(retriever, emb, rsn)
     if reason:

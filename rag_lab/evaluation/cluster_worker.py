@@ -6,7 +6,7 @@ embedder and a reasoner like the driver's (with the driver's ``model_key`` and r
 fingerprint, checked here so a worker with another model, backend or code never delivers values
 the driver would not have computed), the documents, and the names of cache files the driver
 already holds. It makes the method with that embedder and reasoner, runs
-``Retriever.document_work`` and returns a ``Delivery``: every vector, LLM reply and offline
+``DocumentWork.document_work`` and returns a ``Delivery``: every vector, LLM reply and offline
 result its caches handed out or stored (read or computed), and the extra cache files the method
 names (GraLC's token embeddings) that the driver lacks.
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from typing import Mapping, Sequence
 
 import pandas as pd
@@ -23,7 +24,8 @@ import pandas as pd
 from .metrics import (ChunkPool, coverage_metric, locate_contexts, questions_with_gold, reference_chunk_ids,
                       retrieval_metrics, section_coverage)
 from .provenance import index_reasoner_name, method_record, reasoner_name
-from .retrievers import Retriever, get_retriever
+from .index_reuse import build_or_reuse
+from .retrievers import BatchedQueries, Retriever, answer_contexts, check_contract, get_retriever, nested
 from .trec import write_from_environment
 from ..core.progress import progress_bar
 from ..core.types import Dataset, Retrieval
@@ -59,15 +61,47 @@ def as_retrievers(methods: Sequence[str | Retriever] | Mapping[str, Retriever]) 
     return out
 
 
+def build(retriever: Retriever, documents, reuse: bool | None = None) -> Retriever:
+    """``retriever.build(documents)`` as the lab runs it, returning the retriever: the same index built before is
+    reused (``index_reuse.py``; ``reuse`` None follows ``RAG_LAB_REUSE``, False always builds, as timings need),
+    the build timed into ``build_cost`` (a reused index keeps its build's) and its near-ties noted (core/ties.py)."""
+    check_contract(retriever)
+    if not documents:
+        raise ValueError(f"{retriever.name}: cannot build an index over no documents")
+    # a build's scope: no question (core/ties.py): which ones its decisions reach is not traced, so they excuse none
+    with ties.deciding(method=retriever.name, step="build", **{ties.BUILD_SCOPE: ""}):
+        if build_or_reuse(retriever, list(documents), reuse):
+            ties.replay(getattr(retriever, "build_near_ties", []))   # a reused index names its build's near-ties
+    retriever.build_near_ties_dataset = ties.current_labels().get("dataset")
+    return retriever
+
+
+def retrieve(retriever: Retriever, query: str, k: int = 5) -> Retrieval:
+    """``retriever.retrieve(query, k)`` as the harness runs it: the query checked, its near-ties labelled with
+    the method and noted only where the top k is decided, its seconds timed into the result's cost."""
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError(f"{retriever.name}: the query must be a non-empty string, got {query!r}")
+    if k <= 0:
+        raise ValueError(f"{retriever.name}: k must be positive, got {k}")
+    t0 = time.perf_counter()
+    with ties.deciding(method=retriever.name), ties.reading(k):
+        result = retriever.retrieve(query, k)
+    result.cost.seconds = time.perf_counter() - t0
+    return result
+
+
 def build_all(retrievers: Mapping[str, Retriever], dataset: Dataset) -> None:
-    """Build every retriever not built yet (a built one has chunks); ``Retriever.build`` says which is building
-    (``core.progress.building``), once."""
+    """Build every retriever not built yet (a built one has chunks); ``build`` says which is building
+    (``core.progress.building``), once. One built before (outside the harness, which knows no data set) has its
+    build's near-ties noted again under the data set, unless already noted under it."""
     with ties.deciding(dataset=dataset.name):
         for r in retrievers.values():
-            if not r.chunks:
-                r.build(dataset.documents)
-            else:
-                r.name_build_near_ties(dataset.name)     # built before: its near-ties gain the data set
+            check_contract(r)
+            if not getattr(r, "chunks", None):
+                build(r, dataset.documents)
+            elif getattr(r, "build_near_ties_dataset", None) != dataset.name:
+                ties.replay(getattr(r, "build_near_ties", []))
+                r.build_near_ties_dataset = dataset.name
 
 
 def check_ks(ks: Sequence[int], what: str = "k values") -> list[int]:
@@ -94,7 +128,8 @@ def run_queries_at(retrievers: Mapping[str, Retriever], dataset: Dataset, ks: Se
         for name, r in retrievers.items():
             for k in ks:
                 out[k][name] = {}
-            r.prepare_queries([q.question for q in dataset.questions])
+            if isinstance(r, BatchedQueries):
+                r.prepare_queries([q.question for q in dataset.questions])
             for q in dataset.questions:
                 with ties.deciding(dataset=dataset.name, question=q.id):
                     _retrieve_at(r, q, ks, name, out)
@@ -105,18 +140,18 @@ def run_queries_at(retrievers: Mapping[str, Retriever], dataset: Dataset, ks: Se
 
 def _retrieve_at(r: Retriever, q, ks: Sequence[int], name: str, out: dict) -> None:
     """One question's retrievals at every k into ``out`` (one deep retrieval when rankings nest)."""
-    if r.nested_ranking:
-        deepest = r.retrieve(q.question, ks[-1])
+    if nested(r):
+        deepest = retrieve(r, q.question, ks[-1])
         for k in ks:
             out[k][name][q.id] = prefix(deepest, k)
     else:
         for k in ks:
-            out[k][name][q.id] = r.retrieve(q.question, k)
+            out[k][name][q.id] = retrieve(r, q.question, k)
 
 
 def _log_short_index(name: str, retriever: Retriever, k: int, n_queries: int) -> None:
     """k above the number of chunks is legal (the ranking is just shorter); say so once, with the count."""
-    if 0 < len(retriever.chunks) < k:
+    if 0 < len(getattr(retriever, "chunks", ())) < k:
         log.warning("%s: %d of %d queries asked for k=%d but it holds %d chunks, so its rankings are shorter; "
                     "metrics at k > %d count the empty ranks as misses", name, n_queries, n_queries, k,
                     len(retriever.chunks), len(retriever.chunks))
@@ -179,7 +214,7 @@ def build_costs(retrievers: Mapping[str, Retriever]) -> pd.DataFrame:
     for name, r in retrievers.items():
         for field, value in r.build_cost.as_dict().items():
             rows.append({"method": name, "metric": f"build_{field}", "value": float(value)})
-        rows.append({"method": name, "metric": "chunks", "value": float(len(r.chunks))})
+        rows.append({"method": name, "metric": "chunks", "value": float(len(getattr(r, "chunks", ())))})
     return pd.DataFrame(rows)
 
 
@@ -216,7 +251,7 @@ def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer
     rows = []
     for method, by_q in results.items():
         r = retrievers.get(method)
-        pool = ChunkPool(r.chunks) if r is not None else None
+        pool = ChunkPool(r.chunks) if getattr(r, "chunks", None) is not None else None
         samples, ids = [], []
         contexts_of = {}
         for q in dataset.questions:
@@ -224,7 +259,7 @@ def answer_rows(results: Results, dataset: Dataset, reasoner, judge=None, answer
             if len(ret.hits) > answer_k:
                 raise ValueError(f"{method}: the retrieval for {q.id} has {len(ret.hits)} hits, more than "
                                  f"answer_k={answer_k}; answer from the method's own retrieval at answer_k")
-            contexts_of[q.id] = r.answer_contexts(ret) if r is not None else [h.chunk.text for h in ret.hits]
+            contexts_of[q.id] = answer_contexts(r, ret)   # no retriever: the hits' texts
         answered = run_batch(lambda q: _answer(reasoner, q, contexts_of[q.id], dataset.name, method), dataset.questions,
                              f"answering ({method})", reasoner=reasoner, with_costs=True,
                              progress=None if progress and len(dataset.questions) >= 20 else False)
@@ -277,7 +312,7 @@ def evaluate(methods, dataset: Dataset, ks: Sequence[int] = (1, 3, 5, 10), reaso
     if keep is not None:
         keep.update(retrievers=retrievers, retrievals=queried)
     write_from_environment(dataset, retrievers, queried[ks[-1]], min_overlap)   # a `rag_lab run` keeps its rankings
-    pools = {n: r.chunks for n, r in retrievers.items()}
+    pools = {n: r.chunks for n, r in retrievers.items() if hasattr(r, "chunks")}
     frames = [score_retrievals({k: queried[k] for k in ks}, dataset, min_overlap, section_level, pools,
                                costs=queried[max(queried)])]
     if reasoner is not None:

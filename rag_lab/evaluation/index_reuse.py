@@ -1,11 +1,12 @@
 """Give a retriever its index: from this process's memo, else from the index store, else built here and
-kept in both (``build_or_reuse``, which ``Retriever.build`` calls). The store itself (keys, entries,
+kept in both (``build_or_reuse``, which ``harness.build`` calls). The store itself (keys, entries,
 signatures, the memo) is rag_lab/evaluation/index_store.py; this is the order of the look-ups and the
 build, and the lock that lets one process build an index while the others that need it wait and load it.
 """
 from __future__ import annotations
 
 import pickle
+import time
 from contextlib import contextmanager
 
 from ..caching.locked_json import locked
@@ -13,6 +14,8 @@ from ..caching.sqlite_cache import reuse_enabled
 from .index_store import (_MEMO, IndexStore, _folder_name, _memo_get, _memo_put, dump_state, family, index_key,
                           key_parts, log, restore_state)
 from .provenance import index_reasoner_name
+from ..core import ties
+from ..core.progress import building
 from ..core.types import Cost
 
 # ``log``: the index store's logger, so what the store does is logged under one name wherever it runs
@@ -20,23 +23,20 @@ from ..core.types import Cost
 
 def build_or_reuse(retriever, documents: list, reuse: bool | None = None, store: IndexStore | None = None) -> bool:
     """Give ``retriever`` its index over ``documents``: from this process's memo, else from the
-    store, else built (``retriever._timed_build``) and kept in both. True when reused. Records
+    store, else built (``_build_here``) and kept in both. True when reused. Records
     ``retriever.index_reuse`` (reused or not, key, entry folder)."""
     distribute = reuse is not False          # a timed build (reuse=False) measures this machine alone
-    if reuse is None:
-        reuse = reuse_enabled()
-    if not reuse:
+    parts = None
+    if reuse or (reuse is None and reuse_enabled()):
+        try:
+            parts = key_parts(retriever, documents)
+        except AttributeError as e:   # no config (a method without knobs) or an embedder without a model_key
+            log.info("%s: index not reusable (%s); building it", retriever.name, e)
+    if parts is None:
         _build_here(retriever, documents, distribute)
         retriever.index_reuse = {"reused": False, "key": None, "entry": None}
         return False
     store = store or IndexStore()
-    try:
-        parts = key_parts(retriever, documents)
-    except AttributeError as e:   # not a registered method (no config) or an embedder without a model_key
-        log.info("%s: index not reusable (%s); building it", retriever.name, e)
-        _build_here(retriever, documents, distribute)
-        retriever.index_reuse = {"reused": False, "key": None, "entry": None}
-        return False
     key = index_key(parts)
     blob = _memo_get(key)
     if blob is not None and _restored(retriever, blob, key, "memory", store):
@@ -135,13 +135,21 @@ def _called_reasoner(retriever, before) -> bool:
 
 
 def _build_here(retriever, documents: list, distribute: bool) -> None:
-    """``retriever._timed_build``, after the cluster (if one is configured, ``cluster.py``) has done the
-    documents' per-document work into this process's caches; its time counts in ``build_cost.seconds``
-    and what it did is kept as ``retriever.cluster_build``."""
+    """``retriever.build(documents)``, after the cluster (if one is configured, ``cluster.py``) has done the
+    documents' per-document work into this process's caches. Both are timed into ``build_cost.seconds``; the
+    build's near-ties are kept as ``build_near_ties`` (with the persisted index, so a reuse names them again:
+    core/ties.py) and what the cluster did as ``retriever.cluster_build``."""
     from .cluster import configured_address, prepare
 
     record = prepare(retriever, documents) if distribute and configured_address() else None
-    retriever._timed_build(documents)
+    if getattr(retriever, "build_cost", None) is None:
+        retriever.build_cost = Cost()
+    t0 = time.perf_counter()
+    with building(retriever.name, len(documents), reasoner=lambda: getattr(retriever, "_reasoner", None)), \
+            ties.collecting() as found:
+        retriever.build(documents)
+    retriever.build_near_ties = list(found)
+    retriever.build_cost.seconds += time.perf_counter() - t0
     if record is not None:
         retriever.build_cost.seconds += record["seconds"]
     retriever.cluster_build = record

@@ -3,16 +3,16 @@
 Why: building is the expensive part of every notebook (encoding aside, which the embedding cache
 already saves): chunking, spaCy parsing, clustering, graphs, GAT infusion. Notebook 10 builds
 every method over the data sets notebooks 01–04 already indexed, and a rerun builds them all
-again. ``Retriever.build`` asks it first (through ``index_reuse.build_or_reuse``, which also lets one
+again. ``harness.build`` asks it first (through ``index_reuse.build_or_reuse``, which also lets one
 process build an index while the others that need it wait and load it).
 
 Key of an entry (sha256 over a canonical JSON of):
 - the method's registered name (or its ``index_family``), class and config (``config_id`` and the
-  knobs themselves; only ``index_knobs()``, the knobs the index depends on: SSG's seven algorithms
-  differ only at query time and share one graph),
+  knobs themselves; a method's ``index_knobs()``, if it has one, names those the index depends on: SSG's seven
+  algorithms differ only at query time and share one graph),
 - the documents it indexes (``dataset_fingerprint``: ids, titles, texts, sections, metadata),
 - the embedder's ``model_key`` (model id + fingerprint of its files + backend, never its path),
-- for a method that calls a reasoner while indexing (``Retriever.reasoner_at_build``), the
+- for a method that calls a reasoner while indexing (``reasoner_at_build``), the
   reasoner's ``fingerprint()`` (class, knobs, models),
 - the format version, Python, the recorded package versions and a fingerprint of rag_lab's code
   and shipped data (``code_version``; a plugin's package's too): a code change makes old entries unreachable.
@@ -138,7 +138,7 @@ def key_parts(retriever, documents: Sequence[Any]) -> dict[str, Any]:
     """What identifies ``retriever``'s index over ``documents`` (module docstring). Resolves the
     retriever's reasoner only for a method that calls it while indexing (it would anyway)."""
     cls = type(retriever)
-    knobs = _plain(retriever.index_knobs())
+    knobs = _plain(retriever.index_knobs() if hasattr(retriever, "index_knobs") else retriever.config.as_dict())
     canonical = json.dumps(knobs, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     # the same digest as config.config_id when every knob counts
     config_id = hashlib.sha256(f"{type(retriever.config).__name__}:{canonical}".encode()).hexdigest()[:10]

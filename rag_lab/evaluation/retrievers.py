@@ -1,7 +1,7 @@
-"""The Retriever contract and the registry that finds methods by name.
+"""The Retriever contract (``name``, ``config``, ``build``, ``retrieve``), the optional abilities a method may add
+(small protocols), ``Method`` (what the lab's own methods share) and the registry that finds methods by name.
 
-A retriever is built once over documents and answers ``retrieve(query, k)`` with a
-``Retrieval``. The registry maps a name to ``"module:Class"`` and the method's config (a
+The registry maps a name to ``"module:Class"`` and the method's config (a
 frozen ``rag_lab.core.configs.Config`` holding every knob), so listing methods imports nothing
 heavy; a method's class is imported only when one is made. The lab's own methods register when
 ``rag_lab.methods`` is imported; installed packages register theirs through the entry-point group
@@ -9,14 +9,13 @@ heavy; a method's class is imported only when one is made. The lab's own methods
 """
 from __future__ import annotations
 
+import copy
 import importlib
-import time
-from typing import Sequence
+from typing import Any, Protocol, Sequence, runtime_checkable
 
-from ..core import plugins, ties
+from ..core import plugins
 from ..core.configs import Config
-from ..core.progress import building
-from ..core.types import Chunk, Cost, Document, Retrieval
+from ..core.types import Cost, Document, Retrieval
 
 # name -> (import path "module:Class", the method's config, one-line description)
 REGISTRY: dict[str, tuple[str, Config, str]] = {}
@@ -74,76 +73,113 @@ def get_retriever(name: str, **params) -> "Retriever":
     return retriever
 
 
-class Retriever:
-    """Base class: subclasses implement ``_build`` and ``_retrieve``; timing and costs are kept here."""
+@runtime_checkable
+class Retriever(Protocol):
+    """The contract every method honours, and all a comparison needs: ``build(documents)`` returns the retriever
+    built, ``retrieve(query, k)`` a ``Retrieval``. The harness times them, reuses indexes and records near-ties."""
+    name: str
+    config: Any   # the knobs (a Config), None for a method without any
+
+    def build(self, documents: Sequence[Document]) -> "Retriever": ...
+
+    def retrieve(self, query: str, k: int) -> Retrieval: ...
+
+
+# Optional abilities (docs/plugins.md): a method may have any of them; their callers ask with isinstance.
+@runtime_checkable
+class DocumentWork(Protocol):
+    """Build's per-document part, run on Dask workers for what it leaves in the caches (cluster.py)."""
+    def document_work(self, documents: Sequence[Document]) -> list | None: ...
+
+
+@runtime_checkable
+class BatchedQueries(Protocol):
+    """Asked before a question set is retrieved, to batch the queries' reasoner calls; results must not change."""
+    def prepare_queries(self, queries: Sequence[str]) -> None: ...
+
+
+@runtime_checkable
+class PlannedCalls(Protocol):
+    """(job, input text) of every reasoner call ``build`` would make, none made (``rag_lab estimate``)."""
+    def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]: ...
+
+
+@runtime_checkable
+class ContextBlocks(Protocol):
+    """(kind, text) of what a method hands the answering model before its hits (SKETCH's "graph facts")."""
+    def context_blocks(self, retrieval: Retrieval) -> list[tuple[str, str]]: ...
+
+
+@runtime_checkable
+class NestedRanking(Protocol):
+    """True: top k is always the prefix of top K, so ``evaluate`` queries once at the deepest k (a test proves it)."""
+    nested_ranking: bool
+
+
+def check_contract(retriever) -> None:
+    """Refuse, naming what is missing, an object that does not honour the Retriever contract."""
+    missing = [m for m in ("name", "config") if not hasattr(retriever, m)]
+    missing += [f"{m}()" for m in ("build", "retrieve") if not callable(getattr(retriever, m, None))]
+    if missing:
+        raise TypeError(f"{getattr(retriever, 'name', type(retriever).__name__)!r} ({type(retriever).__name__}) does "
+                        f"not honour the Retriever contract (name, config, build(documents), retrieve(query, k)): "
+                        f"missing {', '.join(missing)}")
+
+
+def nested(retriever) -> bool:
+    """Whether ``retriever`` declares a nested ranking (``NestedRanking``)."""
+    return bool(getattr(retriever, "nested_ranking", False))
+
+
+def context_blocks(retriever, retrieval: Retrieval) -> list[tuple[str, str]]:
+    """The method's context blocks for ``retrieval`` (``ContextBlocks``), none for a method without them."""
+    return retriever.context_blocks(retrieval) if isinstance(retriever, ContextBlocks) else []
+
+
+def answer_contexts(retriever, retrieval: Retrieval) -> list[str]:
+    """The contexts handed to the answering model for ``retrieval``: the method's context blocks, then the hits."""
+    return [text for _, text in context_blocks(retriever, retrieval)] + [h.chunk.text for h in retrieval.hits]
+
+
+def planned_llm_calls(retriever, documents: Sequence[Document]) -> list[tuple[str, str]]:
+    """The reasoner calls ``retriever``'s build would make (``PlannedCalls``); none for a method without them."""
+    return retriever.planned_llm_calls(documents) if isinstance(retriever, PlannedCalls) else []
+
+
+class Method:
+    """What the lab's own methods share, none of it the contract: knobs from ``config_class``, the build's cost and
+    chunks, the embedder and reasoner made on first use, and how the index store files the built index.
+    ``index_knobs()``, when a method has it, names the knobs its index depends on (default: all of them)."""
 
     name = "retriever"
-    _embedder = None   # an Embedder, or None for the process-wide default
-    _reasoner = None   # a Reasoner, a spec string, or None for RAG_LAB_LLM / offline
-    # True only when a method's top k is always the prefix of its top K (k <= K):
-    # retrieve(q, k).hits == retrieve(q, K).hits[:k]. evaluate() then queries once at the deepest
-    # k and scores prefixes; otherwise every k is a query of its own. A method that declares it
-    # has a test proving it on a shipped data set (tests/test_evaluation_at_k.py).
-    nested_ranking = False
-    # True for a method that calls its reasoner while indexing: its persisted index is then keyed by
-    # the reasoner's fingerprint too (rag_lab/evaluation/index_store.py)
-    reasoner_at_build = False
-    # where a persisted index is filed (None: the method's name); variants sharing one index share it
-    index_family: str | None = None
-    # attributes a persisted index leaves out (helpers made again on first use, e.g. an unpicklable model)
-    index_transient: tuple[str, ...] = ()
+    config = None      # the method's knobs (a Config); None for one without any
+    reasoner_at_build = False   # True: it calls its reasoner while indexing, so its stored index is keyed by it too
+    index_family: str | None = None   # the folder its stored index is filed in (None: its name), shared by variants
+    index_transient: tuple[str, ...] = ()   # attributes a stored index leaves out (made again on first use)
+    config_class: type[Config] | None = None   # the knobs' class: ``config`` is made from it and the overrides
 
-    def __init__(self):
-        self.build_cost = Cost()
-        self.chunks: list[Chunk] = []
+    def __init__(self, config: Config | None = None, *, reasoner=None, embedder=None, **overrides):
+        if self.config_class is not None:
+            self.config = self.config_class.resolve(config, **overrides)
+        # a Reasoner or a spec string (None: RAG_LAB_LLM, else offline); an Embedder (None: the shared one)
+        self._reasoner, self._embedder = reasoner, embedder
+        self.build_cost, self.chunks = Cost(), []
 
-    def build(self, documents: Sequence[Document], reuse: bool | None = None) -> "Retriever":
-        """Build the index over ``documents``, or reuse the same index built before (in this process or
-        persisted under ``$RAG_LAB_CACHE/indexes``; see rag_lab/evaluation/index_store.py). ``reuse``: None follows
-        ``RAG_LAB_REUSE`` (on unless 0/false/no/off); False always builds (what timing measurements need).
-        A reused index keeps the cost of the build that made it (``build_cost``)."""
-        if not documents:
-            raise ValueError(f"{self.name}: cannot build an index over no documents")
-        from .index_reuse import build_or_reuse
+    def variant(self, name: str | None = None, **changes) -> "Method":
+        """A copy sharing this built index that queries with other query-time knobs (the config's ``QUERY_KNOBS``:
+        SKETCH's hops, UnWeaver's rule or selection); it reports the same build cost, as it needs the same index."""
+        allowed = getattr(self.config, "QUERY_KNOBS", ())
+        if set(changes) - set(allowed):
+            raise ValueError(f"variant can change only {sorted(allowed)}, not {sorted(set(changes) - set(allowed))}")
+        other = copy.copy(self)
+        other.config, other.build_cost = self.config.replace(**changes), copy.copy(self.build_cost)
+        other.name = name or f"{self.name}[{','.join(f'{k}={v}' for k, v in changes.items())}]"
+        return other
 
-        # a build's scope: none of the questions (core/ties.py) — which questions a build decision
-        # reaches is not traced, so its near-ties excuse no question's move
-        with ties.deciding(method=self.name, step="build", **{ties.BUILD_SCOPE: ""}):
-            if build_or_reuse(self, list(documents), reuse):
-                ties.replay(getattr(self, "build_near_ties", []))   # a reused index names its build's near-ties
-        self.build_near_ties_dataset = ties.current_labels().get("dataset")
-        return self
-
-    def name_build_near_ties(self, dataset: str) -> None:
-        """Note the build's near-ties again under ``dataset`` unless already noted under it (an index
-        built outside the harness, which knows no data set: ``harness.build_all``)."""
-        if getattr(self, "build_near_ties_dataset", None) != dataset:
-            with ties.deciding(dataset=dataset):
-                ties.replay(getattr(self, "build_near_ties", []))
-            self.build_near_ties_dataset = dataset
-
-    def index_knobs(self) -> dict:
-        """The config knobs the built index depends on: all of them, unless a method's other knobs act
-        only at query time (then its variants share one persisted index, as SSG's algorithms share a graph)."""
-        return self.config.as_dict()
-
-    def _timed_build(self, documents: list[Document]) -> None:
-        t0 = time.perf_counter()
-        with building(self.name, len(documents), reasoner=lambda: self._reasoner), ties.collecting() as found:
-            self._build(documents)
-        self.build_near_ties = list(found)         # kept with the persisted index (core/ties.py)
-        self.build_cost.seconds += time.perf_counter() - t0
-
-    def retrieve(self, query: str, k: int = 5) -> Retrieval:
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError(f"{self.name}: the query must be a non-empty string, got {query!r}")
-        if k <= 0:
-            raise ValueError(f"{self.name}: k must be positive, got {k}")
-        t0 = time.perf_counter()
-        with ties.deciding(method=self.name), ties.reading(k):   # near-ties only where the top k is decided
-            result = self._retrieve(query, k)
-        result.cost.seconds = time.perf_counter() - t0
-        return result
+    def _check_built(self, index) -> None:
+        """Refuse a query before ``build``: ``index`` is what the build makes (None until then)."""
+        if index is None:
+            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
 
     @property
     def embedder(self):
@@ -160,49 +196,3 @@ class Retriever:
             from ..reasoning import resolve_reasoner
             self._reasoner = resolve_reasoner(self._reasoner, self.embedder)
         return self._reasoner
-
-    def as_langchain(self, k: int = 5):
-        """This built retriever as a LangChain ``BaseRetriever`` giving ``k`` Documents a query, with
-        chunk id, doc id, score, via, rank and span in their metadata (see rag_lab/evaluation/langchain.py)."""
-        from .langchain import as_langchain_retriever
-        return as_langchain_retriever(self, k)
-
-    def context_blocks(self, retrieval: Retrieval) -> list[tuple[str, str]]:
-        """(kind, text) of what the method hands the answering model before its hits: none by default;
-        a method whose paper hands over more (SKETCH's graph facts, kind "graph facts") overrides it."""
-        return []
-
-    def answer_contexts(self, retrieval: Retrieval) -> list[str]:
-        """The contexts handed to the answering model for ``retrieval``, in order: the method's context
-        blocks (``context_blocks``), then the hits' texts."""
-        return [text for _, text in self.context_blocks(retrieval)] + [h.chunk.text for h in retrieval.hits]
-
-    def document_work(self, documents: Sequence[Document]) -> list | None:
-        """The part of ``build`` that looks at one document at a time (chunking, embedding the chunks, the
-        per-chunk reasoner jobs), run for what it leaves in the embedder's and reasoner's caches. A Dask
-        worker runs it over a partition of the documents before the driver builds (cluster.py); it must
-        make the same embedder and reasoner calls ``_build`` makes for those documents, or the driver
-        simply computes what is missing. May return paths of further cache files it used (GraLC's token
-        embeddings) for the driver to copy. A method without it is always built where it runs."""
-        raise NotImplementedError(f"{self.name}: no per-document work to distribute")
-
-    def distributable(self) -> bool:
-        """True when the method has ``document_work`` (its per-document work can run on a cluster)."""
-        return type(self).document_work is not Retriever.document_work
-
-    def prepare_queries(self, queries: Sequence[str]) -> None:
-        """Called by ``evaluate`` before it retrieves for a question set: a method whose queries call a
-        reasoner may ask it for all of them at once (one concurrent batch, ``rag_lab.reasoning.batch``)
-        instead of one call per retrieval. Results must not change. Default: nothing to prepare."""
-
-    def planned_llm_calls(self, documents: Sequence[Document]) -> list[tuple[str, str]]:
-        """(job, input text) for every reasoner call ``build`` would make, without making any.
-
-        Used by ``python -m rag_lab estimate``; methods that call a reasoner override it."""
-        return []
-
-    def _build(self, documents: list[Document]) -> None:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _retrieve(self, query: str, k: int) -> Retrieval:  # pragma: no cover - abstract
-        raise NotImplementedError

@@ -22,6 +22,7 @@ import pandas as pd
 from ..core.types import Chunk, Document, Question, Retrieval
 from .answer_metrics import exact_match, normalize_answer, token_f1
 from .metrics import GoldSpan, context_matches, locate_contexts, span_overlap_match
+from .retrievers import answer_contexts, context_blocks
 
 MARKS = ("⟦", "⟧")   # around a gold passage's characters in a printed chunk
 NOT_ELECTED = "not elected"   # a gold passage no hit of a retrieval holds
@@ -242,8 +243,8 @@ def padded(items: list, n: int) -> list:
 def worked_answer(retriever, reasoner, question: Question, retrieval) -> tuple[str, str]:
     """The reasoner's answer from what ``retriever`` hands over for ``retrieval`` (its context blocks, then
     its hits), and ``answer_reading`` of it with each context named (a block by its kind, a hit by its id)."""
-    contexts = retriever.answer_contexts(retrieval)
-    names = [f"the {kind} block" for kind, _ in retriever.context_blocks(retrieval)] + [h.chunk.id for h in retrieval.hits]
+    contexts = answer_contexts(retriever, retrieval)
+    names = [f"the {kind} block" for kind, _ in context_blocks(retriever, retrieval)] + [h.chunk.id for h in retrieval.hits]
     answer = reasoner.answer(question.question, contexts)
     return answer, answer_reading(answer, question.answer, contexts, names)
 
@@ -255,7 +256,7 @@ def answer_prompt(retriever, question: Question, retrieval, context_chars: int |
     prompt's shape and order, not every word."""
     from ..reasoning.prompts import ANSWER
 
-    contexts = retriever.answer_contexts(retrieval)
+    contexts = answer_contexts(retriever, retrieval)
     if context_chars is not None:
         contexts = [_short(c, context_chars) for c in contexts]
     return ANSWER.messages(question=question.question, contexts=contexts)[1]["content"]

@@ -25,6 +25,7 @@ from ..datasets import load_dataset, shipped_datasets
 from ..evaluation.metrics import locate_contexts, span_overlap_match
 from ..evaluation.worked import gold_segments  # noqa: F401  (re-exported: the explorer marks gold with it)
 from ..methods import available_methods, get_retriever
+from ..evaluation.harness import build, retrieve
 from ..evaluation.retrievers import Retriever, registered_config
 from ..core.types import Chunk, Dataset, Question
 
@@ -216,7 +217,7 @@ class Explorer:
         reused = key in self._built
         if not reused:
             r = get_retriever(method, embedder=self.embedder, reasoner=self.reasoner, **index_change)
-            self._built[key] = r.build(self.dataset(dataset).documents)
+            self._built[key] = build(r, self.dataset(dataset).documents)
         built = self._built[key]
         if change and knob.query_time:   # the same index, queried with the knob changed
             built = copy.copy(built)
@@ -248,7 +249,7 @@ class Explorer:
             raise ValueError(f"dataset {dataset!r} has no questions: type a query")
         retriever, reused, build_seconds = self.retriever(method, dataset, knob_value)
         t0 = time.perf_counter()
-        retrieval = retriever.retrieve(query, k)
+        retrieval = retrieve(retriever, query, k)
         seconds = time.perf_counter() - t0
         golds = locate_contexts(q, {d.id: d for d in data.documents}) if q is not None else []
         titles = {d.id: d.title for d in data.documents}

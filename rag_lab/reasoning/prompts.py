@@ -363,7 +363,7 @@ PROMPTS: dict[str, JobPrompt] = {p.job: p for p in
 
 
 def planned_inputs(job: str, input_text: str) -> dict:
-    """The inputs of one planned call from ``Retriever.planned_llm_calls``' (job, input text) pair.
+    """The inputs of one planned call from ``PlannedCalls.planned_llm_calls``' (job, input text) pair.
 
     ``input_text`` fills the job's main slot: the text (entities, triples, themes with n=5), the
     query (query_entities), the one text to summarize (summarize, 100 words), the one context

@@ -25,17 +25,17 @@ class HybridRetriever(ChunkVectorRetriever):
     nested_ranking = True   # the fused list is made at a fixed depth, whatever k
     config_class = HybridConfig
 
-    def _build(self, documents: list[Document]) -> None:
-        super()._build(documents)
+    def build(self, documents: list[Document]):
+        super().build(documents)
         self.bm25 = BM25Index([c.text for c in self.chunks], [c.id for c in self.chunks], self.config)
+        return self
 
     def index_knobs(self) -> dict:
         """The fusion's knobs act at query time: variants differing only in them share one index."""
         return {k: v for k, v in self.config.as_dict().items() if k not in ("rrf_k", "depth")}
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
-        if self.index is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+    def retrieve(self, query: str, k: int) -> Retrieval:
+        self._check_built(self.index)
         depth = self.config.depth
         qvec, cost = self.query_vector(query)
         found, rows = self.index.search(qvec, depth)

@@ -20,8 +20,8 @@ class KGRetriever(SketchRetriever):
     config_class = KGConfig
     nested_ranking = True   # the graph's chunk ranking cut at k (SKETCH's merge is not nested)
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
-        self._check_built()
+    def retrieve(self, query: str, k: int) -> Retrieval:
+        self._check_built(self.graph)
         ranked, trace, cost = self.structured(query, k)
         hits = [Hit(chunk, score, GRAPH) for chunk, score in ranked]
         return Retrieval(query, hits, trace, cost)

@@ -21,7 +21,7 @@ import logging
 import numpy as np
 
 from ...core.types import Chunk, Cost, Document, Hit, Retrieval
-from ...evaluation.retrievers import Retriever, register
+from ...evaluation.retrievers import Method, register
 from .config import BM25Config
 from .fusion import by_score_then_id
 from .vector import config_chunks
@@ -66,30 +66,28 @@ class BM25Index:
         return by_score_then_id(scores, self.ids, np.flatnonzero(scores > floor)), scores
 
 
-class BM25Retriever(Retriever):
+class BM25Retriever(Method):
     """BM25 over naive's windows (module docstring)."""
 
     nested_ranking = True   # one total order (score, then chunk id), cut at k
     config_class = BM25Config
 
     def __init__(self, config: BM25Config | None = None, *, reasoner=None, embedder=None, **overrides):
-        super().__init__()
-        self.config = self.config_class.resolve(config, **overrides)
-        self._reasoner, self._embedder = reasoner, embedder   # the embedder's tokenizer cuts the windows
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)   # the embedder cuts the windows
         self.bm25: BM25Index | None = None
 
     def make_chunks(self, documents: list[Document]) -> list[Chunk]:
         return config_chunks(self.config, documents, self.embedder)
 
-    def _build(self, documents: list[Document]) -> None:
+    def build(self, documents: list[Document]):
         self.chunks = self.make_chunks(documents)
         if not self.chunks:
             raise ValueError(f"{self.name}: chunking produced no chunks")
         self.bm25 = BM25Index([c.text for c in self.chunks], [c.id for c in self.chunks], self.config)
+        return self
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
-        if self.bm25 is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+    def retrieve(self, query: str, k: int) -> Retrieval:
+        self._check_built(self.bm25)
         rows, scores = self.bm25.ranking(query)
         hits = [Hit(self.chunks[r], float(scores[r]), "bm25") for r in rows[:k]]
         trace = {"chunker": self.config.chunker, "query_tokens": self.bm25.query_tokens(query), "matched": len(rows)}

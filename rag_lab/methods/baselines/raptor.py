@@ -37,7 +37,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ...evaluation.retrievers import Retriever, register
+from ...evaluation.retrievers import Method, register
 from ...core.types import Chunk, Cost, Document, Hit, Retrieval, questions_target_one_document
 from .config import RaptorConfig
 from .raptor_cluster import LayerClustering
@@ -68,7 +68,7 @@ def summary_kind(reasoner) -> str:
         f"abstractive ({getattr(reasoner, 'name', type(reasoner).__name__)})"
 
 
-class RaptorRetriever(Retriever):
+class RaptorRetriever(Method):
     """RAPTOR with collapsed-tree retrieval (module docstring)."""
 
     reasoner_at_build = True   # persisted indexes are keyed by the reasoner too (index_store.py)
@@ -77,9 +77,7 @@ class RaptorRetriever(Retriever):
     config_class = RaptorConfig
 
     def __init__(self, config: RaptorConfig | None = None, *, reasoner=None, embedder=None, **overrides):
-        super().__init__()
-        self.config = self.config_class.resolve(config, **overrides)
-        self._reasoner, self._embedder = reasoner, embedder
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)
         self.index = None
         self.tree: Tree | None = None
         self.tree_scope = "corpus"          # what build resolved ``config.tree`` to
@@ -135,11 +133,11 @@ class RaptorRetriever(Retriever):
         return calls
 
     def document_work(self, documents: list[Document]) -> None:
-        """Per document: the leaves and their vectors (Retriever.document_work); the tree's clusters
+        """Per document: the leaves and their vectors (DocumentWork); the tree's clusters
         and summaries span documents and are made where the index is built."""
         self.embedder.encode([c.text for c in self.leaves(documents)])
 
-    def _build(self, documents: list[Document]) -> None:
+    def build(self, documents: list[Document]):
         from ...core.index import VectorIndex
         from ...reasoning.tokens import count_text_tokens
 
@@ -155,6 +153,7 @@ class RaptorRetriever(Retriever):
         self.vectors = np.concatenate([vectors, self.tree.vectors]) if self.tree.summaries else vectors
         self.node_tokens = [count_text_tokens(c.text) for c in self.chunks]
         self.index = VectorIndex(self.vectors.shape[1]).add(self.vectors, [c.id for c in self.chunks])
+        return self
 
     def tree_levels(self) -> list[int]:
         """Number of nodes on each level, leaves first."""
@@ -186,9 +185,8 @@ class RaptorRetriever(Retriever):
         return (f"Not RAPTOR's own setting — embeddings: {embedder} (RAPTOR: SBERT multi-qa-mpnet-base-cos-v1); "
                 f"summaries: {self.summary_kind()} (RAPTOR: gpt-3.5-turbo, abstractive).")
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
-        if self.index is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+    def retrieve(self, query: str, k: int) -> Retrieval:
+        self._check_built(self.index)
         qvec = self.embedder.encode_one(query)
         scores, rows = self.index.search(qvec, len(self.chunks))
         kept, stopped_by = collapsed_tree([self.node_tokens[r] for r in rows[0]], self.config.context_tokens, k)

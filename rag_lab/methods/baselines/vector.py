@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...evaluation.retrievers import Retriever, register
+from ...evaluation.retrievers import Method, register
 from ...core.types import Chunk, Cost, Document, Hit, Retrieval
 from .config import NaiveConfig, SemanticConfig
 
@@ -19,7 +19,7 @@ def config_chunks(config: NaiveConfig | SemanticConfig, documents: list[Document
     return chunk_documents(documents, config.chunker, embedder, **{k: getattr(config, k) for k in config.chunk_knobs})
 
 
-class ChunkVectorRetriever(Retriever):
+class ChunkVectorRetriever(Method):
     """Chunk every document, embed the chunks, search them by cosine (the plain vector RAG).
     Subclasses name the config class; its ``chunker`` says which chunker its knobs are for."""
 
@@ -29,9 +29,7 @@ class ChunkVectorRetriever(Retriever):
 
     def __init__(self, config: NaiveConfig | SemanticConfig | None = None, *, reasoner=None, embedder=None,
                  **overrides):
-        super().__init__()
-        self.config = self.config_class.resolve(config, **overrides)
-        self._reasoner, self._embedder = reasoner, embedder   # the reasoner is unused: no LLM job here
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)   # no LLM job here
         self.index = None
 
     @property
@@ -42,10 +40,10 @@ class ChunkVectorRetriever(Retriever):
         return config_chunks(self.config, documents, self.embedder)
 
     def document_work(self, documents: list[Document]) -> None:
-        """Per document: the chunks and their vectors (the cluster's share, see Retriever.document_work)."""
+        """Per document: the chunks and their vectors (the cluster's share, see DocumentWork)."""
         self.embedder.encode([c.text for c in self.make_chunks(documents)])
 
-    def _build(self, documents: list[Document]) -> None:
+    def build(self, documents: list[Document]):
         from ...core.index import VectorIndex
 
         self.chunks = self.make_chunks(documents)
@@ -56,13 +54,13 @@ class ChunkVectorRetriever(Retriever):
         self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
         self.index = VectorIndex(vectors.shape[1]).add(vectors, [c.id for c in self.chunks])
         self.vectors = vectors
+        return self
 
     def query_vector(self, query: str) -> tuple[np.ndarray, Cost]:
         return self.embedder.encode_one(query), Cost(embedding_tokens=self.embedder.count_tokens(query))
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
-        if self.index is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+    def retrieve(self, query: str, k: int) -> Retrieval:
+        self._check_built(self.index)
         qvec, cost = self.query_vector(query)
         scores, rows = self.index.search(qvec, k)
         hits = [Hit(self.chunks[r], float(s), "vector") for s, r in zip(scores[0], rows[0])]

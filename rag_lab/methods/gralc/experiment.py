@@ -10,8 +10,8 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from ...core.configs import drop_none
-from ...evaluation.harness import COLUMNS, build_costs, run_queries, run_queries_at, score_retrievals
-from ...evaluation.retrievers import Retriever, get_retriever
+from ...evaluation.harness import COLUMNS, build, build_costs, run_queries, run_queries_at, score_retrievals
+from ...evaluation.retrievers import Retriever, answer_contexts, get_retriever
 from ...core.types import Dataset, Retrieval
 from ...reasoning.batch import run_batch
 from . import paper
@@ -61,7 +61,7 @@ def evaluate(strategies: Sequence[str], dataset: Dataset, ks: Sequence[int] = (1
     ks = sorted({int(k) for k in ks})
     retrievers = make_retrievers(strategies, params)
     for r in retrievers.values():
-        r.build(dataset.documents)
+        build(r, dataset.documents)
     results = run_queries_at(retrievers, dataset, ks, progress)
     scores = score_retrievals(results, dataset, section_level=level, pools={n: r.chunks for n, r in retrievers.items()})
     extra = pd.DataFrame(cross_section_rows(results, dataset, level) + reading_rows(results, dataset, PAPER_READING),
@@ -101,7 +101,7 @@ def generation(run: Run, reasoner, k: int = 5, limit: int | None = None, level: 
     at_k = run.results[k] if k in run.results else run_queries(run.retrievers, run.dataset, k, progress=False)
     rows = []
     for method, by_q in at_k.items():
-        contexts = [run.retrievers[method].answer_contexts(by_q[q.id]) for q in questions]
+        contexts = [answer_contexts(run.retrievers[method], by_q[q.id]) for q in questions]
         answers = run_batch(lambda i: reasoner.answer(questions[i].question, contexts[i]), range(len(questions)),
                             f"answering ({method})", reasoner=reasoner, progress=False)
         for q, context, answer in zip(questions, contexts, answers):
@@ -131,7 +131,7 @@ def efficiency(dataset: Dataset, strategies: Sequence[str], params: Mapping[str,
             kw = {**params.get(name, {}), "embedder": cold}
             if "cache_tokens" in strategy_config(name).knobs():     # the late-chunking family
                 kw["cache_tokens"] = False
-            r = get_retriever(name, **kw).build(documents, reuse=False)   # timed: never a reused index
+            r = build(get_retriever(name, **kw), documents, reuse=False)   # timed: never a reused index
             if name not in best or r.build_cost.seconds < best[name].build_cost.seconds:
                 best[name] = r
     return build_costs(best).assign(articles=len(documents), repeats=repeats)

@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ...core import ties
-from ...evaluation.retrievers import Retriever, register
+from ...evaluation.retrievers import Method, register
 from ...core.types import Chunk, Cost, Document, Hit, Retrieval
 from .boundaries import BoundaryTrace, select_boundaries, spans_from_boundaries, structure_aware_boundaries
 from .config import (GraphGuidedConfig, GralcConfig, KGInfusedConfig, LateChunksConfig, NaiveChunksConfig,
@@ -40,7 +40,7 @@ def _normalise(v: np.ndarray) -> np.ndarray:
     return (v / np.maximum(norm, 1e-12)).astype(np.float32)
 
 
-class GralcRetriever(Retriever):
+class GralcRetriever(Method):
     """Shared build/search: subclasses return (char start, char end, vector) per chunk of a document."""
 
     strategy = "base"
@@ -48,9 +48,7 @@ class GralcRetriever(Retriever):
     nested_ranking = True   # exact FAISS top-k (gralc-graph re-scores a pool and is queried per k)
 
     def __init__(self, config: GralcConfig | None = None, *, reasoner=None, embedder=None, **overrides):
-        super().__init__()
-        self.config = self.config_class.resolve(config, **overrides)
-        self._reasoner, self._embedder = reasoner, embedder   # no strategy calls a reasoner
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)   # no strategy calls a reasoner
         self.index = None
         self.vectors = None
         self.doc_info: dict[str, dict] = {}
@@ -67,7 +65,7 @@ class GralcRetriever(Retriever):
         better across documents than within one overrides this."""
         return (self.document_chunks(doc) for doc in documents)
 
-    def _build(self, documents: list[Document]) -> None:
+    def build(self, documents: list[Document]):
         from ...core.index import VectorIndex
 
         for doc in documents:
@@ -82,16 +80,16 @@ class GralcRetriever(Retriever):
                 vectors.append(vec)
         if not chunks:
             raise ValueError(f"{self.name}: chunking produced no chunks")
-        self.chunks = chunks
-        self.vectors = _normalise(np.stack(vectors))
+        self.chunks, self.vectors = chunks, _normalise(np.stack(vectors))
         self.index = VectorIndex(self.vectors.shape[1]).add(self.vectors, [c.id for c in chunks])
         self._after_build(documents)
+        return self
 
     def _after_build(self, documents: list[Document]) -> None:
         pass
 
     def document_work(self, documents: list[Document]) -> list:
-        """Chunks and vectors as ``_build`` makes them, and the late family's token files (Retriever.document_work)."""
+        """Chunks and vectors as ``build`` makes them, and the late family's token files (DocumentWork)."""
         from .encoding import cache_files
         list(self.all_document_chunks(documents))
         return cache_files(documents, self.embedder, self.config)
@@ -99,9 +97,8 @@ class GralcRetriever(Retriever):
     def _query(self, query: str) -> tuple[np.ndarray, Cost]:
         return self.embedder.encode_one(query), Cost(embedding_tokens=self.embedder.count_tokens(query))
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
-        if self.index is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+    def retrieve(self, query: str, k: int) -> Retrieval:
+        self._check_built(self.index)
         qvec, cost = self._query(query)
         scores, rows = self.index.search(qvec, k)
         hits = [Hit(self.chunks[r], float(s), "vector") for s, r in zip(scores[0], rows[0])]
@@ -350,9 +347,8 @@ class GraphGuidedChunks(KGInfusedChunks):
         c = vecs.vectors([self.vocabulary[x].name for x in chunk_concepts])
         return float((q @ c.T).max(axis=1).mean())
 
-    def _retrieve(self, query, k):
-        if self.index is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+    def retrieve(self, query, k):
+        self._check_built(self.index)
         qvec, cost = self._query(query)
         query_concepts = self.linker.concepts_in(query)
         beta = self.config.beta

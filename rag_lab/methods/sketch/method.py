@@ -31,12 +31,11 @@ answer; the LangChain face returns the block as a Document of its own.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import asdict
 from typing import Sequence
 
 from ...reasoning.batch import batch_concurrency, run_batch
-from ...evaluation.retrievers import Retriever, register
+from ...evaluation.retrievers import Method, answer_contexts, register
 from ...core.types import Chunk, Cost, Document, Hit, Retrieval
 from .config import SketchConfig
 
@@ -104,7 +103,7 @@ def merge_hybrid(unstructured: Sequence[str], structured: Sequence[str], k: int)
     return merged[:k]
 
 
-class SketchRetriever(Retriever):
+class SketchRetriever(Method):
     """SKETCH's hybrid retriever; ``KGRetriever`` (kg.py) is its structured half alone."""
 
     reasoner_at_build = True   # persisted indexes are keyed by the reasoner too (index_store.py)
@@ -115,10 +114,7 @@ class SketchRetriever(Retriever):
     nested_ranking = False  # a deeper k confirms more chunks, which the merge moves to the front
 
     def __init__(self, config: SketchConfig | None = None, *, reasoner=None, embedder=None, **overrides):
-        super().__init__()
-        self.config = self.config_class.resolve(config, **overrides)
-        self._reasoner = reasoner
-        self._embedder = embedder
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)
         self.graph = None
         self.index = None
         self.vectors = None
@@ -132,13 +128,13 @@ class SketchRetriever(Retriever):
         return [("triples", c.text) for c in self.make_chunks(documents)]
 
     def document_work(self, documents: list[Document]) -> None:
-        """Per document: the pieces, their vectors and their triples (Retriever.document_work)."""
+        """Per document: the pieces, their vectors and their triples (DocumentWork)."""
         texts = [c.text for c in self.make_chunks(documents)]
         if self.uses_vectors:
             self.embedder.encode(texts)
         run_batch(self.reasoner.triples, texts, f"{self.name}: triples", reasoner=self.reasoner)
 
-    def _build(self, documents: list[Document]) -> None:
+    def build(self, documents: list[Document]):
         from .knowledge_graph import KnowledgeGraph
 
         self.chunks = self.make_chunks(documents)
@@ -161,10 +157,11 @@ class SketchRetriever(Retriever):
                                                  **store_params)
         self.build_cost.embedding_tokens += self.graph.embedding_tokens
         self._row = {c.id: i for i, c in enumerate(self.chunks)}
+        return self
 
     def index_stats(self) -> dict[str, float]:
         """Sizes of what ``build`` made: semantic chunks, pieces (and their mean tokens), graph nodes and relations."""
-        self._check_built()
+        self._check_built(self.graph)
         semantic = {(c.doc_id, c.meta["semantic_chunk"]) for c in self.chunks}
         tokens = [self.embedder.count_tokens(c.text) for c in self.chunks]
         return {"semantic chunks": len(semantic), "pieces": len(self.chunks),
@@ -172,23 +169,7 @@ class SketchRetriever(Retriever):
                 "graph nodes": len(self.graph), "graph relations": len(self.graph.store.edges()),
                 "build seconds": round(self.build_cost.seconds, 2)}
 
-    def variant(self, name: str | None = None, **changes) -> "SketchRetriever":
-        """A copy sharing this built index (pieces, vectors, graph) that queries with other query-time
-        knobs (``SketchConfig.QUERY_KNOBS``, e.g. ``hops``); it reports the same build cost."""
-        bad = set(changes) - set(self.config.QUERY_KNOBS)
-        if bad:
-            raise ValueError(f"variant can change only {sorted(self.config.QUERY_KNOBS)}, not {sorted(bad)}")
-        other = copy.copy(self)
-        other.config = self.config.replace(**changes)
-        other.build_cost = copy.copy(self.build_cost)
-        other.name = name or f"{self.name}[{','.join(f'{k}={v}' for k, v in changes.items())}]"
-        return other
-
     # -- querying ---------------------------------------------------------------------------
-    def _check_built(self) -> None:
-        if self.graph is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
-
     def structured(self, query: str, k: int) -> tuple[list[tuple[Chunk, float]], dict, Cost]:
         """The structured retriever: top-k graph chunks, the trace of how they were found, the cost."""
         prepared = getattr(self, "_prepared_queries", {}).pop(query, None)
@@ -235,8 +216,8 @@ class SketchRetriever(Retriever):
     def _cosines(self, qvec, chunks: Sequence[Chunk]) -> list[float]:
         return [float(self.vectors[self._row[c.id]] @ qvec) for c in chunks]
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
-        self._check_built()
+    def retrieve(self, query: str, k: int) -> Retrieval:
+        self._check_built(self.graph)
         qvec = self.embedder.encode_one(query)
         cost = Cost(embedding_tokens=self.embedder.count_tokens(query))
         scores, rows = self.index.search(qvec, k)
@@ -259,7 +240,7 @@ class SketchRetriever(Retriever):
 
     def merged_context(self, retrieval: Retrieval) -> str:
         """The answer contexts as one text: the facts, then the merged chunks."""
-        return "\n\n".join(self.answer_contexts(retrieval))
+        return "\n\n".join(answer_contexts(self, retrieval))
 
 
 register("sketch", "rag_lab.methods.sketch.method:SketchRetriever",

@@ -19,6 +19,7 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ...evaluation.harness import retrieve
 from ...evaluation.metrics import context_matches, locate_contexts
 from ...evaluation.uncertainty import interval_frames, question_units
 from ...core import ties
@@ -87,7 +88,7 @@ def run_at_budgets(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequenc
 def _labelled_retrieval(retriever, q, k: int, dataset: str) -> Retrieval:
     """One retrieval, its near-ties labelled with the data set and question they reach (core/ties.py)."""
     with ties.deciding(dataset=dataset, question=q.id):
-        return retriever.retrieve(q.question, k)
+        return retrieve(retriever, q.question, k)
 
 
 def definition_sentence(max_sentences: int | Mapping[str, int] | None = PAPER_MAX_SENTENCES) -> str:

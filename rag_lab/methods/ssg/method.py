@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ...evaluation.retrievers import Retriever, register
+from ...evaluation.retrievers import Method, register
 from ...core.types import Chunk, Cost, Document, Hit, Retrieval
 from .algorithms import TraversalResult, run_algorithm
 from .config import ALGORITHM_NAMES, SSGConfig
@@ -39,10 +39,12 @@ def stored_graph(documents: Sequence[Document], embedder, reasoner, config: SSGC
     """The graph every SSG retriever with ``config``'s graph knobs builds over ``documents``, through the
     index store: one a retriever built before (an earlier notebook of the run) is reused, and one built
     here is kept for the notebooks after (notebook 03 draws the graph notebook 10 then queries)."""
-    return SSGRetriever(config, reasoner=reasoner, embedder=embedder).build(list(documents)).graph
+    from ...evaluation.harness import build
+
+    return build(SSGRetriever(config, reasoner=reasoner, embedder=embedder), list(documents)).graph
 
 
-class SSGRetriever(Retriever):
+class SSGRetriever(Method):
     """One SSG algorithm over one graph. ``reasoner``: a Reasoner or a spec string (default: the
     configured reasoner, offline unless ``RAG_LAB_LLM`` says otherwise); it draws the document
     themes at build time and makes the choices of ``llm_guided_traversal``."""
@@ -54,11 +56,8 @@ class SSGRetriever(Retriever):
     config_class = SSGConfig
 
     def __init__(self, config: SSGConfig | None = None, *, reasoner=None, embedder=None, **overrides):
-        super().__init__()
-        self.config = self.config_class.resolve(config, **overrides)
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)
         self.name = method_name(self.config.algorithm)
-        self._reasoner = reasoner
-        self._embedder = embedder
         self.graph: SimilarityGraph | None = None
         self._chunk_by_id: dict[str, Chunk] = {}
 
@@ -92,7 +91,7 @@ class SSGRetriever(Retriever):
         return [("themes", first_words(d.text, self.config.theme_words)) for d in documents]
 
     def document_work(self, documents: list[Document]) -> None:
-        """Per document: window and sentence vectors, the themes and their vector (Retriever.document_work);
+        """Per document: window and sentence vectors, the themes and their vector (DocumentWork);
         edges span documents and are made where the graph is built."""
         from .graph import document_themes, segment
 
@@ -104,16 +103,16 @@ class SSGRetriever(Retriever):
         if joined:
             self.embedder.encode(joined)
 
-    def _build(self, documents: list[Document]) -> None:
+    def build(self, documents: list[Document]):
         graph = build_graph(documents, self.embedder, self.reasoner, self.config)
-        # tokens and calls from the graph; seconds are timed by Retriever.build around all of this
+        # tokens and calls from the graph; seconds are timed by harness.build around all of this
         self.build_cost = self.build_cost + Cost(**{**graph.build_cost.as_dict(), "seconds": 0.0})
         self._use_graph(graph, documents)
+        return self
 
     def query_context(self, query: str) -> tuple[QueryContext, Cost]:
         """The query embedded once and placed in the graph."""
-        if self.graph is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        self._check_built(self.graph)
         vector = self.embedder.encode_one(query)
         return QueryContext(self.graph, query, vector), Cost(embedding_tokens=self.embedder.count_tokens(query))
 
@@ -128,7 +127,7 @@ class SSGRetriever(Retriever):
             cost.llm_fallbacks = result.llm_fallbacks
         return result, ctx, cost
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
+    def retrieve(self, query: str, k: int) -> Retrieval:
         result, ctx, cost = self.traverse(query)
         hits = [Hit(self._chunk_by_id[s], ctx.sentence_sim(s), self.name) for s in result.sentences[:k]]
         trace = {"algorithm": self.algorithm, "anchor": result.path[0] if result.path else None,

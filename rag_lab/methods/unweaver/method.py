@@ -29,14 +29,13 @@ merging) go to ``build_cost``; a query costs the embedding of the query and no L
 """
 from __future__ import annotations
 
-import copy
 import time
 from typing import Sequence
 
 import numpy as np
 
 from ...reasoning.batch import run_batch
-from ...evaluation.retrievers import Retriever, register
+from ...evaluation.retrievers import Method, register
 from ...core.types import Cost, Document, Hit, Retrieval
 from ...core import ties
 from .alignment import (bounded_least_squares, chunk_similarity, chunk_strengths, idea_upper_bounds,
@@ -55,7 +54,7 @@ def _without_seconds(cost: Cost) -> Cost:
                 cost.llm_fallbacks, 0.0)
 
 
-class UnWeaverRetriever(Retriever):
+class UnWeaverRetriever(Method):
     """See the module docstring. ``reasoner``: a Reasoner, a spec string, or None ($RAG_LAB_LLM, else offline)."""
 
     reasoner_at_build = True   # persisted indexes are keyed by the reasoner too (index_store.py)
@@ -64,9 +63,7 @@ class UnWeaverRetriever(Retriever):
     config_class = UnWeaverConfig
 
     def __init__(self, config: UnWeaverConfig | None = None, *, reasoner=None, embedder=None, **overrides):
-        super().__init__()
-        self.config = self.config_class.resolve(config, **overrides)
-        self._reasoner, self._embedder = reasoner, embedder
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)
         self.mentions, self.classes, self.dropped_mentions = [], [], 0
         self.incidence = self.membership = self.chunk_class = None
         self.selection: list = []
@@ -92,12 +89,12 @@ class UnWeaverRetriever(Retriever):
 
     # -- build -----------------------------------------------------------------------------
     def document_work(self, documents: list[Document]) -> None:
-        """Per document: the chunks and each chunk's entities (Retriever.document_work); classes and
+        """Per document: the chunks and each chunk's entities (DocumentWork); classes and
         their descriptions span documents and are made where the index is built."""
         run_batch(self.reasoner.entities, [c.text for c in self.make_chunks(documents)], f"{self.name}: entities",
                   reasoner=self.reasoner)
 
-    def _build(self, documents: list[Document]) -> None:
+    def build(self, documents: list[Document]):
         from .matrices import (chunk_class_matrix, class_membership, entity_chunk_incidence,
                                         selection_matrix)
 
@@ -141,11 +138,11 @@ class UnWeaverRetriever(Retriever):
                             "syntactic_classes": syntactic, "classes": len(self.classes),
                             "summarized_classes": sum(c.summarized for c in self.classes),
                             "extraction_seconds": extract_seconds}
+        return self
 
     # -- query -----------------------------------------------------------------------------
     def class_similarities(self, query: str) -> tuple[np.ndarray, Cost]:
-        if self.class_vectors is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+        self._check_built(self.class_vectors)
         q = self.embedder.encode_one(query)
         return self.class_vectors @ q, Cost(embedding_tokens=self.embedder.count_tokens(query))
 
@@ -190,7 +187,7 @@ class UnWeaverRetriever(Retriever):
                 "chunks": [self.chunks[j].id for j in candidates], "ideas": [self.classes[v].name for v in voters],
                 "demanded": min(self.config.demanded_ideas, len(voters))}
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
+    def retrieve(self, query: str, k: int) -> Retrieval:
         sims, cost, voters, candidates, Rcand = self.candidates(query, k)
         cfg = self.config
         trace = {"rule": cfg.rule, "select": cfg.select, "top_n": cfg.top_n, "voters_used": len(voters),
@@ -230,20 +227,6 @@ class UnWeaverRetriever(Retriever):
         extra["idea_strengths"] = [float(v) for v in x]
         return picked, [float(strengths[i]) for i in picked], extra
 
-    # -- variants sharing one index --------------------------------------------------------
-    def variant(self, name: str | None = None, **changes) -> "UnWeaverRetriever":
-        """A copy that shares this built index but queries differently (the config's ``QUERY_KNOBS``:
-        rule, top_n, exact, weighted, select, chunk_budget, demanded_ideas). It reports the same build cost: the
-        index it needs is the same."""
-        allowed = UnWeaverConfig.QUERY_KNOBS
-        bad = set(changes) - set(allowed)
-        if bad:
-            raise ValueError(f"variant can change only {sorted(allowed)}, not {sorted(bad)}")
-        other = copy.copy(self)
-        other.config = self.config.replace(**changes)
-        other.build_cost = copy.copy(self.build_cost)
-        other.name = name or f"{self.name}[{','.join(f'{k}={v}' for k, v in changes.items())}]"
-        return other
 
 
 register("unweaver", "rag_lab.methods.unweaver.method:UnWeaverRetriever",

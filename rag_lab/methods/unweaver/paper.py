@@ -24,6 +24,8 @@ import pandas as pd
 
 from ...evaluation.decisions import dataset_of
 from ...evaluation.ledger import recorded
+from ...evaluation.harness import build, combine, evaluate, run_queries
+from ...evaluation.retrievers import answer_contexts, available_methods, get_retriever, planned_llm_calls
 from ...evaluation.statistics import NON_INFERIORITY_MARGIN, UNDECIDABLE
 from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
 
@@ -80,8 +82,6 @@ def paper_fc_gap() -> pd.Series:
 def make_retriever(name: str, reasoner=None, embedder=None, **params):
     """A registered retriever given the shared reasoner and embedder (when not None), so every
     method's reasoner calls are counted on one object; ``params`` override its knobs."""
-    from ...evaluation.retrievers import get_retriever
-
     shared = {k: v for k, v in (("reasoner", reasoner), ("embedder", embedder)) if v is not None}
     return get_retriever(name, **shared, **params)
 
@@ -91,12 +91,10 @@ def evaluate_with_usage(retrievers: Mapping[str, object], dataset: Dataset, ks: 
     """``rag_lab.evaluation.harness.evaluate`` one method at a time (built first, so building is not counted),
     returning the tidy rows and, per method, the shared reasoner's usage during its querying and
     answering (the query-phase LLM tokens of the paper's table)."""
-    from ...evaluation.harness import combine, evaluate
-
     frames, usage = [], {}
     for name, retriever in retrievers.items():
         if not retriever.chunks:
-            retriever.build(dataset.documents)
+            build(retriever, dataset.documents)
         before = reasoner.usage.copy() if reasoner is not None else None
         frames.append(evaluate({name: retriever}, dataset, ks, reasoner=reasoner, judge=judge, answer_k=answer_k,
                                progress=progress))
@@ -133,7 +131,6 @@ def estimated_llm_tokens(retrievers: Mapping[str, object], dataset: Dataset, ans
     paper's query columns include), completions as the documented per-call allowance. Query-time
     reasoner calls a method makes besides the answer are not included."""
     from ...reasoning.estimate import estimate_calls
-    from ...evaluation.harness import run_queries
     from ...reasoning.prompts import ANSWER
     from ...reasoning.tokens import count_message_tokens
 
@@ -141,9 +138,9 @@ def estimated_llm_tokens(retrievers: Mapping[str, object], dataset: Dataset, ans
     results = run_queries(dict(retrievers), dataset, answer_k, progress=False)
     rows, index = [], []
     for name, r in retrievers.items():
-        planned = estimate_calls(r.planned_llm_calls(dataset.documents))
+        planned = estimate_calls(planned_llm_calls(r, dataset.documents))
         prompt_q = sum(count_message_tokens(ANSWER.messages(question=q.question,
-                                                            contexts=r.answer_contexts(results[name][q.id])))
+                                                            contexts=answer_contexts(r, results[name][q.id])))
                        for q in dataset.questions)
         rows.append([sum(p["prompt_tokens"] for p in planned), prompt_q,
                      sum(p["est_completion_tokens"] for p in planned),
@@ -193,10 +190,8 @@ def compare_with_baselines(dataset: Dataset, unweaver, baselines: Sequence[str],
     baseline in ``baselines`` that is registered, evaluated on ``dataset`` with the shared reasoner.
     Returns the tidy rows, this run's token table (paper layout), the estimated LLM tokens, the
     retrievers, and the baselines left out because no method of that name is registered."""
-    from ...evaluation.retrievers import available_methods
-
     if not unweaver.chunks:
-        unweaver.build(dataset.documents)
+        build(unweaver, dataset.documents)
     retrievers = {"unweaver": unweaver}
     for rule in other_rules:
         retrievers[f"unweaver-{rule}"] = unweaver.variant(name=f"unweaver-{rule}", rule=rule)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ...core.types import Retrieval
+from ...evaluation.harness import retrieve
 from .classes import class_descriptions
 from ...evaluation.worked import (NOT_ELECTED, chunks_holding, gold_passage_table, gold_passages,  # noqa: F401
                                   padded, passage_label, rule_comparison)
@@ -179,7 +180,7 @@ def answer_classes(retriever, question: str, answer: str, limit: int = 5) -> pd.
 def elected_by_rule(retriever, questions, k: int, rules: Sequence[str]) -> dict[str, dict[str, list[str]]]:
     """question id -> rule -> the chunk ids that rule elects on the same index."""
     variants = {r: retriever.variant(rule=r) for r in rules}
-    return {q.id: {r: [h.chunk.id for h in v.retrieve(q.question, k).hits] for r, v in variants.items()}
+    return {q.id: {r: [h.chunk.id for h in retrieve(v, q.question, k).hits] for r, v in variants.items()}
             for q in questions}
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from rag_lab.core.chunking import chunk_documents
 from rag_lab.core.types import Cost, Hit, Retrieval
-from rag_lab.evaluation.retrievers import Retriever
+from rag_lab.evaluation.retrievers import Method
 
 from .config import MMRConfig
 
@@ -33,26 +33,24 @@ def mmr_order(query: np.ndarray, vectors: np.ndarray, ids: list[str], lambda_: f
     return picked
 
 
-class MMRRetriever(Retriever):
+class MMRRetriever(Method):
     nested_ranking = True
     config_class = MMRConfig
 
     def __init__(self, config: MMRConfig | None = None, *, reasoner=None, embedder=None, **overrides):
-        super().__init__()
-        self.config = MMRConfig.resolve(config, **overrides)
-        self._reasoner, self._embedder = reasoner, embedder      # the lab's shared encoder unless one is given
+        super().__init__(config, reasoner=reasoner, embedder=embedder, **overrides)   # the lab's encoder by default
         self.vectors = None
 
-    def _build(self, documents) -> None:
+    def build(self, documents):
         self.chunks = chunk_documents(documents, "fixed", self.embedder, size=self.config.size,
                                       overlap=self.config.overlap)
         texts = [c.text for c in self.chunks]
         self.vectors = self.embedder.encode(texts)                # cached by the lab, L2-normalised
         self.build_cost.embedding_tokens += self.embedder.count_tokens(texts)
+        return self
 
-    def _retrieve(self, query: str, k: int) -> Retrieval:
-        if self.vectors is None:
-            raise RuntimeError(f"{self.name}: call build(documents) before retrieve()")
+    def retrieve(self, query: str, k: int) -> Retrieval:
+        self._check_built(self.vectors)
         order = mmr_order(self.embedder.encode_one(query), self.vectors, [c.id for c in self.chunks],
                           self.config.lambda_, self.config.fetch_k)
         hits = [Hit(self.chunks[row], score, "mmr") for row, score in order[:k]]
