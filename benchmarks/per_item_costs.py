@@ -54,15 +54,15 @@ def measure(dataset: str, methods: list[str], k: int, max_questions: int) -> dic
         retriever = get_retriever(name, **kwargs)
         t0 = time.perf_counter()
         build(retriever, data.documents, reuse=False)
-        build = time.perf_counter() - t0
+        build_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         for q in questions:
             hits = retrieve(retriever, q.question, k).hits
             reasoner.answer(q.question, [h.chunk.text for h in hits])
         per_q = (time.perf_counter() - t0) / max(len(questions), 1)
-        out["methods"][name] = {"build_s": round(build, 2), "build_s_per_1k_tokens": round(1000 * build / tokens, 3),
+        out["methods"][name] = {"build_s": round(build_s, 2), "build_s_per_1k_tokens": round(1000 * build_s / tokens, 3),
                                 "s_per_question": round(per_q, 3)}
-        print(f"{dataset:16s} {name:32s} build {build:7.1f}s ({1000 * build / tokens:6.3f} s/1k tok)  "
+        print(f"{dataset:16s} {name:32s} build {build_s:7.1f}s ({1000 * build_s / tokens:6.3f} s/1k tok)  "
               f"{per_q:6.3f} s/question", flush=True)
     return out
 
