@@ -17,7 +17,8 @@ work is shared out (``pytest_collection_modifyitems`` below):
 - a notebook run (``notebook_run``) is made once per (notebook, parameters) in a folder both workers see,
   under a file lock: the second worker to ask waits for it and reads it. Every execution of a project
   notebook, and every index built in a test process, is logged there and summed up at the end of the
-  session (``pytest_terminal_summary``).
+  session (``pytest_terminal_summary``), with the indexes notebook kernels and subprocesses built and kept
+  (found in the session's stores).
 """
 from __future__ import annotations
 
@@ -286,7 +287,7 @@ def _log_index_builds(tmp_path_factory):
     """Note every index this process builds (``index_reuse._build_here``: one line a build, whether it is
     then saved or not) with its store key, None when built with reuse off, in the session's log, which
     ``pytest_terminal_summary`` sums up. Builds in other processes (notebook kernels, ``rag_lab``
-    subprocesses) are not seen."""
+    subprocesses) are not seen here: the summary counts them from the entries they kept (``kept_elsewhere``)."""
     from rag_lab.evaluation import index_reuse
 
     log = shared_folder(tmp_path_factory) / BUILDS
@@ -312,6 +313,21 @@ def _log_index_builds(tmp_path_factory):
         yield
 
 
+def kept_elsewhere(roots: list[Path], logged: list[dict]) -> list[dict]:
+    """The index entries under ``roots`` (every ``<cache>/indexes/<method>/<key>/COMPLETE``) that no test process
+    logged building (``_log_index_builds``): built and kept by a notebook kernel or a subprocess (``rag_lab eval``),
+    which that log does not see (or written by a test itself); one line each, as the log writes them."""
+    seen = {(os.path.realpath(d["store"]), d["key"]) for d in logged if d["key"]}
+    found = {}
+    for root in roots:
+        for marker in Path(root).glob("**/indexes/*/*/COMPLETE"):
+            store, key = os.path.realpath(marker.parents[2]), marker.parent.name
+            if (store, key) not in seen:
+                found[(store, key)] = {"method": marker.parent.parent.name, "key": key, "store": store,
+                                       "worker": "kernel or subprocess"}
+    return list(found.values())
+
+
 def _logged(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()] \
         if path.exists() else []
@@ -330,15 +346,17 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_line(f"{len(stores)} cache(s) for the workers: {', '.join(sorted(stores))}"
                                     + ("" if len(stores) == 1 else "   <- expected one, shared by every worker"))
     builds = _logged(shared / BUILDS)
-    if builds:
-        keyed = [d for d in builds if d["key"]]
+    elsewhere = kept_elsewhere([factory.getbasetemp(), SESSION_CACHE], builds)
+    if builds or elsewhere:
+        keyed = [d for d in builds if d["key"]] + elsewhere
         again = {k: n for k, n in Counter(d["key"] for d in keyed).items() if n > 1}
         terminalreporter.section("index builds")
-        terminalreporter.write_line(f"{len(builds)} builds in the test processes ({len(builds) - len(keyed)} with "
-                                    f"reuse off); {len(again)} distinct key(s) built more than once")
+        terminalreporter.write_line(f"{len(builds) + len(elsewhere)} builds: {len(builds)} in the test processes "
+                                    f"({sum(not d['key'] for d in builds)} with reuse off), {len(elsewhere)} kept by "
+                                    f"notebook kernels and subprocesses; {len(again)} distinct key(s) built more than once")
         for key, n in sorted(again.items(), key=lambda kv: (-kv[1], kv[0])):
             same = [d for d in keyed if d["key"] == key]
-            methods, stores = sorted({d["method"] for d in same}), {d["store"] for d in same}
+            methods, stores = sorted({d["method"] for d in same}), {os.path.realpath(d["store"]) for d in same}
             terminalreporter.write_line(f"{n} x {key} ({', '.join(methods)}) in {len(stores)} store(s)"
                                         + ("   <- built again in one store" if len(stores) < n else ""))
     counts = Counter((d["notebook"], d["parameters"], d["cluster"] is not None)

@@ -79,8 +79,8 @@ def reusing(folder: Path | None = None):
     """Index reuse on, in ``folder`` (default: the current cache; under pytest the session's store, which
     starts empty): an index is built once and read back by every test of the group that builds these
     cases (conftest's ``INDEXES``: the quality floor, reproducibility, TREC equality, evaluation at k;
-    ``Dataset.limit`` keeps every document, so their limits share keys) and by SSG's traversals, which
-    share one graph. A reused index gives what a fresh build gives (tests/test_determinism.py)."""
+    ``Dataset.limit`` keeps every document, so their limits share keys), by the planted RAPTOR regression,
+    by the notebook kernels in the session store, and by SSG's traversals, which share one graph. A reused index gives what a fresh build gives (tests/test_determinism.py)."""
     from rag_lab.core.environment import environment
 
     return environment({"RAG_LAB_REUSE": "1", **({"RAG_LAB_CACHE": str(folder)} if folder else {})})

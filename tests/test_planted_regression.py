@@ -10,7 +10,7 @@ from dataclasses import asdict
 
 import pytest
 
-from quality_floor import CASES, floor_failures, floor_values, read_reference
+from quality_floor import CASES, floor_failures, floor_values, read_reference, reusing
 from rag_lab.core import ties
 from rag_lab.core.types import Retrieval
 from rag_lab.runs.moved_rows import NOT_EXPLAINED
@@ -34,7 +34,10 @@ def _dropping_best_hit(retrieve):
 
 @pytest.fixture(scope="module")
 def runs():
-    """RAPTOR on the floor's case, built once: (data set, clean rows, clean notes, broken rows, broken notes)."""
+    """RAPTOR on the floor's case, built once: (data set, clean rows, clean notes, broken rows, broken notes).
+    Its index comes from the session store (``reusing``), where the quality floor (or notebook 01's kernel)
+    keeps the same one, or is built here and kept there for them: what is tested is the scoring and the
+    checks, and a reused index names its build's near-ties again (``Retriever.build``)."""
     from rag_lab.datasets import load_dataset
     from rag_lab.evaluation.harness import evaluate
     from rag_lab.methods import get_retriever
@@ -42,7 +45,7 @@ def runs():
 
     data = load_dataset(NAME, **CASES[NAME]["load"])
     raptor = get_retriever("raptor", **CASES[NAME]["methods"]["raptor"])
-    with ties.collecting() as clean_notes:
+    with reusing(), ties.collecting() as clean_notes:
         clean = evaluate({"raptor": raptor}, data, ks=(5,), progress=False)
     with pytest.MonkeyPatch.context() as patch, ties.collecting() as broken_notes:
         patch.setattr(RaptorRetriever, "retrieve", _dropping_best_hit(RaptorRetriever.retrieve))

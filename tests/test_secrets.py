@@ -97,7 +97,7 @@ def test_the_ncbi_key_and_email_reach_no_file_and_no_output(tmp_path, monkeypatc
 
 @pytest.mark.notebook
 def test_a_key_the_judge_server_echoes_reaches_no_file_and_a_judge_that_always_fails_fails_the_run(
-        fake_openai, tmp_path, monkeypatch, capfd):
+        fake_openai, tmp_path, monkeypatch, capfd, embedder):
     """Issue 48: a server that answers the judge with the key in its 401, 429 and 500 messages (ragas logs
     those errors into the notebook); then one that refuses every judge call: the run fails, naming it."""
     from fake_openai_server import Reply
@@ -105,9 +105,10 @@ def test_a_key_the_judge_server_echoes_reaches_no_file_and_a_judge_that_always_f
 
     from rag_lab.runs.runner import run_notebooks
 
+    embedder.model  # noqa: B018 - the session's ONNX export, which the run's cache shares (no second export)
     marker = f"sk-rag-lab-echoed-{uuid.uuid4().hex}"
     monkeypatch.setenv("RAG_LAB_LLM_API_KEY", marker)
-    monkeypatch.setenv("RAG_LAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("RAG_LAB_CACHE", str(empty_cache(tmp_path / "cache")))
     seen = []
 
     def echoing(request):
