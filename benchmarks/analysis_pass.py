@@ -73,7 +73,7 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
     from rag_lab.compare.comparison import alike_sentence, leaderboard, shown_once
     from rag_lab.compare.intervals import leaderboard_ci, leaderboard_shown, rank_metric
     from rag_lab.compare.ranks import save_rank_table
-    from rag_lab.compare.settings import (SMALLEST, decision_budgets, decision_claims, decision_differences,
+    from rag_lab.compare.budget_decisions import (SMALLEST, decision_budgets, decision_claims, decision_differences,
                                           decision_flipped_questions, decision_flips, flip_view, power_sentence,
                                           verdict_changes, verdict_table)
     from rag_lab.compare.unscored import unscored_sentence

@@ -42,7 +42,7 @@ def _jsonl(path: Path, rows) -> Path:
 
 
 def _read(folder: Path):
-    from rag_lab.core.io import read_dataset
+    from rag_lab.core.generic_form import read_dataset
     return read_dataset(folder)
 
 
@@ -221,7 +221,7 @@ def unknown_question_field(folder):
 
 
 def unknown_field_strict(folder):
-    from rag_lab.core.io import read_dataset
+    from rag_lab.core.generic_form import read_dataset
     _jsonl(folder / "documents.jsonl", DOCS)
     _jsonl(folder / "questions.jsonl", [{"id": "q1", "question": "Where?", "gold_doc_id": ["a"]}])
     return read_dataset(folder, strict=True)

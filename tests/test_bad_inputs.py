@@ -8,7 +8,7 @@ import tracemalloc
 import pytest
 from bad_inputs import CASES, DOC, document_text, observe, observe_all
 
-from rag_lab.core.io import read_dataset
+from rag_lab.core.generic_form import read_dataset
 
 RUNNABLE = [c for c in CASES if c.run is not None]
 

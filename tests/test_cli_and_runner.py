@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from rag_lab.cli import main
-from rag_lab.core.io import write_dataset
+from rag_lab.core.generic_form import write_dataset
 from rag_lab.runs.runner import run_notebooks
 from rag_lab.core.types import Dataset, Document, Question
 

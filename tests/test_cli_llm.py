@@ -10,7 +10,7 @@ from fake_openai_server import FakeOpenAIServer, Reply, fake_openai  # noqa: F40
 
 from rag_lab.cli import main
 from rag_lab.core.configs import Config
-from rag_lab.core.io import write_dataset
+from rag_lab.core.generic_form import write_dataset
 from rag_lab.reasoning.llm import LLMReasoner
 from rag_lab.reasoning.prompts import PROMPTS
 from rag_lab.reasoning.tokens import count_message_tokens

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_lab.core.io import write_dataset
+from rag_lab.core.generic_form import write_dataset
 from rag_lab.datasets import DataSource, data_source, load_dataset
 
 FIX = Path(__file__).parent / "fixtures"

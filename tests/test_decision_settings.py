@@ -1,4 +1,4 @@
-"""Notebook 10's decisions at two equal budgets with k beside them (compare/settings.py), on a hand-worked
+"""Notebook 10's decisions at two equal budgets with k beside them (compare/budget_decisions.py), on a hand-worked
 corpus: the ten-word document of test_context_budget, each word one cl100k_base token."""
 from types import SimpleNamespace
 
@@ -6,7 +6,7 @@ import pandas as pd
 
 from rag_lab.evaluation.statistics import UNDECIDABLE
 from rag_lab.compare.budget import TOKENS
-from rag_lab.compare.settings import (MID, SMALLEST, as_k, decision_budgets, decision_claims, decision_differences,
+from rag_lab.compare.budget_decisions import (MID, SMALLEST, as_k, decision_budgets, decision_claims, decision_differences,
                                       decision_flips, unequal, verdict_table)
 from rag_lab.core.types import Chunk, Dataset, Question
 from test_context_budget import C1, C3, DOC, TEXT, retrieval
@@ -82,7 +82,7 @@ def test_decisions_are_made_at_both_budgets_with_k_beside():
 
 def test_section_coverage_is_not_decided_where_a_method_fits_fewer_than_three_chunks():
     from rag_lab.compare.budget import hits_that_fit
-    from rag_lab.compare.settings import claim_fits, fewer_hits_sentence
+    from rag_lab.compare.budget_decisions import claim_fits, fewer_hits_sentence
 
     rows = []
     for method, tokens in (("gralc-structure", 1280.0), ("gralc-naive", 250.0)):   # 256 and 50 tokens a chunk at k=5
@@ -107,7 +107,7 @@ def test_as_k_reads_budget_rows_as_rows_at_k():
 
 
 def test_verdict_changes_names_what_moves_between_k_and_the_budgets():
-    from rag_lab.compare.settings import verdict_changes
+    from rag_lab.compare.budget_decisions import verdict_changes
 
     def row(setting, metric, verdict, method="sketch"):
         return {"setting": setting, "method": method, "metric": metric, "verdict": verdict}
@@ -133,7 +133,7 @@ def test_verdict_changes_names_what_moves_between_k_and_the_budgets():
 
 
 def test_power_sentence_says_n_documents_and_median_mde_per_setting():
-    from rag_lab.compare.settings import power_sentence
+    from rag_lab.compare.budget_decisions import power_sentence
 
     rows = [  # two settings; the median of 0.04 and 0.08 is 0.06; doc_recall rows do not count towards ctx_recall
         ("smallest equal budget: 40 tokens (x)", "a", "ctx_recall@40tok", 0.04, "inconclusive"),

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from rag_lab.cli import main
-from rag_lab.core.io import read_dataset, write_dataset
+from rag_lab.core.generic_form import read_dataset, write_dataset
 from rag_lab.core.types import Cost, Dataset, Document, Question, Section
 from rag_lab.evaluation.build_report import StepLine, build_table, clock
 from rag_lab.evaluation.metric_specs import check_family, produced_columns

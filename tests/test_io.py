@@ -3,7 +3,7 @@ import json
 import pytest
 
 from rag_lab.datasets import load_dataset
-from rag_lab.core.io import DataFormatError, read_dataset, write_dataset
+from rag_lab.core.generic_form import DataFormatError, read_dataset, write_dataset
 from rag_lab.core.types import Dataset, Document, Question, Section
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from fake_openai_server import FakeOpenAIServer
 from rag_lab.cli import main
-from rag_lab.core.io import write_dataset
+from rag_lab.core.generic_form import write_dataset
 from rag_lab.core.types import Dataset, Document, Question
 from rag_lab.evaluation.answer_metrics import AnswerSample, answer_scores
 from rag_lab.reasoning.judge import Judge

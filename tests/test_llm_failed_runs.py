@@ -276,7 +276,7 @@ def test_a_key_in_the_url_path_or_its_parameters_is_refused_without_showing_it(u
 # --- the command line: a run that produced nothing usable exits non-zero, its last line says why -------------
 
 def tiny_data(tmp_path):
-    from rag_lab.core.io import write_dataset
+    from rag_lab.core.generic_form import write_dataset
     from test_judge_cache import pesto
 
     folder = tmp_path / "tiny"

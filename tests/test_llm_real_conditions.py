@@ -145,7 +145,7 @@ def test_a_spec_is_recorded_by_its_redacted_name():
 
 def test_run_records_hold_no_key_from_a_spec(tmp_path, monkeypatch, capsys):
     from rag_lab.runs.runner import read_runs, run_notebooks
-    from rag_lab.runs.specs import recorded_manifest
+    from rag_lab.runs.llm_parameters import recorded_manifest
 
     monkeypatch.delenv("RAG_LAB_LLM", raising=False)
     nb_dir = tmp_path / "notebooks"

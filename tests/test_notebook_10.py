@@ -15,7 +15,7 @@ import pytest
 from conftest import assert_captions_name_reasoners, run_notebook_smoke
 from rag_lab.evaluation import harness
 from rag_lab.compare.claims import CLAIMS
-from rag_lab.compare.settings import MID, SMALLEST, unequal
+from rag_lab.compare.budget_decisions import MID, SMALLEST, unequal
 from rag_lab.evaluation import ledger
 from rag_lab.evaluation.statistics import CONTRADICTED, SUPPORTED, VERDICTS
 
@@ -298,7 +298,7 @@ def test_compare_notebook_on_document_level_gold_and_a_folder(tmp_path):
     """Notebook 10 to the end on a PubMedQA-format file (gold documents, no gold passages) given as a loader
     with arguments, beside a generic-form folder: every table ranked by the metrics each data set has, the
     missing ones said once, the comparisons in the ledger (was an IndexError in cell 7, 0 comparisons)."""
-    from rag_lab.core.io import write_dataset
+    from rag_lab.core.generic_form import write_dataset
     from rag_lab.datasets import load_dataset
 
     folder = write_dataset(load_dataset("italian_cuisine", limit=2), tmp_path / "my_folder")

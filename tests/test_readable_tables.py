@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rag_lab.compare.settings import flip_view
+from rag_lab.compare.budget_decisions import flip_view
 from rag_lab.core.plots import left_out_note, per_metric, with_paper, without_empty, without_zero
 from rag_lab.evaluation.uncertainty import DIFFERENCE_COLUMNS, readable_decisions
 

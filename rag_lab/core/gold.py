@@ -1,5 +1,5 @@
 """Where a gold context is in the corpus: the span the context-level metrics match retrieved chunks
-against (``evaluation.metrics.locate_contexts``) and the readers check (``core.io``).
+against (``evaluation.metrics.locate_contexts``) and the readers check (``core.generic_form``).
 
 A context is looked for in the question's gold documents first, then in every other document; the
 first document holding it is its document. Within it, a given offset (``gold_context_offsets``) places

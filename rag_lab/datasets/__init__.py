@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..core import plugins
-from ..core.io import read_dataset
+from ..core.generic_form import read_dataset
 from ..core.types import Dataset
 from .cache import SHIPPED_DIR, data_root, dataset_dir  # noqa: F401  (re-exported for loaders and users)
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from .call_deadline import _Call, _OpenSockets
-from .specs import (KINDS, OLLAMA_DEFAULT, LLMSpec, checked_url, parse_spec, safe_url,  # noqa: F401 (re-exported)
+from .model_specs import (KINDS, OLLAMA_DEFAULT, LLMSpec, checked_url, parse_spec, safe_url,  # noqa: F401 (re-exported)
                     spec_name)
 
 log = logging.getLogger(__name__)

@@ -39,7 +39,7 @@ from typing import Any
 from ..caching.atomic import inside, write_bytes, write_text
 from .runner import (DEFAULT_CELL_TIMEOUT, NOTEBOOK_DIR, RUNS_DIR, effective_parameters, new_run_id, parameter_hash,
                      resolve_notebooks)
-from .specs import check_specs, recorded
+from .llm_parameters import check_specs, recorded
 
 log = logging.getLogger(__name__)
 KEYS = ("notebooks", "grid", "parameters", "retries", "workers", "timeout")

@@ -39,7 +39,7 @@ from typing import Any
 from ..caching.atomic import atomic_path, write_text
 from ..core.redact import scrub
 from .changes import changes, per_question_table
-from .specs import recorded_manifest
+from .llm_parameters import recorded_manifest
 
 log = logging.getLogger(__name__)
 PAGE = "index.html"

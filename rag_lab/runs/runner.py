@@ -49,7 +49,7 @@ from ..core.ties import NEAR_TIES_ENV, read_near_ties
 from .parameters import cell_timeout, check_all
 from .reference import figures_folder, reference_check, write_reference_near_ties
 from .report import write_report
-from .specs import check_specs, recorded, recorded_manifest
+from .llm_parameters import check_specs, recorded, recorded_manifest
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK_DIR = ROOT / "notebooks"
@@ -192,7 +192,7 @@ def kernel_name() -> str:
 
 def reasoner_of(parameters: dict[str, Any]) -> dict[str, Any]:
     """Which reasoner and judge the run used: the parameters, else $RAG_LAB_LLM, else offline (as
-    ``rag_lab.reasoning.resolve_reasoner`` decides), by their redacted names (``specs.py``)."""
+    ``rag_lab.reasoning.resolve_reasoner`` decides), by their redacted names (``llm_parameters.py``)."""
     return recorded({"reasoner": parameters.get("reasoner") or os.environ.get("RAG_LAB_LLM") or "offline",
                      "judge": parameters.get("judge")})
 

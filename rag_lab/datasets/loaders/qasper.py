@@ -34,7 +34,7 @@ import json
 import os
 from pathlib import Path
 
-from ...core.io import read_jsonl
+from ...core.generic_form import read_jsonl
 from ...core.types import Dataset, Document, QUESTIONS_TARGET, Question, Section
 from .. import register_loader
 from ..cache import dataset_dir, download_hint

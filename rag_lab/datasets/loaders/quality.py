@@ -30,7 +30,7 @@ import logging
 import os
 from pathlib import Path
 
-from ...core.io import read_jsonl
+from ...core.generic_form import read_jsonl
 from ...core.types import Dataset, Document, QUESTIONS_TARGET, Question
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
