@@ -74,11 +74,11 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
     from rag_lab.compare.intervals import leaderboard_ci, leaderboard_shown, rank_metric
     from rag_lab.compare.ranks import save_rank_table
     from rag_lab.compare.budget_decisions import (SMALLEST, decision_budgets, decision_claims, decision_differences,
-                                          decision_flipped_questions, decision_flips, flip_view, power_sentence,
-                                          verdict_changes, verdict_table)
+                                          decision_flipped_questions, decision_flips)
     from rag_lab.compare.unscored import unscored_sentence
     from rag_lab.core.figures import save_figure, save_table
     from rag_lab.core.plots import forest_grid, interval_bars, method_metric_heatmap
+    from rag_lab.evaluation.findings import finding_sentences
     from rag_lab.evaluation.provenance import caption_reasoners
     from rag_lab.methods.ssg.experiment import definition_sentence
 
@@ -127,7 +127,7 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
                                f"question, clustered by document; tokens handed in method_tokens/baseline_tokens ({caption_reasoners(results[name])})")
             fig = forest_grid(diff, name)
             save_figure(fig, out, f"forest_{name}", height=fig.layout.height)
-            print(power_sentence(name, diff)); print(verdict_changes(diff, k))
+            print(*finding_sentences(diff, across_settings=True, dataset=name), sep="\n")
             kept[f"differences_{name}"] = diff
 
     def flips():
@@ -139,7 +139,9 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
             save_table(flipped, out, f"flips_{name}", index=False, caption=f"{name}: questions that flip at two equal budgets and at k={k} ({caption_reasoners(df)})")
             kept[f"flips_{name}"] = flipped
         kept["flip_counts"] = flip_counts_table
-        kept["flip_view"] = flip_view(flip_counts_table)
+        cells = flip_counts_table.assign(cell=[f"{w}–{l} ({t})" for w, l, t in flip_counts_table[["wins", "losses", "ties"]].values])
+        kept["flip_view"] = cells.pivot_table(index=["dataset", "method", "baseline"], columns="setting", values="cell",
+                                              aggfunc="first", sort=False).rename_axis(columns=None)
 
     def heatmaps():
         for name, df in results.items():
@@ -154,12 +156,14 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
         budgets = kept["budgets"]
         comparisons, claims = decision_claims(results, budgets, k, units)
         reasoners = caption_reasoners(*results.values())
+        verdicts = (claims.pivot_table(index=["paper", "claim"], columns="setting", values="this run", aggfunc="first",
+                                       sort=False).reset_index().rename_axis(columns=None))
         save_table(comparisons.round(4), out, "claim_comparisons", index=False, caption=f"Every comparison behind the claims, at two equal budgets and at k={k} (unequal budgets; {reasoners})")
-        save_table(claims, out, "claims", index=False, shown=verdict_table(claims).set_index("paper"),
+        save_table(claims, out, "claims", index=False, shown=verdicts.set_index("paper"),
                    caption=f"Paper claims vs this run: one row per claim, its verdict at two equal budgets and at k={k} (unequal budgets); "
                            f"how each was reached and the hits each budget holds: claims.csv; every comparison: claim_comparisons ({reasoners})")
         print("SSG traversal:", definition_sentence())
-        kept["verdict_table"] = verdict_table(claims)
+        kept["verdict_table"] = verdicts
         kept["claim_comparisons"] = comparisons
         kept["claims"] = claims
         for _, row in claims.iterrows():

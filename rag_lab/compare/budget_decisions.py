@@ -18,13 +18,12 @@ import pandas as pd
 
 from ..evaluation.decisions import dataset_of
 from ..evaluation.ledger import record
-from ..evaluation.statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE
 from ..evaluation.flips import without_attrs
 from ..methods.ssg.ledgered import OWN_STOP
 from .budget import (TOKENS, EqualBudget, budget_differences, equal_budget, fits_of, mid_budget, tokens_per_hit,
                      with_tokens)
 from .claims import CLAIMS, SSG_METRICS, claim_comparisons, claims_table
-from .intervals import differences_table, flip_summary, flipped_questions, methods_of, rank_metric
+from .intervals import differences_table, flip_summary, flipped_questions, methods_of
 
 SMALLEST, MID = "smallest equal budget", "mid-size equal budget"
 
@@ -177,18 +176,6 @@ def _record_claims(comps: pd.DataFrame) -> None:
         record(rows.assign(setting=[OWN_STOP if g else "" for g in gathered]), str(name))
 
 
-def verdict_table(claims: pd.DataFrame) -> pd.DataFrame:
-    """The claims in each setting side by side: one row per claim, one verdict column per setting (the
-    equal budgets first, k last)."""
-    wide = claims.pivot(index=["paper", "claim"], columns="setting", values="this run")
-    order = [s for s in (SMALLEST, MID) if s in wide.columns] + [s for s in wide.columns if s not in (SMALLEST, MID)]
-    papers = list(dict.fromkeys(claims["paper"]))
-    out = wide[order].reset_index().set_index("paper").loc[papers].reset_index()
-    out.columns.name = None
-    return out
-
-
-
 def decision_flipped_questions(results: pd.DataFrame, budgets: Mapping[str, EqualBudget], dataset, k: int,
                                limit: int | None = None) -> pd.DataFrame:
     """``flipped_questions`` of one dataset (its name, or the loaded ``Dataset``) in each setting (each budget, then
@@ -198,80 +185,3 @@ def decision_flipped_questions(results: pd.DataFrame, budgets: Mapping[str, Equa
     frames.append(flipped_questions(results, dataset, k, limit).assign(setting=unequal(k)))
     out = pd.concat(frames, ignore_index=True)
     return out[["setting", *[c for c in out.columns if c != "setting"]]]
-
-
-def _setting_of(setting: str) -> str:
-    return setting.split(":")[0]
-
-
-def verdict_changes(diff: pd.DataFrame, k: int) -> str:
-    """In words, from ``decision_differences``: how many comparisons decided at k (unequal budgets) keep
-    their verdict at every equal budget, and each one that does not (its verdict in each setting), plus
-    the comparisons decided at a budget but not at k."""
-    if diff.empty:
-        return "No differences: the baseline did not run."
-    d = diff.assign(kind=[_setting_of(s) for s in diff["setting"]], base=diff["metric"].str.split("@").str[0])
-    wide = d.pivot_table(index=["method", "base"], columns="kind", values="verdict", aggfunc="first")
-    at_k = unequal(k)
-    budgets = [c for c in (SMALLEST, MID) if c in wide.columns]
-    if at_k not in wide.columns or not budgets:
-        return "No comparison was made both at k and at an equal budget."
-    decided = wide[at_k].isin([SUPPORTED, CONTRADICTED])
-    kept = decided & wide[budgets].eq(wide[at_k], axis=0).all(axis=1)
-    changed = wide[decided & ~kept]
-    new = wide[~decided & wide[budgets].isin([SUPPORTED, CONTRADICTED]).any(axis=1)]
-
-    def said(rows: pd.DataFrame) -> str:     # one comparison a line
-        return "".join(f"\n  {m} {b} ({', '.join(f'{c}: {r[c]}' for c in [at_k, *budgets])})" for (m, b), r in rows.iterrows())
-    if decided.any():
-        text = (f"Of the {int(decided.sum())} differences decided at k={k} (unequal budgets), {int(kept.sum())} keep their "
-                f"verdict at {'both equal budgets' if len(budgets) == 2 else 'the equal budget'}")
-        text += f"; changed at an equal budget:{said(changed)}" if len(changed) else "."
-    else:
-        text = f"No difference is decided at k={k} (unequal budgets)."
-    if len(new):
-        text += f"\nDecided at an equal budget but not at k={k}:{said(new)}"
-    return text
-
-
-def _at(setting: str) -> str:
-    """A setting as the words after a number: "at k=5, unequal budgets", "at the smallest equal budget: 40 tokens"."""
-    label = setting.split(" (")[0]
-    return label if label.startswith("at ") else "at the " + label
-
-
-def power_sentence(name: str, diff: pd.DataFrame, metric: str | None = None) -> str:
-    """In words, from ``decision_differences``: the questions and documents (the resampling unit) the
-    differences rest on, the median minimum detectable effect of ``metric`` differences in each setting, and
-    how many comparisons cannot be decided at this n: what one data set can tell apart, said once.
-    ``metric`` None: the data set's ``intervals.rank_metric`` (context recall, else document recall)."""
-    if diff.empty:
-        return f"{name}: no differences (the baseline did not run)."
-    metric = metric or rank_metric(diff["metric"])
-    rows = diff[diff["metric"].str.split("@").str[0] == metric]
-    if rows.empty:
-        return f"{name}: no {metric} differences in this run."
-    n = int(rows["n"].max())
-    units = rows["units"].dropna() if "units" in rows else pd.Series(dtype=float)
-    u = int(units.max()) if len(units) else 0
-    unit_words = (f"from {u} document{'' if u == 1 else 's'} (each difference resampled by document)" if u
-                  else "(each its own resampling unit)")
-    per_setting = rows.groupby("setting", sort=False)["mde"].median()
-    said = "; ".join(f"{'none' if pd.isna(mde) else f'{mde:.3f}'} {_at(s)}" for s, mde in per_setting.items())
-    cannot = diff["verdict"].astype(str).str.startswith(UNDECIDABLE)
-    undecided = "; ".join(f"{int(cannot[g.index].sum())} of {len(g)} comparison{'s' * (len(g) != 1)} "
-                          f"{_at(s).replace(': ', ' of ')} {UNDECIDABLE}"
-                          for s, g in diff.groupby("setting", sort=False))   # one family a setting
-    return (f"{name}: {n} questions {unit_words}; the median minimum detectable effect (80% power) of "
-            f"{metric} differences is {said}.\nAt this n: {undecided}.")
-
-
-def flip_view(flips: pd.DataFrame) -> pd.DataFrame:
-    """``decision_flips`` as one row per data set and method, one column per setting, each cell
-    "wins–losses (ties)" against the baseline: the long table (settings x data sets x methods rows)
-    read at a glance; the long one is the saved CSV."""
-    cells = flips.assign(cell=[f"{w}–{l} ({t})" for w, l, t in zip(flips["wins"], flips["losses"], flips["ties"])])
-    order = list(dict.fromkeys(flips["setting"]))
-    wide = cells.pivot_table(index=["dataset", "method", "baseline"], columns="setting", values="cell", aggfunc="first",
-                             sort=False)
-    return wide[order].rename_axis(columns=None)
