@@ -267,6 +267,7 @@ def test_the_ssg_claim_reads_gold_sentences_as_notebook_03_does(tmp_path):
     notebook 10 run question by question, and the paired comparisons with basic retrieval agree."""
     from rag_lab.core.embedding import shared_embedder
     from rag_lab.datasets import load_dataset
+    from rag_lab.compare.descriptions import definition_sentence
     from rag_lab.methods.ssg import experiment, paper
     from rag_lab.reasoning import resolve_reasoner
     from rag_lab.methods.ssg.config import SSGConfig
@@ -278,14 +279,14 @@ def test_the_ssg_claim_reads_gold_sentences_as_notebook_03_does(tmp_path):
     defaults = {t.id: ast.literal_eval(node.value) for node in ast.parse(parameters).body
                 if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name) and t.id == "max_sentences"}
     assert defaults["max_sentences"] == experiment.PAPER_MAX_SENTENCES
-    assert any("experiment.definition_sentence(max_sentences)" in "".join(c["source"]) for c in cells)
+    assert any("print(definition_sentence(max_sentences))" in "".join(c["source"]) for c in cells)
 
     algos = ["basic_retrieval", "query_traversal", "triangulation_fulldim"]
     methods = [f"ssg-{a.replace('_', '-')}" for a in algos]
     manifest = run_notebook_smoke("10_compare_retrieval", {"datasets": ["ml_encyclopedia"], "ks": [5, 10],
                                                            "methods": ",".join(methods)}, tmp_path)
     files = written(manifest)
-    assert experiment.definition_sentence() in printed(manifest, tmp_path)
+    assert definition_sentence() in printed(manifest, tmp_path)
 
     data = load_dataset("ml_encyclopedia")
     embedder = shared_embedder()

@@ -11,9 +11,8 @@ import pandas as pd
 
 from ..datasets import DataSource, data_source
 from ..core.progress import announce
-from .intervals import methods_of, rank_metric
+from .intervals import rank_metric
 from ..core.types import Dataset
-from ..evaluation.flips import without_attrs
 from ..evaluation.harness import as_retrievers, evaluate, summarize
 from ..evaluation.metric_specs import LEADERBOARD_SCORES as LEADERBOARD_METRICS
 from ..evaluation.retrievers import Retriever
@@ -55,82 +54,6 @@ class Run:
             if twin != name:
                 out[name] = twin
         return out
-
-
-def shown_once(table: pd.DataFrame, same: dict[str, str]) -> pd.DataFrame:
-    """A table indexed by method with every method of ``same`` (``Run.same``) left out and named beside
-    the method it retrieves exactly as: ``gralc-structure (= gralc-kg, gralc-graph)``."""
-    names = {kept: [m for m, twin in same.items() if twin == kept] for kept in set(same.values())}
-    out = table.drop(index=[m for m in same if m in table.index])
-    return out.rename(index={kept: f"{kept} (= {', '.join(twins)})" for kept, twins in names.items()})
-
-
-def same_sentence(dataset: str, same: dict[str, str]) -> str:
-    """Which methods a dataset's tables show once, and as which method."""
-    if not same:
-        return f"{dataset}: no two methods retrieve exactly alike."
-    groups: dict[str, list[str]] = {}
-    for method, twin in same.items():
-        groups.setdefault(twin, []).append(method)
-    parts = [f"{' and '.join(twins)} retrieve{'s' if len(twins) == 1 else ''} exactly what {kept} does"
-             for kept, twins in groups.items()]
-    return (f"{dataset}: " + "; ".join(parts) + " (the same chunks, and the same hits in the same order for "
-            "every question at every k): shown once, under the first.")
-
-
-def questions_sentence(results: dict[str, pd.DataFrame], k: int) -> str:
-    """How many questions each dataset's tables score at k (those with a ``ctx_recall@k`` or
-    ``doc_recall@k`` row; questions without gold are not scored), from the run itself."""
-    parts = []
-    for name, df in results.items():
-        scored = df.loc[df["metric"].isin(["ctx_recall", "doc_recall"]) & (df["k"] == k), "question_id"].nunique()
-        parts.append(f"{name} {scored} of {df['question_id'].nunique()}")
-    return f"Questions scored at k={k}: " + ", ".join(parts) + " (a question without gold is not scored)."
-
-
-def _documents(n: int) -> str:
-    return "1 document holds" if n == 1 else f"{n} documents hold"
-
-
-GRALC_CHAIN = ("gralc-structure", "gralc-kg", "gralc-graph")   # each adds one step to the one before
-
-
-def gralc_twins_sentence(dataset: Dataset, results: pd.DataFrame, retrievers: dict) -> str:
-    """Why gralc-kg or gralc-graph score exactly as the GraLC strategy before them on a dataset (every
-    per-question score at every k equal, ``claims.twins``), said only for the causes that hold: gralc-graph's graph
-    term is 0 for every chunk when no question mentions a concept of the vocabulary; gralc-kg's infusion
-    moves only the token vectors of linked mentions, so few mentions may move no hit. Empty when none is alike."""
-    from .claims import twins
-
-    present = [m for m in GRALC_CHAIN if m in set(methods_of(results))]
-    linker_of = next((retrievers[m] for m in ("gralc-kg", "gralc-graph") if m in retrievers), None)
-    bare = without_attrs(results)                   # the provenance is not copied into the pivot
-    scored = bare[bare["k"].notna()]                # the scores at k (latency and the like differ run to run)
-    same = twins(scored, present) if len(present) > 1 else {}
-    if not same or linker_of is None:
-        return ""
-    linker = linker_of.linker
-    in_docs = sum(len(linker.link(d.text)) for d in dataset.documents)
-    asked = sum(1 for q in dataset.questions if linker.concepts_in(q.question))
-    parts = []
-    if "gralc-graph" in same and asked == 0:
-        parts.append(f"gralc-graph scores as {same['gralc-graph']}: none of the {len(dataset.questions)} questions "
-                     "mentions a concept of the vocabulary, so its graph term kg_prox is 0 for every chunk and only "
-                     "the cosine ranks")
-    if "gralc-kg" in same:
-        held = "none" if in_docs == 0 else f"only {in_docs}"
-        parts.append(f"gralc-kg scores as {same['gralc-kg']}: KG infusion moves only the token vectors of linked "
-                     f"concept mentions, the {_documents(len(dataset.documents))} {held}, and here that moves no "
-                     "hit scored (every per-question score is equal)")
-    return f"{dataset.name}: " + "; ".join(parts) + "." if parts else ""
-
-
-def alike_sentence(run: Run, results: pd.DataFrame) -> str:
-    """``same_sentence`` of one dataset's run, followed by ``gralc_twins_sentence`` where it says anything."""
-    twins = gralc_twins_sentence(run.dataset, results, run.retrievers)
-    if twins and not run.same:       # not "no two alike" above two methods that score alike
-        return f"{run.dataset.name}: no two methods return the same chunks, but some score the same on every question:\n{twins}"
-    return "\n".join(t for t in (same_sentence(run.dataset.name, run.same), twins) if t)
 
 
 def compare(datasets: Sequence[str | DataSource], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,
