@@ -74,8 +74,8 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
                                               semantic_truncation_sentence, unscored_sentence)
     from rag_lab.compare.intervals import leaderboard_ci, leaderboard_shown, rank_metric
     from rag_lab.compare.ranks import save_rank_table
-    from rag_lab.compare.budget_decisions import (SMALLEST, decision_budgets, decision_claims, decision_differences,
-                                          decision_flipped_questions, decision_flips)
+    from rag_lab.compare.comparison import (SMALLEST, decision_budgets, decision_claims, decision_differences,
+                                            decision_flipped_questions, decision_flips)
     from rag_lab.core.figures import save_figure, save_table
     from rag_lab.core.plots import forest_grid, interval_bars, method_metric_heatmap
     from rag_lab.evaluation.findings import finding_sentences

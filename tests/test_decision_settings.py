@@ -1,12 +1,12 @@
-"""Notebook 10's decisions at two equal budgets with k beside them (compare/budget_decisions.py), on a hand-worked
+"""Notebook 10's decisions at two equal budgets with k beside them (compare/comparison.py), on a hand-worked
 corpus: the ten-word document of test_context_budget, each word one cl100k_base token."""
 from types import SimpleNamespace
 
 import pandas as pd
 
 from rag_lab.compare.budget import TOKENS
-from rag_lab.compare.budget_decisions import (MID, SMALLEST, as_k, decision_budgets, decision_claims, decision_differences,
-                                      decision_flips, unequal)
+from rag_lab.compare.comparison import (MID, SMALLEST, as_k, decision_budgets, decision_claims, decision_differences,
+                                        decision_flips, unequal)
 from rag_lab.core.types import Chunk, Dataset, Question
 from test_context_budget import C1, C3, DOC, TEXT, retrieval
 
@@ -82,7 +82,7 @@ def test_decisions_are_made_at_both_budgets_with_k_beside():
 
 def test_section_coverage_is_not_decided_where_a_method_fits_fewer_than_three_chunks():
     from rag_lab.compare.budget import hits_that_fit
-    from rag_lab.compare.budget_decisions import claim_fits, fewer_hits_sentence
+    from rag_lab.compare.comparison import claim_fits, fewer_hits_sentence
 
     rows = []
     for method, tokens in (("gralc-structure", 1280.0), ("gralc-naive", 250.0)):   # 256 and 50 tokens a chunk at k=5

@@ -15,7 +15,7 @@ import pytest
 from conftest import assert_captions_name_reasoners, run_notebook_smoke
 from rag_lab.evaluation import harness
 from rag_lab.compare.claims import CLAIMS
-from rag_lab.compare.budget_decisions import MID, SMALLEST, unequal
+from rag_lab.compare.comparison import MID, SMALLEST, unequal
 from rag_lab.evaluation import ledger
 from rag_lab.evaluation.statistics import CONTRADICTED, SUPPORTED, VERDICTS
 
