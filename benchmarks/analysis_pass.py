@@ -43,7 +43,7 @@ NOTEBOOK = "10_compare_retrieval"
 def inputs(path: Path | None):
     """(results, runs, units, dead) as cell 3 leaves them; read from ``path`` when it exists."""
     from rag_lab.compare.comparison import compare
-    from rag_lab.compare.unscored import unscored, without
+    from rag_lab.compare.unscored import unscored
     from rag_lab.datasets import data_source
     from rag_lab.evaluation.uncertainty import question_units
 
@@ -62,25 +62,24 @@ def inputs(path: Path | None):
             except (TypeError, pickle.PicklingError) as e:    # a built retriever may hold a lock
                 print(f"inputs not kept ({e}): each run runs compare")
     dead = unscored(results)
-    results = without(results, dead)
+    results = {name: df[~df["metric"].isin(dead)].reset_index(drop=True) for name, df in results.items()}
     units = {name: question_units(runs[name].dataset) for name in results}
     return results, runs, units, dead
 
 
 def stages(results, runs, units, dead, out: Path, kept: dict):
     """The analysis cells as (name, callable) in notebook order; each callable fills ``kept``."""
-    from rag_lab.compare.budget import budget_sentence, semantic_truncation_sentence
-    from rag_lab.compare.comparison import alike_sentence, leaderboard, shown_once
+    from rag_lab.compare.comparison import leaderboard
+    from rag_lab.compare.descriptions import (alike_sentence, budget_sentence, definition_sentence,
+                                              semantic_truncation_sentence, unscored_sentence)
     from rag_lab.compare.intervals import leaderboard_ci, leaderboard_shown, rank_metric
     from rag_lab.compare.ranks import save_rank_table
-    from rag_lab.compare.budget_decisions import (SMALLEST, decision_budgets, decision_claims, decision_differences,
-                                          decision_flipped_questions, decision_flips, flip_view, power_sentence,
-                                          verdict_changes, verdict_table)
-    from rag_lab.compare.unscored import unscored_sentence
+    from rag_lab.compare.comparison import (SMALLEST, decision_budgets, decision_claims, decision_differences,
+                                            decision_flipped_questions, decision_flips)
     from rag_lab.core.figures import save_figure, save_table
     from rag_lab.core.plots import forest_grid, interval_bars, method_metric_heatmap
+    from rag_lab.evaluation.findings import finding_sentences
     from rag_lab.evaluation.provenance import caption_reasoners
-    from rag_lab.methods.ssg.experiment import definition_sentence
 
     k, baseline, limit = K, BASELINE, None
 
@@ -89,7 +88,7 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
         for name, board in boards.items():
             ranked_by = f"{rank_metric(results[name]['metric'])}@{k}"
             caption = f"{name}: leaderboard at k={k} (unequal budgets: context_budget), mean [95% interval over questions, clustered by document] ({caption_reasoners(results[name])})"
-            shown = shown_once(leaderboard_shown(board), runs[name].same)
+            shown = leaderboard_shown(board, runs[name].same)
             save_table(board, out, f"leaderboard_{name}", index=False, caption=caption, shown=shown)
             save_figure(interval_bars(board, ranked_by, f"{name}: {ranked_by} per method (at k={k}, unequal budgets)"), out, f"leaderboard_bars_{name}")
             print(caption); print(alike_sentence(runs[name], results[name]))
@@ -107,7 +106,7 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
                 caption = (f"{name}: every method's ranking at k={eb.deepest_k} cut to {eb.budget} tokens ({setting}: {eb.label}), "
                            f"mean [95% interval over questions] ({caption_reasoners(results[name])})")
                 eb.rows.to_csv(out / f"equal_budget{tag}_rows_{name}.csv", index=False)
-                shown = shown_once(leaderboard_shown(eb.board), runs[name].same)
+                shown = leaderboard_shown(eb.board, runs[name].same)
                 save_table(eb.board, out, f"equal_budget{tag}_{name}", index=False, caption=caption, shown=shown)
                 print(caption)
                 kept[f"equal_budget{tag}_shown_{name}"] = shown
@@ -127,7 +126,7 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
                                f"question, clustered by document; tokens handed in method_tokens/baseline_tokens ({caption_reasoners(results[name])})")
             fig = forest_grid(diff, name)
             save_figure(fig, out, f"forest_{name}", height=fig.layout.height)
-            print(power_sentence(name, diff)); print(verdict_changes(diff, k))
+            print(*finding_sentences(diff, across_settings=True, dataset=name), sep="\n")
             kept[f"differences_{name}"] = diff
 
     def flips():
@@ -139,7 +138,9 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
             save_table(flipped, out, f"flips_{name}", index=False, caption=f"{name}: questions that flip at two equal budgets and at k={k} ({caption_reasoners(df)})")
             kept[f"flips_{name}"] = flipped
         kept["flip_counts"] = flip_counts_table
-        kept["flip_view"] = flip_view(flip_counts_table)
+        cells = flip_counts_table.assign(cell=[f"{w}–{l} ({t})" for w, l, t in flip_counts_table[["wins", "losses", "ties"]].values])
+        kept["flip_view"] = cells.pivot_table(index=["dataset", "method", "baseline"], columns="setting", values="cell",
+                                              aggfunc="first", sort=False).rename_axis(columns=None)
 
     def heatmaps():
         for name, df in results.items():
@@ -154,12 +155,14 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
         budgets = kept["budgets"]
         comparisons, claims = decision_claims(results, budgets, k, units)
         reasoners = caption_reasoners(*results.values())
+        verdicts = (claims.pivot_table(index=["paper", "claim"], columns="setting", values="this run", aggfunc="first",
+                                       sort=False).reset_index().rename_axis(columns=None))
         save_table(comparisons.round(4), out, "claim_comparisons", index=False, caption=f"Every comparison behind the claims, at two equal budgets and at k={k} (unequal budgets; {reasoners})")
-        save_table(claims, out, "claims", index=False, shown=verdict_table(claims).set_index("paper"),
+        save_table(claims, out, "claims", index=False, shown=verdicts.set_index("paper"),
                    caption=f"Paper claims vs this run: one row per claim, its verdict at two equal budgets and at k={k} (unequal budgets); "
                            f"how each was reached and the hits each budget holds: claims.csv; every comparison: claim_comparisons ({reasoners})")
         print("SSG traversal:", definition_sentence())
-        kept["verdict_table"] = verdict_table(claims)
+        kept["verdict_table"] = verdicts
         kept["claim_comparisons"] = comparisons
         kept["claims"] = claims
         for _, row in claims.iterrows():

@@ -200,7 +200,8 @@ def test_ssg_gathered_rows_are_notebook_03s_scores_with_the_papers_caps():
 
 
 def test_the_definition_sentence_names_the_caps():
-    from rag_lab.methods.ssg.experiment import PAPER_MAX_SENTENCES, definition_sentence
+    from rag_lab.compare.descriptions import definition_sentence
+    from rag_lab.methods.ssg.experiment import PAPER_MAX_SENTENCES
 
     text = definition_sentence(PAPER_MAX_SENTENCES)
     assert "(10 sentences; 15 for sequential_multi_hop questions)" in text and "never only its first k" in text

@@ -1,8 +1,11 @@
-"""Notebook 10 shows a method once when another retrieves exactly alike (compare.comparison: Run.same,
-shown_once, same_sentence). Small hand-made runs: no model is loaded."""
+"""Notebook 10 shows a method once when another retrieves exactly alike (compare.comparison.Run.same,
+compare.intervals.leaderboard_shown and shown_once, compare.descriptions.same_sentence). Small hand-made runs:
+no model is loaded."""
 import pandas as pd
 
-from rag_lab.compare.comparison import Run, same_sentence, shown_once
+from rag_lab.compare.comparison import Run
+from rag_lab.compare.descriptions import same_sentence
+from rag_lab.compare.intervals import leaderboard_shown, shown_once
 from rag_lab.core.types import Chunk, Dataset, Hit, Retrieval
 
 
@@ -41,6 +44,14 @@ def test_shown_once_drops_the_twins_and_names_them_beside_the_first():
     out = shown_once(table, {"y": "x", "w": "x"})
     assert list(out.index) == ["x (= y, w)", "z"] and list(out["ctx_recall@5"]) == ["0.5", "0.2"]
     assert shown_once(table, {}).equals(table)
+    # the leaderboard as shown: the twin left out, named beside the first
+    board = pd.DataFrame([(1, "x", "ctx_recall@5", 0.5, 2, 0.4, 0.6), (2, "y", "ctx_recall@5", 0.5, 2, 0.4, 0.6),
+                          (3, "z", "ctx_recall@5", 0.2, 2, 0.1, 0.3)],
+                         columns=["rank", "method", "metric", "mean", "n", "ci_low", "ci_high"])
+    shown = leaderboard_shown(board, {"y": "x"})
+    assert list(shown.index) == ["x (= y)", "z"] and list(shown.columns) == ["ctx_recall@5 (n=2)"]
+    assert shown.loc["z", "ctx_recall@5 (n=2)"] == "0.200 [0.100, 0.300]"
+    assert list(leaderboard_shown(board).index) == ["x", "y", "z"]
 
 
 def test_same_sentence_names_each_group():

@@ -1,10 +1,10 @@
-"""Notebook 10's computed sentences about the run: questions scored per dataset, and why GraLC strategies
-score alike (hand-made tables and a fake concept linker)."""
+"""Notebook 10's computed sentences about the run (compare/descriptions.py): questions scored per dataset, and
+why GraLC strategies score alike (hand-made tables and a fake concept linker)."""
 from types import SimpleNamespace
 
 import pandas as pd
 
-from rag_lab.compare.comparison import gralc_twins_sentence, questions_sentence
+from rag_lab.compare.descriptions import gralc_twins_sentence, questions_sentences
 from rag_lab.core.types import Dataset, Document, Question
 
 
@@ -13,12 +13,26 @@ def tidy(scores: dict) -> pd.DataFrame:
                         columns=["method", "question_id", "metric", "k", "value"])
 
 
-def test_questions_sentence_counts_scored_questions():
+def test_questions_sentences_count_scored_questions():
     a = tidy({("naive", "q1", "ctx_recall"): 1.0, ("naive", "q2", "ctx_recall"): 0.0, ("naive", "q3", "context_budget"): 9})
     b = tidy({("naive", "x1", "doc_recall"): 1.0})
+    runs = {"a": SimpleNamespace(dataset=Dataset("a", [Document("d", "text")], [
+                Question("q1", "?", gold_doc_ids=["d"]), Question("q2", "?", gold_doc_ids=["d"]), Question("q3", "?")])),
+            "b": SimpleNamespace(dataset=Dataset("b", [Document("e", "text")], [Question("x1", "?", gold_doc_ids=["e"])]))}
+    said = questions_sentences({"a": a, "b": b}, runs, 5)
     # by hand: a scores q1, q2 of its three questions (q3 has no gold: only its tokens); b scores x1
-    assert questions_sentence({"a": a, "b": b}, 5) == ("Questions scored at k=5: a 2 of 3, b 1 of 1 (a question without "
-                                                       "gold is not scored).")
+    assert said[0] == "Questions scored at k=5: a 2 of 3, b 1 of 1 (a question without gold is not scored)."
+    # then each data set's estimand: a's two questions with gold come from one document, b's one question from one
+    assert said[1] == ("a: Every interval below is a 95% interval for the mean over questions like these, with the 1 "
+                       "document as the sampled units (n = 2 questions).")
+    assert said[2].startswith("b: Every interval below") and "(n = 1 question)" in said[2]
+    # then the leaderboard metrics each lacks (a: no document rows; b: no passage rows, so ranked by doc_recall)
+    assert said[3] == ("a: no doc_mrr@5, doc_recall@5, ctx_mrr@5, ctx_precision@5, section_coverage_source@5 (not shown "
+                       "in its tables).")           # still ranked by ctx_recall: no "ranked by" clause
+    assert said[4] == ("b: no doc_mrr@5, ctx_mrr@5, ctx_recall@5, ctx_precision@5, section_coverage_source@5, "
+                       "context_budget@5 (not shown in its tables); its questions carry gold documents but no gold "
+                       "passages, so its tables are ranked by doc_recall@5, not ctx_recall@5.")
+    assert len(said) == 5
 
 
 class Linker:
@@ -54,7 +68,7 @@ def test_gralc_twins_sentence_says_why_only_when_the_cause_holds():
 
 
 def test_alike_sentence_adds_the_gralc_cause_to_the_twins_line():
-    from rag_lab.compare.comparison import alike_sentence
+    from rag_lab.compare.descriptions import alike_sentence
 
     data = Dataset("t", [Document("d1", "pasta")], [Question("q1", "which pasta?")])
     scores = tidy({(m, "q1", "ctx_recall"): 1.0 for m in ("gralc-structure", "gralc-kg")})

@@ -11,9 +11,9 @@ import pytest
 
 from rag_lab.evaluation.statistics import UNDECIDABLE
 from rag_lab.compare.budget import (HANDED, TOKENS, EqualBudget, block_tokens, budget_differences, budget_metric,
-                                    budget_sentence, context_token_rows, cut_to_budget, equal_budget_board,
-                                    equal_budget_rows, mid_budget, pick_budget, semantic_truncation_sentence,
-                                    with_tokens)
+                                    context_token_rows, cut_to_budget, equal_budget_board, equal_budget_rows, mid_budget,
+                                    pick_budget, with_tokens)
+from rag_lab.compare.descriptions import budget_sentence, semantic_truncation_sentence
 from rag_lab.core.types import Chunk, Dataset, Document, Hit, Question, Retrieval
 from rag_lab.reasoning.tokens import count_text_tokens, first_tokens
 
@@ -139,7 +139,9 @@ def test_budget_sentence_names_the_spread_the_budget_and_the_leaders():
 def test_document_level_gold_only_ranks_by_document_recall_and_says_what_is_missing():
     """PubMedQA's questions carry gold documents, no gold passages: no ctx_* rows. The sentence and the
     boards rank by doc_recall (was an IndexError on the empty ctx_recall board), the missing metrics said once."""
-    from rag_lab.compare.intervals import leaderboard_ci, missing_sentence, rank_metric
+    from rag_lab.compare.descriptions import questions_sentences
+    from rag_lab.compare.intervals import leaderboard_ci, rank_metric
+    from rag_lab.evaluation.decisions import estimand_of
 
     rows = [("ssg", "q1", TOKENS, 5, 100.0), ("semantic", "q1", TOKENS, 5, 2000.0)]
     rows += [(m, q, metric, 5, v) for m, q, metric, v in (
@@ -151,10 +153,16 @@ def test_document_level_gold_only_ranks_by_document_recall_and_says_what_is_miss
     assert rank_metric(["doc_mrr@130tok"]) == "doc_mrr"
     board_k = leaderboard_ci(results, 5)
     assert board_k.drop_duplicates("method")["method"].tolist() == ["ssg", "semantic"]    # doc_recall 1.0 vs 0.5
-    assert missing_sentence("pubmedqa", results, 5) == (
+    data = Dataset("pubmedqa", [Document("d1", "one"), Document("d2", "two")],
+                   [Question("q1", "?", gold_doc_ids=["d1"]), Question("q2", "?", gold_doc_ids=["d2"])])
+    said = questions_sentences({"pubmedqa": results}, {"pubmedqa": SimpleNamespace(dataset=data)}, 5)
+    # by hand: both questions have a doc_recall row at 5; the estimand; the missing leaderboard metrics said once
+    assert said == [
+        "Questions scored at k=5: pubmedqa 2 of 2 (a question without gold is not scored).", estimand_of(data),
         "pubmedqa: no ctx_mrr@5, ctx_recall@5, ctx_precision@5, section_coverage_source@5 (not shown in its tables); "
         "its questions carry gold documents but no gold passages, so its tables are ranked by doc_recall@5, not "
-        "ctx_recall@5.")
+        "ctx_recall@5."]
+    assert estimand_of(data).startswith("pubmedqa: Every interval below")
     board_b = pd.DataFrame([(1, "semantic", "doc_recall@100tok", 0.5, 2, 0.4, 0.6), (1, "semantic", HANDED, 100.0, 2, 100, 100),
                             (2, "ssg", "doc_recall@100tok", 0.2, 2, 0.1, 0.3), (2, "ssg", HANDED, 100.0, 2, 100, 100)],
                            columns=["rank", "method", "metric", "mean", "n", "ci_low", "ci_high"])

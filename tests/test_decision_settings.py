@@ -1,13 +1,12 @@
-"""Notebook 10's decisions at two equal budgets with k beside them (compare/budget_decisions.py), on a hand-worked
+"""Notebook 10's decisions at two equal budgets with k beside them (compare/comparison.py), on a hand-worked
 corpus: the ten-word document of test_context_budget, each word one cl100k_base token."""
 from types import SimpleNamespace
 
 import pandas as pd
 
-from rag_lab.evaluation.statistics import UNDECIDABLE
 from rag_lab.compare.budget import TOKENS
-from rag_lab.compare.budget_decisions import (MID, SMALLEST, as_k, decision_budgets, decision_claims, decision_differences,
-                                      decision_flips, unequal, verdict_table)
+from rag_lab.compare.comparison import (MID, SMALLEST, as_k, decision_budgets, decision_claims, decision_differences,
+                                        decision_flips, unequal)
 from rag_lab.core.types import Chunk, Dataset, Question
 from test_context_budget import C1, C3, DOC, TEXT, retrieval
 
@@ -69,10 +68,11 @@ def test_decisions_are_made_at_both_budgets_with_k_beside():
     recall = comparisons[comparisons["metric"].str.startswith("ctx_recall")].set_index("setting")
     assert recall["metric"].to_dict() == {SMALLEST: "ctx_recall@6tok", MID: "ctx_recall@10tok", unequal(5): "ctx_recall@5"}
     assert recall["diff"].to_dict() == {SMALLEST: 0.5, MID: 0.0, unequal(5): -0.5}
-    table = verdict_table(claims)
-    assert list(table.columns) == ["paper", "claim", SMALLEST, MID, unequal(5)]
-    assert table.set_index("paper").loc["SKETCH"].tolist()[1:] == ["cannot be decided"] * 3
-    assert table.set_index("paper").loc["UnWeaver", SMALLEST] == "not tested"
+    # the claims table: the equal budgets first, k last (notebook 10 sets them side by side in that order)
+    assert list(dict.fromkeys(claims["setting"])) == [SMALLEST, MID, unequal(5)]
+    verdicts = claims.set_index(["paper", "setting"])["this run"]
+    assert [verdicts[("SKETCH", s)] for s in (SMALLEST, MID, unequal(5))] == ["cannot be decided"] * 3
+    assert verdicts[("UnWeaver", SMALLEST)] == "not tested"
     # hits that fit, by hand: sketch hands 6 tokens at k=5 (1.2 a hit), naive 10 (2 a hit); at 6 tokens
     # naive fits 3.0 hits and sketch 5.0; at k, k each
     fits = claims.set_index(["paper", "setting"])["hits that fit"]
@@ -82,7 +82,7 @@ def test_decisions_are_made_at_both_budgets_with_k_beside():
 
 def test_section_coverage_is_not_decided_where_a_method_fits_fewer_than_three_chunks():
     from rag_lab.compare.budget import hits_that_fit
-    from rag_lab.compare.budget_decisions import claim_fits, fewer_hits_sentence
+    from rag_lab.compare.comparison import claim_fits, fewer_hits_sentence
 
     rows = []
     for method, tokens in (("gralc-structure", 1280.0), ("gralc-naive", 250.0)):   # 256 and 50 tokens a chunk at k=5
@@ -104,54 +104,3 @@ def test_as_k_reads_budget_rows_as_rows_at_k():
     rows = pd.DataFrame([("a", "q1", "ctx_mrr@6tok", float("nan"), 0.5), ("a", "q1", "tokens_handed", float("nan"), 6.0)],
                         columns=["method", "question_id", "metric", "k", "value"])
     assert as_k(rows, 6)[["metric", "k", "value"]].values.tolist() == [["ctx_mrr", 6.0, 0.5]]
-
-
-def test_verdict_changes_names_what_moves_between_k_and_the_budgets():
-    from rag_lab.compare.budget_decisions import verdict_changes
-
-    def row(setting, metric, verdict, method="sketch"):
-        return {"setting": setting, "method": method, "metric": metric, "verdict": verdict}
-    small, mid = f"{SMALLEST}: 6 tokens (x)", f"{MID}: 10 tokens (y)"
-    diff = pd.DataFrame([row(unequal(5), "ctx_recall@5", "contradicted"), row(small, "ctx_recall@6tok", "supported"),
-                         row(mid, "ctx_recall@10tok", "inconclusive"),
-                         row(unequal(5), "doc_recall@5", "supported"), row(small, "doc_recall@6tok", "supported"),
-                         row(mid, "doc_recall@10tok", "supported"),
-                         row(unequal(5), "ctx_recall@5", "inconclusive", "kg"), row(small, "ctx_recall@6tok", "inconclusive", "kg"),
-                         row(mid, "ctx_recall@10tok", "supported", "kg")])
-    # by hand: decided at k: sketch ctx (changes) and sketch doc (kept); kg ctx is decided only at the mid budget
-    assert verdict_changes(diff, 5) == (
-        "Of the 2 differences decided at k=5 (unequal budgets), 1 keep their verdict at both equal budgets; changed at "
-        f"an equal budget:\n  sketch ctx_recall ({unequal(5)}: contradicted, {SMALLEST}: supported, {MID}: inconclusive)"
-        f"\nDecided at an equal budget but not at k=5:\n  kg ctx_recall ({unequal(5)}: inconclusive, {SMALLEST}: inconclusive, "
-        f"{MID}: supported)")
-    assert verdict_changes(pd.DataFrame(), 5) == "No differences: the baseline did not run."
-    undecided = diff[diff["method"] == "kg"]
-    # by hand: kg is decided only at the mid budget
-    assert verdict_changes(undecided, 5) == (
-        f"No difference is decided at k=5 (unequal budgets).\nDecided at an equal budget but not at k=5:\n  kg ctx_recall "
-        f"({unequal(5)}: inconclusive, {SMALLEST}: inconclusive, {MID}: supported)")
-
-
-def test_power_sentence_says_n_documents_and_median_mde_per_setting():
-    from rag_lab.compare.budget_decisions import power_sentence
-
-    rows = [  # two settings; the median of 0.04 and 0.08 is 0.06; doc_recall rows do not count towards ctx_recall
-        ("smallest equal budget: 40 tokens (x)", "a", "ctx_recall@40tok", 0.04, "inconclusive"),
-        ("smallest equal budget: 40 tokens (x)", "b", "ctx_recall@40tok", 0.08, "supported"),
-        ("smallest equal budget: 40 tokens (x)", "b", "doc_recall@40tok", 0.50, "cannot be decided at this n (one unit)"),
-        ("at k=5, unequal budgets", "a", "ctx_recall", 0.10, "contradicted"),
-    ]
-    diff = pd.DataFrame(rows, columns=["setting", "method", "metric", "mde", "verdict"]).assign(n=30, units=6)
-    assert power_sentence("d", diff) == (
-        "d: 30 questions from 6 documents (each difference resampled by document); the median minimum detectable "
-        "effect (80% power) of ctx_recall differences is 0.060 at the smallest equal budget: 40 tokens; 0.100 at k=5, "
-        "unequal budgets.\nAt this n: 1 of 3 comparisons at the smallest equal budget of 40 tokens cannot be decided; "
-        "0 of 1 comparison at k=5, unequal budgets cannot be decided.")
-    assert power_sentence("d", diff.assign(units=float("nan"))).startswith("d: 30 questions (each its own resampling unit);")
-    one = power_sentence("d", diff.assign(units=1, mde=float("nan")))   # one unit: no interval, so no MDE
-    assert one.startswith("d: 30 questions from 1 document (each") and "is none at the smallest equal budget" in one
-    doc_only = diff[diff["metric"] == "doc_recall@40tok"]     # gold documents only (PubMedQA): doc_recall is said
-    assert "the median minimum detectable effect (80% power) of doc_recall differences is 0.500 at the smallest" \
-        in power_sentence("d", doc_only)
-    assert power_sentence("d", doc_only, "ctx_recall") == "d: no ctx_recall differences in this run."
-    assert power_sentence("d", pd.DataFrame()) == "d: no differences (the baseline did not run)."

@@ -129,3 +129,64 @@ def test_twenty_questions_decide_and_each_comparison_carries_its_numbers():
     assert said[0].startswith("semantic - naive on ctx_recall@5: -1.000 [")
     assert said[1].startswith(f"1 comparison {UNDECIDABLE} (") and "semantic - naive; token_f1@5;" in said[1]
     assert not any("token_f1@5:" in s for s in said) and max(map(len, said)) <= 400
+
+
+# -- across settings: notebook 10's rows at two equal budgets and at k (compare.budget.decision_differences) ----------
+SMALL, MID = "smallest equal budget: 6 tokens (x)", "mid-size equal budget: 10 tokens (y)"
+AT_K = "at k=5, unequal budgets"
+
+
+def at(setting, metric, verdict, method="sketch", mde=0.1, n=30, units=6):
+    """A decided row of one setting (the numbers the sentences across settings do not read are placeholders)."""
+    return {**row(method=method, metric=metric, verdict=verdict, mde=mde, n=n, units=units), "setting": setting}
+
+
+def test_across_settings_names_the_verdicts_that_move_between_k_and_the_budgets():
+    rows = pd.DataFrame([at(AT_K, "ctx_recall@5", CONTRADICTED), at(SMALL, "ctx_recall@6tok", SUPPORTED),
+                         at(MID, "ctx_recall@10tok", INCONCLUSIVE),
+                         at(AT_K, "doc_recall@5", SUPPORTED), at(SMALL, "doc_recall@6tok", SUPPORTED),
+                         at(MID, "doc_recall@10tok", SUPPORTED),
+                         at(AT_K, "ctx_recall@5", INCONCLUSIVE, "kg"), at(SMALL, "ctx_recall@6tok", INCONCLUSIVE, "kg"),
+                         at(MID, "ctx_recall@10tok", SUPPORTED, "kg")])
+    # by hand: decided at k: sketch ctx (changes) and sketch doc (kept); kg ctx is decided only at the mid budget
+    assert finding_sentences(rows, across_settings=True, dataset="d")[2:] == [
+        "Of the 2 differences decided at k=5 (unequal budgets), 1 keep their verdict at both equal budgets; changed at "
+        f"an equal budget:\n  sketch ctx_recall ({AT_K}: contradicted, smallest equal budget: supported, mid-size equal "
+        "budget: inconclusive)",
+        f"Decided at an equal budget but not at k=5:\n  kg ctx_recall ({AT_K}: inconclusive, smallest equal budget: "
+        "inconclusive, mid-size equal budget: supported)"]
+    undecided = rows[rows["method"] == "kg"]
+    assert finding_sentences(undecided, across_settings=True, dataset="d")[2:] == [
+        "No difference is decided at k=5 (unequal budgets).",
+        f"Decided at an equal budget but not at k=5:\n  kg ctx_recall ({AT_K}: inconclusive, smallest equal budget: "
+        "inconclusive, mid-size equal budget: supported)"]
+    only_k = rows[rows["setting"] == AT_K]
+    assert finding_sentences(only_k, across_settings=True, dataset="d")[2:] == [
+        "No comparison was made both at k and at an equal budget."]
+    assert finding_sentences(rows.iloc[:0], across_settings=True, dataset="d") == []
+
+
+def test_across_settings_says_n_documents_and_the_median_mde_per_setting():
+    small = "smallest equal budget: 40 tokens (x)"
+    rows = pd.DataFrame([  # two settings; the median of 0.04 and 0.08 is 0.06; doc_recall rows do not count towards ctx_recall
+        at(small, "ctx_recall@40tok", INCONCLUSIVE, "a", mde=0.04), at(small, "ctx_recall@40tok", SUPPORTED, "b", mde=0.08),
+        at(small, "doc_recall@40tok", f"{UNDECIDABLE} at this n (one unit)", "b", mde=0.50),
+        at(AT_K, "ctx_recall@5", CONTRADICTED, "a", mde=0.10)])
+    said = finding_sentences(rows, across_settings=True, dataset="d")
+    assert said[:2] == [
+        "d: 30 questions from 6 documents (each difference resampled by document); the median minimum detectable "
+        "effect (80% power) of ctx_recall differences is 0.060 at the smallest equal budget: 40 tokens; 0.100 at k=5, "
+        "unequal budgets.",
+        "At this n: 1 of 3 comparisons at the smallest equal budget of 40 tokens cannot be decided; "
+        "0 of 1 comparison at k=5, unequal budgets cannot be decided."]
+    unclustered = finding_sentences(rows.assign(units=math.nan), across_settings=True, dataset="d")
+    assert unclustered[0].startswith("d: 30 questions (each its own resampling unit);")
+    one = finding_sentences(rows.assign(units=1, mde=math.nan), across_settings=True, dataset="d")[0]  # one unit: no MDE
+    assert one.startswith("d: 30 questions from 1 document (each") and "is none at the smallest equal budget" in one
+    doc_only = rows[rows["metric"] == "doc_recall@40tok"]     # gold documents only (PubMedQA): doc_recall is said
+    assert "the median minimum detectable effect (80% power) of doc_recall differences is 0.500 at the smallest" \
+        in finding_sentences(doc_only, across_settings=True, dataset="d")[0]
+    other = rows.assign(metric="token_f1@5")                  # no metric a data set is ranked by
+    assert finding_sentences(other, across_settings=True, dataset="d")[0] == "d: no ctx_recall differences in this run."
+    # ledger rows name their data set
+    assert finding_sentences(rows.assign(dataset="e"), across_settings=True)[0].startswith("e: 30 questions")

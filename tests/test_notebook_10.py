@@ -15,7 +15,7 @@ import pytest
 from conftest import assert_captions_name_reasoners, run_notebook_smoke
 from rag_lab.evaluation import harness
 from rag_lab.compare.claims import CLAIMS
-from rag_lab.compare.budget_decisions import MID, SMALLEST, unequal
+from rag_lab.compare.comparison import MID, SMALLEST, unequal
 from rag_lab.evaluation import ledger
 from rag_lab.evaluation.statistics import CONTRADICTED, SUPPORTED, VERDICTS
 
@@ -102,6 +102,7 @@ def test_compare_notebook_tables(tmp_path):
             assert (mine["method"] == method).sum() == counted.loc[method, "wins"] + counted.loc[method, "losses"]
     assert flips.loc[flips["setting"] == SETTINGS[2], "cut"].eq("k=5").all()
     assert flips.loc[flips["setting"] == SETTINGS[0], "cut"].str.endswith(" tokens").all()
+    check_flip_view(manifest, tmp_path, flips)
 
     claims = pd.read_csv(files["claims.csv"])
     assert list(dict.fromkeys(claims["setting"])) == SETTINGS
@@ -109,6 +110,7 @@ def test_compare_notebook_tables(tmp_path):
         assert list(claims.loc[claims["setting"] == setting, "paper"]) == [c.paper for c in CLAIMS]
     assert set(claims["this run"]) <= {*VERDICTS, "not tested"}
     assert claims["numbers"].notna().all()
+    check_verdict_table(files, claims)
     tested = claims[claims["this run"] != "not tested"]
     # an interval, or why there is none (two questions of one document: "none: one unit")
     assert tested["numbers"].str.contains(r"(\[.*\]|\(none: .*\)).*p Holm = .*MDE", regex=True).all()
@@ -162,6 +164,34 @@ def check_decision_settings(files: dict[str, Path], diffs: pd.DataFrame, per_que
     assert {f"ctx_recall@{mid}tok", "tokens_handed"} <= set(mid_board["metric"])
     assert "Questions scored at k=5: italian_cuisine 2 of 2" in text
     assert "decided at k=5 (unequal budgets)" in text
+
+
+FLIPS_CELL = "f9b29843"
+
+
+def check_flip_view(manifest: dict, tmp_path: Path, flips: pd.DataFrame) -> None:
+    """The flips cell shows one row per data set and method, one column per setting in the settings' order (the
+    equal budgets, then k), each cell "wins–losses (ties)" from flip_counts.csv."""
+    nb = json.loads((tmp_path / "runs" / manifest["run_id"] / manifest["notebooks"][0]["output"]).read_text("utf-8"))
+    cell = next(c for c in nb["cells"] if c.get("id") == FLIPS_CELL)
+    html = next("".join(o["data"]["text/html"]) for o in cell["outputs"] if o.get("output_type") == "execute_result")
+    header = html[:html.index("</thead>")]
+    assert [header.index(f"<th>{s}</th>") for s in SETTINGS] == sorted(header.index(f"<th>{s}</th>") for s in SETTINGS)
+    for _, r in flips.iterrows():
+        assert f"<td>{r['wins']}–{r['losses']} ({r['ties']})</td>" in html, r.to_dict()
+    assert html.count("<td>") == len(flips)              # one cell a setting and method, nothing else
+
+
+def check_verdict_table(files: dict[str, Path], claims: pd.DataFrame) -> None:
+    """claims.md shows one row per claim (in CLAIMS' order) and one verdict column per setting (the equal budgets,
+    then k), each the claims table's verdict for that claim and setting."""
+    lines = [l for l in files["claims.md"].read_text(encoding="utf-8").splitlines() if l.startswith("|")]
+    cells = [[c.strip() for c in l.strip("|").split("|")] for l in lines]
+    assert cells[0] == ["paper", "claim", *SETTINGS]
+    body = cells[2:]
+    assert [r[0] for r in body] == [c.paper for c in CLAIMS]
+    said = claims.set_index(["paper", "setting"])["this run"]
+    assert all(r[2 + i] == said[(r[0], s)] for r in body for i, s in enumerate(SETTINGS))
 
 
 HEATMAP_CELL = "3a8754d3"
@@ -237,6 +267,7 @@ def test_the_ssg_claim_reads_gold_sentences_as_notebook_03_does(tmp_path):
     notebook 10 run question by question, and the paired comparisons with basic retrieval agree."""
     from rag_lab.core.embedding import shared_embedder
     from rag_lab.datasets import load_dataset
+    from rag_lab.compare.descriptions import definition_sentence
     from rag_lab.methods.ssg import experiment, paper
     from rag_lab.reasoning import resolve_reasoner
     from rag_lab.methods.ssg.config import SSGConfig
@@ -248,14 +279,14 @@ def test_the_ssg_claim_reads_gold_sentences_as_notebook_03_does(tmp_path):
     defaults = {t.id: ast.literal_eval(node.value) for node in ast.parse(parameters).body
                 if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name) and t.id == "max_sentences"}
     assert defaults["max_sentences"] == experiment.PAPER_MAX_SENTENCES
-    assert any("experiment.definition_sentence(max_sentences)" in "".join(c["source"]) for c in cells)
+    assert any("print(definition_sentence(max_sentences))" in "".join(c["source"]) for c in cells)
 
     algos = ["basic_retrieval", "query_traversal", "triangulation_fulldim"]
     methods = [f"ssg-{a.replace('_', '-')}" for a in algos]
     manifest = run_notebook_smoke("10_compare_retrieval", {"datasets": ["ml_encyclopedia"], "ks": [5, 10],
                                                            "methods": ",".join(methods)}, tmp_path)
     files = written(manifest)
-    assert experiment.definition_sentence() in printed(manifest, tmp_path)
+    assert definition_sentence() in printed(manifest, tmp_path)
 
     data = load_dataset("ml_encyclopedia")
     embedder = shared_embedder()

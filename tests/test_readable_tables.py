@@ -1,10 +1,9 @@
-"""Wide tables shown whole: a test table narrowed to what a reader decides by, notebook 10's flips as one
-row per method, and the ours-vs-paper table long, one block of rows per metric (hand-made inputs)."""
+"""Wide tables shown whole: a test table narrowed to what a reader decides by, and the ours-vs-paper table long,
+one block of rows per metric (hand-made inputs)."""
 import numpy as np
 import pandas as pd
 import pytest
 
-from rag_lab.compare.budget_decisions import flip_view
 from rag_lab.core.plots import left_out_note, per_metric, with_paper, without_empty, without_zero
 from rag_lab.evaluation.uncertainty import DIFFERENCE_COLUMNS, readable_decisions
 
@@ -18,17 +17,6 @@ def test_readable_decisions_keeps_what_is_compared_and_the_decision():
     assert shown.iloc[0]["verdict"] == "inconclusive"
     with pytest.raises(ValueError, match=r"missing \['p_holm', 'verdict'\]"):
         readable_decisions(pd.DataFrame([row]).drop(columns=["p_holm", "verdict"]))
-
-
-def test_flip_view_puts_each_setting_in_a_column():
-    flips = pd.DataFrame({"setting": ["smallest", "smallest", "at k=5"], "cut": ["172 tokens", "172 tokens", "k=5"],
-                          "dataset": ["d", "d", "d"], "method": ["b", "a", "b"], "baseline": ["naive"] * 3,
-                          "wins": [1, 2, 3], "losses": [13, 0, 4], "ties": [6, 18, 13], "n": [20, 20, 20]})
-    view = flip_view(flips)
-    assert list(view.columns) == ["smallest", "at k=5"]            # settings in the order they came
-    assert list(view.index) == [("d", "b", "naive"), ("d", "a", "naive")]
-    assert view.loc[("d", "b", "naive"), "smallest"] == "1–13 (6)" and view.loc[("d", "b", "naive"), "at k=5"] == "3–4 (13)"
-    assert pd.isna(view.loc[("d", "a", "naive"), "at k=5"])        # a never compared at k=5
 
 
 def test_per_metric_splits_and_names_the_metrics_we_did_not_score():

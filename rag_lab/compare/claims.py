@@ -17,7 +17,7 @@ document it targets) the comparisons are clustered by document. The claims are p
 papers.
 
 The SSG claim is checked on gold-sentence precision and recall of every sentence a traversal gathered
-(``ssg.experiment.definition_sentence``; rows from ``ssg_gathered_rows``), the definition notebook 03
+(``descriptions.definition_sentence``; rows from ``ssg_gathered_rows``), the definition notebook 03
 uses and the paper's (it scores the whole retrieved context), not on the first k sentences.
 """
 from __future__ import annotations

@@ -1,5 +1,16 @@
-"""Every registered method on every shipped dataset, through one metric layer (notebook 10).
-Cost and speed per method (notebook 11) live in ``compare.costs``."""
+"""Every registered method on every shipped dataset, through one metric layer, and where notebook 10 decides.
+Cost and speed per method (notebook 11) live in ``compare.costs``.
+
+A hit is a sentence for one method and a passage of several hundred tokens for another, so a paired
+difference at k (recall@5, a flip at 5, a claim at 5) sets lists many times apart in length against
+each other. The decisions are therefore made at two equal budgets (``budget.equal_budget``): the
+smallest method's mean budget at k (about one naive chunk, which favours sentence-level methods) and a
+mid-size one, the baseline's median budget at k (``budget.mid_budget``, which favours passage-level ones
+less than k does and sentence-level ones less than the smallest). The results at k stay beside them,
+labelled as what they are: at unequal budgets. Every verdict comes from ``evaluation.statistics``'
+one procedure (``budget.budget_differences``, ``intervals.differences_table``, ``claims``), clustered by
+document where units are given, and every comparison carries both methods' tokens.
+"""
 from __future__ import annotations
 
 import logging
@@ -11,13 +22,19 @@ import pandas as pd
 
 from ..datasets import DataSource, data_source
 from ..core.progress import announce
-from .intervals import methods_of, rank_metric
 from ..core.types import Dataset
+from ..evaluation.decisions import dataset_of
 from ..evaluation.flips import without_attrs
 from ..evaluation.harness import as_retrievers, evaluate, summarize
+from ..evaluation.ledger import record
 from ..evaluation.metric_specs import LEADERBOARD_SCORES as LEADERBOARD_METRICS
 from ..evaluation.retrievers import Retriever
 from ..methods import available_methods, get_retriever
+from ..methods.ssg.ledgered import OWN_STOP
+from .budget import (TOKENS, EqualBudget, budget_differences, context_token_rows, equal_budget, fits_of, mid_budget,
+                     tokens_per_hit, with_tokens)
+from .claims import CLAIMS, SSG_METRICS, claim_comparisons, claims_table, ssg_gathered_rows
+from .intervals import differences_table, flip_summary, flipped_questions, methods_of, rank_metric
 
 log = logging.getLogger(__name__)
 
@@ -57,82 +74,6 @@ class Run:
         return out
 
 
-def shown_once(table: pd.DataFrame, same: dict[str, str]) -> pd.DataFrame:
-    """A table indexed by method with every method of ``same`` (``Run.same``) left out and named beside
-    the method it retrieves exactly as: ``gralc-structure (= gralc-kg, gralc-graph)``."""
-    names = {kept: [m for m, twin in same.items() if twin == kept] for kept in set(same.values())}
-    out = table.drop(index=[m for m in same if m in table.index])
-    return out.rename(index={kept: f"{kept} (= {', '.join(twins)})" for kept, twins in names.items()})
-
-
-def same_sentence(dataset: str, same: dict[str, str]) -> str:
-    """Which methods a dataset's tables show once, and as which method."""
-    if not same:
-        return f"{dataset}: no two methods retrieve exactly alike."
-    groups: dict[str, list[str]] = {}
-    for method, twin in same.items():
-        groups.setdefault(twin, []).append(method)
-    parts = [f"{' and '.join(twins)} retrieve{'s' if len(twins) == 1 else ''} exactly what {kept} does"
-             for kept, twins in groups.items()]
-    return (f"{dataset}: " + "; ".join(parts) + " (the same chunks, and the same hits in the same order for "
-            "every question at every k): shown once, under the first.")
-
-
-def questions_sentence(results: dict[str, pd.DataFrame], k: int) -> str:
-    """How many questions each dataset's tables score at k (those with a ``ctx_recall@k`` or
-    ``doc_recall@k`` row; questions without gold are not scored), from the run itself."""
-    parts = []
-    for name, df in results.items():
-        scored = df.loc[df["metric"].isin(["ctx_recall", "doc_recall"]) & (df["k"] == k), "question_id"].nunique()
-        parts.append(f"{name} {scored} of {df['question_id'].nunique()}")
-    return f"Questions scored at k={k}: " + ", ".join(parts) + " (a question without gold is not scored)."
-
-
-def _documents(n: int) -> str:
-    return "1 document holds" if n == 1 else f"{n} documents hold"
-
-
-GRALC_CHAIN = ("gralc-structure", "gralc-kg", "gralc-graph")   # each adds one step to the one before
-
-
-def gralc_twins_sentence(dataset: Dataset, results: pd.DataFrame, retrievers: dict) -> str:
-    """Why gralc-kg or gralc-graph score exactly as the GraLC strategy before them on a dataset (every
-    per-question score at every k equal, ``claims.twins``), said only for the causes that hold: gralc-graph's graph
-    term is 0 for every chunk when no question mentions a concept of the vocabulary; gralc-kg's infusion
-    moves only the token vectors of linked mentions, so few mentions may move no hit. Empty when none is alike."""
-    from .claims import twins
-
-    present = [m for m in GRALC_CHAIN if m in set(methods_of(results))]
-    linker_of = next((retrievers[m] for m in ("gralc-kg", "gralc-graph") if m in retrievers), None)
-    bare = without_attrs(results)                   # the provenance is not copied into the pivot
-    scored = bare[bare["k"].notna()]                # the scores at k (latency and the like differ run to run)
-    same = twins(scored, present) if len(present) > 1 else {}
-    if not same or linker_of is None:
-        return ""
-    linker = linker_of.linker
-    in_docs = sum(len(linker.link(d.text)) for d in dataset.documents)
-    asked = sum(1 for q in dataset.questions if linker.concepts_in(q.question))
-    parts = []
-    if "gralc-graph" in same and asked == 0:
-        parts.append(f"gralc-graph scores as {same['gralc-graph']}: none of the {len(dataset.questions)} questions "
-                     "mentions a concept of the vocabulary, so its graph term kg_prox is 0 for every chunk and only "
-                     "the cosine ranks")
-    if "gralc-kg" in same:
-        held = "none" if in_docs == 0 else f"only {in_docs}"
-        parts.append(f"gralc-kg scores as {same['gralc-kg']}: KG infusion moves only the token vectors of linked "
-                     f"concept mentions, the {_documents(len(dataset.documents))} {held}, and here that moves no "
-                     "hit scored (every per-question score is equal)")
-    return f"{dataset.name}: " + "; ".join(parts) + "." if parts else ""
-
-
-def alike_sentence(run: Run, results: pd.DataFrame) -> str:
-    """``same_sentence`` of one dataset's run, followed by ``gralc_twins_sentence`` where it says anything."""
-    twins = gralc_twins_sentence(run.dataset, results, run.retrievers)
-    if twins and not run.same:       # not "no two alike" above two methods that score alike
-        return f"{run.dataset.name}: no two methods return the same chunks, but some score the same on every question:\n{twins}"
-    return "\n".join(t for t in (same_sentence(run.dataset.name, run.same), twins) if t)
-
-
 def compare(datasets: Sequence[str | DataSource], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,
             limit: int | None = None, judge_repeats: int = 1, keep: dict | None = None,
             options: Mapping[str, dict] | None = None) -> dict[str, pd.DataFrame]:
@@ -143,9 +84,6 @@ def compare(datasets: Sequence[str | DataSource], methods="all", ks=(1, 3, 5, 10
     rows: the tokens of the hits at every k (``budget.context_token_rows``) and, for the SSG traversals,
     gold-sentence precision and recall of every sentence gathered (``claims.ssg_gathered_rows``).
     ``keep``: a dict that receives dataset -> ``Run``."""
-    from .budget import context_token_rows
-    from .claims import ssg_gathered_rows
-
     out = {}
     for i, value in enumerate(datasets):
         source = data_source(value)
@@ -190,3 +128,166 @@ def leaderboard(results: pd.DataFrame, k: int) -> pd.DataFrame:
     sort_col = f"{rank_metric(board.columns)}@{k}"
     sort_col = sort_col if sort_col in board.columns else cols[0]
     return board.sort_values(sort_col, ascending=False)
+
+
+# -- where notebook 10 decides: at two equal budgets, with k beside ------------------------------------
+SMALLEST, MID = "smallest equal budget", "mid-size equal budget"
+
+
+def unequal(k: int) -> str:
+    """The label of the decisions at k, said as what they are."""
+    return f"at k={k}, unequal budgets"
+
+
+def decision_budgets(results: pd.DataFrame, run, k: int, baseline: str) -> dict[str, EqualBudget]:
+    """The two budgets of one dataset, each method's deepest ranking cut to them and scored: ``SMALLEST``
+    (``pick_budget``) and ``MID`` (``baseline``'s median budget at k; only the smallest when the baseline
+    did not run)."""
+    out = {SMALLEST: equal_budget(results, run, k)}
+    if baseline in methods_of(results):
+        out[MID] = equal_budget(results, run, k, mid_budget(results, k, baseline), f"{baseline}'s median budget at k={k}")
+    return out
+
+
+def at_budget(results: pd.DataFrame, equal: EqualBudget) -> pd.DataFrame:
+    """One dataset's tidy rows at ``equal``'s budget: the equal-budget rows plus the rows that do not
+    depend on a cut (SSG's gold-sentence scores over every sentence gathered, no k), so a claim read on
+    those reads the same rows in every setting."""
+    gathered = results[results["metric"].isin(SSG_METRICS) & results["k"].isna()]
+    return pd.concat([equal.rows, gathered[equal.rows.columns]], ignore_index=True)
+
+
+def as_k(rows: pd.DataFrame, budget: int) -> pd.DataFrame:
+    """Equal-budget rows (``metric@<budget>tok``, no k) as rows at "k" = ``budget`` with the bare metric
+    names, for the functions that read a metric at k (``flip_counts``: is the first gold within the cut)."""
+    suffix = f"@{budget}tok"
+    d = rows[rows["metric"].str.endswith(suffix)]
+    return d.assign(metric=d["metric"].str.removesuffix(suffix), k=float(budget))
+
+
+def decision_differences(results: pd.DataFrame, budgets: Mapping[str, EqualBudget], baseline: str, k: int,
+                         units=None) -> pd.DataFrame:
+    """Each method minus ``baseline`` at each budget (one Holm family per setting) and at k beside them,
+    stacked with a ``setting`` column and both methods' tokens (handed at a budget, ``context_budget@k``
+    at k). Empty when the baseline did not run."""
+    frames = [budget_differences(eb, baseline, units).assign(setting=f"{label}: {eb.budget} tokens ({eb.label})")
+              for label, eb in budgets.items()]
+    bare = without_attrs(results)          # the provenance is read once below (the ledger's data set), not copied
+    at_k = differences_table(bare, baseline, k, units=units)
+    if not at_k.empty:
+        frames.append(with_tokens(at_k, bare, f"{TOKENS}@{k}", unequal(k)))
+    frames = [f for f in frames if not f.empty]
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if len(out):
+        record(out, dataset_of(results, "unnamed"))   # the ledger: k or budget is read from each metric column
+    return out
+
+
+def decision_flips(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, Mapping[str, EqualBudget]],
+                   k: int) -> pd.DataFrame:
+    """``flip_summary`` at each budget (is the first gold within the tokens handed) and at k, with the
+    ``setting`` and what it cuts at (``cut``: tokens or k) in columns."""
+    frames = []
+    for label in (SMALLEST, MID):
+        for name, by_label in budgets.items():
+            if label not in by_label:
+                continue
+            eb = by_label[label]
+            table = flip_summary({name: as_k(eb.rows, eb.budget)}, eb.budget).drop(columns="k")
+            frames.append(table.assign(setting=label, cut=f"{eb.budget} tokens"))
+    frames.append(flip_summary(results, k).drop(columns="k").assign(setting=unequal(k), cut=f"k={k}"))
+    out = pd.concat(frames, ignore_index=True)
+    return out[["setting", "cut", "dataset", "method", "baseline", "wins", "losses", "ties", "n"]]
+
+
+def decision_claims(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, Mapping[str, EqualBudget]], k: int,
+                    units=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every paper claim checked in each setting: (comparisons, claims). A budget differs per dataset, so
+    each dataset is read at its own budget (the metric column names it, ``ctx_recall@136tok``); the claims
+    table holds one row per claim and setting with its verdict, how it was reached, and how many of each
+    method's hits the setting holds (``hits that fit``: at k, k each; at a token budget, the fewest any of the
+    claim's methods fits). A claim that needs several hits of each method (``Claim.min_hits``: section
+    coverage) is not decided on a data set whose budget holds fewer: it is decided at equal chunk count (k)."""
+    results = {name: without_attrs(df) for name, df in results.items()}   # no provenance copied per operation
+    comparisons, verdicts = [], []
+    settings = [(label, {name: at_budget(results[name], by[label]) for name, by in budgets.items() if label in by},
+                 {name: f"{by[label].budget}tok" for name, by in budgets.items() if label in by})
+                for label in (SMALLEST, MID)]
+    settings = [s for s in settings if s[1]]
+    settings.append((unequal(k), dict(results), {name: str(k) for name in results}))
+    for label, data, at in settings:
+        fits = claim_fits(results, budgets, label, k) if label in (SMALLEST, MID) else {}
+        not_here = {c.paper: [d for d, (_, hits) in fits[c.paper].items() if hits < c.min_hits]
+                    for c in CLAIMS if c.min_hits and c.paper in fits}
+        comps = claim_comparisons(data, k, units, at=at, setting=label, not_here=not_here)
+        comparisons.append(comps.assign(setting=label))
+        _record_claims(comps)
+        untested = {paper: fewer_hits_sentence(fits[paper], min_hits_of(paper), k)
+                    for paper, skipped in not_here.items() if skipped}
+        table = claims_table(data, k, comps, untested=untested).assign(setting=label)
+        table["hits that fit"] = [fits_sentence(fits.get(p), k) for p in table["paper"]]
+        verdicts.append(table)
+    return pd.concat(comparisons, ignore_index=True), pd.concat(verdicts, ignore_index=True)
+
+
+def claim_fits(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, Mapping[str, EqualBudget]], label: str,
+               k: int) -> dict[str, dict[str, tuple[str, float]]]:
+    """paper -> data set -> (method, hits): the fewest of its hits any of the claim's methods fits in the data
+    set's ``label`` budget (``budget.hits_that_fit``)."""
+    out: dict[str, dict[str, tuple[str, float]]] = {}
+    at_k = {name: str(k) for name in results}
+    per_hit: dict[str, pd.Series] = {}                 # data set -> tokens per hit: read once, not per comparison
+    for claim in CLAIMS:
+        for c in claim.comparisons(dict(results), at_k):
+            eb = budgets.get(c.dataset, {}).get(label)
+            if eb is None:
+                continue
+            if c.dataset not in per_hit:
+                per_hit[c.dataset] = tokens_per_hit(results[c.dataset], k)
+            fit = fits_of(per_hit[c.dataset], eb.budget, [c.method, c.rival])
+            if fit:
+                method, hits = min(fit.items(), key=lambda kv: kv[1])
+                known = out.setdefault(claim.paper, {}).get(c.dataset)
+                if known is None or hits < known[1]:
+                    out[claim.paper][c.dataset] = (method, hits)
+    return out
+
+
+def min_hits_of(paper: str) -> int:
+    return next(c.min_hits for c in CLAIMS if c.paper == paper)
+
+
+def fits_sentence(fits: Mapping[str, tuple[str, float]] | None, k: int) -> str:
+    """``hits that fit`` in words: "k=5 each" at k; at a budget the fewest per data set, "yes" when every
+    method fits at least three hits."""
+    if fits is None:
+        return f"{k} each (k={k})"
+    low = min(fits.values(), key=lambda mh: mh[1])
+    worst = "; ".join(f"{d}: {m} {h:.1f}" for d, (m, h) in fits.items())
+    return ("at least 3 each" if low[1] >= 3 else "fewer than 3 for some") + f" (fewest: {worst})"
+
+
+def fewer_hits_sentence(fits: Mapping[str, tuple[str, float]], needed: int, k: int) -> str:
+    """Why a claim is not decided at a budget: the data sets where a method fits fewer hits than it needs."""
+    short = "; ".join(f"{m} fits {h:.1f} of its chunks on {d}" for d, (m, h) in fits.items() if h < needed)
+    return (f"not decided at this budget: {short}, fewer than {needed}, so no section coverage can be compared; "
+            f"decided at equal chunk count (k={k})")
+
+
+def _record_claims(comps: pd.DataFrame) -> None:
+    """Each data set's claim comparisons into the ledger; the SSG rows (no k: every sentence gathered, the
+    same in every setting) under notebook 03's setting, so the two notebooks' numbers are checked alike."""
+    for name, rows in comps.groupby("dataset", sort=False):
+        gathered = ~rows["metric"].astype(str).str.contains("@")
+        record(rows.assign(setting=[OWN_STOP if g else "" for g in gathered]), str(name))
+
+
+def decision_flipped_questions(results: pd.DataFrame, budgets: Mapping[str, EqualBudget], dataset, k: int,
+                               limit: int | None = None) -> pd.DataFrame:
+    """``flipped_questions`` of one dataset (its name, or the loaded ``Dataset``) in each setting (each budget, then
+    k), with its ``setting``."""
+    frames = [flipped_questions(as_k(eb.rows, eb.budget), dataset, eb.budget, limit).assign(setting=label)
+              for label, eb in budgets.items()]
+    frames.append(flipped_questions(results, dataset, k, limit).assign(setting=unequal(k)))
+    out = pd.concat(frames, ignore_index=True)
+    return out[["setting", *[c for c in out.columns if c != "setting"]]]

@@ -29,19 +29,6 @@ def rank_metric(metrics) -> str:
     return next((m for m in RANKED_BY if m in have), RANK_METRIC)
 
 
-def missing_sentence(name: str, results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADERBOARD_METRICS) -> str:
-    """Said once per data set: the leaderboard metrics it has no rows for (no gold passages, no sections)
-    and the metric its tables are ranked by instead of context recall; empty when nothing is missing."""
-    have = {m for m in metrics if ((results["metric"] == m) & (results["k"] == k)).any()}
-    missing = [f"{m}@{k}" for m in metrics if m not in have]
-    if not missing:
-        return ""
-    by = rank_metric(have)
-    why = "" if by == RANK_METRIC else (f"; its questions carry gold documents but no gold passages, so its tables are "
-                                        f"ranked by {by}@{k}, not {RANK_METRIC}@{k}")
-    return f"{name}: no {', '.join(missing)} (not shown in its tables){why}."
-
-
 def leaderboard_ci(results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADERBOARD_METRICS,
                    units: Units | None = None) -> pd.DataFrame:
     """Per method and metric@k: mean, n, ci_low, ci_high and how the interval was made; methods ordered
@@ -68,9 +55,10 @@ def ranked(long: pd.DataFrame, wanted: Sequence[str], rank_col: str) -> pd.DataF
                 "design_effect"]]
 
 
-def leaderboard_shown(board: pd.DataFrame) -> pd.DataFrame:
+def leaderboard_shown(board: pd.DataFrame, same: Mapping[str, str] | None = None) -> pd.DataFrame:
     """``leaderboard_ci`` as a reader sees it: a row per method (best first), a column per metric headed
-    with its n, cells ``mean [ci_low, ci_high]``."""
+    with its n, cells ``mean [ci_low, ci_high]``; a method of ``same`` (``Run.same``: it retrieves exactly
+    as another) shown once, under the first (``shown_once``)."""
     whole = [getattr(declared(metric), "group", "") == "budget" for metric in board["metric"]]   # tokens
     cells = board.assign(cell=[format_ci(m, lo, hi, 0 if w else 3) for w, m, lo, hi in
                                zip(whole, board["mean"], board["ci_low"], board["ci_high"])])
@@ -81,7 +69,15 @@ def leaderboard_shown(board: pd.DataFrame) -> pd.DataFrame:
         header[metric] = f"{metric} (n={ns[0]})" if len(ns) == 1 else f"{metric} (n={min(ns)}-{max(ns)})"
     table = cells.pivot(index="method", columns="metric", values="cell")
     table = table.reindex(index=list(dict.fromkeys(board["method"])), columns=metrics)
-    return table.rename(columns=header)
+    return shown_once(table.rename(columns=header), same or {})
+
+
+def shown_once(table: pd.DataFrame, same: Mapping[str, str]) -> pd.DataFrame:
+    """A table indexed by method with every method of ``same`` (``Run.same``) left out and named beside
+    the method it retrieves exactly as: ``gralc-structure (= gralc-kg, gralc-graph)``."""
+    names = {kept: [m for m, twin in same.items() if twin == kept] for kept in set(same.values())}
+    out = table.drop(index=[m for m in same if m in table.index])
+    return out.rename(index={kept: f"{kept} (= {', '.join(twins)})" for kept, twins in names.items()})
 
 
 def differences_table(results: pd.DataFrame, baseline: str, k: int,

@@ -14,8 +14,9 @@ from typing import Callable, Mapping
 import pandas as pd
 
 from .decisions import reason_of, verdict_said
-from .ledger import BASELINE_COLUMNS
-from .statistics import UNDECIDABLE, format_ci, format_p
+from .ledger import BASELINE_COLUMNS, split_metric
+from .metric_specs import RANKED_BY
+from .statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE, format_ci, format_p
 from .uncertainty import comparison_note
 
 
@@ -81,13 +82,81 @@ def family_said(table: pd.DataFrame) -> str:
             "can stand beside a verdict that is not decided")
 
 
+def _kind(setting) -> str:
+    """A setting's kind, the words before its colon: "smallest equal budget: 136 tokens (...)" -> "smallest equal budget"."""
+    return str(setting).split(":")[0]
+
+
+def _at(setting: str) -> str:
+    """A setting as the words after a number: "at k=5, unequal budgets", "at the smallest equal budget: 40 tokens"."""
+    label = setting.split(" (")[0]
+    return label if label.startswith("at ") else "at the " + label
+
+
+def power_said(rows: pd.DataFrame, dataset: str) -> list[str]:
+    """What one data set can tell apart, said once: the questions and documents (the resampling unit) the rows
+    rest on and the median minimum detectable effect of the ranking metric's differences (context recall, else
+    document recall) in each setting; then how many comparisons of each setting cannot be decided at this n."""
+    have = set(rows["metric"].astype(str).str.split("@").str[0])
+    metric = next((m for m in RANKED_BY if m in have), RANKED_BY[0])       # as compare.intervals.rank_metric
+    mine = rows[rows["metric"].str.split("@").str[0] == metric]
+    if mine.empty:
+        return [f"{dataset}: no {metric} differences in this run."]
+    units = mine["units"].dropna() if "units" in mine else pd.Series(dtype=float)
+    u = int(units.max()) if len(units) else 0
+    unit_words = (f"from {u} document{'' if u == 1 else 's'} (each difference resampled by document)" if u
+                  else "(each its own resampling unit)")
+    per_setting = mine.groupby("setting", sort=False)["mde"].median()
+    said = "; ".join(f"{'none' if pd.isna(mde) else f'{mde:.3f}'} {_at(s)}" for s, mde in per_setting.items())
+    cannot = rows["verdict"].astype(str).str.startswith(UNDECIDABLE)
+    undecided = "; ".join(f"{int(cannot[g.index].sum())} of {len(g)} comparison{'s' * (len(g) != 1)} "
+                          f"{_at(s).replace(': ', ' of ')} {UNDECIDABLE}"
+                          for s, g in rows.groupby("setting", sort=False))   # one family a setting
+    return [f"{dataset}: {int(mine['n'].max())} questions {unit_words}; the median minimum detectable effect (80% power) "
+            f"of {metric} differences is {said}.", f"At this n: {undecided}."]
+
+
+def moved_said(rows: pd.DataFrame) -> list[str]:
+    """Which verdicts move between the setting at a cut-off k (unequal budgets) and those at a token budget: how
+    many decided at k keep their verdict at every budget, each that does not (its verdict in every setting), and
+    those decided at a budget but not at k. A setting's cut is read from its metric names (``@5``, ``@136tok``)."""
+    d = rows.assign(kind=[_kind(s) for s in rows["setting"]], base=rows["metric"].str.split("@").str[0])
+    cuts = {kind: split_metric(metric)[1] for kind, metric in zip(d["kind"], d["metric"])}
+    kinds = list(dict.fromkeys(d["kind"]))
+    at_k = next((c for c in kinds if cuts[c].startswith("k=")), None)
+    budgets = [c for c in kinds if cuts[c].endswith(" tokens")]
+    if at_k is None or not budgets:
+        return ["No comparison was made both at k and at an equal budget."]
+    k = cuts[at_k]
+    wide = d.pivot_table(index=["method", "base"], columns="kind", values="verdict", aggfunc="first")
+    decided = wide[at_k].isin([SUPPORTED, CONTRADICTED])
+    kept = decided & wide[budgets].eq(wide[at_k], axis=0).all(axis=1)
+    changed = wide[decided & ~kept]
+    new = wide[~decided & wide[budgets].isin([SUPPORTED, CONTRADICTED]).any(axis=1)]
+
+    def listed(table: pd.DataFrame) -> str:     # one comparison a line
+        return "".join(f"\n  {m} {b} ({', '.join(f'{c}: {r[c]}' for c in [at_k, *budgets])})" for (m, b), r in table.iterrows())
+    if decided.any():
+        text = (f"Of the {int(decided.sum())} differences decided at {k} (unequal budgets), {int(kept.sum())} keep their "
+                f"verdict at {'both equal budgets' if len(budgets) == 2 else 'the equal budget'}")
+        text += f"; changed at an equal budget:{listed(changed)}" if len(changed) else "."
+    else:
+        text = f"No difference is decided at {k} (unequal budgets)."
+    return [text] + ([f"Decided at an equal budget but not at {k}:{listed(new)}"] if len(new) else [])
+
+
 def finding_sentences(rows: pd.DataFrame, name: Callable[[Mapping], str] = name_of, what: str = "comparison",
-                      family: bool = True) -> list[str]:
+                      family: bool = True, across_settings: bool = False, dataset: str | None = None) -> list[str]:
     """The findings of decided ``rows``, a sentence each: every row a test could decide or leave inconclusive
     (``semantic - naive on ctx_recall@5: -0.242 [-0.442, -0.042] (n = 20, 3 documents, design effect 1.40,
     p = 0.02, MDE 0.150, p Holm = 0.04): contradicted``; ``name`` says what was compared); then those that
     cannot be decided, said once (``undecided_line``, ``what`` counted); then, with ``family``, the family
-    their Holm p was adjusted in (``family_said``), when a row was tested. [] for no rows."""
+    their Holm p was adjusted in (``family_said``), when a row was tested. [] for no rows.
+
+    ``across_settings``: the rows of one data set (``dataset``, else their ``dataset`` column) decided in
+    several settings (a ``setting`` column "<kind>: <details>", one family a setting; notebook 10's equal budgets
+    and k) are said across them instead of a row each: what each setting can tell apart (``power_said``), then
+    the verdicts that move between k and the budgets (``moved_said``)."""
     if not isinstance(rows, pd.DataFrame):
         raise TypeError(f"finding_sentences takes decided rows as a DataFrame, got {type(rows).__name__}")
     if rows.empty:
@@ -95,6 +164,9 @@ def finding_sentences(rows: pd.DataFrame, name: Callable[[Mapping], str] = name_
     missing = [c for c in ("verdict", "diff", "ci_low", "ci_high", "n", "p", "p_holm") if c not in rows.columns]
     if missing:
         raise ValueError(f"finding_sentences needs decided rows (ledger or uncertainty.decide columns); these lack {missing}")
+    if across_settings:
+        dataset = dataset if dataset is not None else str(rows["dataset"].iloc[0])
+        return power_said(rows, dataset) + moved_said(rows)
     tested = rows[rows["verdict"].astype(str) != UNDECIDABLE]
     out = [_said(r, name) for _, r in tested.iterrows()]
     out += [line for line in [undecided_line(rows, what)] if line]

@@ -91,25 +91,10 @@ def _labelled_retrieval(retriever, q, k: int, dataset: str) -> Retrieval:
         return retrieve(retriever, q.question, k)
 
 
-def definition_sentence(max_sentences: int | Mapping[str, int] | None = PAPER_MAX_SENTENCES) -> str:
-    """What gold-sentence precision and recall count, in words (notebooks 03 and 10 print it)."""
-    if max_sentences is None:
-        max_sentences = SSGConfig().max_sentences
-    caps = {"default": SSGConfig().max_sentences, **max_sentences} if isinstance(max_sentences, Mapping) \
-        else {"default": max_sentences}
-    others = ", ".join(f"{n} for {s} questions" for s, n in caps.items() if s != "default")
-    cap = f"{caps['default']} sentences" + (f"; {others}" if others else "")
-    return ("Gold-sentence recall = gold sentences among every sentence the traversal gathered / gold sentences; "
-            "gold-sentence precision = gathered sentences that are gold / sentences gathered (a sentence is gold "
-            "when its span overlaps a gold sentence, no LLM).\nEvery gathered sentence counts, up to the "
-            f"traversal's cap ({cap}) or its own stopping rule, never only its first k: the paper scores the "
-            "whole retrieved context.")
-
-
 def gathered_scores(results: Mapping[str, Mapping[str, Retrieval]], dataset: Dataset,
                     min_overlap: float = 0.5) -> pd.DataFrame:
     """One row per (algorithm, question): gold-sentence precision and recall of the gathered sentences
-    (``definition_sentence``; NaN for a question with no gold sentence), what the traversal did, and the
+    (said in words by ``compare.descriptions.definition_sentence``; NaN for a question with no gold sentence), what the traversal did, and the
     data set and the question's unit (``uncertainty.question_units``: its document), so every test on
     these rows is clustered by document and recorded under its data set."""
     docs = {d.id: d for d in dataset.documents}
