@@ -33,6 +33,15 @@ def table2() -> pd.DataFrame:
 CEILING = 0.95       # §4.1 calls MRR above 0.95 on its abstracts a near-ceiling effect
 ABLATION = ["Late Chunking (base)", "+ Structure Boundaries", "+ KG Infusion", "+ Graph-Guided Retrieval"]
 ABLATION_STRATEGIES = ["gralc-late", "gralc-structure", "gralc-kg", "gralc-graph"]
+ABLATION_PAIRS = [(step, ABLATION_STRATEGIES[0]) for step in ABLATION_STRATEGIES[1:]]   # each step minus the base
+# the paper's contrast (§4.3, Tables 5-6): the structure-aware strategies against the content-only ones
+CONTENT_ONLY = ("gralc-naive", "gralc-semantic", "gralc-late")
+STRUCTURE_AWARE = ("gralc-structure", "gralc-kg", "gralc-graph")
+GROUPS = ("structure-aware", "content-only")
+CEILING_SIDE = f"the {CEILING:g} ceiling"
+# the sides of its comparisons that are no one strategy (``uncertainty.decided_pairs``): each group's mean on a
+# question, and the constant the lowest MRR is tested against
+SIDES = {GROUPS[0]: STRUCTURE_AWARE, GROUPS[1]: CONTENT_ONLY, CEILING_SIDE: CEILING}
 
 
 def table3() -> pd.DataFrame:
@@ -95,6 +104,18 @@ def table6() -> pd.DataFrame:
 
 def label(name: str) -> str:
     return PAPER_LABELS.get(name, name)
+
+
+def strategy(paper_label: str) -> str:
+    """The registry's name of a strategy the paper labels ``paper_label`` (``label`` turned round)."""
+    return next((name for name, said in PAPER_LABELS.items() if said == paper_label), paper_label)
+
+
+def labelled(table: pd.DataFrame) -> pd.DataFrame:
+    """A decided table (registry names, as the ledger files them) with the paper's labels in its method and
+    other-side columns, as the notebook's tables show them."""
+    named = [c for c in ("method", "baseline", "below") if c in table.columns]
+    return table.assign(**{c: table[c].map(label) for c in named})
 
 
 BASE = "Naive"

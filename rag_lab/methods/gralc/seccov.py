@@ -18,9 +18,8 @@ import pandas as pd
 from ...evaluation.coverage_readings import READINGS, Reading, coverage_count
 from ...evaluation.metrics import count_sections
 from . import paper
+from .paper import CONTENT_ONLY, STRUCTURE_AWARE
 
-CONTENT_ONLY = ("gralc-naive", "gralc-semantic", "gralc-late")
-STRUCTURE_AWARE = ("gralc-structure", "gralc-kg", "gralc-graph")
 CONDITIONS = ("introduction", "partial", "full")
 # what docs/metrics.md found to reproduce the paper's pattern (the measurements are there)
 PAPER_READING = Reading("paragraph", "bare", "unlabelled")
