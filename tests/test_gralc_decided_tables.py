@@ -59,10 +59,13 @@ def test_ablation_and_order_pair_by_question():
                       ("gralc-kg", [0.5, 0.5, 0.5, 0.5]), ("gralc-graph", [1.0, 1.0, 1.0, 1.0])]:
         data += rows(name, "doc_mrr", 10, mrr)
     data = pd.DataFrame(data)
-    diffs = tb.ablation(decided_pairs(data, "doc_mrr@10", paper.ABLATION_PAIRS, "F"))
-    assert list(diffs.index) == paper.ABLATION[1:]
+    diffs = paper.labelled(decided_pairs(data, "doc_mrr@10", paper.ABLATION_PAIRS, "F"))
+    assert diffs[["method", "baseline"]].values.tolist() == [["Structure-Aware", "Late Chunking"], ["GraLC-RAG (KG)", "Late Chunking"],
+                                                             ["GraLC-RAG (+Graph)", "Late Chunking"]]
     # step minus the late base per question: structure (0, 0, 0, 0), kg (−.5, −.5, 0, 0), graph (0, 0, .5, .5)
     assert diffs["diff"].tolist() == [0.0, -0.25, 0.25] and (diffs["n"] == 4).all()
+    side = tb.table2_beside(tb.table2(tb.summary(data, {"MRR": "doc_mrr@10"})["ours"]), diffs)    # by step
+    assert side[("ΔMRR", "ours")].tolist()[1:] == [0.0, -0.25, 0.25] and (side[("ΔMRR", "n")].tolist()[1:] == [4, 4, 4])
     order = paper.labelled(pairwise_differences(data, "doc_mrr@10"))
     assert order.iloc[0][["method", "below"]].tolist() == ["GraLC-RAG (+Graph)", "Late Chunking"]   # 1.0 vs 0.75 first
     assert len(order) == 6 and (order["diff"] >= 0).all()
@@ -100,8 +103,8 @@ def test_interval_columns_sit_after_ours_and_no_difference_is_printed():
 def test_table2_beside_carries_the_paired_interval_of_each_step():
     t2 = pd.DataFrame({"MRR": [0.8, 0.7], "R@1": [0.5, 0.5], "R@5": [0.9, 0.9], "ΔMRR": [math.nan, -0.1]},
                       index=paper.ABLATION[:2])
-    diffs = pd.DataFrame({"diff": [-0.1], "n": [4], "ci_low": [-0.2], "ci_high": [0.0], "p": [0.5], "p_holm": [0.5],
-                          "mde": [0.1]}, index=paper.ABLATION[1:2])
+    diffs = pd.DataFrame({"method": ["Structure-Aware"], "diff": [-0.1], "n": [4], "ci_low": [-0.2], "ci_high": [0.0],
+                          "p": [0.5], "p_holm": [0.5], "mde": [0.1]})       # the decided row of that step, the paper's label
     side = tb.table2_beside(t2, diffs)
     assert list(side["ΔMRR"].columns) == ["ours", "n", "ci_low", "ci_high", "Holm p", "paper-reported"]
     assert side.loc[paper.ABLATION[1], ("ΔMRR", "ci_low")] == -0.2

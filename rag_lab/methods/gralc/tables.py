@@ -79,18 +79,13 @@ def table2(t1: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def ablation(decided: pd.DataFrame) -> pd.DataFrame:
-    """The ablation's decided rows (``paper.ABLATION_PAIRS``, registry names) by step (``paper.ABLATION``):
-    the difference's columns first, then the test's."""
-    steps = dict(zip(paper.ABLATION_STRATEGIES, paper.ABLATION))
-    return decided.assign(step=decided["method"].map(steps)).set_index("step")[[*DIFF_COLUMNS, *TAIL]]
-
-
-def table2_beside(t2: pd.DataFrame, diffs: pd.DataFrame) -> pd.DataFrame:
+def table2_beside(t2: pd.DataFrame, decided: pd.DataFrame) -> pd.DataFrame:
     """Table 2 beside the paper: MRR, R@1, R@5 (ours and paper-reported; their intervals are Table 1's,
-    the same cells), then ΔMRR with the paired interval of each step against the base (``diffs``:
-    ``ablation``), its Holm p and the paper's ΔMRR."""
+    the same cells), then ΔMRR with the paired interval of each step against the base (``decided``: the rows of
+    ``paper.ABLATION_PAIRS`` with the paper's labels), its Holm p and the paper's ΔMRR."""
     reported = paper.table2()
+    steps = dict(zip(map(paper.label, paper.ABLATION_STRATEGIES), paper.ABLATION))
+    diffs = decided.assign(step=decided["method"].map(steps)).set_index("step")
     parts = {}
     for c in [c for c in t2.columns if c != "ΔMRR"]:
         parts[(c, "ours")] = t2[c]
