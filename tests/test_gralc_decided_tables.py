@@ -70,6 +70,18 @@ def test_ablation_and_order_pair_by_question():
     assert order.iloc[0][["method", "below"]].tolist() == ["GraLC-RAG (+Graph)", "Late Chunking"]   # 1.0 vs 0.75 first
     assert len(order) == 6 and (order["diff"] >= 0).all()
     assert paper.strategy("Late Chunking") == "gralc-late" and paper.strategy(paper.label("gralc-kg")) == "gralc-kg"
+    assert paper.ceiling_pairs("Semantic") == [("gralc-semantic", "the 0.95 ceiling")]
+
+
+def test_reported_gives_each_table_new():
+    # Table 1's Semantic MRR as the paper prints it; a caller's change does not reach the next caller
+    t1 = paper.reported(1)
+    assert t1.loc["Semantic", "MRR"] == 0.9802 and list(t1.index) == paper.ORDER
+    t1.loc["Semantic", "MRR"] = 0.0
+    assert paper.reported(1).loc["Semantic", "MRR"] == 0.9802
+    assert paper.reported(6).loc["GraLC-RAG (KG)", "Sec Diversity"] == 4.62 and len(paper.reported(4)) == 18
+    with pytest.raises(ValueError, match="Tables 1-6"):
+        paper.reported(7)
 
 
 def test_sweep_by_lambda_each_lambda_against_the_first():
@@ -77,8 +89,8 @@ def test_sweep_by_lambda_each_lambda_against_the_first():
                           + rows("λ = 0", "doc_recall", 5, [1, 1, 1]) + rows("λ = 0.5", "doc_recall", 5, [1, 1, 1]))
     table = pd.DataFrame({"MRR@5": [2 / 3, 1.0], "R@5": [1.0, 1.0]}, index=pd.Index([0.0, 0.5], name="lambda"))
     sweep = ex.Sweep(table, scores)
-    assert sweep.pairs == [("λ = 0.5", "λ = 0")]
-    decided = pd.concat([decided_pairs(scores, m, sweep.pairs, f"F {m}") for m in ex.sweep_columns(sweep).values()])
+    assert sweep.pairs == [("λ = 0.5", "λ = 0")] and sweep.metrics == ["doc_mrr@5", "doc_recall@5"]
+    decided = pd.concat([decided_pairs(scores, m, sweep.pairs, f"F {m}") for m in sweep.metrics])
     diffs = sweep.by_lambda(decided)
     # MRR: (0, .5, .5) → +1/3; recall unchanged → 0 with p = 1; one family per column
     assert diffs.loc[("MRR@5", 0.5), "diff"] == pytest.approx(1 / 3) and diffs.loc[("MRR@5", 0.5), "family"] == "F doc_mrr@5"
@@ -90,7 +102,7 @@ def test_interval_columns_sit_after_ours_and_no_difference_is_printed():
     data = pd.DataFrame(rows("gralc-naive", "doc_mrr", 20, [1.0, 0.0], "full") + rows("gralc-naive", "doc_recall", 1, [1, 0], "full")
                         + rows("gralc-naive", "doc_recall", 5, [1, 1], "full"))
     ci = tb.summary(data, {"MRR": "doc_mrr@20", "R@1": "doc_recall@1", "R@5": "doc_recall@5"}, by="condition")
-    side = tb.ours_with_intervals(ci["ours"], ci, paper.table4())
+    side = tb.ours_with_intervals(ci["ours"], ci, paper.reported(4))
     assert list(side["MRR"].columns) == ["ours", "n", "ci_low", "ci_high", "paper-reported"]
     assert side.loc[("full", "Naive"), ("MRR", "ours")] == 0.5 and side.loc[("full", "Naive"), ("MRR", "n")] == 2
     assert side.loc[("full", "Naive"), ("MRR", "paper-reported")] == 0.344

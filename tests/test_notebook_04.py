@@ -75,7 +75,7 @@ def check_narrated(text: str, folder: Path, t1_ours: pd.DataFrame, sweep: pd.Dat
     and the λ table's verdicts."""
     ablation = re.search(r"^Ablation \((.*?)\):\n(.*?)\n(\d) of 3 components change MRR by a decided difference", text, re.M | re.S)
     assert ablation, text
-    for step, value in paper.table2()["ΔMRR"].dropna().items():
+    for step, value in paper.reported(2)["ΔMRR"].dropna().items():
         assert f"{step} {value:+.4f}" in ablation.group(1)
     # the steps' findings (finding_sentences): the count is of the decided verdicts among them
     assert int(ablation.group(3)) == len(re.findall(r": (supported|contradicted)$", ablation.group(2), re.M))
@@ -236,11 +236,11 @@ def test_gralc_notebook_runs(notebook_run):
     ranks = worked.drop(columns=["document", "text"])
     assert len(ranks.columns) == 6 and ranks.stack().str.fullmatch(r"rank \d+|not elected").all()
 
-    check_ratio_table(folder, "table3", paper.table3(), ["Chunks", "Time (s)"], [])
+    check_ratio_table(folder, "table3", paper.reported(3), ["Chunks", "Time (s)"], [])
     # Table 3's timings say when and where they were taken (the run's cache is new: nothing kept, timed here)
     caption3 = (folder / "table3.md").read_text(encoding="utf-8").splitlines()[0]
     assert "; timings measured 20" in caption3 and caption3.endswith("by this run"), caption3
-    check_ratio_table(folder, "table6", paper.table6(), ["Tokens"], ["Avg F1", "Sec Diversity"])
+    check_ratio_table(folder, "table6", paper.reported(6), ["Tokens"], ["Avg F1", "Sec Diversity"])
     t6 = pd.read_csv(folder / "table6.csv", header=[0, 1], index_col=0)
     assert list(t6["Avg F1"].columns) == INTERVAL + ["paper-reported"]
     check_late_view(folder, printed(manifest, root, LATE_CELL))

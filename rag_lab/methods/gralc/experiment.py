@@ -161,6 +161,11 @@ class Sweep:
     scores: pd.DataFrame = field(repr=False)
 
     @property
+    def metrics(self) -> list[str]:
+        """The metric@k columns the table's retrieval columns are the means of (``sweep_columns``)."""
+        return list(sweep_columns(self).values())
+
+    @property
     def pairs(self) -> list[tuple[str, str]]:
         """Each later λ against the first, as ``scores`` names them (for ``uncertainty.decided_pairs``)."""
         lams = list(self.table.index)

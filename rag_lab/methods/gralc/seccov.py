@@ -66,7 +66,7 @@ def reading_means(runs: Mapping[str, object], ks: Sequence[int] = (5, 20),
 
 def paper_cells() -> pd.Series:
     """The paper's SecCov@5 and @20 per (strategy label, k, condition)."""
-    t5 = paper.table5()
+    t5 = paper.reported(5)
     return pd.Series({(s, k, c): t5.loc[s, f"{paper.seccov_label(k)} {c}"]
                       for s in t5.index for k in (5, 20) for c in CONDITIONS})
 

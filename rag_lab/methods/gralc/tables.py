@@ -83,7 +83,7 @@ def table2_beside(t2: pd.DataFrame, decided: pd.DataFrame) -> pd.DataFrame:
     """Table 2 beside the paper: MRR, R@1, R@5 (ours and paper-reported; their intervals are Table 1's,
     the same cells), then ΔMRR with the paired interval of each step against the base (``decided``: the rows of
     ``paper.ABLATION_PAIRS`` with the paper's labels), its Holm p and the paper's ΔMRR."""
-    reported = paper.table2()
+    reported = paper.reported(2)
     steps = dict(zip(map(paper.label, paper.ABLATION_STRATEGIES), paper.ABLATION))
     diffs = decided.assign(step=decided["method"].map(steps)).set_index("step")
     parts = {}
@@ -141,7 +141,7 @@ def table5c(decided: pd.DataFrame, grad: pd.DataFrame) -> pd.DataFrame:
     head = ["reading", "k", "condition", *paper.GROUPS]
     if decided.empty:
         return pd.DataFrame(columns=[*head, *DIFF_COLUMNS, "paper-reported diff"]).set_index(head[:3])
-    reported, reading = paper.table5(), {m: r for r, m in READINGS.items()}
+    reported, reading = paper.reported(5), {m: r for r, m in READINGS.items()}
     rows = []
     for _, r in decided.iterrows():
         metric, k = r["metric"].rsplit("@", 1)
