@@ -1,7 +1,8 @@
 """Numbers reported in the GraLC-RAG paper (Tables 1–6), for display beside ours as
-"paper-reported". Rows use the paper's strategy labels; ``PAPER_LABELS`` maps our names. Also the
-paper's setting against the run's: what data each table ran on (for captions), whether Tables 1–2
-are like-for-like, and the loader arguments that choose the data."""
+"paper-reported" (``reported``). Rows use the paper's strategy labels; ``PAPER_LABELS`` maps our names. Also
+the paper's comparisons as data for ``uncertainty.decided_pairs`` (the ablation's pairs, the two groups of
+strategies and the ceiling as sides), and the paper's setting against the run's: what data each table ran on
+(for captions), whether Tables 1–2 are like-for-like, and the loader arguments that choose the data."""
 from __future__ import annotations
 
 from typing import Mapping, Sequence

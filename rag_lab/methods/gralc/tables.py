@@ -2,7 +2,7 @@
 (rows labelled with the paper's strategy names), their n and 95% intervals over questions
 (``evaluation.uncertainty``) of the columns the notebook names; the rest sets ours beside the paper's numbers
 (with a difference only where the setting is like-for-like) and shapes the tables the notebook cannot in a
-few lines (Table 2's ablation steps, Table 5's SecCov readings by condition)."""
+few lines (Table 2's ablation steps, Table 5's SecCov readings by condition, Table 5c from its decided rows)."""
 from __future__ import annotations
 
 import math
