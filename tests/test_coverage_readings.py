@@ -61,4 +61,4 @@ def test_pattern_fit_ranks_the_reading_that_reproduces_the_paper_first():
     assert fit.loc["exact", "mean |ours - paper|"] == pytest.approx(0.0)
     assert fit.loc["content-not-flat", "content-only max |x - 1|"] == pytest.approx(1.0)
     assert bool(fit.loc["flat-and-growing", "structure-aware grows with length and k"])
-    assert paper.seccov_label(5) in paper.table5().columns[0]
+    assert paper.seccov_label(5) in paper.reported(5).columns[0]

@@ -59,7 +59,7 @@ def test_table5_and_table6_shapes():
                                                      "SecCov@20 (source article's sections; ours only)")
                                 for c in ("introduction", "full")]
     # beside the paper: the paper's columns compared, ours-only columns kept without a paper value
-    side = tb.beside_paper(t5, paper.table5())
+    side = tb.beside_paper(t5, paper.reported(5))
     assert side.loc["GraLC-RAG (KG)", ("SecCov@5 (any-level labels, all retrieved) full", "paper-reported")] == 4.46
     assert ("SecCov@5 (source article's sections; ours only) full", "ours") in side.columns
     assert not any(c[0].startswith("SecCov@5 (source") and c[1] != "ours" for c in side.columns)

@@ -29,7 +29,7 @@ def test_table1_on_whole_pubmedqa_abstracts(tmp_path):
     ours = check_table1_intervals(folder, questions=7, like_for_like=True)  # whole PubMedQA abstracts: the paper's setting
     assert ((ours >= 0) & (ours <= 1)).all().all() and not ours.isna().any().any()
     reported = t1["paper-reported"].unstack(0)
-    pd.testing.assert_frame_equal(reported.loc[paper.ORDER, paper.table1().columns], paper.table1().loc[paper.ORDER],
+    pd.testing.assert_frame_equal(reported.loc[paper.ORDER, paper.reported(1).columns], paper.reported(1).loc[paper.ORDER],
                                   check_names=False)
     assert "No introduction, partial, full condition here" in (folder / "table4.md").read_text(encoding="utf-8")
 

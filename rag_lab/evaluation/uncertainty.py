@@ -9,18 +9,21 @@ metric and k), built on ``statistics``.
   verdict and its reason (``decide``). Beside a Holm verdict the interval is the comparison's own 95%
   interval, not a simultaneous one: ``decide`` labels it "unadjusted" in the ``interval`` column of
   every family of more than one (docs/statistics.md).
+- ``decided_pairs``: the pairs a notebook names, decided as one family; a side may be the per-question
+  mean of several methods or a constant, and a condition column splits the texts.
 - A (method, question) pair with two rows for one metric@k is refused (a ValueError naming them):
   it would count the question twice in one mean and once in a paired table.
 - ``readable_decisions``: a test table narrowed to what a reader decides by (the rest stays in its CSV).
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping, Sequence, Union
 
 import numpy as np
 import pandas as pd
 
 from ..core.types import Dataset
+from .ledger import record
 from .metric_specs import declared_kind
 from .statistics import (ALPHA, UNADJUSTED, Difference, format_ci, format_p, holm, holm_floors, mean_ci,
                          paired_difference, verdict_and_reason, why_none)
@@ -251,6 +254,52 @@ def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] |
     return decide(out, family or f"each method minus {baseline}")[DIFFERENCE_COLUMNS]
 
 
+Side = Union[str, Sequence[str], float]    # a method; the per-question mean of several; a constant
+
+
+def decided_pairs(df: pd.DataFrame, columns: str | Sequence[str], pairs: Sequence[tuple[str, str]], family: str,
+                  units: Units | None = None, sides: Mapping[str, Side] | None = None,
+                  by: str | None = None, ledger: tuple[str, str] | None = None) -> pd.DataFrame:
+    """Each (a, b) of ``pairs`` on each metric@k of ``columns``, a minus b paired by question, every row one
+    declared family (``decide``): ``DIFFERENCE_COLUMNS``; a pair with a side nobody scored is left out. A name
+    in ``sides`` is no method: a tuple of methods stands for their mean on each question (so each question
+    counts once), a number for a constant (a test against a bound). Method against method is tested with the
+    metric's declared kind; a mean or a constant is no score of that kind (a mean of counts is no count), so
+    there the kind is read off the values. ``by``: a column of ``df`` (a document-length condition) whose
+    values are other texts for the same questions: each is paired on its own, and its rows carry it (the
+    ledger files them apart). ``ledger``: (data set, condition) to record the rows under in the run's ledger
+    (``ledger.record``; the condition, "" for none, beside the rows' own)."""
+    sides = sides or {}
+    parts = [(None, df)] if by is None else [(v, df[df[by] == v]) for v in dict.fromkeys(df[by])]
+    rows = []
+    for column in [columns] if isinstance(columns, str) else columns:
+        for value, part in parts:
+            table = per_question(part, column)
+            labels = unit_labels([str(q) for q in table.index], units)
+            for a, b in pairs:
+                left, right = _side(table, sides.get(a, a)), _side(table, sides.get(b, b))
+                if left is None or right is None:
+                    continue
+                kind = declared_kind(column) if a not in sides and b not in sides else None
+                rows.append({**({by: value} if by else {}), "method": a, "baseline": b, "metric": column,
+                             **paired_difference(left, right, units=labels, kind=kind).as_dict()})
+    head = [by] if by else []
+    out = decide(pd.DataFrame(rows, columns=[*head, *DIFFERENCE_COLUMNS[:DIFFERENCE_COLUMNS.index("family")]]), family)
+    if ledger is not None:
+        record(out if by else out.assign(condition=ledger[1]), ledger[0])
+    return out[[*head, *DIFFERENCE_COLUMNS]]
+
+
+def _side(table: pd.DataFrame, side: Side) -> np.ndarray | None:
+    """A side's score on each question of ``per_question``'s ``table``; None when no method of it scored."""
+    if isinstance(side, (int, float)):
+        return np.full(len(table), float(side))
+    if isinstance(side, str):
+        return table[side].to_numpy(dtype=float) if side in table.columns else None
+    methods = [m for m in side if m in table.columns]
+    return table[methods].mean(axis=1, skipna=False).to_numpy(dtype=float) if methods else None
+
+
 def difference_sentence(df: pd.DataFrame, a: str, b: str, column: str, threshold: float = 0.0,
                         units: Units | None = None) -> str:
     """``a - b on metric@k = d [lo, hi] (n = .., p = .., MDE ..): verdict`` for one paired comparison
@@ -273,21 +322,16 @@ def comparison_note(row, holm_p: bool = False) -> str:
 
 
 def pairwise_differences(df: pd.DataFrame, column: str, methods: Sequence[str] | None = None,
-                         units: Units | None = None) -> pd.DataFrame:
+                         units: Units | None = None, ledger: tuple[str, str] | None = None) -> pd.DataFrame:
     """Every pair of methods on one metric@k, the higher mean first (so ``diff`` >= 0), paired by
     question; the pairs are one family (Holm across them): which places of a ranking the questions
-    can tell apart."""
+    can tell apart. The other side is named ``below``; ``ledger`` as ``decided_pairs``'."""
     table = per_question(df, column)
     methods = [m for m in (methods or table.columns) if m in table.columns]
     ranked = sorted(methods, key=lambda m: -np.nanmean(table[m].to_numpy()) if table[m].notna().any() else np.inf)
-    rows = []
-    for i, a in enumerate(ranked):
-        for b in ranked[i + 1:]:
-            rows.append({"method": a, "below": b, "metric": column,
-                         **paired_on(table, a, b, units=units, kind=declared_kind(column)).as_dict()})
-    cols = ["method", "below", "metric", *TEST_COLUMNS]
-    out = pd.DataFrame(rows, columns=cols[:cols.index("family")])
-    return decide(out, f"every pair on {column}")[cols]
+    pairs = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]]
+    out = decided_pairs(df, column, pairs, f"every pair on {column}", units, ledger=ledger)
+    return out.rename(columns={"baseline": "below"})
 
 
 def judge_spread(repeats: Sequence[Sequence[float]]) -> float:

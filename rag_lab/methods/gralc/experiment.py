@@ -20,7 +20,7 @@ from .infusion import TokenShift
 from .metrics import answer_rows, cross_section_rows
 from .seccov import PAPER_READING, reading_rows
 from .method import STRATEGIES, strategy_config
-from .tables import SOURCE_SECCOV, metric_means
+from .tables import DIFF_COLUMNS, SOURCE_SECCOV, TAIL, metric_means
 
 
 def strategy_params(**knobs) -> dict[str, dict]:
@@ -159,6 +159,27 @@ class Sweep:
 
     table: pd.DataFrame
     scores: pd.DataFrame = field(repr=False)
+
+    @property
+    def metrics(self) -> list[str]:
+        """The metric@k columns the table's retrieval columns are the means of (``sweep_columns``)."""
+        return list(sweep_columns(self).values())
+
+    @property
+    def pairs(self) -> list[tuple[str, str]]:
+        """Each later λ against the first, as ``scores`` names them (for ``uncertainty.decided_pairs``)."""
+        lams = list(self.table.index)
+        return [(sweep_label(x), sweep_label(lams[0])) for x in lams[1:]]
+
+    def by_lambda(self, decided: pd.DataFrame) -> pd.DataFrame:
+        """The decided rows of ``pairs`` on the table's columns (``sweep_columns``) as rows (column label, λ):
+        the difference's columns first, then the test's."""
+        if decided.empty:
+            return pd.DataFrame(columns=DIFF_COLUMNS, index=pd.MultiIndex.from_tuples([], names=["column", "lambda"]))
+        columns = {v: k for k, v in sweep_columns(self).items()}
+        lams = {sweep_label(x): x for x in self.table.index}
+        out = decided.assign(column=decided["metric"].map(columns), **{"lambda": decided["method"].map(lams)})
+        return out.set_index(["column", "lambda"])[[*DIFF_COLUMNS, *TAIL]]
 
 
 def sweep_label(lam: float) -> str:

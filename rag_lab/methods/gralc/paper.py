@@ -1,7 +1,8 @@
 """Numbers reported in the GraLC-RAG paper (Tables 1–6), for display beside ours as
-"paper-reported". Rows use the paper's strategy labels; ``PAPER_LABELS`` maps our names. Also the
-paper's setting against the run's: what data each table ran on (for captions), whether Tables 1–2
-are like-for-like, and the loader arguments that choose the data."""
+"paper-reported" (``reported``). Rows use the paper's strategy labels; ``PAPER_LABELS`` maps our names. Also
+the paper's comparisons as data for ``uncertainty.decided_pairs`` (the ablation's pairs, the two groups of
+strategies and the ceiling as sides), and the paper's setting against the run's: what data each table ran on
+(for captions), whether Tables 1–2 are like-for-like, and the loader arguments that choose the data."""
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -16,7 +17,7 @@ ORDER = ["Naive", "Semantic", "Late Chunking", "Structure-Aware", "GraLC-RAG (KG
 TITLE = "Graph-Aware Late Chunking for Retrieval-Augmented Generation in Biomedical Literature"
 
 
-def table1() -> pd.DataFrame:
+def _table1() -> pd.DataFrame:
     """PubMedQA*, 1,000 questions over 1,000 abstracts."""
     rows = [[0.9787, 0.9690, 0.9880, 0.9900, 0.9960], [0.9802, 0.9710, 0.9880, 0.9910, 0.9950],
             [0.9768, 0.9660, 0.9860, 0.9920, 0.9960], [0.9765, 0.9660, 0.9850, 0.9890, 0.9940],
@@ -24,7 +25,7 @@ def table1() -> pd.DataFrame:
     return pd.DataFrame(rows, index=ORDER, columns=["MRR", "R@1", "R@3", "R@5", "R@10"])
 
 
-def table2() -> pd.DataFrame:
+def _table2() -> pd.DataFrame:
     rows = [[0.9768, 0.9660, 0.9920, float("nan")], [0.9765, 0.9660, 0.9890, -0.0003],
             [0.9687, 0.9520, 0.9880, -0.0081], [0.9502, 0.9260, 0.9820, -0.0266]]
     return pd.DataFrame(rows, index=ABLATION, columns=["MRR", "R@1", "R@5", "ΔMRR"])
@@ -33,9 +34,18 @@ def table2() -> pd.DataFrame:
 CEILING = 0.95       # §4.1 calls MRR above 0.95 on its abstracts a near-ceiling effect
 ABLATION = ["Late Chunking (base)", "+ Structure Boundaries", "+ KG Infusion", "+ Graph-Guided Retrieval"]
 ABLATION_STRATEGIES = ["gralc-late", "gralc-structure", "gralc-kg", "gralc-graph"]
+ABLATION_PAIRS = [(step, ABLATION_STRATEGIES[0]) for step in ABLATION_STRATEGIES[1:]]   # each step minus the base
+# the paper's contrast (§4.3, Tables 5-6): the structure-aware strategies against the content-only ones
+CONTENT_ONLY = ("gralc-naive", "gralc-semantic", "gralc-late")
+STRUCTURE_AWARE = ("gralc-structure", "gralc-kg", "gralc-graph")
+GROUPS = ("structure-aware", "content-only")
+CEILING_SIDE = f"the {CEILING:g} ceiling"
+# the sides of its comparisons that are no one strategy (``uncertainty.decided_pairs``): each group's mean on a
+# question, and the constant the lowest MRR is tested against
+SIDES = {GROUPS[0]: STRUCTURE_AWARE, GROUPS[1]: CONTENT_ONLY, CEILING_SIDE: CEILING}
 
 
-def table3() -> pd.DataFrame:
+def _table3() -> pd.DataFrame:
     """200 full-text PMC articles, CPU; the paper's naive row used 512-token chunks, and it
     reports one row for both GraLC-RAG variants."""
     rows = {"Naive": [1109, 44.6], "Semantic": [6765, 535.1], "Late Chunking": [3055, 313.7],
@@ -43,7 +53,7 @@ def table3() -> pd.DataFrame:
     return pd.DataFrame(rows, index=["Chunks", "Time (s)"]).T
 
 
-def table4() -> pd.DataFrame:
+def _table4() -> pd.DataFrame:
     data = {
         "introduction": [[0.398, 0.327, 0.480], [0.488, 0.430, 0.553], [0.379, 0.313, 0.465], [0.393, 0.324, 0.477],
                          [0.364, 0.290, 0.451], [0.347, 0.271, 0.436]],
@@ -72,7 +82,7 @@ def source_seccov_label(k: int) -> str:
     return f"SecCov@{k} (source article's sections; ours only)"
 
 
-def table5() -> pd.DataFrame:
+def _table5() -> pd.DataFrame:
     """Columns "<metric> <condition>", e.g. "SecCov@5 (any-level labels, all retrieved) full": the
     paper's printed values, which ``seccov.PAPER_READING`` reproduces in pattern."""
     seccov5 = [[1.00, 1.00, 1.00]] * 3 + [[2.32, 3.52, 4.26], [2.33, 3.74, 4.46], [2.35, 3.63, 4.36]]
@@ -85,7 +95,7 @@ def table5() -> pd.DataFrame:
 ANSWER_ENCODING = "o200k_base"   # the tokenizer of the paper's answering model, GPT-4o-mini (§3.5)
 
 
-def table6() -> pd.DataFrame:
+def _table6() -> pd.DataFrame:
     """50 full-text cross-section questions, GPT-4o-mini answers; F1 is answer-vs-question overlap;
     Tokens as GPT-4o-mini counted them (``experiment.TOKENS_SCOPE`` says how ours differ)."""
     rows = [[0.389, 1.00, 169466], [0.403, 1.00, 29748], [0.375, 1.00, 71506], [0.381, 4.48, 86060],
@@ -93,8 +103,34 @@ def table6() -> pd.DataFrame:
     return pd.DataFrame(rows, index=ORDER, columns=["Avg F1", "Sec Diversity", "Tokens"])
 
 
+def reported(table: int) -> pd.DataFrame:
+    """The paper's Table ``table`` (1-6) as it prints it, rows its strategy labels (``ORDER``); a new frame each
+    call, so no caller changes another's."""
+    tables = {1: _table1, 2: _table2, 3: _table3, 4: _table4, 5: _table5, 6: _table6}
+    if table not in tables:
+        raise ValueError(f"the paper has Tables 1-6 of numbers, got {table!r}")
+    return tables[table]()
+
+
 def label(name: str) -> str:
     return PAPER_LABELS.get(name, name)
+
+
+def strategy(paper_label: str) -> str:
+    """The registry's name of a strategy the paper labels ``paper_label`` (``label`` turned round)."""
+    return next((name for name, said in PAPER_LABELS.items() if said == paper_label), paper_label)
+
+
+def ceiling_pairs(lowest: str) -> list[tuple[str, str]]:
+    """The strategy the paper labels ``lowest`` (the lowest MRR) against the ``CEILING``, as ``SIDES`` names it."""
+    return [(strategy(lowest), CEILING_SIDE)]
+
+
+def labelled(table: pd.DataFrame) -> pd.DataFrame:
+    """A decided table (registry names, as the ledger files them) with the paper's labels in its method and
+    other-side columns, as the notebook's tables show them."""
+    named = [c for c in ("method", "baseline", "below") if c in table.columns]
+    return table.assign(**{c: table[c].map(label) for c in named})
 
 
 BASE = "Naive"

@@ -18,9 +18,8 @@ import pandas as pd
 from ...evaluation.coverage_readings import READINGS, Reading, coverage_count
 from ...evaluation.metrics import count_sections
 from . import paper
+from .paper import CONTENT_ONLY, STRUCTURE_AWARE
 
-CONTENT_ONLY = ("gralc-naive", "gralc-semantic", "gralc-late")
-STRUCTURE_AWARE = ("gralc-structure", "gralc-kg", "gralc-graph")
 CONDITIONS = ("introduction", "partial", "full")
 # what docs/metrics.md found to reproduce the paper's pattern (the measurements are there)
 PAPER_READING = Reading("paragraph", "bare", "unlabelled")
@@ -67,7 +66,7 @@ def reading_means(runs: Mapping[str, object], ks: Sequence[int] = (5, 20),
 
 def paper_cells() -> pd.Series:
     """The paper's SecCov@5 and @20 per (strategy label, k, condition)."""
-    t5 = paper.table5()
+    t5 = paper.reported(5)
     return pd.Series({(s, k, c): t5.loc[s, f"{paper.seccov_label(k)} {c}"]
                       for s in t5.index for k in (5, 20) for c in CONDITIONS})
 

@@ -2,16 +2,17 @@
 (rows labelled with the paper's strategy names), their n and 95% intervals over questions
 (``evaluation.uncertainty``) of the columns the notebook names; the rest sets ours beside the paper's numbers
 (with a difference only where the setting is like-for-like) and shapes the tables the notebook cannot in a
-few lines (Table 2's ablation steps, Table 5's SecCov readings by condition)."""
+few lines (Table 2's ablation steps, Table 5's SecCov readings by condition, Table 5c from its decided rows)."""
 from __future__ import annotations
 
 import math
 from typing import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ...evaluation.metrics import coverage_metric
-from ...evaluation.uncertainty import interval_frames
+from ...evaluation.uncertainty import TEST_COLUMNS, interval_frames, per_question
 from . import paper
 from .method import STRATEGIES
 from .seccov import PAPER_READING_WORDS, PAPER_SECCOV
@@ -21,6 +22,11 @@ SECCOV = PAPER_SECCOV                        # the reading whose pattern matches
 SOURCE_SECCOV = coverage_metric("section")    # ours: top-level sections of the question's source article
 TABLE5_READING = (f"SecCov = distinct {PAPER_READING_WORDS} (the reading that reproduces the paper's pattern, "
                   "docs/metrics.md)")
+# the two SecCov readings Table 5c shows: the one whose pattern matches the paper's, and the fair one
+READINGS = {"pattern: any-level, content-only unlabelled": SECCOV,   # short: table index labels print whole
+            "fair: source article's sections": SOURCE_SECCOV}
+DIFF_COLUMNS = ["diff", "n", "ci_low", "ci_high", "p", "p_holm", "mde"]
+TAIL = [c for c in TEST_COLUMNS if c not in DIFF_COLUMNS]       # the test's other columns, in its order
 
 
 def metric_means(df: pd.DataFrame, metric: str, k: int | None = None, by: Sequence[str] = ("method",)) -> pd.Series:
@@ -73,11 +79,15 @@ def table2(t1: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def table2_beside(t2: pd.DataFrame, diffs: pd.DataFrame) -> pd.DataFrame:
-    """Table 2 beside the paper: MRR, R@1, R@5 (ours and paper-reported; their intervals are Table 1's,
-    the same cells), then ΔMRR with the paired interval of each step against the base (``diffs``:
-    ``comparisons.ablation``), its Holm p and the paper's ΔMRR."""
-    reported = paper.table2()
+def table2_beside(t1: pd.DataFrame, decided: pd.DataFrame) -> pd.DataFrame:
+    """Table 2 (``table2`` of Table 1's means ``t1``) beside the paper: MRR, R@1, R@5 (ours and paper-reported;
+    their intervals are Table 1's, the same cells), then ΔMRR with the paired interval of each step against the
+    base (``decided``: the rows of ``paper.ABLATION_PAIRS`` with the paper's labels), its Holm p and the paper's
+    ΔMRR. Our part alone, Table 2 itself, is its "ours" columns."""
+    t2 = table2(t1)
+    reported = paper.reported(2)
+    steps = dict(zip(map(paper.label, paper.ABLATION_STRATEGIES), paper.ABLATION))
+    diffs = decided.assign(step=decided["method"].map(steps)).set_index("step")
     parts = {}
     for c in [c for c in t2.columns if c != "ΔMRR"]:
         parts[(c, "ours")] = t2[c]
@@ -113,6 +123,38 @@ def table5(grad: pd.DataFrame, ks: Sequence[int] = (5, 20),
            if (grad["condition"] == c).any()}
     return {part: pd.DataFrame({f"{label} {c}": per[c][part][label] for label in table5_columns(ks) for c in per},
                                index=_union([per[c][part].index for c in per])) for part in PARTS}
+
+
+def group_means(df: pd.DataFrame, column: str) -> dict[str, float]:
+    """Each group of ``paper.GROUPS`` (its strategies' mean on a question) averaged over the questions."""
+    table = per_question(df, column)
+    means = {}
+    for group in paper.GROUPS:
+        present = [m for m in paper.SIDES[group] if m in table.columns]
+        means[group] = float(np.nanmean(table[present].mean(axis=1, skipna=False).to_numpy())) if present else math.nan
+    return means
+
+
+def table5c(decided: pd.DataFrame, grad: pd.DataFrame) -> pd.DataFrame:
+    """Table 5c from the decided rows of structure-aware minus content-only SecCov (``READINGS`` at every k,
+    by condition): rows (reading, k, condition), each group's mean, the difference's columns and the paper's
+    difference of the same group means (its printed SecCov, which only the pattern reading reproduces), then
+    the test's columns."""
+    head = ["reading", "k", "condition", *paper.GROUPS]
+    if decided.empty:
+        return pd.DataFrame(columns=[*head, *DIFF_COLUMNS, "paper-reported diff"]).set_index(head[:3])
+    reported, reading = paper.reported(5), {m: r for r, m in READINGS.items()}
+    rows = []
+    for _, r in decided.iterrows():
+        metric, k = r["metric"].rsplit("@", 1)
+        col = f"{paper.seccov_label(int(k))} {r['condition']}"
+        paper_diff = (reported.loc[[paper.label(m) for m in paper.STRUCTURE_AWARE], col].mean()
+                      - reported.loc[[paper.label(m) for m in paper.CONTENT_ONLY], col].mean()
+                      if metric == SECCOV and col in reported.columns else math.nan)
+        rows.append({"reading": reading[metric], "k": int(k), "condition": r["condition"],
+                     **group_means(grad[grad["condition"] == r["condition"]], r["metric"]),
+                     **r[DIFF_COLUMNS], "paper-reported diff": paper_diff, **r[TAIL]})
+    return pd.DataFrame(rows).set_index(head[:3])
 
 
 def _union(indexes) -> list[str]:
