@@ -54,6 +54,19 @@ def _without_seconds(cost: Cost) -> Cost:
                 cost.llm_fallbacks, 0.0)
 
 
+def first_places(scores: np.ndarray, m: int, what: str = "", names=None) -> list[int]:
+    """``ties.order(scores, k=m, what=what, names=names)`` (near-ties noted alike), ordering only the
+    best ``m + 8`` picked by numpy: a score past them lies more than ``TIE_TOL`` (and ``NOISE``) below
+    the m-th, so it joins no group that reaches the first m places. Else all are ordered."""
+    values = np.asarray(scores, dtype=np.float64)
+    m = min(m, len(values))
+    pick = np.argsort(-values, kind="stable")[:m + 8]
+    if len(pick) < len(values) and not values[pick[-1]] < values[pick[m - 1]] - ties.TIE_TOL - ties.NOISE:
+        pick = np.arange(len(values))
+    named = None if names is None else (lambda i: names(int(pick[i])))
+    return [int(pick[i]) for i in ties.order(values[pick], keys=pick.tolist(), k=m, what=what, names=named)]
+
+
 class UnWeaverRetriever(Method):
     """See the module docstring. ``reasoner``: a Reasoner, a spec string, or None ($RAG_LAB_LLM, else offline)."""
 
@@ -149,18 +162,18 @@ class UnWeaverRetriever(Method):
     def voters_for(self, sims: np.ndarray, k: int) -> list[int]:
         """The top_n classes by similarity (ties, at ``core.ties``' precision, to the earlier class),
         widened until they approve k chunks."""
-        order = ties.order(sims, what="")
-        top_n = self.config.top_n
-        voters = list(order[:top_n])
-        csc = self._chunk_class_csc
+        top_n, csc = self.config.top_n, self._chunk_class_csc
+        order = first_places(sims, top_n)
+        voters = order[:top_n]
         approved = set(csc[:, voters].nonzero()[0].tolist())
-        for extra in order[top_n:]:
-            if len(approved) >= k:
-                break
+        while len(approved) < k and len(voters) < len(sims):
+            if len(voters) == len(order):
+                order = first_places(sims, 2 * len(order))    # a longer prefix of the same order
+            extra = order[len(voters)]
             voters.append(extra)
             approved.update(csc[:, [extra]].nonzero()[0].tolist())
-        ties.order(sims, k=len(voters) + 1, what="UnWeaver voter classes", names=lambda i: self.classes[i].name)
-        return [int(v) for v in voters]
+        first_places(sims, len(voters) + 1, what="UnWeaver voter classes", names=lambda i: self.classes[i].name)
+        return voters
 
     def candidates(self, query: str, k: int) -> tuple[np.ndarray, Cost, list[int], list[int], np.ndarray]:
         """(class similarities, query cost, voter classes, candidate chunk indices in tie-break order,
