@@ -2,6 +2,7 @@
 (Cypher), with every expected value worked out by hand from the four toy chunks below."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rag_lab.methods.sketch.graph_stores import (Edge, KuzuGraphStore, Node, Subgraph, make_graph_store,
@@ -183,6 +184,25 @@ def test_query_entity_matching():
     assert [m.node for m in one] == ["risotto alla milanese"]
     with pytest.raises(ValueError, match="threshold must be in"):
         g.match(["x"], threshold=1.5, max_per_entity=3)
+
+
+def test_entity_matching_at_the_threshold_and_on_ties():
+    """A similarity at the threshold passes and is noted as a near-tie; equal similarities go by node key."""
+    from rag_lab.core import ties
+
+    g = _graph()
+    v = g.embedder.vectors
+    v["x"] = np.asarray([0.0, 0.0, 0.6, 0.0, 0.8], np.float32)             # 0.8 Saffron, 0.6 Milan
+    v["y"] = ((v["Abruzzo"] + v["Lombardy"]) / np.float32(np.sqrt(2))).astype(np.float32)   # 0.7071 with both
+    with ties.collecting() as notes:
+        matches, _ = g.match(["x", "y"], threshold=0.6, max_per_entity=3)
+    # float32 0.6 is 0.6000000238 >= 0.6: Milan passes, 2.4e-8 from the threshold (noted); y's tie: key order
+    assert [(m.entity, m.node) for m in matches] == [("x", "saffron"), ("x", "milan"), ("y", "abruzzo"),
+                                                    ("y", "lombardy")]
+    assert [(n.what, n.first, n.second) for n in notes] == [("SKETCH entity match", "x ~ milan", "threshold 0.6")]
+    one, _ = g.match(["y"], threshold=0.6, max_per_entity=1)
+    assert [m.node for m in one] == ["abruzzo"]
+    assert g.match(["y"], threshold=0.71, max_per_entity=3)[0] == []
 
 
 @pytest.mark.parametrize("store_name", ["networkx", "kuzu"])
