@@ -11,8 +11,9 @@ per class. The appendix's matrices are kept as attributes (``matrices``):
 
 Query: cosine of the query to every class; the ``top_n`` classes vote, each approving the chunks
 it occurs in; ``voting.elect`` elects k chunks by ``rule`` (approval, pav, cc) with the
-abcvoting library (``exact=True``, default: the optimal PAV / CC committee from abcvoting's HiGHS
-integer program, ties to the lexicographically first; ``exact=False``: the greedy sequential
+abcvoting library (``exact=True``, default: the optimal PAV / CC committee, ties to the
+lexicographically first, by ``voting.optimal_committee`` or, weighted, abcvoting's HiGHS integer
+program; ``exact=False``: the greedy sequential
 variants; ``weighted=True`` weighs each vote by its class's similarity). If the
 top classes approve fewer than k chunks, the next classes in similarity order join as voters
 until k chunks are approved or no class is left (our rule; the paper does not say). Candidates are
