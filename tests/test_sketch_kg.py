@@ -93,6 +93,10 @@ def test_kuzu_and_networkx_agree_on_every_query(tmp_path):
         for seed in keys:
             assert nx_store.neighbourhood([seed], hops) == kz_store.neighbourhood([seed], hops), (seed, hops)
         assert nx_store.neighbourhood(keys[:2], hops) == kz_store.neighbourhood(keys[:2], hops)
+    # each statement is prepared once and run again with other values: an empty list after full ones
+    # (hops 0 touches no relation), then full ones again
+    for hops in (0, 1):
+        assert nx_store.neighbourhood(keys[::-1], hops) == kz_store.neighbourhood(keys[::-1], hops)
     # the Cypher itself, for the record: who is one relation away from Milan?
     rows = kz_store.cypher("MATCH (a:Entity {key: 'milan'})-[r:RELATES]-(b:Entity) RETURN b.key, r.relation "
                            "ORDER BY b.key")
