@@ -76,6 +76,16 @@ def test_exact_search_breaks_ties_to_the_lexicographically_first_committee():
         elect([[], []], 2, 1, "pav", exact=True)
 
 
+def test_a_search_past_its_budget_gives_way_to_the_solver(monkeypatch):
+    from rag_lab.methods.unweaver import voting
+
+    ballots = [[1, 2], [1, 2], [0], [3]]                 # the ties of the test above: {0, 1}, ranked 1, 0
+    assert optimal_committee(ballots, 4, 2, "pav", max_nodes=2) is None
+    monkeypatch.setattr(voting, "SEARCH_NODES", 2)
+    result = elect(ballots, 4, 2, "pav", exact=True)
+    assert (result.winners, result.gains, result.algorithm) == ([1, 0], [2, 1], EXACT_ALGORITHM)
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_exact_search_agrees_with_the_integer_program(seed):
     """The committee ``elect`` finds without the solver is abcvoting's HiGHS optimum with lexicographic

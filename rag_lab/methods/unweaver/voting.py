@@ -15,9 +15,11 @@ With one vote each (UnWeaver's default) the exact rules do not call the solver: 
 finds the same committee by a depth-first search in integer arithmetic, about 1 ms on UnWeaver's
 elections where the integer program took 30 ms (its model is rebuilt in PuLP for every solve, and the
 lexicographic tie-break solves it again for every ten candidates). Weighted votes (float scores) still
-go to the solver. Ties are broken deterministically, always towards the candidate with the *smaller
-index*: abcvoting's sequential rules and AV do this by construction, and the exact rules are called
-with ``lexicographic_tiebreaking=True``, which returns the lexicographically first optimal committee
+go to the solver, and so does an election the search cannot settle within ``SEARCH_NODES`` branches
+(many near-equal committees: the bound is loose, and branch and bound can take exponential time).
+Ties are broken deterministically, always towards the candidate with the *smaller index*:
+abcvoting's sequential rules and AV do this by construction, and the exact rules are called with
+``lexicographic_tiebreaking=True``, which returns the lexicographically first optimal committee
 (``optimal_committee`` returns that one too). The caller therefore numbers candidates in its order of
 preference (UnWeaver: most query similarity among the approving classes first, then document order).
 
@@ -41,6 +43,7 @@ _EXACT_ID = {"approval": "av", "pav": "pav", "cc": "cc"}
 _SEQUENTIAL_ID = {"approval": "av", "pav": "seqpav", "cc": "seqcc"}
 EXACT_ALGORITHM = "pulp-highs"     # weighted votes
 EXACT_SEARCH = "branch-and-bound"   # one vote each: ``optimal_committee``
+SEARCH_NODES = 5_000   # branches before the search gives way to the solver (UnWeaver on fenwold: at most 1,399)
 
 
 @dataclass(frozen=True)
@@ -108,25 +111,28 @@ def elect(ballots: Sequence[Sequence[int]], num_cand: int, k: int, rule: str, ex
         raise ValueError(f"an election needs at least one candidate, got num_cand={num_cand}")
     profile = _profile(ballots, num_cand, weights)
     size = min(k, num_cand)
+    committee = None
     if exact and rule != "approval" and weights is None:
         if not len(profile):
             raise ValueError("an election needs at least one non-empty ballot")
         rule_id, algorithm = _EXACT_ID[rule], EXACT_SEARCH
-        committees = [optimal_committee([sorted(v.approved) for v in profile], num_cand, size, rule)]
-    elif exact and rule != "approval":
+        committee = optimal_committee([sorted(v.approved) for v in profile], num_cand, size, rule)
+    if committee is None and exact and rule != "approval":      # weighted, or a search past its budget
         rule_id, algorithm = _EXACT_ID[rule], EXACT_ALGORITHM
-        committees = abcrules.compute(rule_id, profile, size, algorithm=algorithm, resolute=True,
-                                      lexicographic_tiebreaking=True)
-    else:
+        committee = abcrules.compute(rule_id, profile, size, algorithm=algorithm, resolute=True,
+                                     lexicographic_tiebreaking=True)[0]
+    elif committee is None:
         rule_id, algorithm = _SEQUENTIAL_ID[rule], "standard"
-        committees = abcrules.compute(rule_id, profile, size, algorithm=algorithm, resolute=True)
-    winners, gains = rank_committee(profile, sorted(committees[0]), rule)
+        committee = abcrules.compute(rule_id, profile, size, algorithm=algorithm, resolute=True)[0]
+    winners, gains = rank_committee(profile, sorted(committee), rule)
     return Election(winners, gains, rule, rule_id, algorithm)
 
 
-def optimal_committee(ballots: Sequence[Sequence[int]], num_cand: int, size: int, rule: str) -> list[int]:
+def optimal_committee(ballots: Sequence[Sequence[int]], num_cand: int, size: int, rule: str,
+                      max_nodes: int | None = None) -> list[int] | None:
     """The lexicographically first committee of ``size`` with the highest PAV / CC score, one vote each
-    (what abcvoting's integer program with ``lexicographic_tiebreaking`` returns), sorted.
+    (what abcvoting's integer program with ``lexicographic_tiebreaking`` returns), sorted; None when the
+    search would visit more than ``max_nodes`` (default ``SEARCH_NODES``) branches, and the solver is asked.
 
     Depth-first over the candidates in index order, each taken before it is left out, so the first
     committee that reaches the optimum is the lexicographically first. A branch is cut when its score
@@ -152,8 +158,12 @@ def optimal_committee(ballots: Sequence[Sequence[int]], num_cand: int, size: int
         floor += int(gains[j])
         held = held + approval[:, j]
     best: list = [None, []]
+    budget = [SEARCH_NODES if max_nodes is None else max_nodes]
 
     def search(start: int, held, score: int, left: int, chosen: list[int], dropped: frozenset) -> None:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _PastBudget
         if left == 0:
             if score >= floor if best[0] is None else score > best[0]:
                 best[0], best[1] = score, list(chosen)
@@ -171,5 +181,12 @@ def optimal_committee(ballots: Sequence[Sequence[int]], num_cand: int, size: int
         chosen.pop()
         search(j + 1, held, score, left, chosen, dropped | {kind[j]})
 
-    search(0, np.zeros(len(ballots), dtype=np.int64), 0, size, [], frozenset())
+    try:
+        search(0, np.zeros(len(ballots), dtype=np.int64), 0, size, [], frozenset())
+    except _PastBudget:
+        return None
     return best[1]
+
+
+class _PastBudget(Exception):
+    """The search has visited ``SEARCH_NODES`` branches."""
