@@ -142,6 +142,30 @@ def test_kuzu_records_the_cypher_of_a_neighbourhood_query(tmp_path):
     store.close()
 
 
+@pytest.mark.parametrize("name", ["networkx", "kuzu"])
+def test_a_neighbourhood_asked_again_is_answered_from_the_last_one(name):
+    """SKETCH asks the same neighbourhood at k 5 and k 10: the second answer is the first (a copy, with
+    the statements that produced it), the store is not asked again; other seeds or hops, or an add, ask it."""
+    store = make_graph_store(name)
+    store.add(*graph_records(C, TRIPLES))
+    sent = []
+    if name == "kuzu":
+        run = store.cypher
+        store.cypher = lambda query, parameters=None: sent.append(query) or run(query, parameters)
+    first = store.neighbourhood(["saffron", "milan"], 1)
+    asked = len(sent)
+    first.distances.clear()                                   # the caller's copy: the store keeps its own
+    again = store.neighbourhood(["milan", "saffron", "milan"], 1)   # the same seeds, in another order
+    assert len(sent) == asked and again == store.neighbourhood(["saffron", "milan"], 1)
+    assert again.distances == {"milan": 0, "saffron": 0, "abruzzo": 1, "lombardy": 1, "risotto alla milanese": 1}
+    assert again.queries == ([] if name == "networkx" else first.queries) and len(again.queries) == asked
+    assert store.neighbourhood(["saffron", "milan"], 0).distances == {"milan": 0, "saffron": 0}
+    store.add([Node("pavia", "Pavia", "GPE", ("c5",), ("Pavia is near Milan.",))],
+              [Edge("pavia", "near", "milan", "c5")])
+    assert "pavia" in store.neighbourhood(["saffron", "milan"], 1).distances
+    store.close()
+
+
 def test_render_cypher_inlines_parameters_as_literals():
     assert render_cypher("MATCH (n {key: $key}) WHERE n.x IN $xs AND n.k = $k RETURN n",
                          {"key": "it's", "xs": ["a", "b\\c"], "k": 2}) == \

@@ -110,6 +110,7 @@ class GraphStore(ABC):
 
     name = "store"
     _recorded: list[dict] | None = None   # while a neighbourhood query runs: the statements it sends
+    _last: tuple | None = None            # ((seeds, hops), Subgraph): the last neighbourhood answered; add() drops it
 
     @abstractmethod
     def add(self, nodes: Sequence[Node], edges: Sequence[Edge]) -> None:
@@ -135,10 +136,20 @@ class GraphStore(ABC):
         return [k for k in keys if k in self]
 
     def neighbourhood(self, seeds: Sequence[str], hops: int = 1) -> Subgraph:
+        """The neighbourhood (module docstring). The same question asked again (SKETCH asks it at k 5 and
+        again at k 10) gets the last answer, as a copy, with the statements that produced it."""
         hops = _check_hops(hops)
+        asked = (tuple(sorted(set(seeds))), hops)
+        last = self._last
+        if last is None or last[0] != asked:
+            last = self._last = (asked, self._neighbourhood(list(asked[0]), hops))
+        sub = last[1]
+        return Subgraph(dict(sub.distances), dict(sub.nodes), list(sub.edges), list(sub.queries))
+
+    def _neighbourhood(self, seeds: list[str], hops: int) -> Subgraph:
         self._recorded = []
         try:
-            seeds = self._known(sorted(set(seeds)))
+            seeds = self._known(seeds)
             if not seeds:
                 return Subgraph(queries=self._recorded)
             distances = self._distances(seeds, hops)
@@ -181,6 +192,7 @@ class NetworkXGraphStore(GraphStore):
 
     def add(self, nodes: Sequence[Node], edges: Sequence[Edge]) -> None:
         self._check_new(nodes, edges)
+        self._last = None
         for n in nodes:
             self.graph.add_node(n.key, node=n)
         for e in edges:
@@ -274,6 +286,7 @@ class KuzuGraphStore(GraphStore):
 
     def add(self, nodes: Sequence[Node], edges: Sequence[Edge]) -> None:
         self._check_new(nodes, edges)
+        self._last = None
         if nodes:
             self.cypher("UNWIND $rows AS r CREATE (:Entity {key: r.key, name: r.name, type: r.type, "
                         "chunk_ids: r.chunk_ids, texts: r.texts})",
