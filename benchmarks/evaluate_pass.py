@@ -1,6 +1,7 @@
 """The stages of a comparison, as notebook 10 runs them, in empty caches: each method's build as a multiple
 of one encoder pass over the corpus, then ``evaluate`` with offline answers (ks 5 and 10, answer_k 5) in ms
-per (method, question) pair per stage; the result table kept so two versions can be compared row for row.
+per (method, question) pair per stage and each method's queries in ms a question; the result table kept so
+two versions can be compared row for row.
 
     python benchmarks/evaluate_pass.py [--data fenwold_gazetteer] [--methods all] [--out results.pkl]
                                        [--against baseline.pkl]
@@ -65,6 +66,21 @@ def timed_stages() -> dict[str, float]:
     return spent
 
 
+def timed_queries() -> dict[str, float]:
+    """Wrap ``harness.retrieve`` so each method's query seconds (every k it runs) are summed by name."""
+    spent: dict[str, float] = {}
+    fn = harness.retrieve
+
+    def wrapped(retriever, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return fn(retriever, *args, **kwargs)
+        finally:
+            spent[retriever.name] = spent.get(retriever.name, 0.0) + time.perf_counter() - t0
+    harness.retrieve = wrapped
+    return spent
+
+
 def comparable(df: pd.DataFrame) -> pd.DataFrame:
     """The rows two runs must agree on, in one order."""
     d = df[~df["metric"].isin(TIMED)]
@@ -90,7 +106,7 @@ def main(argv=None) -> int:
         harness.build_all({name: retriever}, data)
         builds[name] = time.perf_counter() - t0
     built = sum(builds.values())
-    spent = timed_stages()
+    spent, queries = timed_stages(), timed_queries()
     ties.forget()
     t0 = time.perf_counter()
     df = harness.evaluate(retrievers, data, KS, reasoner="offline", answer_k=ANSWER_K, progress=False)
@@ -107,11 +123,14 @@ def main(argv=None) -> int:
     print(f"evaluate: {seconds:.1f} s for {pairs} (method, question) pairs = {1000 * seconds / pairs:.2f} ms a pair")
     for name, s in spent.items():
         print(f"  {name}: {s:.1f} s ({1000 * s / pairs:.2f} ms a pair)")
+    print("queries by method (ms a question, every k it runs):")
+    for name, s in queries.items():
+        print(f"  {name}: {1000 * s / len(data.questions):.2f}")
     print(f"rows: {len(df)}; near-ties noted: {len(near)}")
     if args.out:
         with open(args.out, "wb") as f:
-            pickle.dump({"df": df, "near_ties": near, "seconds": seconds, "stages": spent, "builds": builds,
-                         "one_pass": one_pass}, f)
+            pickle.dump({"df": df, "near_ties": near, "seconds": seconds, "stages": spent, "queries": queries,
+                         "builds": builds, "one_pass": one_pass}, f)
     if args.against:
         with open(args.against, "rb") as f:
             before = pickle.load(f)

@@ -2,6 +2,7 @@
 (Cypher), with every expected value worked out by hand from the four toy chunks below."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from rag_lab.methods.sketch.graph_stores import (Edge, KuzuGraphStore, Node, Subgraph, make_graph_store,
@@ -92,6 +93,10 @@ def test_kuzu_and_networkx_agree_on_every_query(tmp_path):
         for seed in keys:
             assert nx_store.neighbourhood([seed], hops) == kz_store.neighbourhood([seed], hops), (seed, hops)
         assert nx_store.neighbourhood(keys[:2], hops) == kz_store.neighbourhood(keys[:2], hops)
+    # each statement is prepared once and run again with other values: an empty list after full ones
+    # (hops 0 touches no relation), then full ones again
+    for hops in (0, 1):
+        assert nx_store.neighbourhood(keys[::-1], hops) == kz_store.neighbourhood(keys[::-1], hops)
     # the Cypher itself, for the record: who is one relation away from Milan?
     rows = kz_store.cypher("MATCH (a:Entity {key: 'milan'})-[r:RELATES]-(b:Entity) RETURN b.key, r.relation "
                            "ORDER BY b.key")
@@ -134,6 +139,30 @@ def test_kuzu_records_the_cypher_of_a_neighbourhood_query(tmp_path):
     on_networkx = make_graph_store("networkx")
     on_networkx.add(*graph_records(C, TRIPLES))
     assert on_networkx.neighbourhood(["saffron"], 2).queries == [] and on_networkx.neighbourhood(["saffron"], 2) == sub
+    store.close()
+
+
+@pytest.mark.parametrize("name", ["networkx", "kuzu"])
+def test_a_neighbourhood_asked_again_is_answered_from_the_last_one(name):
+    """SKETCH asks the same neighbourhood at k 5 and k 10: the second answer is the first (a copy, with
+    the statements that produced it), the store is not asked again; other seeds or hops, or an add, ask it."""
+    store = make_graph_store(name)
+    store.add(*graph_records(C, TRIPLES))
+    sent = []
+    if name == "kuzu":
+        run = store.cypher
+        store.cypher = lambda query, parameters=None: sent.append(query) or run(query, parameters)
+    first = store.neighbourhood(["saffron", "milan"], 1)
+    asked = len(sent)
+    first.distances.clear()                                   # the caller's copy: the store keeps its own
+    again = store.neighbourhood(["milan", "saffron", "milan"], 1)   # the same seeds, in another order
+    assert len(sent) == asked and again == store.neighbourhood(["saffron", "milan"], 1)
+    assert again.distances == {"milan": 0, "saffron": 0, "abruzzo": 1, "lombardy": 1, "risotto alla milanese": 1}
+    assert again.queries == ([] if name == "networkx" else first.queries) and len(again.queries) == asked
+    assert store.neighbourhood(["saffron", "milan"], 0).distances == {"milan": 0, "saffron": 0}
+    store.add([Node("pavia", "Pavia", "GPE", ("c5",), ("Pavia is near Milan.",))],
+              [Edge("pavia", "near", "milan", "c5")])
+    assert "pavia" in store.neighbourhood(["saffron", "milan"], 1).distances
     store.close()
 
 
@@ -183,6 +212,25 @@ def test_query_entity_matching():
     assert [m.node for m in one] == ["risotto alla milanese"]
     with pytest.raises(ValueError, match="threshold must be in"):
         g.match(["x"], threshold=1.5, max_per_entity=3)
+
+
+def test_entity_matching_at_the_threshold_and_on_ties():
+    """A similarity at the threshold passes and is noted as a near-tie; equal similarities go by node key."""
+    from rag_lab.core import ties
+
+    g = _graph()
+    v = g.embedder.vectors
+    v["x"] = np.asarray([0.0, 0.0, 0.6, 0.0, 0.8], np.float32)             # 0.8 Saffron, 0.6 Milan
+    v["y"] = ((v["Abruzzo"] + v["Lombardy"]) / np.float32(np.sqrt(2))).astype(np.float32)   # 0.7071 with both
+    with ties.collecting() as notes:
+        matches, _ = g.match(["x", "y"], threshold=0.6, max_per_entity=3)
+    # float32 0.6 is 0.6000000238 >= 0.6: Milan passes, 2.4e-8 from the threshold (noted); y's tie: key order
+    assert [(m.entity, m.node) for m in matches] == [("x", "saffron"), ("x", "milan"), ("y", "abruzzo"),
+                                                    ("y", "lombardy")]
+    assert [(n.what, n.first, n.second) for n in notes] == [("SKETCH entity match", "x ~ milan", "threshold 0.6")]
+    one, _ = g.match(["y"], threshold=0.6, max_per_entity=1)
+    assert [m.node for m in one] == ["abruzzo"]
+    assert g.match(["y"], threshold=0.71, max_per_entity=3)[0] == []
 
 
 @pytest.mark.parametrize("store_name", ["networkx", "kuzu"])

@@ -284,3 +284,23 @@ def test_semantic_merge_in_the_build():
     merged = built(semantic_threshold=-1.0)
     assert [(c.mentions, c.chunks) for c in merged.classes] == [([0, 1, 2, 3, 4, 5], [0, 1, 2])]
     assert merged.chunk_class.toarray().tolist() == [[1], [1], [1]]
+
+
+def test_first_places_are_ties_order_with_its_notes():
+    """The voters' order from a numpy pre-selection is ``ties.order``'s, near-ties noted alike: scores on a
+    grid of 4e-6 (exact ties, gaps within ``NOISE`` of ``TIE_TOL``, plain gaps), each m, seeded."""
+    from rag_lab.core import ties
+    from rag_lab.methods.unweaver.method import first_places
+
+    rng = np.random.default_rng(3)
+    for trial in range(60):
+        n = int(rng.integers(1, 80))
+        scores = (rng.integers(0, 40 if trial % 2 else 4000, size=n) * 4e-6).astype(np.float32)
+        for m in (1, 3, 10, n + 2):
+            with ties.collecting() as ours:
+                got = first_places(scores, m, what="w", names=lambda i: f"c{i}")
+            with ties.collecting() as theirs:
+                want = ties.order(scores, k=m, what="w", names=lambda i: f"c{i}")
+            assert got == want and ours == theirs
+    # by hand: 0.5 and 0.5 - 5e-6 tie (to the earlier), 0.4 follows
+    assert first_places(np.array([0.4, 0.5 - 5e-6, 0.5], dtype=np.float32), 2) == [1, 2]

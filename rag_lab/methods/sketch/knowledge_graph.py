@@ -25,6 +25,7 @@ Rules decided here (the paper leaves them open):
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections import deque
 from dataclasses import dataclass
@@ -140,6 +141,11 @@ class KnowledgeGraph:
     def __len__(self) -> int:
         return len(self.keys)
 
+    @functools.cached_property
+    def key_set(self) -> frozenset[str]:
+        """The node keys, for exact matches (made once; an index pickled before it existed makes it on use)."""
+        return frozenset(self.keys)
+
     # -- query-entity matching ---------------------------------------------------------------
     def match(self, entities: Sequence[str], threshold: float, max_per_entity: int) -> tuple[list[Match], int]:
         """Nodes for each query entity (see the module docstring) and the embedding tokens spent."""
@@ -147,13 +153,12 @@ class KnowledgeGraph:
             raise ValueError(f"match threshold must be in [0, 1], got {threshold}")
         if max_per_entity <= 0:
             raise ValueError(f"max_per_entity must be positive, got {max_per_entity}")
-        index = {k: i for i, k in enumerate(self.keys)}
         matches, fuzzy = [], []
         for entity in dict.fromkeys(entities):
             key = entity_key(entity)
             if not key:
                 continue
-            if key in index:
+            if key in self.key_set:
                 matches.append(Match(entity, key, "exact", 1.0))
             else:
                 fuzzy.append(entity)
@@ -162,10 +167,11 @@ class KnowledgeGraph:
             vectors = self.embedder.encode(fuzzy)
             tokens = self.embedder.count_tokens(fuzzy)
             sims = vectors @ self.name_vectors.T
-            for entity, row in zip(fuzzy, sims):
-                passing = [i for i in range(len(row)) if ties.at_least(row[i], threshold, what="SKETCH entity match",
-                                                                      name=f"{entity} ~ {self.keys[i]}")]
-                best = [passing[j] for j in ties.order([row[i] for i in passing], keys=[self.keys[i] for i in passing],
+            for entity, row in zip(fuzzy, sims.astype(np.float64)):
+                for i in np.flatnonzero(np.abs(row - threshold) <= ties.NOISE):   # only these can be noted
+                    ties.at_least(row[i], threshold, what="SKETCH entity match", name=f"{entity} ~ {self.keys[i]}")
+                passing = np.flatnonzero(row >= threshold).tolist()
+                best = [passing[j] for j in ties.order(row[passing], keys=[self.keys[i] for i in passing],
                                                        k=max_per_entity, what="SKETCH entity match",
                                                        names=lambda j: self.keys[passing[j]])]
                 matches += [Match(entity, self.keys[i], "embedding", float(row[i])) for i in best]

@@ -11,8 +11,9 @@ per class. The appendix's matrices are kept as attributes (``matrices``):
 
 Query: cosine of the query to every class; the ``top_n`` classes vote, each approving the chunks
 it occurs in; ``voting.elect`` elects k chunks by ``rule`` (approval, pav, cc) with the
-abcvoting library (``exact=True``, default: the optimal PAV / CC committee from abcvoting's HiGHS
-integer program, ties to the lexicographically first; ``exact=False``: the greedy sequential
+abcvoting library (``exact=True``, default: the optimal PAV / CC committee, ties to the
+lexicographically first, by ``voting.optimal_committee`` or, weighted, abcvoting's HiGHS integer
+program; ``exact=False``: the greedy sequential
 variants; ``weighted=True`` weighs each vote by its class's similarity). If the
 top classes approve fewer than k chunks, the next classes in similarity order join as voters
 until k chunks are approved or no class is left (our rule; the paper does not say). Candidates are
@@ -52,6 +53,19 @@ def _without_seconds(cost: Cost) -> Cost:
     """A reasoner's cost with its seconds dropped (build time is measured once, around the build)."""
     return Cost(cost.embedding_tokens, cost.llm_prompt_tokens, cost.llm_completion_tokens, cost.llm_calls,
                 cost.llm_fallbacks, 0.0)
+
+
+def first_places(scores: np.ndarray, m: int, what: str = "", names=None) -> list[int]:
+    """``ties.order(scores, k=m, what=what, names=names)`` (near-ties noted alike), ordering only the
+    best ``m + 8`` picked by numpy: a score past them lies more than ``TIE_TOL`` (and ``NOISE``) below
+    the m-th, so it joins no group that reaches the first m places. Else all are ordered."""
+    values = np.asarray(scores, dtype=np.float64)
+    m = min(m, len(values))
+    pick = np.argsort(-values, kind="stable")[:m + 8]
+    if len(pick) < len(values) and not values[pick[-1]] < values[pick[m - 1]] - ties.TIE_TOL - ties.NOISE:
+        pick = np.arange(len(values))
+    named = None if names is None else (lambda i: names(int(pick[i])))
+    return [int(pick[i]) for i in ties.order(values[pick], keys=pick.tolist(), k=m, what=what, names=named)]
 
 
 class UnWeaverRetriever(Method):
@@ -149,18 +163,18 @@ class UnWeaverRetriever(Method):
     def voters_for(self, sims: np.ndarray, k: int) -> list[int]:
         """The top_n classes by similarity (ties, at ``core.ties``' precision, to the earlier class),
         widened until they approve k chunks."""
-        order = ties.order(sims, what="")
-        top_n = self.config.top_n
-        voters = list(order[:top_n])
-        csc = self._chunk_class_csc
+        top_n, csc = self.config.top_n, self._chunk_class_csc
+        order = first_places(sims, top_n)
+        voters = order[:top_n]
         approved = set(csc[:, voters].nonzero()[0].tolist())
-        for extra in order[top_n:]:
-            if len(approved) >= k:
-                break
+        while len(approved) < k and len(voters) < len(sims):
+            if len(voters) == len(order):
+                order = first_places(sims, 2 * len(order))    # a longer prefix of the same order
+            extra = order[len(voters)]
             voters.append(extra)
             approved.update(csc[:, [extra]].nonzero()[0].tolist())
-        ties.order(sims, k=len(voters) + 1, what="UnWeaver voter classes", names=lambda i: self.classes[i].name)
-        return [int(v) for v in voters]
+        first_places(sims, len(voters) + 1, what="UnWeaver voter classes", names=lambda i: self.classes[i].name)
+        return voters
 
     def candidates(self, query: str, k: int) -> tuple[np.ndarray, Cost, list[int], list[int], np.ndarray]:
         """(class similarities, query cost, voter classes, candidate chunk indices in tie-break order,
