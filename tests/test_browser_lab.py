@@ -143,7 +143,8 @@ def test_quickstart_runs_top_to_bottom_in_jupyterlab(lab):
 
 def _run_all_cells(page, server, log_path: Path) -> None:
     """Run > Run All Cells, then watch the prompts until every code cell has run. Fails at once on an error
-    output; asks again once if no cell started within a minute (a menu click lost on a loaded machine); on
+    output; asks again once if the run stalls for a minute with cells left (kernel idle, none queued: a menu click
+    lost on a loaded machine, or a run that stopped queuing after its first cells, seen once under load); on
     time-out, says which cells had not run and puts the kernel's stack into the failure (SIGABRT with
     PYTHONFAULTHANDLER set) instead of a bare 'Timeout exceeded'."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -164,15 +165,20 @@ def _run_all_cells(page, server, log_path: Path) -> None:
 
     click_run_all()
     started, asked_again = time.monotonic(), False
+    progress, progressed = None, started        # (done, queued) last seen, and when it last changed
     while True:
         state = page.evaluate(RUN_STATE)
         assert not state["errors"], f"a cell failed in JupyterLab:\n{state['errors'][0]}"
         if state["cells"] and state["done"] == state["cells"]:
             return
-        waited = time.monotonic() - started
-        if not asked_again and waited > 60 and state["done"] == 0 and state["queued"] == 0:
+        now = time.monotonic()
+        if (state["done"], state["queued"]) != progress:
+            progress, progressed = (state["done"], state["queued"]), now
+        waited = now - started
+        stalled = state["queued"] == 0 and state["kernel"] == "idle" and now - progressed > 60
+        if not asked_again and stalled:
             click_run_all()
-            asked_again = True
+            asked_again, progressed = True, now
         if waited > RUN_SECONDS:
             kernels = _abort_kernels(server)
             time.sleep(3)
