@@ -228,7 +228,8 @@ def shown_comparison(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
         out[f"{metric}: difference"] = table[f"{metric} (difference)"].round(2)
     if n is not None:
         out.insert(0, "n", n.astype("Int64"))
-    out["test cases (ours)"], out["test cases (paper)"] = table["test_cases (ours)"], table["test_cases (paper-reported)"]
+    out["test cases (ours)"] = table["test_cases (ours)"]
+    out["test cases (paper)"] = table["test_cases (paper-reported)"]
     note = ("Shown narrowed (the saved CSV has every column): our number with its 95% interval, the paper's, "
             "and ours minus the paper's; no column is like-for-like (see the table below), so no difference is "
             "read as agreement or disagreement"

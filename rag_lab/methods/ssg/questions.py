@@ -52,4 +52,5 @@ def generate_questions(reasoner, graph: SimilarityGraph, groups: Sequence[GoldGr
 
 def fresh_questions(reasoner, graph: SimilarityGraph, per_strategy: int, seed: int = 0) -> tuple[list[Question], int]:
     """``generate_questions`` for ``per_strategy`` fresh groups of every grouping strategy (``grouping.build_groups``)."""
-    return generate_questions(reasoner, graph, [g for s in GROUPING_STRATEGIES for g in build_groups(graph, s, per_strategy, seed)])
+    groups = [g for s in GROUPING_STRATEGIES for g in build_groups(graph, s, per_strategy, seed)]
+    return generate_questions(reasoner, graph, groups)
