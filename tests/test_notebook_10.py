@@ -268,7 +268,7 @@ def test_the_ssg_claim_reads_gold_sentences_as_notebook_03_does(tmp_path):
     from rag_lab.core.embedding import shared_embedder
     from rag_lab.datasets import load_dataset
     from rag_lab.compare.descriptions import definition_sentence
-    from rag_lab.methods.ssg import experiment, paper
+    from rag_lab.methods.ssg import experiment, ledgered
     from rag_lab.reasoning import resolve_reasoner
     from rag_lab.methods.ssg.config import SSGConfig
     from rag_lab.methods.ssg.graph import build_graph
@@ -306,7 +306,7 @@ def test_the_ssg_claim_reads_gold_sentences_as_notebook_03_does(tmp_path):
     ssg = comparisons[comparisons["paper"] == "SSG traversal"]
     assert set(ssg["metric"]) == set(experiment.GOLD_COLUMNS)
     for column in experiment.GOLD_COLUMNS:
-        vs = paper.versus_basic(scores, column).set_index("method")
+        vs = ledgered.versus_basic(scores, column).set_index("method")
         for _, row in ssg[ssg["metric"] == column].iterrows():
             theirs = vs.loc[row["method"].removeprefix("ssg-").replace("-", "_")]
             # the CSV is written rounded to 4 places

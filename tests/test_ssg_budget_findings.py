@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from rag_lab.core.types import Dataset, Question
-from rag_lab.methods.ssg import experiment, paper
+from rag_lab.methods.ssg import experiment, ledgered, paper
 from ssg_handmade import main_graph, scores_frame, unit
 
 
@@ -43,6 +43,26 @@ def test_equal_budget_scores_rerun_every_algorithm_at_the_fewest_sentences():
     # query_traversal at 7 still has B s3 (gold): 1 of 7; basic has no gold sentence
     assert equal.loc["query_traversal", "gold_sentence_precision"] == pytest.approx(1 / 7)
     assert equal.loc["basic_retrieval", "gold_sentence_recall"] == 0.0
+    # experiment.run is the same sequence in one call: its own-stop scores, its equal-budget scores, no judge
+    ran = experiment.run(graph, data, algorithms, 10, None, AngleEmbedder())
+    assert ran.scores.drop(columns="seconds").equals(own.drop(columns="seconds")) and ran.judged is None
+    assert ran.equal.drop(columns="seconds").equals(equal.reset_index()[ran.equal.columns].drop(columns="seconds"))
+    assert list(ran.results) == algorithms and len(ran.results["query_traversal"]["q"].hits) == 8
+
+
+def test_results_summary_gives_every_mean_its_interval_clustered_by_document():
+    # two questions of one document: one unit, so n = 2 questions but no interval can be drawn from one unit;
+    # the means are the hand means: basic precision (.8 + .6) / 2 = .7, query recall (.6 + .7) / 2 = .65
+    own = scores_frame([("basic_retrieval", "a", 0.8, 0.4, 5), ("basic_retrieval", "b", 0.6, 0.6, 8),
+                         ("query_traversal", "a", 0.5, 0.6, 9), ("query_traversal", "b", 0.4, 0.7, 7)]).assign(unit="doc")
+    summary = experiment.results_summary(own).set_index(["method", "metric"])
+    assert summary.loc[("basic_retrieval", "gold_sentence_precision"), "mean"] == pytest.approx(0.7)
+    assert summary.loc[("query_traversal", "gold_sentence_recall"), "mean"] == pytest.approx(0.65)
+    assert (summary["n"] == 2).all() and len(summary) == 4
+    from rag_lab.evaluation.uncertainty import summary_with_ci
+    rows = experiment.tidy(own)
+    assert experiment.results_summary(own).equals(summary_with_ci(rows, ["gold_sentence_precision", "gold_sentence_recall"],
+                                                                  units={"a": "doc", "b": "doc"}))
 
 
 def test_the_leader_is_said_against_every_other_algorithm_as_the_paired_test_decides():
@@ -55,7 +75,7 @@ def test_the_leader_is_said_against_every_other_algorithm_as_the_paired_test_dec
     rows += [("query_traversal", q, 0.5, 0.75, 9) for q in "abcd"]
     rows += [("triangulation_average", q, 0.5, r, 6) for q, r in zip("abcd", (1.0, 0.5, 0.5, 0.5))]
     scores = scores_frame(rows)
-    leads = paper.leader_pairs(scores, "gold_sentence_recall")
+    leads = ledgered.leader_pairs(scores, "gold_sentence_recall")
     pairs = pairwise_differences(experiment.tidy(scores, None), "gold_sentence_recall")
     assert set(leads["method"]) == {"query_traversal"} and len(pairs) == 3          # the family: every pair
     assert leads[["below", "verdict"]].values.tolist() == pairs[pairs["method"] == "query_traversal"][["below", "verdict"]].values.tolist()
@@ -72,7 +92,7 @@ def test_the_leader_decided_ahead_of_every_other_algorithm_says_so_with_its_numb
     # 30 questions: query .9 +- .05 against basic .5 +- .05 on each; the paired differences are far from 0
     rows = [("basic_retrieval", f"q{i}", 0.5, 0.5 + 0.05 * (-1) ** i, 5) for i in range(30)]
     rows += [("query_traversal", f"q{i}", 0.5, 0.9 + 0.05 * (-1) ** (i // 2), 9) for i in range(30)]
-    leads = paper.leader_pairs(scores_frame(rows), "gold_sentence_recall", label="Run: ")
+    leads = ledgered.leader_pairs(scores_frame(rows), "gold_sentence_recall", label="Run: ")
     assert leads["verdict"].tolist() == [SUPPORTED] and set(leads["family"]) == {"every pair on gold_sentence_recall"}
     said = finding_sentences(leads)
     # basic's mean is 0.5 (15 up, 15 down); query's 0.9 + 0.05 (16 - 14) / 30 = 0.9033 (i // 2 = 0..14, 8 of them even):
@@ -90,11 +110,11 @@ def test_the_leader_and_the_versus_basic_test_say_the_same_of_basic_retrieval():
     rows = [("basic_retrieval", q, 0.5, 0.5, 5) for q in "abc"]
     rows += [("triangulation_fulldim", q, 0.5, r, 9) for q, r in zip("abc", (0.9, 0.6, 0.3))]
     scores = scores_frame(rows)
-    vs = paper.versus_basic(scores, "gold_sentence_recall").set_index("method")
+    vs = ledgered.versus_basic(scores, "gold_sentence_recall").set_index("method")
     assert vs.loc["triangulation_fulldim", "side"] in (INCONCLUSIVE, UNDECIDABLE)
-    leads = paper.leader_pairs(scores, "gold_sentence_recall").set_index("below")
+    leads = ledgered.leader_pairs(scores, "gold_sentence_recall").set_index("below")
     assert leads.loc["basic_retrieval", "verdict"] == vs.loc["triangulation_fulldim", "verdict"]
-    assert paper.leader_pairs(scores[scores["algorithm"] == "basic_retrieval"], "gold_sentence_recall").empty
+    assert ledgered.leader_pairs(scores[scores["algorithm"] == "basic_retrieval"], "gold_sentence_recall").empty
 
 
 def test_reported_beats_reads_the_paper_tables():

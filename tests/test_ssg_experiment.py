@@ -8,12 +8,10 @@ import pytest
 
 from fake_openai_server import FakeOpenAIServer
 from rag_lab import load_dataset
-from rag_lab.evaluation.harness import answer_rows
 from rag_lab.methods.ssg import experiment, paper
 from rag_lab.methods.ssg.config import SSGConfig
 from rag_lab.methods.ssg.graph import build_graph
 from rag_lab.reasoning import resolve_reasoner
-from rag_lab.reasoning.judge import Judge
 from rag_lab.core.types import Dataset, Document, Question
 from test_answer_metrics import agreeable_judge
 
@@ -49,21 +47,32 @@ def test_a_judge_fills_the_llm_judged_columns(embedder):
     data = Dataset("tiny", docs, questions)
     reasoner = resolve_reasoner("offline", embedder)
     graph = build_graph(docs, embedder, reasoner, SSGConfig(top_k=1, top_x=1, top_t=1))
-    results = experiment.run_algorithms(graph, data, ["basic_retrieval", "query_traversal"], 4, reasoner, embedder)
     with FakeOpenAIServer() as server:
         server.responder = agreeable_judge
-        judge = Judge.from_spec(f"openai-compatible:judge-model@{server.base_url}", embedder)
-        judged = experiment.judged_scores(answer_rows(results, data, reasoner, judge, answer_k=4, progress=False))
+        ran = experiment.run(graph, data, ["basic_retrieval", "query_traversal"], 4, reasoner, embedder,
+                             f"openai-compatible:judge-model@{server.base_url}")
         assert server.requests, "the judge was never called"
+    judged, scores = ran.judged, ran.scores
     # the agreeable judge finds every context useful and every reference claim attributed
     assert judged["llm_context_precision"].to_numpy() == pytest.approx([1.0, 1.0], abs=1e-6)
     assert judged["llm_context_recall"].to_list() == [1.0, 1.0] and judged["faithfulness"].to_list() == [1.0, 1.0]
-    scores = experiment.gathered_scores(results, data)
+    # the run is keyed by algorithm; its scores name the registry's methods; the equal budget is the fewest gathered
+    assert list(ran.results) == ["basic_retrieval", "query_traversal"] and set(ran.results["basic_retrieval"]) == {"q1"}
+    assert list(scores["method"]) == ["ssg-basic-retrieval", "ssg-query-traversal"]
+    assert (ran.equal["sentences"] == scores["sentences"].min()).all() and len(ran.equal) == 2
     table = experiment.results_table(scores, judged, threshold=0.5)
     assert table.loc["query_traversal", "llm_context_recall"] == 1.0
     # the pass rule reads the judged columns: answer relevancy (a cosine) decides here
     relevancy = judged.set_index("method").loc["ssg-query-traversal", "answer_relevancy"]
     assert table.loc["query_traversal", "test_cases"] == ("1/1" if relevancy >= 0.5 else "0/1")
-    comparison = paper.paper_comparisons(scores, judged)["20q theme_based (paper-reported)"]
-    assert comparison.loc["query_traversal", "recall (ours: llm_context_recall)"] == 1.0
-    assert comparison.loc["query_traversal", "precision (paper-reported)"] == 0.83
+    # one theme_based question: only the theme_based paper table has ours beside it, with its parts
+    (comparison,) = paper.paper_comparisons(scores, judged, 0.5, data, embedder.model_id, "offline", "judge-model")
+    assert comparison.name == "20q theme_based (paper-reported)"
+    assert comparison.table.loc["query_traversal", "recall (ours: llm_context_recall)"] == 1.0
+    assert comparison.table.loc["query_traversal", "precision (paper-reported)"] == 0.83
+    shown, note = paper.shown_comparison(comparison.table)
+    assert comparison.shown.equals(shown) and comparison.note == note
+    setting = paper.RunSetting("tiny", 1, embedder.model_id, "offline", "judge-model")
+    assert comparison.like_for_like.equals(paper.like_for_like(comparison.name, setting))
+    assert comparison.setting == paper.setting_sentence(comparison.name, setting)
+    assert comparison.setting.startswith("Beside 20q theme_based (paper-reported): 1 theme_based questions on tiny")

@@ -137,3 +137,20 @@ def test_generate_questions_through_an_llm_reasoner(graph):
     assert reasoner.usage.per_job["question"].llm_calls == 3
     with pytest.raises(ValueError, match="needs an LLM reasoner"):
         generate_questions(object(), graph, groups)
+
+
+def test_fresh_questions_write_one_question_a_group_of_every_strategy(graph):
+    from rag_lab.methods.ssg.grouping import GROUPING_STRATEGIES
+    from rag_lab.methods.ssg.questions import fresh_questions
+
+    class Writer:      # an LLM reasoner that always replies validly
+        name = "writer"
+
+        def complete_json(self, job, messages, schema):
+            return {"question": "What do these sentences state?", "answer": "They state facts about A and B."}
+
+    questions, skipped = fresh_questions(Writer(), graph, 2, seed=5)
+    groups = [g for s in GROUPING_STRATEGIES for g in build_groups(graph, s, 2, seed=5)]
+    assert skipped == 0 and len(questions) == len(groups) == 2 * len(GROUPING_STRATEGIES)
+    assert [q.meta["strategy"] for q in questions] == [g.strategy for g in groups]
+    assert [q.gold_contexts for q in questions] == [g.texts(graph) for g in groups]

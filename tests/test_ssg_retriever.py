@@ -11,7 +11,7 @@ from rag_lab.evaluation import harness
 from rag_lab import get_retriever, load_dataset
 from rag_lab.evaluation.metrics import retrieval_metrics
 from rag_lab.evaluation.statistics import INCONCLUSIVE, UNDECIDABLE
-from rag_lab.methods.ssg import experiment, paper
+from rag_lab.methods.ssg import experiment, ledgered, paper
 from rag_lab.methods.ssg.algorithms import ALGORITHMS
 from rag_lab.methods.ssg.config import SSGConfig
 from rag_lab.methods.ssg.method import SSGRetriever, method_name
@@ -151,13 +151,13 @@ def test_versus_basic_pairs_each_algorithm_with_basic_retrieval():
     rows += [("query_traversal", q, 0.5, 1.0, 9) for q in qs]
     rows += [("triangulation_average", q, 0.5, 0.5 if q == "a" else 0.0, 6) for q in qs]
     scores = scores_frame(rows)
-    vs = paper.versus_basic(scores, "gold_sentence_recall").set_index("method")
+    vs = ledgered.versus_basic(scores, "gold_sentence_recall").set_index("method")
     assert vs.loc["query_traversal", "diff"] == 1.0
     assert vs.loc["query_traversal", "p"] == pytest.approx(2 / 256, abs=1e-3)     # within the draws' precision
     assert vs.loc["query_traversal", "side"] == "above" and vs.loc["triangulation_average", "side"] == INCONCLUSIVE
     assert set(vs["family"]) == {"every algorithm minus basic_retrieval on gold_sentence_recall (own stopping point)"}
     from rag_lab.evaluation.findings import finding_sentences
-    said = finding_sentences(paper.versus_basic(scores, "gold_sentence_recall", label="run"))
+    said = finding_sentences(ledgered.versus_basic(scores, "gold_sentence_recall", label="run"))
     assert said[0].startswith("query_traversal - basic_retrieval on gold_sentence_recall: 1.000 [") and said[0].endswith(
         ": supported")
     assert said[1].startswith("triangulation_average - basic_retrieval on gold_sentence_recall: 0.062 [") and \
@@ -165,11 +165,11 @@ def test_versus_basic_pairs_each_algorithm_with_basic_retrieval():
     assert said[2].startswith('p Holm-adjusted within the declared family "every algorithm minus basic_retrieval on '
                               'gold_sentence_recall (own stopping point)" (2 comparisons)')
     # four questions: no p below 2/2^4 = 0.125 is possible, and the sentence says so
-    few = paper.versus_basic(scores_frame([r for r in rows if r[1] in "abcd"]), "gold_sentence_recall")
+    few = ledgered.versus_basic(scores_frame([r for r in rows if r[1] in "abcd"]), "gold_sentence_recall")
     assert set(few["side"]) == {UNDECIDABLE}
     # clustered by document: questions a-d on one document, e-h on another -> 2 units, nothing decidable
     two = scores.assign(unit=scores["question_id"].map(lambda q: "d1" if q in "abcd" else "d2"))
-    clustered = paper.versus_basic(two, "gold_sentence_recall").set_index("method")
+    clustered = ledgered.versus_basic(two, "gold_sentence_recall").set_index("method")
     assert set(clustered["units"]) == {2} and set(clustered["side"]) == {UNDECIDABLE}
 
 
@@ -190,6 +190,7 @@ def test_cap_for_strategy():
     assert experiment.cap_for(q, {"default": 10, "sequential_multi_hop": 15}) == 15
     # no entry and no default: SSGConfig's max_sentences
     assert experiment.cap_for(q, {"theme_based": 12}) == SSGConfig().max_sentences
+    assert experiment.cap_for(q, None) == SSGConfig().max_sentences      # None: SSGConfig's for every question
 
 
 # -- the shipped question set -------------------------------------------------------------------

@@ -8,26 +8,27 @@ recall; with a judge configured, ragas' LLM context precision and recall (the cl
 analogue; DeepEval is not installed), answer relevancy and faithfulness are computed too.
 A test case passes when every metric it is judged on reaches the threshold: the four judged
 metrics with a judge (the paper's four columns), gold-sentence precision and recall without one
-(the paper does not state its threshold; 0.5 is DeepEval's default). The paper's own tables, the
-side-by-side view and the sentences that set our run against basic_retrieval and the paper are in
-``paper.py``.
+(the paper does not state its threshold; 0.5 is DeepEval's default). ``run`` is notebook 03's whole run
+(own stop, judge, equal budget). The paper's own tables and the side-by-side view are in ``paper.py``; the
+comparisons decided on these scores in ``ledgered.py``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ...evaluation.harness import retrieve
+from ...evaluation.harness import answer_rows, retrieve
 from ...evaluation.metrics import context_matches, locate_contexts
-from ...evaluation.uncertainty import interval_frames, question_units
+from ...evaluation.uncertainty import Units, interval_frames, question_units, summary_with_ci
 from ...core import ties
+from ...reasoning.judge import get_judge
 from ...core.types import Dataset, Question, Retrieval
 from .algorithms import ALGORITHMS
 from .config import SSGConfig
 from .graph import SimilarityGraph
-from .ledgered import units_of  # noqa: F401 (the notebook's)
 from .method import SSGRetriever, method_name
 
 DEFAULT_THRESHOLD = 0.5
@@ -41,25 +42,15 @@ JUDGED_COLUMNS = ["llm_context_precision", "llm_context_recall", "answer_relevan
 TABLE_COLUMNS = [*GOLD_COLUMNS, *JUDGED_COLUMNS]
 
 
-def cap_for(question: Question, max_sentences: int | Mapping[str, int]) -> int:
+def cap_for(question: Question, max_sentences: int | Mapping[str, int] | None) -> int:
     """The sentence budget for a question: one number, or one per grouping strategy (fallback: the
-    ``default`` key, else ``SSGConfig``'s ``max_sentences``)."""
-    if isinstance(max_sentences, int):
-        return max_sentences
+    ``default`` key, else ``SSGConfig``'s ``max_sentences``, as for None)."""
+    if max_sentences is None or isinstance(max_sentences, int):
+        return SSGConfig().max_sentences if max_sentences is None else max_sentences
     strategy = question.meta.get("strategy", "default")
     if strategy in max_sentences:
         return int(max_sentences[strategy])
     return int(max_sentences.get("default", SSGConfig().max_sentences))
-
-
-def make_retrievers(graph: SimilarityGraph, algorithms: Sequence[str], caps: Sequence[int], reasoner=None,
-                    embedder=None, documents=None) -> dict[tuple[str, int], SSGRetriever]:
-    """One retriever per (algorithm, sentence budget), all sharing ``graph``."""
-    unknown = [a for a in algorithms if a not in ALGORITHMS]
-    if unknown:
-        raise ValueError(f"unknown SSG algorithms {unknown}; expected some of {', '.join(ALGORITHMS)}")
-    return {(a, c): SSGRetriever.from_graph(graph, a, c, reasoner, embedder, documents)
-            for a in algorithms for c in sorted(set(caps))}
 
 
 def run_algorithms(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequence[str],
@@ -67,10 +58,36 @@ def run_algorithms(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequenc
                    ) -> dict[str, dict[str, Retrieval]]:
     """method name (``ssg-…``) -> question id -> Retrieval of every gathered sentence.
     ``max_sentences``: see ``cap_for``; None is ``SSGConfig``'s default for every question."""
-    if max_sentences is None:
-        max_sentences = SSGConfig().max_sentences
     return run_at_budgets(graph, dataset, algorithms, {q.id: cap_for(q, max_sentences) for q in dataset.questions},
                           reasoner, embedder)
+
+
+@dataclass
+class SSGRun:
+    """The algorithms run on a question set: ``results`` (algorithm -> question id -> Retrieval) at their own
+    stopping points, their ``scores`` (``gathered_scores``), the ``judged`` columns with a judge (else None) and
+    the scores at the ``equal`` sentence budget (``equal_budget_scores``)."""
+
+    results: dict[str, dict[str, Retrieval]]
+    scores: pd.DataFrame
+    judged: pd.DataFrame | None
+    equal: pd.DataFrame
+
+
+def run(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequence[str],
+        max_sentences: int | Mapping[str, int] | None = None, reasoner=None, embedder=None,
+        judge: str | None = None) -> SSGRun:
+    """Every algorithm on every question up to its own stop (``run_algorithms``), scored; with a ``judge`` spec
+    (``reasoning.judge.get_judge``), ``reasoner``'s answers from what each gathered judged (``judged_scores``);
+    then every algorithm again at each question's equal budget."""
+    named = run_algorithms(graph, dataset, algorithms, max_sentences, reasoner, embedder)
+    scores = gathered_scores(named, dataset)
+    judged = None
+    if judge:
+        judged = judged_scores(answer_rows(named, dataset, reasoner, get_judge(judge, embedder),
+                                           answer_k=max(cap_for(q, max_sentences) for q in dataset.questions)))
+    return SSGRun({a: named[method_name(a)] for a in algorithms}, scores, judged,
+                  equal_budget_scores(graph, dataset, algorithms, scores, reasoner, embedder))
 
 
 def run_at_budgets(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequence[str], caps: Mapping[str, int],
@@ -79,7 +96,11 @@ def run_at_budgets(graph: SimilarityGraph, dataset: Dataset, algorithms: Sequenc
     missing = [q.id for q in dataset.questions if q.id not in caps]
     if missing:
         raise ValueError(f"no sentence budget for questions {missing}")
-    retrievers = make_retrievers(graph, algorithms, list(caps.values()), reasoner, embedder, dataset.documents)
+    unknown = [a for a in algorithms if a not in ALGORITHMS]
+    if unknown:
+        raise ValueError(f"unknown SSG algorithms {unknown}; expected some of {', '.join(ALGORITHMS)}")
+    retrievers = {(a, c): SSGRetriever.from_graph(graph, a, c, reasoner, embedder, dataset.documents)
+                  for a in algorithms for c in sorted(set(caps.values()))}   # one per (algorithm, budget), one graph
     return {method_name(a): {q.id: _labelled_retrieval(retrievers[(a, caps[q.id])], q, caps[q.id], dataset.name)
                              for q in dataset.questions}
             for a in algorithms}
@@ -144,10 +165,6 @@ def equal_budget_scores(graph: SimilarityGraph, dataset: Dataset, algorithms: Se
     return equal
 
 
-
-
-
-
 def judged_scores(answer_df: pd.DataFrame | None) -> pd.DataFrame:
     """(method, question_id) -> the judged columns (``JUDGED_COLUMNS``) from ``evaluation.answer_rows`` output."""
     cols = JUDGED_COLUMNS
@@ -194,6 +211,21 @@ def tidy(scores: pd.DataFrame, judged: pd.DataFrame | None = None, strategy: str
     cols = [c for c in TABLE_COLUMNS if c in d]
     long = d.melt(id_vars=["algorithm", "question_id"], value_vars=cols, var_name="metric", value_name="value")
     return long.rename(columns={"algorithm": "method"}).assign(k=np.nan)[["method", "question_id", "metric", "k", "value"]]
+
+
+def units_of(scores: pd.DataFrame) -> Units | None:
+    """question id -> its unit (its document), from ``gathered_scores``' ``unit`` column (None without one)."""
+    if "unit" not in scores.columns:
+        return None
+    return dict(zip(scores["question_id"].astype(str), scores["unit"].astype(str)))
+
+
+
+def results_summary(scores: pd.DataFrame, judged: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every ``results_table`` mean with n and its 95% interval (``uncertainty.summary_with_ci``'s rows), clustered
+    by document (``units_of``)."""
+    rows = tidy(scores, judged)
+    return summary_with_ci(rows, list(dict.fromkeys(rows["metric"])), units=units_of(scores))
 
 
 def results_intervals(scores: pd.DataFrame, judged: pd.DataFrame | None = None,

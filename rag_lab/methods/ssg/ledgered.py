@@ -1,21 +1,17 @@
-"""SSG's decided tables, clustered and filed alike in notebooks 03 and 10: each question's unit (the
-document it was written from) from ``experiment.gathered_scores``' ``unit`` column, the ledger setting a
-table speaks of (the own stopping points, or the equal sentence budget), and the registry's names
-(``ssg-…``) the ledger files algorithms under, as notebook 10 names them."""
+"""SSG's decided tables, clustered and filed alike in notebooks 03 and 10: clustered by each question's
+document (``experiment.units_of``), filed under the setting a table speaks of (the own stopping points, or the
+equal sentence budget) and the registry's names (``ssg-…``), as notebook 10 names them. Notebook 03's two
+families: every algorithm against basic_retrieval (``versus_basic``) and the leader against the rest
+(``leader_pairs``); ``evaluation.findings`` says them."""
 from __future__ import annotations
 
 import pandas as pd
 
+from ...evaluation.decisions import side
 from ...evaluation.ledger import record
-from ...evaluation.uncertainty import Units
+from ...evaluation.uncertainty import paired_differences, pairwise_differences
+from .experiment import tidy, units_of
 from .method import method_name
-
-
-def units_of(scores: pd.DataFrame) -> Units | None:
-    """question id -> its unit (its document), from ``gathered_scores``' ``unit`` column (None without one)."""
-    if "unit" not in scores.columns:
-        return None
-    return dict(zip(scores["question_id"].astype(str), scores["unit"].astype(str)))
 
 
 OWN_STOP, EQUAL_BUDGET = "own stopping point", "equal sentence budget"   # the ledger's setting of each table
@@ -34,3 +30,25 @@ def recorded_algorithms(table: pd.DataFrame, scores: pd.DataFrame, label: str, o
                              **{other: table[other].map(method_name)})
         record(named, str(scores["dataset"].iloc[0]))
     return table
+
+
+def versus_basic(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None,
+                 label: str = "") -> pd.DataFrame:
+    """Every algorithm minus basic_retrieval on ``column``, paired by question (clustered by document:
+    ``units_of``), with its 95% interval, Holm across the algorithms (one declared family, named with its
+    setting from ``label``), and the side its verdict puts it on: ``above`` / ``below`` (Holm p < 0.05),
+    or the undecided verdict word itself; recorded in the run's ledger."""
+    table = paired_differences(tidy(scores, judged), "basic_retrieval", metrics=[column], units=units_of(scores),
+                               family=f"every algorithm minus basic_retrieval on {column} ({setting_of(label)})")
+    table["side"] = [side(v, "above", "below") for v in table["verdict"]]
+    return recorded_algorithms(table, scores, label)
+
+
+def leader_pairs(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None, label: str = "") -> pd.DataFrame:
+    """Whether the questions can tell the algorithm with the highest mean ``column`` from the others: every
+    pair paired by question (clustered by document: ``units_of``), Holm across the pairs
+    (``uncertainty.pairwise_differences``: one declared family, recorded in the run's ledger whole); returned,
+    the leader's rows (the leader first in each, ``below`` the other)."""
+    table = recorded_algorithms(pairwise_differences(tidy(scores, judged), column, units=units_of(scores)), scores, label,
+                                "below")
+    return table[table["method"] == table["method"].iloc[0]] if len(table) else table

@@ -7,9 +7,8 @@ passed. DeepEval is not installed here. Our columns (``experiment.py``): gold-se
 and recall (overlap of the gathered sentences with the question's gold sentences, no LLM) always;
 with a judge, ragas' LLM context precision and recall (the closest installed analogue of
 DeepEval's contextual ones), answer relevancy and faithfulness. ``like_for_like`` says, per paper
-column, whether the data, the metric and the models match the paper's. ``versus_basic`` and ``leader_pairs``
-decide (and record in the run's ledger) which algorithms beat basic_retrieval here and whether the data can
-tell the leader from the rest (``evaluation.findings`` says them); ``reported_beats`` what the paper's tables report.
+column, whether the data, the metric and the models match the paper's; ``reported_beats`` which algorithms the
+paper's tables report above basic_retrieval (what our data decides is ``ledgered``'s).
 """
 from __future__ import annotations
 
@@ -18,10 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ...core.types import Dataset
-from ...evaluation.decisions import side
-from ...evaluation.uncertainty import paired_differences, pairwise_differences
-from .experiment import DEFAULT_THRESHOLD, results_intervals, results_table, tidy
-from .ledgered import recorded_algorithms, setting_of, units_of
+from .experiment import results_intervals, results_table
 
 _PAPER_COLUMNS = ["precision", "recall", "answer_relevancy", "faithfulness", "passed", "total"]
 
@@ -209,7 +205,7 @@ def strategies_sentence(strategies) -> str:
 
 
 def shown_comparison(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """``compare_with_paper``'s table narrowed for reading (the saved CSV keeps every column): per paper
+    """``compare_with_paper``'s table (with intervals) narrowed for reading (the saved CSV keeps every column): per paper
     column with a number of ours, "ours [95% interval]", the paper's and the difference; one n column;
     the test-case counts (pass_rate as a fraction is left to the CSV);
     the columns this run left empty and the never like-for-like check are named in the returned note
@@ -223,20 +219,17 @@ def shown_comparison(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
         if ours is None or table[ours].isna().all():
             empty.append(metric)
             continue
-        low, high = table.get(f"{metric} (ci_low)"), table.get(f"{metric} (ci_high)")
-        if n is None and f"{metric} (n)" in table and table[f"{metric} (n)"].notna().any():
+        if n is None and table[f"{metric} (n)"].notna().any():
             n = table[f"{metric} (n)"]
         out[f"{metric}: ours [95% interval]"] = [
-            format_ci(v, lo, hi, 2) if low is not None and pd.notna(lo) else f"{v:.2f}" if pd.notna(v) else ""
-            for v, lo, hi in zip(table[ours], low if low is not None else [None] * len(table),
-                                 high if high is not None else [None] * len(table))]
+            format_ci(v, lo, hi, 2) if pd.notna(lo) else f"{v:.2f}" if pd.notna(v) else ""
+            for v, lo, hi in zip(table[ours], table[f"{metric} (ci_low)"], table[f"{metric} (ci_high)"])]
         out[f"{metric}: paper"] = table[f"{metric} (paper-reported)"].round(2)
         out[f"{metric}: difference"] = table[f"{metric} (difference)"].round(2)
     if n is not None:
         out.insert(0, "n", n.astype("Int64"))
-    for who in ("ours", "paper-reported"):
-        if f"test_cases ({who})" in table:
-            out[f"test cases ({'paper' if who != 'ours' else who})"] = table[f"test_cases ({who})"]
+    out["test cases (ours)"] = table["test_cases (ours)"]
+    out["test cases (paper)"] = table["test_cases (paper-reported)"]
     note = ("Shown narrowed (the saved CSV has every column): our number with its 95% interval, the paper's, "
             "and ours minus the paper's; no column is like-for-like (see the table below), so no difference is "
             "read as agreement or disagreement"
@@ -244,42 +237,36 @@ def shown_comparison(table: pd.DataFrame) -> tuple[pd.DataFrame, str]:
     return out, note
 
 
-def paper_comparisons(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
-                      threshold: float = DEFAULT_THRESHOLD) -> dict[str, pd.DataFrame]:
-    """For each paper table, our run on the questions of the same grouping strategy beside it.
-    A paper table whose strategy has no question in this run is left out."""
-    choosers = choosers_of(scores)
-    return {name: compare_with_paper(results_table(scores, judged, threshold, strategy), name, judged is not None,
-                                     choosers, results_intervals(scores, judged, strategy))
-            for name, strategy in PAPER_STRATEGY.items() if (scores["strategy"] == strategy).any()}
+@dataclass(frozen=True)
+class PaperComparison:
+    """Our run beside one paper table: the whole ``table`` (``compare_with_paper``), its narrowed view and note
+    (``shown_comparison``), the per-column ``like_for_like`` check and the ``setting_sentence``."""
+
+    name: str
+    table: pd.DataFrame
+    shown: pd.DataFrame
+    note: str
+    like_for_like: pd.DataFrame
+    setting: str
 
 
-def choosers_of(scores: pd.DataFrame) -> dict[str, str]:
-    """algorithm -> who made its choices in this run (only llm_guided_traversal has a chooser)."""
-    if "chooser" not in scores:
-        return {}
-    d = scores[scores["chooser"].astype(bool)]
-    return {a: ", ".join(sorted(set(c))) for a, c in d.groupby("algorithm")["chooser"]}
-
-
-def run_setting(dataset: Dataset, paper_name: str, embedder_id: str, reasoner_name: str,
-                judge: str | None) -> RunSetting:
-    """Our run's setting beside one paper table: its questions of that table's grouping strategy."""
-    strategy = PAPER_STRATEGY[paper_name]
-    n = sum(q.meta.get("strategy") == strategy for q in dataset.questions)
-    return RunSetting(dataset.name, n, embedder_id, reasoner_name, judge)
-
-
-def versus_basic(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None,
-                 label: str = "") -> pd.DataFrame:
-    """Every algorithm minus basic_retrieval on ``column``, paired by question (clustered by document:
-    ``units_of``), with its 95% interval, Holm across the algorithms (one declared family, named with its
-    setting from ``label``), and the side its verdict puts it on: ``above`` / ``below`` (Holm p < 0.05),
-    or the undecided verdict word itself; recorded in the run's ledger."""
-    table = paired_differences(tidy(scores, judged), "basic_retrieval", metrics=[column], units=units_of(scores),
-                               family=f"every algorithm minus basic_retrieval on {column} ({setting_of(label)})")
-    table["side"] = [side(v, "above", "below") for v in table["verdict"]]
-    return recorded_algorithms(table, scores, label)
+def paper_comparisons(scores: pd.DataFrame, judged: pd.DataFrame | None, threshold: float, dataset: Dataset,
+                      embedder_id: str, reasoner_name: str, judge: str | None) -> list[PaperComparison]:
+    """For each paper table, our run on the questions of the same grouping strategy beside it, with how alike
+    the two settings are (``like_for_like``). A paper table whose strategy has no question in this run is left out."""
+    chosen = scores[scores["chooser"].astype(bool)]           # who made llm_guided_traversal's choices
+    choosers = {a: ", ".join(sorted(set(c))) for a, c in chosen.groupby("algorithm")["chooser"]}
+    out = []
+    for name, strategy in PAPER_STRATEGY.items():
+        if not (scores["strategy"] == strategy).any():
+            continue
+        table = compare_with_paper(results_table(scores, judged, threshold, strategy), name, judged is not None,
+                                   choosers, results_intervals(scores, judged, strategy))
+        setting = RunSetting(dataset.name, sum(q.meta.get("strategy") == strategy for q in dataset.questions),
+                             embedder_id, reasoner_name, judge)
+        out.append(PaperComparison(name, table, *shown_comparison(table), like_for_like(name, setting),
+                                   setting_sentence(name, setting)))
+    return out
 
 
 def beats_basic(table: pd.DataFrame, metric: str, tolerance: float = 1e-9) -> list[str]:
@@ -299,13 +286,3 @@ def reported_beats(metric: str) -> list[str]:
         out.append(f"  paper, {name}, {PAPER_METRICS[metric]}: " + (", ".join(beats_basic(paper, metric)) or "none")
                    + f" (basic_retrieval {paper.loc['basic_retrieval', metric]:.2f}).")
     return out
-
-
-def leader_pairs(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None = None, label: str = "") -> pd.DataFrame:
-    """Whether the questions can tell the algorithm with the highest mean ``column`` from the others: every
-    pair paired by question (clustered by document: ``units_of``), Holm across the pairs
-    (``uncertainty.pairwise_differences``: one declared family, recorded in the run's ledger whole); returned,
-    the leader's rows (the leader first in each, ``below`` the other)."""
-    table = recorded_algorithms(pairwise_differences(tidy(scores, judged), column, units=units_of(scores)), scores, label,
-                                "below")
-    return table[table["method"] == table["method"].iloc[0]] if len(table) else table

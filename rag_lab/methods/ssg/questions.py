@@ -12,7 +12,7 @@ from typing import Sequence
 
 from ...core.types import Question
 from .graph import SimilarityGraph
-from .grouping import GoldGroup, group_question
+from .grouping import GROUPING_STRATEGIES, GoldGroup, build_groups, group_question
 
 log = logging.getLogger(__name__)
 
@@ -48,3 +48,9 @@ def generate_questions(reasoner, graph: SimilarityGraph, groups: Sequence[GoldGr
         q.meta["written_by"] = getattr(reasoner, "name", "llm")
         questions.append(q)
     return questions, skipped
+
+
+def fresh_questions(reasoner, graph: SimilarityGraph, per_strategy: int, seed: int = 0) -> tuple[list[Question], int]:
+    """``generate_questions`` for ``per_strategy`` fresh groups of every grouping strategy (``grouping.build_groups``)."""
+    groups = [g for s in GROUPING_STRATEGIES for g in build_groups(graph, s, per_strategy, seed)]
+    return generate_questions(reasoner, graph, groups)

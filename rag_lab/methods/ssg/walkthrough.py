@@ -8,7 +8,7 @@ comparison (``algorithms.Step.scored``, ``algorithms.StopCheck``) and this modul
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -16,6 +16,7 @@ from ...core.types import Document, Question
 from ...evaluation.metrics import context_matches, locate_contexts
 from .algorithms import (BASIC_MIN_SENTENCES, EARLY_STOP, EXHAUSTED, LLM_CANDIDATES, MAX_SENTENCES, NO_CANDIDATES,
                          NOT_INCREASING, REASONER_STOP, TRAVERSAL_MIN_SENTENCES, TraversalResult, run_algorithm)
+from .experiment import cap_for
 from .graph import SimilarityGraph
 from .method import sentence_chunks
 from .query import QueryContext
@@ -165,13 +166,16 @@ def gathered_table(graph: SimilarityGraph, query: QueryContext, result: Traversa
 
 @dataclass
 class Walk:
-    """One traversal laid out: its result, the step table, the gathered sentences and the stop in words."""
+    """One traversal laid out: its result, the step table, the gathered sentences and the stop in words; the
+    query it started from and the gold sentence ids it was marked against."""
 
     result: TraversalResult
     steps: pd.DataFrame
     gathered: pd.DataFrame
     stop: str
     score_name: str
+    query: QueryContext
+    gold: set[str]
 
     def sentence(self) -> str:
         """How the walk went, in one sentence (counts from the tables)."""
@@ -182,9 +186,12 @@ class Walk:
                 f"sentences missed); step score: {self.score_name}; {self.stop}")
 
 
-def trace_walk(graph: SimilarityGraph, query: QueryContext, algorithm: str, max_sentences: int, gold: set[str],
-               reasoner=None, shown: int = 5) -> Walk:
-    """Run ``algorithm`` from ``query`` and lay its walk out step by step (``gold``: ``gold_sentence_ids``)."""
-    result = run_algorithm(algorithm, graph, query, max_sentences, reasoner)
+def trace_walk(graph: SimilarityGraph, question: Question, documents: Sequence[Document], embedder, algorithm: str,
+               max_sentences: int | Mapping[str, int], reasoner=None, shown: int = 5) -> Walk:
+    """Run ``algorithm`` on ``question`` (its text embedded, capped as the runs cap it: ``experiment.cap_for``) and
+    lay its walk out step by step against its gold sentences (``gold_sentence_ids``)."""
+    query = QueryContext(graph, question.question, embedder.encode_one(question.question))
+    gold = gold_sentence_ids(graph, question, documents)
+    result = run_algorithm(algorithm, graph, query, cap_for(question, max_sentences), reasoner)
     return Walk(result, steps_table(graph, result, gold, shown), gathered_table(graph, query, result, gold),
-                stop_sentence(result), SCORE_NAMES[algorithm])
+                stop_sentence(result), SCORE_NAMES[algorithm], query, gold)
