@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from rag_lab.core.plots import IN_CI
-from rag_lab.evaluation.decisions import (bound_said, copula, inside_counts, leader, order_said, pair, relation, row_verdict, side,
+from rag_lab.evaluation.decisions import (copula, inside_counts, leader, order_said, pair, relation, row_verdict, side,
                                           standing)
 from rag_lab.evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_p
 
@@ -132,20 +132,3 @@ def test_inside_counts_reads_the_yes_and_no_of_each_metric():
     # MRR: 2 of 3 inside; R@1: 0 of the 2 that could be said; R@3: none could be said, left out
     assert inside_counts(side_table) == "MRR 2/3, R@1 0/2"
     assert inside_counts(side_table[[("MRR", "ours")]]) == ""
-
-
-def test_bound_said_reads_the_verdict_of_the_difference_from_the_bound():
-    then = ("near the ceiling", "not near the ceiling", "whether this is near the ceiling is not decided")
-    above = {"diff": 0.02, "ci_low": 0.01, "ci_high": 0.03, "n": 200, "p": 0.0386, "verdict": SUPPORTED}
-    assert bound_said(above, "The lowest MRR, 0.970 (Semantic)", 0.95, *then) == (
-        "The lowest MRR, 0.970 (Semantic), lies above 0.95 (minus 0.95: 0.020 [0.010, 0.030], n = 200, p = 0.039: "
-        "supported): near the ceiling.")
-    below = {**above, "diff": -0.15, "ci_low": -0.25, "ci_high": -0.05, "p": 0.004, "verdict": CONTRADICTED}
-    assert bound_said(below, "X", 0.95, *then).startswith("X, lies below 0.95 (minus 0.95: -0.150 [")
-    assert bound_said(below, "X", 0.95, *then).endswith(": contradicted): not near the ceiling.")
-    # undecided: the word with its reason, and never "is cannot be decided"
-    few = {**above, "p": 1.0, "verdict": UNDECIDABLE, "reason": "2 documents: no test at 0.05 is possible"}
-    said = bound_said(few, "X", 0.95, *then)
-    assert said == ("X: whether it lies above 0.95 — cannot be decided (2 documents: no test at 0.05 is possible), so "
-                    "whether this is near the ceiling is not decided.")
-    assert f") is {INCONCLUSIVE}, so" in bound_said({**above, "p": 0.3, "verdict": INCONCLUSIVE}, "X", 0.95, *then)

@@ -66,6 +66,24 @@ def test_a_mixed_list_says_each_tested_row_then_the_undecided_once_then_the_fami
     assert undecided_line(rows.iloc[[0, 3]]) == "" and finding_sentences(rows.iloc[:0]) == []
 
 
+def test_a_difference_from_a_constant_bound_says_which_side_of_the_bound():
+    # the lowest MRR minus the paper's 0.95 ceiling (uncertainty.decided_pairs against a constant, as notebook 04
+    # decides it): above, below, inconclusive with its numbers; cannot be decided with its reason and no numbers
+    ceiling = {**row(method="Semantic", metric="doc_mrr@10", diff=0.02, lo=0.01, hi=0.03, p=0.0386, p_holm=0.0386,
+                     n=200, units=200, mde=math.nan, size=1), "baseline": "the 0.95 ceiling"}
+    above = finding_sentences(pd.DataFrame([ceiling]), family=False)
+    assert above == ["Semantic - the 0.95 ceiling on doc_mrr@10: 0.020 [0.010, 0.030] (n = 200, p = 0.039): supported"]
+    below = {**ceiling, "diff": -0.15, "ci_low": -0.25, "ci_high": -0.05, "p": 0.004, "p_holm": 0.004,
+             "verdict": CONTRADICTED}
+    assert finding_sentences(pd.DataFrame([below]), family=False) == [
+        "Semantic - the 0.95 ceiling on doc_mrr@10: -0.150 [-0.250, -0.050] (n = 200, p = 0.0040): contradicted"]
+    open_ = {**ceiling, "p": 0.3, "p_holm": 0.3, "verdict": INCONCLUSIVE}
+    assert finding_sentences(pd.DataFrame([open_]), family=False)[0].endswith(f"(n = 200, p = 0.30): {INCONCLUSIVE}")
+    few = {**ceiling, "p": 1.0, "p_holm": 1.0, "verdict": UNDECIDABLE, "reason": FEW.replace("3", "2")}
+    assert finding_sentences(pd.DataFrame([few])) == [
+        f"1 comparison {UNDECIDABLE} (2 documents: no test at 0.05 is possible): Semantic - the 0.95 ceiling; "
+        "doc_mrr@10; no interval, MDE or verdict is shown for it."]     # never "is cannot be decided"
+
 def test_ledger_rows_name_their_metric_with_its_setting_and_the_other_side():
     ledger = {"method": "ssg", "below": "basic", "metric": "ctx_recall", "setting": "k=5"}
     assert name_of(ledger) == "ssg - basic on ctx_recall@5"

@@ -208,18 +208,3 @@ def inside_counts(side: pd.DataFrame) -> str:
         if len(said):
             parts.append(f"{metric} {int((said == 'yes').sum())}/{len(said)}")
     return ", ".join(parts)
-
-
-def bound_said(row: Mapping, what: str, bound: float, then_above: str, then_below: str, then_undecided: str) -> str:
-    """Whether ``what`` lies above a constant ``bound``, from one decided difference ``row`` (its value minus
-    the bound: diff, ci_low, ci_high, n, p, verdict, reason), with what follows each way: ``X, lies above 0.95
-    (minus 0.95: 0.020 [0.010, 0.030], n = 200, p = 0.039: supported): <then_above>.``; undecided, the verdict
-    word with its reason and ``so <then_undecided>``."""
-    test = (f"minus {bound:g}: {format_ci(row['diff'], row['ci_low'], row['ci_high'])}, n = {int(row['n'])}, "
-            f"p = {format_p(row['p'])}")
-    word = row["verdict"]
-    if decided(word):
-        return f"{what}, lies {side(word, 'above', 'below')} {bound:g} ({test}: {word}): {side(word, then_above, then_below)}."
-    if word == UNDECIDABLE:         # no numbers for a design that cannot decide
-        return f"{what}: whether it lies above {bound:g} — {verdict_said(row)}, so {then_undecided}."
-    return f"{what}: whether it lies above {bound:g} ({test}) {copula(word)}{verdict_said(row)}, so {then_undecided}."
