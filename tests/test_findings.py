@@ -1,13 +1,17 @@
 """The one finding-sentence builder (evaluation/findings.py) on hand-made decided rows: a supported, a
 contradicted, an inconclusive and a cannot-be-decided row, each said the way worked out here by hand; a
-mixed list says the undecided rows once, without numbers; one and several are counted right."""
+mixed list says the undecided rows once, without numbers; one and several are counted right. An order
+table said as a ranking: its leader (the runner-up's difference read from its verdict, turned round when the
+table has it first; the paper's best beside it) and its order against the paper's; and how many of the
+paper's numbers our intervals hold, each worked by hand."""
 import math
 
 import pandas as pd
 import pytest
 
-from rag_lab.evaluation.findings import finding_sentences, metric_of, name_of, undecided_line
-from rag_lab.evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE
+from rag_lab.core.plots import IN_CI
+from rag_lab.evaluation.findings import finding_sentences, inside_said, metric_of, name_of, undecided_line
+from rag_lab.evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, format_p
 
 FAMILY = "b minus a (hand-made)"
 FEW = "3 documents: no test at 0.05 is possible"
@@ -208,3 +212,111 @@ def test_across_settings_says_n_documents_and_the_median_mde_per_setting():
     assert finding_sentences(other, across_settings=True, dataset="d")[0] == "d: no ctx_recall differences in this run."
     # ledger rows name their data set
     assert finding_sentences(rows.assign(dataset="e"), across_settings=True)[0].startswith("e: 30 questions")
+
+
+def series(values, names=("Naive", "Semantic", "Late Chunking")):
+    return pd.Series(values, index=list(names)[:len(values)], dtype=float)
+
+
+def order_table(*rows, n=59):
+    """An order table (uncertainty.pairwise_differences) from (method, below, diff, lo, hi, p_holm) rows; each
+    verdict as ``decide`` gives it at Holm p < 0.05."""
+    return pd.DataFrame([{"method": a, "below": b, "metric": "doc_mrr@10", "diff": d, "n": n, "ci_low": lo, "ci_high": hi,
+                          "p": p, "p_holm": p, "mde": math.nan,
+                          "verdict": (SUPPORTED if d > 0 else CONTRADICTED) if p < 0.05 else INCONCLUSIVE}
+                         for a, b, d, lo, hi, p in rows])
+
+
+def ranked(order, means=None, reported=None, **given):
+    """The one sentence of ``order`` said as the ranking "T" on MRR: its leader with ``means``, else its order."""
+    said = finding_sentences(order, ranking="T", metric="MRR", means=means, reported=reported, **given)
+    assert len(said) <= 1
+    return said[0] if said else None
+
+
+def lead(order: pd.DataFrame) -> str:
+    """What the leader sentence says of Naive (0.8) minus Semantic (0.6), the runner-up, from ``order``."""
+    said = ranked(order, series([0.8, 0.6]))
+    assert said.startswith("T: the best MRR is Naive (0.800), then Semantic (0.600)")
+    return said.removeprefix("T: the best MRR is Naive (0.800), then Semantic (0.600)")
+
+
+def test_a_leaders_difference_reads_the_verdict_not_the_interval():
+    assert lead(order_table(("Naive", "Semantic", 0.057, -0.026, 0.142, 1.0))) == \
+        f"; Naive minus Semantic is +0.057 [-0.026, +0.142], n = 59, Holm p = 1.0: {INCONCLUSIVE}."
+    assert lead(order_table(("Naive", "Semantic", 0.05, 0.01, 0.09, 0.001))) == \
+        f"; Naive minus Semantic is +0.050 [+0.010, +0.090], n = 59, Holm p = {format_p(0.001)}: a clear lead."
+    # Holm p 0.2 decides nothing (decide: inconclusive), whatever the interval beside it says
+    assert lead(order_table(("Naive", "Semantic", 0.05, 0.01, 0.09, 0.2))).endswith(f": {INCONCLUSIVE}.")
+    # the verdict decide gave, with its reason, is what is said, and no interval or p beside it
+    few = order_table(("Naive", "Semantic", 0.3, 0.1, 0.5, 0.3)).assign(verdict=UNDECIDABLE, reason="3 documents")
+    assert lead(few) == f"; Naive minus Semantic is n = 59: {UNDECIDABLE} (3 documents)."
+    no_interval = order_table(("Naive", "Semantic", 0.1, math.nan, math.nan, math.nan), n=1).assign(verdict=UNDECIDABLE)
+    assert lead(no_interval) == f"; Naive minus Semantic is n = 1: {UNDECIDABLE}."
+    assert lead(order_table(("Naive", "Semantic", 0.001, -0.0002, 0.004, 0.5))).startswith(
+        "; Naive minus Semantic is +0.001 [+0.000, +0.004]")                                          # no "-0.000"
+    # every question's difference 0: said as such, not "cannot decide"
+    assert lead(order_table(("Naive", "Semantic", 0.0, 0.0, 0.0, 1.0), n=10)) == \
+        "; Naive minus Semantic is +0.000 [+0.000, +0.000], n = 10, Holm p = 1.0: the same on every question."
+
+
+def test_a_leaders_difference_is_turned_round_when_the_table_has_the_runner_up_first():
+    # the table has Semantic − Naive = +0.1 [0.02, 0.2], supported: Naive − Semantic is its opposite, contradicted
+    assert lead(order_table(("Semantic", "Naive", 0.1, 0.02, 0.2, 0.01))) == \
+        "; Naive minus Semantic is -0.100 [-0.200, -0.020], n = 59, Holm p = 0.010: behind."
+    assert lead(order_table(("Naive", "Late Chunking", 0.1, 0.02, 0.2, 0.01))) == "."     # no such pair: no difference
+
+
+def test_leader_says_when_the_questions_cannot_decide():
+    ours = series([0.773, 0.764, 0.821])          # Late Chunking best, then Naive, then Semantic
+    order = order_table(("Late Chunking", "Naive", 0.048, -0.002, 0.111, 1.0),
+                        ("Late Chunking", "Semantic", 0.057, -0.026, 0.142, 1.0),
+                        ("Naive", "Semantic", 0.009, -0.06, 0.08, 1.0))
+    s = ranked(order, ours, series([0.979, 0.980, 0.977]))
+    assert s.startswith("T: the best MRR is Late Chunking (0.821), then Naive (0.773); Late Chunking minus Naive is "
+                        f"+0.048 [-0.002, +0.111], n = 59, Holm p = 1.0: {INCONCLUSIVE}")
+    # the paper's best (Semantic) is 0.057 behind ours, but Holm p = 1: not called "behind"
+    assert ("paper-reported: Semantic best (0.980); here Semantic (0.764) is behind our best by +0.057 [-0.026, "
+            f"+0.142], n = 59, Holm p = 1.0: {INCONCLUSIVE}.") in s
+
+
+def test_leader_clear_lead_tie_and_single():
+    order = order_table(("Naive", "Semantic", 0.2, 0.1, 0.3, 0.01))
+    assert "Naive minus Semantic is +0.200 [+0.100, +0.300], n = 59, Holm p = 0.010: a clear lead" in \
+        ranked(order, series([0.8, 0.6]))
+    same = ranked(order, series([0.8, 0.6]), series([0.9, 0.1]))
+    assert same.endswith("paper-reported: Naive best (0.900), the same strategy as ours.")
+    runner = ranked(order, series([0.8, 0.6]), series([0.1, 0.9]), reported_label="paper-reported with GPT-4o-mini")
+    assert runner.endswith("paper-reported with GPT-4o-mini: Semantic best (0.900), our runner-up (above).")
+    tie = ranked(order, series([0.9, 0.9, 0.5]), series([0.1, 0.95]))
+    assert tie == ("T: the best MRR, 0.900, is shared by Naive, Semantic (a tie: no winner); paper-reported: "
+                   "Semantic best (0.950), one of our best.")
+    assert ranked(order, series([math.nan])) is None
+    assert "only Naive has a MRR (0.500), so there is no ranking" in ranked(order.iloc[:0], series([0.5]))
+
+
+def test_an_order_counts_the_pairs_told_apart_and_the_papers_reversals():
+    # ours: A > B > C; A − B decided (Holm p 0.01), the other two not. The paper ranks C above A and B above A:
+    # it reverses A > C (undecided here) and A > B (decided here: a contradiction, quoted with its interval)
+    order = order_table(("A", "B", 0.2, 0.1, 0.3, 0.01), ("A", "C", 0.1, -0.05, 0.25, 0.4),
+                        ("B", "C", 0.05, -0.1, 0.2, 0.6))
+    said = ranked(order, reported=pd.Series({"A": 0.5, "B": 0.6, "C": 0.7}))
+    assert said == ("T: our MRR order is A > B > C (n = 59 questions); 1 of its 3 pairs are told apart (Holm-adjusted "
+                    "p < 0.05 across the pairs). The paper-reported order reverses 3 of these pairs; 1 of them are "
+                    "decided here (A > B by 0.200 [0.100, 0.300]).")
+    agree = ranked(order, reported=pd.Series({"A": 0.7, "B": 0.6, "C": 0.5}))
+    assert agree.endswith("across the pairs).")                 # the same order: no reversal to speak of
+    undecided = ranked(order.iloc[1:], reported=pd.Series({"A": 0.5, "B": 0.6, "C": 0.7}))
+    assert undecided.endswith("none is decided here, so the two orders do not contradict each other.")
+    few = order.assign(verdict=UNDECIDABLE, mde=[0.1, 0.25, 0.2])
+    assert ranked(few).endswith(f"(Holm-adjusted p < 0.05 across the pairs; 3 {UNDECIDABLE}; MDE up to 0.250).")
+    assert ranked(order.iloc[:0], reported=pd.Series(dtype=float)) is None
+
+
+def test_inside_said_reads_the_yes_and_no_of_each_metric():
+    beside = pd.DataFrame({("MRR", "ours"): [0.9, 0.8, 0.7], ("MRR", IN_CI): ["yes", "no", "yes"],
+                           ("R@1", IN_CI): ["no", "", "no"], ("R@3", IN_CI): ["", "", ""]})
+    # MRR: 2 of 3 inside; R@1: 0 of the 2 that could be said; R@3: none could be said, left out
+    assert inside_said(beside, "T", "strategies") == \
+        "T: the paper-reported number lies inside our 95% interval for MRR 2/3, R@1 0/2 strategies."
+    assert inside_said(beside[[("MRR", "ours")]], "T") == ""

@@ -4,19 +4,24 @@
 before it is recorded (``uncertainty.decide``'s columns) — and says each comparison a test could decide
 with its estimate, 95% interval, n (and documents), p, MDE, Holm p and verdict word; the comparisons
 that cannot be decided once, in one line, with their reason and no numbers (a design that cannot decide
-gives no numbers to read); then the family their Holm p was adjusted in. The verdict words and their
-reasons are ``decisions``'; this module only puts them into sentences.
+gives no numbers to read); then the family their Holm p was adjusted in. An order table (every pair of
+methods, the better first) is said as a ranking instead: its leader, or which places of its order the
+questions tell apart, each against the paper's numbers; ``inside_said`` counts the paper's numbers our
+intervals hold. The verdict words and their reasons are ``decisions``'; this module only puts them into
+sentences.
 """
 from __future__ import annotations
 
+import math
 from typing import Callable, Mapping
 
 import pandas as pd
 
-from .decisions import reason_of, verdict_said
+from ..core.plots import IN_CI
+from .decisions import reason_of, side, verdict_said
 from .ledger import BASELINE_COLUMNS, split_metric
 from .metric_specs import RANKED_BY
-from .statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE, format_ci, format_p
+from .statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE, decided, format_ci, format_p
 from .uncertainty import comparison_note
 
 
@@ -145,8 +150,126 @@ def moved_said(rows: pd.DataFrame) -> list[str]:
     return [text] + ([f"Decided at an equal budget but not at {k}:{listed(new)}"] if len(new) else [])
 
 
+def _signed(x: float) -> str:
+    """``+0.012`` / ``-0.012``; a value that rounds to zero prints as ``+0.000``, never ``-0.000``."""
+    v = round(x, 3)
+    return f"{v if v != 0 else 0.0:+.3f}"
+
+
+def _standing(row: Mapping, up: str, down: str) -> str:
+    """``+0.057 [-0.026, +0.142], n = 59, Holm p = 1.00: <side>`` for one decided difference: ``up``/``down`` for
+    one decided above/below 0, else its verdict word; one that cannot be decided gives its reason and no numbers."""
+    d, lo, hi, n = (float(row[c]) for c in ("diff", "ci_low", "ci_high", "n"))
+    p = float(row["p_holm"])
+    stats = (f"{_signed(d)} [{_signed(lo)}, {_signed(hi)}], n = {int(n)}" if not math.isnan(lo)
+             else f"{_signed(d)}, n = {int(n)}")
+    stats += "" if math.isnan(p) else f", Holm p = {format_p(p)}"
+    if d == lo == hi == 0:
+        return f"{stats}: the same on every question"
+    word = str(row["verdict"])
+    if word == UNDECIDABLE:
+        return f"n = {int(n)}: {verdict_said(row)}"
+    return f"{stats}: {side(word, up, down) if decided(word) else verdict_said(row)}"
+
+
+def _pair(order: pd.DataFrame, a: str, b: str) -> dict | None:
+    """``a`` minus ``b`` from an order table, turned round (interval and verdict with it) when the table has ``b``
+    first; None when it has neither."""
+    for first, second, sign in ((a, b, 1), (b, a, -1)):
+        rows = order[(order["method"] == first) & (order["below"] == second)]
+        if len(rows):
+            r = rows.iloc[0]
+            lo, hi = (r["ci_low"], r["ci_high"]) if sign == 1 else (-r["ci_high"], -r["ci_low"])
+            turned = {SUPPORTED: CONTRADICTED, CONTRADICTED: SUPPORTED} if sign == -1 else {}
+            word = turned.get(r["verdict"], r["verdict"])
+            return {"diff": sign * r["diff"], "ci_low": lo, "ci_high": hi, "n": r["n"], "p_holm": r["p_holm"],
+                    "verdict": word, "reason": r.get("reason", "")}
+    return None
+
+
+def _leader_said(order: pd.DataFrame, label: str, ours: pd.Series, metric: str, reported: pd.Series,
+                 reported_label: str) -> str:
+    """Our best method (``ours``: method -> mean), its difference from the runner-up in ``order`` and where the
+    paper's best method (``reported``) stands against it; "" when ``ours`` is empty."""
+    values = ours.dropna().sort_values(ascending=False, kind="stable")
+    if values.empty:
+        return ""
+    best, top = values.index[0], float(values.iloc[0])
+    tied = [n for n in values.index if float(values[n]) == top]
+    if len(values) == 1:
+        text = f"{label}: only {best} has a {metric} ({top:.3f}), so there is no ranking"
+    elif len(tied) > 1:
+        text = f"{label}: the best {metric}, {top:.3f}, is shared by {', '.join(tied)} (a tie: no winner)"
+    else:
+        second = values.index[1]
+        d = _pair(order, best, second)
+        text = f"{label}: the best {metric} is {best} ({top:.3f}), then {second} ({values.iloc[1]:.3f})"
+        if d is not None:
+            text += f"; {best} minus {second} is {_standing(d, 'a clear lead', 'behind')}"
+    rep = reported.dropna()
+    if not rep.empty:
+        p_best = rep.idxmax()
+        text += f"; {reported_label}: {p_best} best ({rep.max():.3f})"
+        if p_best in tied:
+            text += ", the same strategy as ours" if len(tied) == 1 else ", one of our best"
+        elif len(values) > 1 and p_best == values.index[1] and len(tied) == 1:
+            text += ", our runner-up (above)"
+        elif p_best in values.index:
+            d = _pair(order, best, p_best)
+            if d is not None:
+                text += (f"; here {p_best} ({values[p_best]:.3f}) is behind our best by "
+                         f"{_standing(d, f'{p_best} is behind', f'{p_best} is ahead')}")
+    return text + "."
+
+
+def _order_said(order: pd.DataFrame, label: str, metric: str, reported: pd.Series) -> str:
+    """Our order on ``metric`` and which of its pairs the questions tell apart, set against the paper's order
+    (``reported``): a pair the paper ranks the other way contradicts it only when our verdict on it is decided.
+    "" for no pairs."""
+    if order.empty:
+        return ""
+    ranked = list(dict.fromkeys(list(order["method"]) + list(order["below"])))
+    told = order[order["verdict"].isin([SUPPORTED, CONTRADICTED])]
+    flipped = order[[reported.get(a, math.nan) < reported.get(b, math.nan)
+                     for a, b in zip(order["method"], order["below"])]]
+    flipped_told = flipped[flipped["verdict"] == SUPPORTED]
+    ns = sorted({int(v) for v in order["n"]})
+    n = str(ns[0]) if len(ns) == 1 else f"{ns[0]} to {ns[-1]}"
+    few = int((order["verdict"] == UNDECIDABLE).sum())
+    text = (f"{label}: our {metric} order is {' > '.join(ranked)} (n = {n} questions); "
+            f"{len(told)} of its {len(order)} pairs are told apart (Holm-adjusted p < 0.05 across the pairs"
+            + (f"; {few} {UNDECIDABLE}" if few else "")
+            + (f"; MDE up to {order['mde'].max():.3f}" if order["mde"].notna().any() else "") + ").")
+    if len(flipped):
+        text += (f" The paper-reported order reverses {len(flipped)} of these pairs; "
+                 + (f"{len(flipped_told)} of them are decided here ("
+                    + ", ".join(f"{a} > {b} by {format_ci(d, lo, hi)}" for a, b, d, lo, hi in
+                                zip(flipped_told["method"], flipped_told["below"], flipped_told["diff"],
+                                    flipped_told["ci_low"], flipped_told["ci_high"]))
+                    + ")" if len(flipped_told)
+                    else "none is decided here, so the two orders do not contradict each other")
+                 + ".")
+    return text
+
+
+def inside_said(beside: pd.DataFrame, label: str, what: str = "methods") -> str:
+    """``<label>: the paper-reported number lies inside our 95% interval for MRR 3/6, R@1 2/6 <what>.``: per metric
+    of a table beside the paper (``core.plots.with_paper`` with intervals), how many of the paper's numbers our
+    interval holds, of those it could be said for; "" when none could. No test decides this, so it is no finding
+    of decided rows (``finding_sentences``)."""
+    parts = []
+    for metric in [m for m, part in beside.columns if part == IN_CI]:
+        said = beside[(metric, IN_CI)][beside[(metric, IN_CI)].isin(["yes", "no"])]
+        if len(said):
+            parts.append(f"{metric} {int((said == 'yes').sum())}/{len(said)}")
+    return (f"{label}: the paper-reported number lies inside our 95% interval for {', '.join(parts)} {what}."
+            if parts else "")
+
+
 def finding_sentences(rows: pd.DataFrame, name: Callable[[Mapping], str] = name_of, what: str = "comparison",
-                      family: bool = True, across_settings: bool = False, dataset: str | None = None) -> list[str]:
+                      family: bool = True, across_settings: bool = False, dataset: str | None = None, *,
+                      ranking: str | None = None, metric: str = "", means: pd.Series | None = None,
+                      reported: pd.Series | None = None, reported_label: str = "paper-reported") -> list[str]:
     """The findings of decided ``rows``, a sentence each: every row a test could decide or leave inconclusive
     (``semantic - naive on ctx_recall@5: -0.242 [-0.442, -0.042] (n = 20, 3 documents, design effect 1.40,
     p = 0.02, MDE 0.150, p Holm = 0.04): contradicted``; ``name`` says what was compared); then those that
@@ -156,14 +279,26 @@ def finding_sentences(rows: pd.DataFrame, name: Callable[[Mapping], str] = name_
     ``across_settings``: the rows of one data set (``dataset``, else their ``dataset`` column) decided in
     several settings (a ``setting`` column "<kind>: <details>", one family a setting; notebook 10's equal budgets
     and k) are said across them instead of a row each: what each setting can tell apart (``power_said``), then
-    the verdicts that move between k and the budgets (``moved_said``)."""
+    the verdicts that move between k and the budgets (``moved_said``).
+
+    ``ranking`` (a label: ``Table 4 (full condition)``): the rows are an order table on ``metric``
+    (``uncertainty.pairwise_differences``: every pair of methods, the better first) and one sentence says it
+    against the paper's numbers (``reported``: method -> number, named ``reported_label``): with ``means`` (method
+    -> our mean) its leader, the best, its difference from the runner-up and where the paper's best stands
+    against it (a leader is said even with no pairs: "only X has a MRR"); without, its order and how many of its
+    pairs are told apart, and whether a pair the paper ranks the other way is decided here."""
     if not isinstance(rows, pd.DataFrame):
         raise TypeError(f"finding_sentences takes decided rows as a DataFrame, got {type(rows).__name__}")
+    missing = [c for c in ("verdict", "diff", "ci_low", "ci_high", "n", "p", "p_holm") if c not in rows.columns]
+    if missing and not rows.empty:
+        raise ValueError(f"finding_sentences needs decided rows (ledger or uncertainty.decide columns); these lack {missing}")
+    if ranking is not None:
+        reported = pd.Series(dtype=float) if reported is None else reported
+        said = (_leader_said(rows, ranking, means, metric, reported, reported_label) if means is not None
+                else _order_said(rows, ranking, metric, reported))
+        return [said] if said else []
     if rows.empty:
         return []
-    missing = [c for c in ("verdict", "diff", "ci_low", "ci_high", "n", "p", "p_holm") if c not in rows.columns]
-    if missing:
-        raise ValueError(f"finding_sentences needs decided rows (ledger or uncertainty.decide columns); these lack {missing}")
     if across_settings:
         dataset = dataset if dataset is not None else str(rows["dataset"].iloc[0])
         return power_said(rows, dataset) + moved_said(rows)
