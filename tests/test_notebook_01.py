@@ -68,6 +68,12 @@ def test_sketch_notebook_tables(tmp_path):
     assert list(ours.index) == METHOD_ORDER and list(ours.columns) == PAPER_COLUMNS and in_unit_interval(ours)
     assert ours[["answer_relevancy", "faithfulness"]].isna().all().all()
     assert ours[["context_precision", "context_recall"]].notna().all().all()
+    # the notebook's own pandas lines: each column is the summary's mean of its metric, F1 the harmonic mean of the two
+    means = pd.read_csv(paths["per_question.csv"]).query("k == 5").groupby(["method", "metric"])["value"].mean()
+    for method in METHOD_ORDER:
+        p, r = (means[(method, f"nonllm_context_{m}")] for m in ("precision", "recall"))
+        assert ours.loc[method, "context_precision"] == pytest.approx(p, abs=5e-4)
+        assert ours.loc[method, "f1"] == pytest.approx(0.0 if p + r == 0 else 2 * p * r / (p + r), abs=5e-4), method
 
     # Table 1 beside ours: the paper's columns are the transcribed numbers, the difference is ours - paper
     side = pd.read_csv(paths["table1_ours_vs_paper.csv"], index_col=0, header=[0, 1])

@@ -98,13 +98,14 @@ def test_triple_profile_on_a_hand_made_graph():
     assert profile["two named entities"] == 2 / 4          # venice-genoa twice
     assert profile["a bare common noun at an end"] == 1 / 4    # "fall"
     assert profile["nodes in one relation only"] == 3 / 5  # merchant republics, fall, spice trade
-    example = example_relation(EDGES, NODES)
-    assert example == "merchant republics -[grow_after]-> fall"
-    text = graph_sentence(profile, "offline", example)
+    assert example_relation(EDGES, NODES) == "merchant republics -[grow_after]-> fall"
+    assert example_relation(EDGES[1:], NODES) == ""                      # no bare common noun at an end: no example
+    text = graph_sentence(profile, "offline", EDGES, NODES)
     assert text.startswith("What the graph half is here: 75% of its 4 relations are a verb lemma (with its "
                            "preposition), 50% link two named entities, 25% have a bare common noun at an end (e.g. "
                            "`merchant republics -[grow_after]-> fall`), and 60% of the 5 nodes are in one relation only.")
     assert "cannot resolve pronouns" in text and "An LLM extractor" in text
+    assert "(e.g." not in graph_sentence(profile, "offline", EDGES[1:], NODES)
     assert graph_sentence(pd.Series({"relations": 0}), "offline").endswith("nothing to add.")
 
 
@@ -113,10 +114,13 @@ def test_answer_sources_count_the_facts_pasted_back():
     answer = "Facts: a -[r]-> b Something else."          # 10 of 33 characters are the one fact
     sources = answer_sources(answer, facts)
     assert sources == {"facts handed over": 2, "facts in answer": 1, "fact chars": 10, "answer chars": 33}
-    text = answer_sentence(sources, "offline")
+    text = answer_sentence(answer, facts, "offline")
     assert text.startswith("1 of the 2 graph facts handed over appear word for word in this answer (30% of its "
                            "characters): the offline reasoner answers extractively")
-    assert answer_sentence({**sources, "answer chars": 0}, "offline").endswith("close enough to extract.")
+    assert text.endswith("an LLM would write one from the same context.")
+    assert answer_sentence(answer, facts, "m") == ("1 of the 2 graph facts handed over appear word for word in this "
+                                                   "answer (30% of its characters).")     # an LLM: no extractive caveat
+    assert answer_sentence("", facts, "offline").endswith("close enough to extract.")
 
 
 def test_comparisons_cluster_by_document_when_given_units():

@@ -14,11 +14,11 @@ faithfulness, context precision and context recall judged by GPT-3.5-turbo-16k, 
 context precision and recall. (In the NarrativeQA discussion the paper's text gives RAPTOR an
 answer relevancy of 0.47, its Table 4 0.10; we keep the table's value.)
 
-Our columns: answer relevancy and faithfulness exist only when a judge model is configured
-(ragas needs an LLM for them), otherwise they are NaN; context precision and recall are ragas'
-LLM-judged ones with a judge and its non-LLM ones (string matching of retrieved against gold
-contexts) without; F1 is the harmonic mean of the mean precision and mean recall, as in the
-paper's tables.
+Our numbers in the paper's columns are a few lines of pandas in notebook 01: answer relevancy and
+faithfulness exist only when a judge model is configured (ragas needs an LLM for them); context
+precision and recall are ragas' LLM-judged ones with a judge and its non-LLM ones (string matching of
+retrieved against gold contexts) without; F1 is the harmonic mean of the two means, as in the paper's
+tables.
 """
 from __future__ import annotations
 
@@ -78,31 +78,6 @@ def table_number_for(dataset_name: str) -> int | None:
     return None
 
 
-def f1(precision: float, recall: float) -> float:
-    """Harmonic mean; NaN when either is unknown, 0 when both are 0."""
-    if math.isnan(precision) or math.isnan(recall):
-        return float("nan")
-    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
-
-
-def context_sources(judged: bool) -> dict[str, str]:
-    """Which of our metrics fills each paper column."""
-    prefix = "llm" if judged else "nonllm"
-    return {"answer_relevancy": "answer_relevancy", "faithfulness": "faithfulness",
-            "context_precision": f"{prefix}_context_precision", "context_recall": f"{prefix}_context_recall"}
-
-
-def ours_in_paper_columns(summary: pd.DataFrame, answer_k: int, judged: bool) -> pd.DataFrame:
-    """Our mean scores (``evaluation.summarize`` output) in the paper's five columns; absent metrics are NaN."""
-    out = pd.DataFrame(index=[m for m in METHOD_ORDER if m in summary.index] +
-                       [m for m in summary.index if m not in METHOD_ORDER], columns=PAPER_COLUMNS, dtype=float)
-    for column, metric in context_sources(judged).items():
-        name = f"{metric}@{answer_k}"
-        out[column] = summary[name].reindex(out.index) if name in summary.columns else float("nan")
-    out["f1"] = [f1(p, r) for p, r in zip(out["context_precision"], out["context_recall"])]
-    return out
-
-
 def context_scope(judged: bool) -> str:
     """Which contexts our context precision/recall columns scored (for captions)."""
     if judged:
@@ -143,19 +118,6 @@ def ragas_metric_note(judge: str | None) -> str:
         return f"all four RAGAS metrics are judged by {judge}, not by GPT-3.5-turbo-16k"
     return ("with no judge configured, context precision and recall are ragas' non-LLM string matching of "
             "retrieved against gold passages, and faithfulness and answer relevancy are not computed")
-
-
-def paper_column_metrics(answer_k: int, judged: bool) -> dict[str, str]:
-    """The paper's columns that are means of one of our per-question metrics -> that metric@answer_k
-    (F1 is computed from two means and has no per-question values)."""
-    return {col: f"{metric}@{answer_k}" for col, metric in context_sources(judged).items()}
-
-
-def like_for_like(dataset_name: str, judged: bool) -> bool:
-    """Whether a table's numbers may be set inside our intervals: only the paper's own public data
-    sets (QuALITY, QASPER, NarrativeQA; our Italian cuisine corpus is another text) scored by an LLM
-    judge, as the paper's RAGAS numbers were (the judge model may still differ: the caption says)."""
-    return judged and table_number_for(dataset_name) in (2, 3, 4)
 
 
 def named_beside_paper(paper: pd.DataFrame | None) -> Callable[[Mapping], str]:
