@@ -69,9 +69,9 @@ def test_sketch_notebook_tables(tmp_path):
     assert ours[["answer_relevancy", "faithfulness"]].isna().all().all()
     assert ours[["context_precision", "context_recall"]].notna().all().all()
     # the notebook's own pandas lines: each column is the summary's mean of its metric, F1 the harmonic mean of the two
-    means = pd.read_csv(paths["per_question.csv"]).query("k == 5").groupby(["method", "metric"])["value"].mean()
+    teaching_means = pd.read_csv(paths["per_question.csv"]).query("k == 5").groupby(["method", "metric"])["value"].mean()
     for method in METHOD_ORDER:
-        p, r = (means[(method, f"nonllm_context_{m}")] for m in ("precision", "recall"))
+        p, r = (teaching_means[(method, f"nonllm_context_{m}")] for m in ("precision", "recall"))
         assert ours.loc[method, "context_precision"] == pytest.approx(p, abs=5e-4)
         assert ours.loc[method, "f1"] == pytest.approx(0.0 if p + r == 0 else 2 * p * r / (p + r), abs=5e-4), method
 
@@ -163,7 +163,9 @@ def check_lead(printed: str, paths, retrieval: pd.DataFrame):
     # one declared family with the test's columns, named by the columns it compares
     from rag_lab.evaluation.uncertainty import TEST_COLUMNS
     assert set(TEST_COLUMNS) <= set(lead.columns) and lead["family"].nunique() == 1
-    assert lead["family"].iloc[0].startswith("sketch minus each baseline on ") and (lead["family_size"] == lead["p"].notna().sum()).all()
+    assert lead["family"].iloc[0] == "sketch minus each baseline on " + ", ".join(sorted(set(lead["metric"])))   # whatever their order
+    assert (lead["family_size"] == lead["p"].notna().sum()).all()
+    assert lead["metric"].tolist()[-8:] == ["nonllm_context_precision@5"] * 4 + ["nonllm_context_recall@5"] * 4   # under their labels
     means = retrieval.set_index(["method", "metric"])["mean"]
     for _, row in lead[lead["column"].isin(spans)].iterrows():
         assert row["diff"] == pytest.approx(means[("sketch", row["column"])] - means[(row["baseline"], row["column"])],

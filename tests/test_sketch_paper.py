@@ -9,7 +9,8 @@ import pytest
 from rag_lab.evaluation.findings import finding_sentences
 from rag_lab.evaluation.statistics import CONTRADICTED, INCONCLUSIVE, format_ci, paired_difference
 
-from rag_lab.methods.sketch.paper import comparisons, leaders, named_beside_paper, paper_table, setting_note, table_number_for
+from rag_lab.evaluation.uncertainty import decided_pairs
+from rag_lab.methods.sketch.paper import leaders, named_beside_paper, paper_table, setting_note, table_number_for
 
 
 @pytest.mark.parametrize("number", [1, 2, 3, 4])
@@ -43,8 +44,10 @@ def test_findings_on_the_paper_columns_name_the_paper_order():
         ("sketch", "nonllm_context_recall", [0.75, 0.75, 0.5, 0.5, 0.75, 0.5, math.nan, math.nan]))
         for i, v in enumerate(values)]
     results = pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
-    pairs = comparisons(results, {"answer_relevancy": "answer_relevancy@5", "faithfulness": "faithfulness@5",   # unscored: no row
-                                  "context_precision": "nonllm_context_precision@5", "context_recall": "nonllm_context_recall@5"})
+    pairs = decided_pairs(results, ["answer_relevancy@5", "faithfulness@5", "nonllm_context_precision@5",   # unscored: no row
+                                    "nonllm_context_recall@5"], [("sketch", "naive")],
+                          "sketch minus each baseline on nonllm_context_precision@5, nonllm_context_recall@5")
+    pairs.insert(2, "column", pairs["metric"].str.removeprefix("nonllm_").str.removesuffix("@5"))   # the paper's column
     sentences = finding_sentences(pairs, name=named_beside_paper(paper_table(1)))
     precision = paired_difference([0.0] * 8, [1.0] * 8)
     recall = paired_difference([0.75, 0.75, 0.5, 0.5, 0.75, 0.5], [0.5] * 6)

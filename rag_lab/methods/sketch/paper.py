@@ -1,10 +1,9 @@
-"""The SKETCH paper's reported numbers, our numbers in the same columns, and the findings sentences.
+"""The SKETCH paper's reported numbers and what notebook 01 says beside them.
 
-``comparisons`` pairs SKETCH with every baseline question by question on each column (difference of
-means, its 95% interval, p), all of them one declared family decided by ``uncertainty.decide`` and
-recorded in the run's ledger and said by ``evaluation.findings`` (``named_beside_paper`` adds the order the
-paper reported for each pair); ``verdict_table`` shows it; ``caveats`` says what it can show beside the paper:
-ragas' non-LLM context precision and recall (string similarity, which rewards contexts about as long as the
+Notebook 01 decides SKETCH minus every baseline with ``uncertainty.decided_pairs`` (one declared family, recorded
+in the run's ledger, a ``column`` label beside each metric) and says it with ``evaluation.findings``
+(``named_beside_paper`` adds the order the paper reported for each pair); ``verdict_table`` shows it;
+``caveats`` says what it can show beside the paper: ragas' non-LLM context precision and recall (string similarity, which rewards contexts about as long as the
 gold sentences) named as string matching, with this run's chunk sizes, the setting, and how many baselines
 the span-overlap ``ctx_recall@k`` tells apart.
 
@@ -27,11 +26,9 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from ...evaluation.decisions import dataset_of, side
+from ...evaluation.decisions import side
 from ...evaluation.findings import name_of
-from ...evaluation.ledger import recorded
 from ...evaluation.statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE, format_ci
-from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
 
 
 PAPER_COLUMNS = ["answer_relevancy", "faithfulness", "context_precision", "context_recall", "f1"]
@@ -121,7 +118,7 @@ def ragas_metric_note(judge: str | None) -> str:
 
 
 def named_beside_paper(paper: pd.DataFrame | None) -> Callable[[Mapping], str]:
-    """How a finding names a row of ``comparisons`` (``evaluation.findings.finding_sentences``' ``name``): ``sketch -
+    """How a finding names a row of SKETCH minus a baseline (``evaluation.findings.finding_sentences``' ``name``): ``sketch -
     naive on nonllm_context_precision@5``, then, for a paper column, the order the paper reported for the same pair
     (``(paper-reported 0.99 vs 0.81, ahead)``); ``paper`` None: the name alone."""
     def name(row: Mapping) -> str:
@@ -162,46 +159,13 @@ def truncation_sentence(methods, embedder) -> str:
             "each is embedded from its opening only): " + ", ".join(parts) + ".")
 
 
-COLUMNS = ["method", "baseline", "column", "metric", *TEST_COLUMNS]
 STRING_COLUMNS = ("context_precision", "context_recall")
 LONG_FACTOR = 2.0     # a method's chunks are "long" when their mean size is at least this many times SKETCH's
-# the span-based context metrics (metrics.py), under the names notebook 10's leaderboards use
-SPAN_METRICS = ("ctx_recall", "ctx_precision", "ctx_mrr", "ctx_ndcg")
-STRING_MATCH = "string-match"   # label of ragas' non-LLM context metrics wherever they are shown
-
-
-def family_name(metrics: Sequence[str], method: str = "sketch") -> str:
-    """The declared family of ``comparisons``: the method minus each baseline on these metric@k columns
-    (those compared; sorted, so the same columns name the same family whatever order they come in)."""
-    return f"{method} minus each baseline on {', '.join(sorted(set(metrics)))}"
-
-
-def comparisons(results: pd.DataFrame, columns: Mapping[str, str], method: str = "sketch",
-                units: Units | None = None) -> pd.DataFrame:
-    """``method`` minus every other method of ``results`` (evaluate's tidy table) on each column
-    (``columns``: label -> metric@k), paired by question: ``COLUMNS``, one row per baseline and column
-    both were scored on, all of them one declared family (``family_name`` of the columns compared: Holm
-    across the rows).
-    ``units`` (question id -> its document): clustered by document, as notebook 10. The table is
-    recorded in the run's ledger."""
-    rows = []
-    for label, metric in columns.items():
-        table = per_question(results, metric)
-        if method not in table.columns:
-            continue
-        for base in [m for m in table.columns if m != method]:
-            d = paired_on(table, method, base, units=units)
-            if d.n:
-                rows.append({"method": method, "baseline": base, "column": label, "metric": metric, **d.as_dict()})
-    if not rows:
-        return pd.DataFrame(columns=COLUMNS)
-    out = decide(pd.DataFrame(rows), family_name([r["metric"] for r in rows], method))
-    return recorded(out[[*COLUMNS, *[c for c in out.columns if c not in COLUMNS]]], dataset_of(results, "unnamed"))
 
 
 def verdict_table(pairs: pd.DataFrame, method: str = "sketch") -> pd.DataFrame:
-    """``comparisons``' rows as a reader's table: one row per baseline, per column ``diff [low, high]``
-    (the comparison's own interval, unadjusted for the family: said in the index's name) and the
+    """SKETCH minus each baseline (``uncertainty.decided_pairs``' rows with a ``column`` label) as a reader's
+    table: one row per baseline, per column ``diff [low, high]`` (the comparison's own interval, unadjusted for the family: said in the index's name) and the
     verdict word (Holm within the family), with each column's n in its header."""
     if pairs.empty:
         return pd.DataFrame()
@@ -224,7 +188,7 @@ def long_chunk_methods(chunk_tokens: Mapping[str, float], method: str = "sketch"
 
 def caveats(table: pd.DataFrame, *, span: str, reasoner: str, judged: bool, chunk_tokens: Mapping[str, float],
             method: str = "sketch", string_columns: Sequence[str] = STRING_COLUMNS, extra: Sequence[str] = ()) -> list[str]:
-    """What ``comparisons``' table (said by ``evaluation.findings``) can and cannot show beside the paper, a
+    """What SKETCH minus each baseline (said by ``evaluation.findings``) can and cannot show beside the paper, a
     sentence each: the string-match columns as what they are, with this run's chunk sizes (``chunk_tokens``:
     mean word pieces per method) and any lead on them over long chunks that the span column ``span``
     (ctx_recall@k) does not share; ``extra`` (the encoder cut of semantic chunks); the setting; and how many
