@@ -10,7 +10,7 @@ from rag_lab.evaluation.findings import finding_sentences
 from rag_lab.evaluation.statistics import CONTRADICTED, INCONCLUSIVE, format_ci, paired_difference
 
 from rag_lab.evaluation.uncertainty import decided_pairs
-from rag_lab.methods.sketch.paper import leaders, named_beside_paper, paper_table, setting_note, table_number_for
+from rag_lab.methods.sketch.paper import named_beside_paper, paper_table, setting_note, table_number_for
 
 
 @pytest.mark.parametrize("number", [1, 2, 3, 4])
@@ -62,17 +62,6 @@ def test_findings_on_the_paper_columns_name_the_paper_order():
     assert sentences[2].startswith('p Holm-adjusted within the declared family "sketch minus each baseline on '
                                    'nonllm_context_precision@5, nonllm_context_recall@5" (2 comparisons)')
     assert len(sentences) == 3 and not any("f1" in line for line in sentences)   # two means: no per-question interval
-
-
-def test_leaders():
-    # Table 3 (QASPER): SKETCH leads answer relevancy (0.56) and faithfulness (0.93); KG leads
-    # context precision (0.71), recall (0.60) and F1 (0.65)
-    assert leaders(paper_table(3), "paper-reported") == (
-        "Highest per column, paper-reported: answer relevancy: sketch (0.560); faithfulness: sketch (0.930); "
-        "context precision: kg (0.710); context recall: kg (0.600); f1: kg (0.650).")
-    # Table 1: KG and SKETCH tie on answer relevancy (0.94)
-    assert leaders(paper_table(1)[["answer_relevancy"]], "paper") == \
-        "Highest per column, paper: answer relevancy: kg = sketch (0.940)."
 
 
 def test_setting_note_names_data_metric_and_model_of_the_run():

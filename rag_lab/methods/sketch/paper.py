@@ -131,18 +131,6 @@ def named_beside_paper(paper: pd.DataFrame | None) -> Callable[[Mapping], str]:
     return name
 
 
-def leaders(table: pd.DataFrame, label: str) -> str:
-    """Which method has the highest value in each column (ties: every method at the maximum)."""
-    parts = []
-    for col in table.columns:
-        values = table[col].dropna()
-        if values.empty:
-            continue
-        top = [m for m, v in values.items() if v >= values.max() - 1e-12]
-        parts.append(f"{col.replace('_', ' ')}: {' = '.join(top)} ({values.max():.3f})")
-    return f"Highest per column, {label}: " + "; ".join(parts) + "." if parts else f"{label}: no values."
-
-
 def truncation_sentence(methods, embedder) -> str:
     """Beside the retrieval table: per approach, how many of the texts it embeds are longer than the
     encoder reads (it cuts them silently at ``max_tokens`` word pieces, so a long semantic segment is
