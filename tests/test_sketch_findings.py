@@ -4,8 +4,8 @@ import pytest
 import pandas as pd
 
 from rag_lab.evaluation.statistics import INCONCLUSIVE, SUPPORTED, UNDECIDABLE
-from rag_lab.evaluation.uncertainty import TEST_COLUMNS
-from rag_lab.methods.sketch.paper import caveats, comparisons, family_name, long_chunk_methods, named_beside_paper
+from rag_lab.evaluation.uncertainty import TEST_COLUMNS, decided_pairs
+from rag_lab.methods.sketch.paper import caveats, long_chunk_methods, named_beside_paper
 from rag_lab.methods.sketch.graph_reading import (answer_sentence, answer_sources, example_relation, graph_sentence,
                                                   head_word, triple_profile)
 from rag_lab.methods.sketch.graph_stores import Edge, Node
@@ -22,13 +22,19 @@ def tidy(scores: dict[str, dict[str, list[float]]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_comparisons_pair_by_question_and_read_the_interval():
+def sketch_minus_baselines(results: pd.DataFrame, units=None) -> pd.DataFrame:
+    """Notebook 01's call: sketch minus every other method on ctx_recall@5, one family named by its metric."""
+    baselines = [("sketch", m) for m in dict.fromkeys(results["method"]) if m != "sketch"]
+    return decided_pairs(results, ["ctx_recall@5"], baselines, "sketch minus each baseline on ctx_recall@5", units=units)
+
+
+def test_sketch_minus_each_baseline_pairs_by_question_and_reads_the_interval():
     # eight questions, sketch ahead of naive on every one, by 1 (5) or 0.5 (3): P(D_low <= 0) = P(E0 >= sum d_i E_i)
     # = 2^-5 * 1.5^-3, p = 2 * 0.00926 = 0.0185 -> supported; semantic scores as sketch does -> p = 1
     sketch = [1, 1, 0.5, 1, 1, 1, 0.5, 0.5]
     results = tidy({"ctx_recall@5": {"sketch": sketch, "naive": [0, 0, 0, 0, 0, 0, 0, 0],
                                      "semantic": list(sketch)}})
-    table = comparisons(results, {"ctx_recall@5": "ctx_recall@5"})
+    table = sketch_minus_baselines(results)
     got = table.set_index("baseline")
     assert got.loc["naive", ["diff", "n"]].tolist() == [0.8125, 8] and got.loc["naive", "p"] == pytest.approx(2 / 1.5 ** 3 / 2 ** 5, abs=0.004)
     assert got.loc["naive", "ci_low"] > 0 and got.loc["naive", "verdict"] == SUPPORTED
@@ -37,13 +43,8 @@ def test_comparisons_pair_by_question_and_read_the_interval():
     assert set(table["family"]) == {"sketch minus each baseline on ctx_recall@5"} and set(table["family_size"]) == {2}
     assert got.loc["naive", "p_holm"] == 2 * got.loc["naive", "p"] and set(TEST_COLUMNS) <= set(table.columns)
     # four questions: no p below 2/2^4 = 0.125 is possible -> the fourth state
-    four = comparisons(tidy({"ctx_recall@5": {"sketch": sketch[:4], "naive": [0] * 4}}), {"ctx_recall@5": "ctx_recall@5"})
+    four = sketch_minus_baselines(tidy({"ctx_recall@5": {"sketch": sketch[:4], "naive": [0] * 4}}))
     assert four["verdict"].tolist() == [UNDECIDABLE]
-
-
-def test_the_family_is_named_by_its_columns_whatever_their_order():
-    assert family_name(["ctx_recall@5", "doc_mrr@5"]) == family_name(["doc_mrr@5", "ctx_recall@5", "doc_mrr@5"]) \
-        == "sketch minus each baseline on ctx_recall@5, doc_mrr@5"
 
 
 HAND = pd.DataFrame([
@@ -98,13 +99,14 @@ def test_triple_profile_on_a_hand_made_graph():
     assert profile["two named entities"] == 2 / 4          # venice-genoa twice
     assert profile["a bare common noun at an end"] == 1 / 4    # "fall"
     assert profile["nodes in one relation only"] == 3 / 5  # merchant republics, fall, spice trade
-    example = example_relation(EDGES, NODES)
-    assert example == "merchant republics -[grow_after]-> fall"
-    text = graph_sentence(profile, "offline", example)
+    assert example_relation(EDGES, NODES) == "merchant republics -[grow_after]-> fall"
+    assert example_relation(EDGES[1:], NODES) == ""                      # no bare common noun at an end: no example
+    text = graph_sentence(profile, "offline", EDGES, NODES)
     assert text.startswith("What the graph half is here: 75% of its 4 relations are a verb lemma (with its "
                            "preposition), 50% link two named entities, 25% have a bare common noun at an end (e.g. "
                            "`merchant republics -[grow_after]-> fall`), and 60% of the 5 nodes are in one relation only.")
     assert "cannot resolve pronouns" in text and "An LLM extractor" in text
+    assert "(e.g." not in graph_sentence(profile, "offline", EDGES[1:], NODES)
     assert graph_sentence(pd.Series({"relations": 0}), "offline").endswith("nothing to add.")
 
 
@@ -113,19 +115,22 @@ def test_answer_sources_count_the_facts_pasted_back():
     answer = "Facts: a -[r]-> b Something else."          # 10 of 33 characters are the one fact
     sources = answer_sources(answer, facts)
     assert sources == {"facts handed over": 2, "facts in answer": 1, "fact chars": 10, "answer chars": 33}
-    text = answer_sentence(sources, "offline")
+    text = answer_sentence(answer, facts, "offline")
     assert text.startswith("1 of the 2 graph facts handed over appear word for word in this answer (30% of its "
                            "characters): the offline reasoner answers extractively")
-    assert answer_sentence({**sources, "answer chars": 0}, "offline").endswith("close enough to extract.")
+    assert text.endswith("an LLM would write one from the same context.")
+    assert answer_sentence(answer, facts, "m") == ("1 of the 2 graph facts handed over appear word for word in this "
+                                                   "answer (30% of its characters).")     # an LLM: no extractive caveat
+    assert answer_sentence("", facts, "offline").endswith("close enough to extract.")
 
 
-def test_comparisons_cluster_by_document_when_given_units():
+def test_sketch_minus_each_baseline_clusters_by_document_when_given_units():
     # the same eight questions as above, but four per document: whole-document sign flips over 2 units
     # give no p below 2/2^2 = 0.5, so the difference (still 0.8125 over n = 8) cannot be decided
     sketch = [1, 1, 0.5, 1, 1, 1, 0.5, 0.5]
     results = tidy({"ctx_recall@5": {"sketch": sketch, "naive": [0] * 8}})
     units = {f"q{i}": "doc_a" if i < 4 else "doc_b" for i in range(8)}
-    row = comparisons(results, {"ctx_recall@5": "ctx_recall@5"}, units=units).iloc[0]
+    row = sketch_minus_baselines(results, units=units).iloc[0]
     assert row["diff"] == 0.8125 and row["n"] == 8 and row["verdict"] == UNDECIDABLE
 
 

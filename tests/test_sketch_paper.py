@@ -9,8 +9,8 @@ import pytest
 from rag_lab.evaluation.findings import finding_sentences
 from rag_lab.evaluation.statistics import CONTRADICTED, INCONCLUSIVE, format_ci, paired_difference
 
-from rag_lab.methods.sketch.paper import (comparisons, f1, leaders, named_beside_paper, ours_in_paper_columns,
-                                         paper_column_metrics, paper_table, setting_note, table_number_for)
+from rag_lab.evaluation.uncertainty import decided_pairs
+from rag_lab.methods.sketch.paper import named_beside_paper, paper_table, setting_note, table_number_for
 
 
 @pytest.mark.parametrize("number", [1, 2, 3, 4])
@@ -19,7 +19,8 @@ def test_transcribed_f1_is_the_harmonic_mean_of_precision_and_recall(number):
     # e.g. Table 1 SKETCH: 2 * 0.99 * 0.72 / 1.71 = 0.834 -> 0.83
     t = paper_table(number)
     for method, row in t.iterrows():
-        assert row["f1"] == pytest.approx(f1(row["context_precision"], row["context_recall"]), abs=0.006), method
+        p, r = row["context_precision"], row["context_recall"]
+        assert row["f1"] == pytest.approx(2 * p * r / (p + r), abs=0.006), method
 
 
 def test_paper_values_and_dataset_mapping():
@@ -32,14 +33,7 @@ def test_paper_values_and_dataset_mapping():
         paper_table(5)
 
 
-def test_ours_in_paper_columns_and_findings():
-    summary = pd.DataFrame({"nonllm_context_precision@5": [0.5, 0.25], "nonllm_context_recall@5": [0.5, 0.75],
-                            "token_f1@5": [0.1, 0.2]}, index=["naive", "sketch"])
-    ours = ours_in_paper_columns(summary, answer_k=5, judged=False)
-    assert list(ours.index) == ["naive", "sketch"]
-    assert math.isnan(ours.loc["sketch", "faithfulness"])                   # needs a judge
-    # sketch: F1 = 2 * 0.25 * 0.75 / 1.0 = 0.375; naive: 0.5
-    assert ours.loc["sketch", "f1"] == pytest.approx(0.375) and ours.loc["naive", "f1"] == pytest.approx(0.5)
+def test_findings_on_the_paper_columns_name_the_paper_order():
     # per question: precision sketch - naive = -1 on each of 8 questions (the bound): the bounded-mean test's
     # p is its floor 2/2^8 = 0.0078, behind; recall scored on 6 (sketch's q6, q7 unscored): d = [.25, .25, 0,
     # 0, .25, 0], mean 0.125, small wins an unseen loss could undo: inconclusive. The columns' n differ (8 and
@@ -50,7 +44,10 @@ def test_ours_in_paper_columns_and_findings():
         ("sketch", "nonllm_context_recall", [0.75, 0.75, 0.5, 0.5, 0.75, 0.5, math.nan, math.nan]))
         for i, v in enumerate(values)]
     results = pd.DataFrame(rows, columns=["method", "question_id", "metric", "k", "value"])
-    pairs = comparisons(results, {c: m for c, m in paper_column_metrics(5, False).items() if c in ours.columns})
+    pairs = decided_pairs(results, ["answer_relevancy@5", "faithfulness@5", "nonllm_context_precision@5",   # unscored: no row
+                                    "nonllm_context_recall@5"], [("sketch", "naive")],
+                          "sketch minus each baseline on nonllm_context_precision@5, nonllm_context_recall@5")
+    pairs.insert(2, "column", pairs["metric"].str.removeprefix("nonllm_").str.removesuffix("@5"))   # the paper's column
     sentences = finding_sentences(pairs, name=named_beside_paper(paper_table(1)))
     precision = paired_difference([0.0] * 8, [1.0] * 8)
     recall = paired_difference([0.75, 0.75, 0.5, 0.5, 0.75, 0.5], [0.5] * 6)
@@ -65,17 +62,6 @@ def test_ours_in_paper_columns_and_findings():
     assert sentences[2].startswith('p Holm-adjusted within the declared family "sketch minus each baseline on '
                                    'nonllm_context_precision@5, nonllm_context_recall@5" (2 comparisons)')
     assert len(sentences) == 3 and not any("f1" in line for line in sentences)   # two means: no per-question interval
-
-
-def test_leaders():
-    # Table 3 (QASPER): SKETCH leads answer relevancy (0.56) and faithfulness (0.93); KG leads
-    # context precision (0.71), recall (0.60) and F1 (0.65)
-    assert leaders(paper_table(3), "paper-reported") == (
-        "Highest per column, paper-reported: answer relevancy: sketch (0.560); faithfulness: sketch (0.930); "
-        "context precision: kg (0.710); context recall: kg (0.600); f1: kg (0.650).")
-    # Table 1: KG and SKETCH tie on answer relevancy (0.94)
-    assert leaders(paper_table(1)[["answer_relevancy"]], "paper") == \
-        "Highest per column, paper: answer relevancy: kg = sketch (0.940)."
 
 
 def test_setting_note_names_data_metric_and_model_of_the_run():

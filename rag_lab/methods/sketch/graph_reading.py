@@ -9,8 +9,8 @@
 - ``a bare common noun at an end``: one end is a single lower-case word ("fall", "dish");
 - ``nodes in one relation only``: nodes the graph can reach through one relation and no other.
 
-``graph_sentence`` says what that lets the graph half do and what it cannot; ``answer_sources`` and
-``answer_sentence`` say how much of an extractive answer is graph facts pasted back.
+``graph_sentence`` says what that lets the graph half do and what it cannot; ``answer_sentence`` says how
+much of an extractive answer is graph facts pasted back (``answer_sources`` counts them).
 """
 from __future__ import annotations
 
@@ -89,8 +89,10 @@ def example_relation(edges: Sequence[Edge], nodes: Iterable[Node]) -> str:
     return ""
 
 
-def graph_sentence(profile: pd.Series, reasoner: str, example: str = "") -> str:
-    """What the graph half can and cannot do with relations like these (``triple_profile``)."""
+def graph_sentence(profile: pd.Series, reasoner: str, edges: Sequence[Edge] = (), nodes: Iterable[Node] = ()) -> str:
+    """What the graph half can and cannot do with relations like these (``triple_profile`` of ``nodes`` and
+    ``edges``), with one relation of the graph as an example (``example_relation``)."""
+    example = example_relation(edges, nodes)
     if not profile.get("relations"):
         return f"The {reasoner} reasoner found no relation, so the graph half has nothing to add."
     shares = (f"{profile['verb lemma']:.0%} of its {int(profile['relations'])} relations are a verb lemma (with "
@@ -117,8 +119,10 @@ def answer_sources(answer: str, facts: Sequence[str]) -> dict[str, int]:
             "fact chars": sum(len(f) for f in pasted), "answer chars": len(answer)}
 
 
-def answer_sentence(sources: dict[str, int], reasoner: str) -> str:
-    """The worked answer, read: facts pasted back or not, and what an extractive reasoner can do."""
+def answer_sentence(answer: str, facts: Sequence[str], reasoner: str) -> str:
+    """The worked answer, read: the graph ``facts`` handed over pasted back or not (``answer_sources``), and what
+    an extractive reasoner can do."""
+    sources = answer_sources(answer, facts)
     if not sources["answer chars"]:
         return f"The {reasoner} reasoner gave no answer: nothing in the context was close enough to extract."
     share = sources["fact chars"] / sources["answer chars"]

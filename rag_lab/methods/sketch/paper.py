@@ -1,10 +1,9 @@
-"""The SKETCH paper's reported numbers, our numbers in the same columns, and the findings sentences.
+"""The SKETCH paper's reported numbers and what notebook 01 says beside them.
 
-``comparisons`` pairs SKETCH with every baseline question by question on each column (difference of
-means, its 95% interval, p), all of them one declared family decided by ``uncertainty.decide`` and
-recorded in the run's ledger and said by ``evaluation.findings`` (``named_beside_paper`` adds the order the
-paper reported for each pair); ``verdict_table`` shows it; ``caveats`` says what it can show beside the paper:
-ragas' non-LLM context precision and recall (string similarity, which rewards contexts about as long as the
+Notebook 01 decides SKETCH minus every baseline with ``uncertainty.decided_pairs`` (one declared family, recorded
+in the run's ledger, a ``column`` label beside each metric) and says it with ``evaluation.findings``
+(``named_beside_paper`` adds the order the paper reported for each pair); ``verdict_table`` shows it;
+``caveats`` says what it can show beside the paper: ragas' non-LLM context precision and recall (string similarity, which rewards contexts about as long as the
 gold sentences) named as string matching, with this run's chunk sizes, the setting, and how many baselines
 the span-overlap ``ctx_recall@k`` tells apart.
 
@@ -14,11 +13,11 @@ faithfulness, context precision and context recall judged by GPT-3.5-turbo-16k, 
 context precision and recall. (In the NarrativeQA discussion the paper's text gives RAPTOR an
 answer relevancy of 0.47, its Table 4 0.10; we keep the table's value.)
 
-Our columns: answer relevancy and faithfulness exist only when a judge model is configured
-(ragas needs an LLM for them), otherwise they are NaN; context precision and recall are ragas'
-LLM-judged ones with a judge and its non-LLM ones (string matching of retrieved against gold
-contexts) without; F1 is the harmonic mean of the mean precision and mean recall, as in the
-paper's tables.
+Our numbers in the paper's columns are a few lines of pandas in notebook 01: answer relevancy and
+faithfulness exist only when a judge model is configured (ragas needs an LLM for them); context
+precision and recall are ragas' LLM-judged ones with a judge and its non-LLM ones (string matching of
+retrieved against gold contexts) without; F1 is the harmonic mean of the two means, as in the paper's
+tables.
 """
 from __future__ import annotations
 
@@ -27,11 +26,9 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from ...evaluation.decisions import dataset_of, side
+from ...evaluation.decisions import side
 from ...evaluation.findings import name_of
-from ...evaluation.ledger import recorded
 from ...evaluation.statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE, format_ci
-from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
 
 
 PAPER_COLUMNS = ["answer_relevancy", "faithfulness", "context_precision", "context_recall", "f1"]
@@ -78,31 +75,6 @@ def table_number_for(dataset_name: str) -> int | None:
     return None
 
 
-def f1(precision: float, recall: float) -> float:
-    """Harmonic mean; NaN when either is unknown, 0 when both are 0."""
-    if math.isnan(precision) or math.isnan(recall):
-        return float("nan")
-    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
-
-
-def context_sources(judged: bool) -> dict[str, str]:
-    """Which of our metrics fills each paper column."""
-    prefix = "llm" if judged else "nonllm"
-    return {"answer_relevancy": "answer_relevancy", "faithfulness": "faithfulness",
-            "context_precision": f"{prefix}_context_precision", "context_recall": f"{prefix}_context_recall"}
-
-
-def ours_in_paper_columns(summary: pd.DataFrame, answer_k: int, judged: bool) -> pd.DataFrame:
-    """Our mean scores (``evaluation.summarize`` output) in the paper's five columns; absent metrics are NaN."""
-    out = pd.DataFrame(index=[m for m in METHOD_ORDER if m in summary.index] +
-                       [m for m in summary.index if m not in METHOD_ORDER], columns=PAPER_COLUMNS, dtype=float)
-    for column, metric in context_sources(judged).items():
-        name = f"{metric}@{answer_k}"
-        out[column] = summary[name].reindex(out.index) if name in summary.columns else float("nan")
-    out["f1"] = [f1(p, r) for p, r in zip(out["context_precision"], out["context_recall"])]
-    return out
-
-
 def context_scope(judged: bool) -> str:
     """Which contexts our context precision/recall columns scored (for captions)."""
     if judged:
@@ -145,21 +117,8 @@ def ragas_metric_note(judge: str | None) -> str:
             "retrieved against gold passages, and faithfulness and answer relevancy are not computed")
 
 
-def paper_column_metrics(answer_k: int, judged: bool) -> dict[str, str]:
-    """The paper's columns that are means of one of our per-question metrics -> that metric@answer_k
-    (F1 is computed from two means and has no per-question values)."""
-    return {col: f"{metric}@{answer_k}" for col, metric in context_sources(judged).items()}
-
-
-def like_for_like(dataset_name: str, judged: bool) -> bool:
-    """Whether a table's numbers may be set inside our intervals: only the paper's own public data
-    sets (QuALITY, QASPER, NarrativeQA; our Italian cuisine corpus is another text) scored by an LLM
-    judge, as the paper's RAGAS numbers were (the judge model may still differ: the caption says)."""
-    return judged and table_number_for(dataset_name) in (2, 3, 4)
-
-
 def named_beside_paper(paper: pd.DataFrame | None) -> Callable[[Mapping], str]:
-    """How a finding names a row of ``comparisons`` (``evaluation.findings.finding_sentences``' ``name``): ``sketch -
+    """How a finding names a row of SKETCH minus a baseline (``evaluation.findings.finding_sentences``' ``name``): ``sketch -
     naive on nonllm_context_precision@5``, then, for a paper column, the order the paper reported for the same pair
     (``(paper-reported 0.99 vs 0.81, ahead)``); ``paper`` None: the name alone."""
     def name(row: Mapping) -> str:
@@ -170,18 +129,6 @@ def named_beside_paper(paper: pd.DataFrame | None) -> Callable[[Mapping], str]:
         pa, pb = paper.loc[method, col], paper.loc[base, col]
         return f"{said} (paper-reported {pa:.2f} vs {pb:.2f}, {'level' if pa == pb else 'ahead' if pa > pb else 'behind'})"
     return name
-
-
-def leaders(table: pd.DataFrame, label: str) -> str:
-    """Which method has the highest value in each column (ties: every method at the maximum)."""
-    parts = []
-    for col in table.columns:
-        values = table[col].dropna()
-        if values.empty:
-            continue
-        top = [m for m, v in values.items() if v >= values.max() - 1e-12]
-        parts.append(f"{col.replace('_', ' ')}: {' = '.join(top)} ({values.max():.3f})")
-    return f"Highest per column, {label}: " + "; ".join(parts) + "." if parts else f"{label}: no values."
 
 
 def truncation_sentence(methods, embedder) -> str:
@@ -200,46 +147,13 @@ def truncation_sentence(methods, embedder) -> str:
             "each is embedded from its opening only): " + ", ".join(parts) + ".")
 
 
-COLUMNS = ["method", "baseline", "column", "metric", *TEST_COLUMNS]
 STRING_COLUMNS = ("context_precision", "context_recall")
 LONG_FACTOR = 2.0     # a method's chunks are "long" when their mean size is at least this many times SKETCH's
-# the span-based context metrics (metrics.py), under the names notebook 10's leaderboards use
-SPAN_METRICS = ("ctx_recall", "ctx_precision", "ctx_mrr", "ctx_ndcg")
-STRING_MATCH = "string-match"   # label of ragas' non-LLM context metrics wherever they are shown
-
-
-def family_name(metrics: Sequence[str], method: str = "sketch") -> str:
-    """The declared family of ``comparisons``: the method minus each baseline on these metric@k columns
-    (those compared; sorted, so the same columns name the same family whatever order they come in)."""
-    return f"{method} minus each baseline on {', '.join(sorted(set(metrics)))}"
-
-
-def comparisons(results: pd.DataFrame, columns: Mapping[str, str], method: str = "sketch",
-                units: Units | None = None) -> pd.DataFrame:
-    """``method`` minus every other method of ``results`` (evaluate's tidy table) on each column
-    (``columns``: label -> metric@k), paired by question: ``COLUMNS``, one row per baseline and column
-    both were scored on, all of them one declared family (``family_name`` of the columns compared: Holm
-    across the rows).
-    ``units`` (question id -> its document): clustered by document, as notebook 10. The table is
-    recorded in the run's ledger."""
-    rows = []
-    for label, metric in columns.items():
-        table = per_question(results, metric)
-        if method not in table.columns:
-            continue
-        for base in [m for m in table.columns if m != method]:
-            d = paired_on(table, method, base, units=units)
-            if d.n:
-                rows.append({"method": method, "baseline": base, "column": label, "metric": metric, **d.as_dict()})
-    if not rows:
-        return pd.DataFrame(columns=COLUMNS)
-    out = decide(pd.DataFrame(rows), family_name([r["metric"] for r in rows], method))
-    return recorded(out[[*COLUMNS, *[c for c in out.columns if c not in COLUMNS]]], dataset_of(results, "unnamed"))
 
 
 def verdict_table(pairs: pd.DataFrame, method: str = "sketch") -> pd.DataFrame:
-    """``comparisons``' rows as a reader's table: one row per baseline, per column ``diff [low, high]``
-    (the comparison's own interval, unadjusted for the family: said in the index's name) and the
+    """SKETCH minus each baseline (``uncertainty.decided_pairs``' rows with a ``column`` label) as a reader's
+    table: one row per baseline, per column ``diff [low, high]`` (the comparison's own interval, unadjusted for the family: said in the index's name) and the
     verdict word (Holm within the family), with each column's n in its header."""
     if pairs.empty:
         return pd.DataFrame()
@@ -262,7 +176,7 @@ def long_chunk_methods(chunk_tokens: Mapping[str, float], method: str = "sketch"
 
 def caveats(table: pd.DataFrame, *, span: str, reasoner: str, judged: bool, chunk_tokens: Mapping[str, float],
             method: str = "sketch", string_columns: Sequence[str] = STRING_COLUMNS, extra: Sequence[str] = ()) -> list[str]:
-    """What ``comparisons``' table (said by ``evaluation.findings``) can and cannot show beside the paper, a
+    """What SKETCH minus each baseline (said by ``evaluation.findings``) can and cannot show beside the paper, a
     sentence each: the string-match columns as what they are, with this run's chunk sizes (``chunk_tokens``:
     mean word pieces per method) and any lead on them over long chunks that the span column ``span``
     (ctx_recall@k) does not share; ``extra`` (the encoder cut of semantic chunks); the setting; and how many
