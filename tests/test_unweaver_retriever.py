@@ -214,9 +214,8 @@ def test_notebook_shows_the_index_it_built(tmp_path, monkeypatch):
     from types import SimpleNamespace
 
     from rag_lab.evaluation.provenance import reasoners_label
-    from rag_lab.methods.unweaver import paper
 
-    cell = run_cell("ac41c0bc", rule=None, top_n=2, exact=None, description_cap=None, paper=paper, R=FakeReasoner(),
+    cell = run_cell("ac41c0bc", rule=None, top_n=2, exact=None, description_cap=None, get_retriever=get_retriever, R=FakeReasoner(),
                     embedder=KeywordEmbedder(), data=SimpleNamespace(documents=DOCS), reasoners_label=reasoners_label,
                     build=lambda r, documents: harness.build(r, documents, reuse=False), out=tmp_path, dataset="toy")
     assert cell["knobs"] == {"top_n": 2} and cell["index_label"] == "index built by: fake, answers by: none"
@@ -237,6 +236,13 @@ def test_notebook_shows_the_index_it_built(tmp_path, monkeypatch):
     shared = harness.build(UnWeaverRetriever(reasoner=FakeReasoner(), embedder=KeywordEmbedder(), top_n=2), DOCS, reuse=False)
     by_description = run_cell("c37393f2", uw=shared, out=tmp_path, index_label="x")["by_description"]
     assert by_description.values.tolist() == [["one sentence", "saffron → Saffron, Abruzzo (GPE)", 2]]
+    # the largest classes: Saffron and risotto span 2 chunks (2 mentions each; Saffron is the earlier class), then
+    # Abruzzo and Piedmont 1; risotto's mentions go by "Risottos" (d2) and "risotto" (d0)
+    big = run_cell("11046667", uw=r, out=tmp_path, index_label="x", dataset="toy")["big"]
+    assert big[["class", "mentions", "chunks"]].values.tolist() == [["Saffron", 2, 2], ["risotto", 2, 2], ["Abruzzo", 1, 1],
+                                                                   ["Piedmont", 1, 1]]
+    assert big["surface forms"].tolist() == ["Saffron, saffron", "Risottos, risotto", "Abruzzo", "Piedmont"]
+    assert big["words embedded"].tolist() == [7, 7, 4, 4] and not big["summarized"].any()
     # E: 6 mentions x 3 chunks, M: 6 mentions x 4 classes, A: 3 chunks x 4 classes (6 ones); P_k: classes of 2, 2, 1
     # and 1 mentions; V: each class text names two VOCAB words (Saffron: saffron, spice; risotto: risotto, rice; ...)
     mats = run_cell("445b6380", uw=r, out=tmp_path, index_label="x", dataset="toy")["mats"]
@@ -253,8 +259,6 @@ def test_views_of_a_built_index():
     from rag_lab.methods.unweaver.alignment import EXAMPLE
 
     r = built(top_n=2)
-    big = views.largest_classes(r, 2)           # Saffron and risotto span 2 chunks; Saffron is first
-    assert big["class"].tolist() == ["Saffron", "risotto"] and big["surface forms"].tolist()[1] == "Risottos, risotto"
     ret = harness.retrieve(r, QUERY, 2)
     # approvals and the elected order, as the votes figure reads them from the trace
     assert ret.trace["elected"] == ["d1#fixed-0", "d0#fixed-0"] and ret.trace["approvals"] == {"d1#fixed-0": 2, "d0#fixed-0": 1}

@@ -1,9 +1,9 @@
 """Tables that show what a built UnWeaver index holds and what one query did (notebook 02), and the
-sentences that read them: the classes spread over most chunks, the three alignment solvers side by side,
+sentences that read them: the three alignment solvers side by side,
 which classes voted and what they embed, where the classes the answer names rank, on how many questions
 the voting rules elect the same chunks and why. The gold-passage views (P1, P2 …, which rule elects a chunk
-holding each) are the lab's one worked-example API, ``evaluation.worked``; the index's counts and matrix
-shapes are a few lines of pandas in the notebook."""
+holding each) are the lab's one worked-example API, ``evaluation.worked``; the index's counts, entities,
+largest classes and matrix shapes are a few lines of pandas in the notebook."""
 from __future__ import annotations
 
 import re
@@ -16,15 +16,6 @@ from ...core.types import Retrieval
 from ...evaluation.harness import retrieve
 from .classes import class_descriptions
 from ...evaluation.worked import NOT_ELECTED, padded
-
-
-def largest_classes(retriever, n: int = 10) -> pd.DataFrame:
-    """The n classes spread over most chunks (ties: more mentions, then earlier class)."""
-    ranked = sorted(retriever.classes, key=lambda c: (-len(c.chunks), -c.size, c.index))[:n]
-    forms = {c.index: sorted({retriever.mentions[i].name for i in c.mentions}) for c in ranked}
-    return pd.DataFrame([{"class": c.name, "key": c.key, "mentions": c.size, "chunks": len(c.chunks),
-                          "surface forms": ", ".join(forms[c.index][:6]) + (" …" if len(forms[c.index]) > 6 else ""),
-                          "words embedded": len(c.text.split()), "summarized": c.summarized} for c in ranked])
 
 
 SOLVERS = ("kelly", "constrained lsq", "bounded lsq")   # the paper's two forms, then ours
