@@ -3,6 +3,7 @@ similarity, vote and cost below is worked out by hand."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -188,32 +189,89 @@ def test_registered_and_validated():
         harness.retrieve(UnWeaverRetriever(embedder=KeywordEmbedder()), "x", 1)
 
 
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "02_unweaver.ipynb"
+
+
+def run_cell(cell_id: str, **names) -> dict:
+    """Notebook 02's code cell ``cell_id`` run on ``names`` (what its imports and earlier cells give it), with
+    pandas, ``save_table`` and a silent ``display``: what the notebook's own lines make of a hand-worked input."""
+    import json
+
+    import pandas as pd
+    from rag_lab.core.figures import save_table
+
+    cell = next(c for c in json.loads(NOTEBOOK.read_text("utf-8"))["cells"] if c.get("id") == cell_id)
+    namespace = {"pd": pd, "save_table": save_table, "display": lambda *shown: None, **names}
+    exec("".join(cell["source"]), namespace)
+    return namespace
+
+
+def test_notebook_shows_the_index_it_built(tmp_path, monkeypatch):
+    """Notebook 02's build, entities and matrices cells on the hand-worked index: the knobs left at None are
+    not overrides, the build's counts and costs one row each, a chunk's entities with their classes (one row
+    per description, its type where it is not a plain noun chunk, "→ class" where it joined another name),
+    and the shapes and non-zeros of the appendix's matrices."""
+    from types import SimpleNamespace
+
+    from rag_lab.evaluation.provenance import reasoners_label
+
+    cell = run_cell("ac41c0bc", rule=None, top_n=2, exact=None, description_cap=None, get_retriever=get_retriever, R=FakeReasoner(),
+                    embedder=KeywordEmbedder(), data=SimpleNamespace(documents=DOCS), reasoners_label=reasoners_label,
+                    build=lambda r, documents: harness.build(r, documents, reuse=False), out=tmp_path, dataset="toy")
+    assert cell["knobs"] == {"top_n": 2} and cell["index_label"] == "index built by: fake, answers by: none"
+    # by hand (test_build_keeps_classes_matrices_and_costs): 3 chunks, 6 mentions, 4 classes, 30 prompt tokens
+    stats, shown = cell["stats"], cell["shown_stats"]["value"]
+    assert stats.loc[["chunks", "mentions", "classes", "build_llm_prompt_tokens"], "value"].tolist() == [3, 6, 4, 30]
+    assert shown[["chunks", "build_llm_prompt_tokens"]].tolist() == ["3", "30"] and shown["build_seconds"].endswith(" s")
+    r = cell["uw"]
+    # chunk 1 is d1, "Saffron grows in Abruzzo": saffron joins the class Saffron (named by d0's mention), Abruzzo its own
+    cell = run_cell("c37393f2", uw=r, out=tmp_path, index_label="x")
+    assert cell["chunk_index"] == 1
+    assert cell["ents"][["name", "type", "key", "class"]].values.tolist() == [["saffron", "spice", "saffron", "Saffron"],
+                                                                              ["Abruzzo", "region", "abruzzo", "Abruzzo"]]
+    assert cell["by_description"].values.tolist() == [["a costly spice", "saffron (spice) → Saffron", 1],
+                                                      ["a mountain region", "Abruzzo (region)", 1]]
+    # one sentence describing both (as the offline reasoner describes them): one row, a noun chunk's type not shown
+    monkeypatch.setitem(ENTITIES, TEXTS["d1"], [Entity("saffron", "CONCEPT", "one sentence"), Entity("Abruzzo", "GPE", "one sentence")])
+    shared = harness.build(UnWeaverRetriever(reasoner=FakeReasoner(), embedder=KeywordEmbedder(), top_n=2), DOCS, reuse=False)
+    by_description = run_cell("c37393f2", uw=shared, out=tmp_path, index_label="x")["by_description"]
+    assert by_description.values.tolist() == [["one sentence", "saffron → Saffron, Abruzzo (GPE)", 2]]
+    # the largest classes: Saffron and risotto span 2 chunks (2 mentions each; Saffron is the earlier class), then
+    # Abruzzo and Piedmont 1; risotto's mentions go by "Risottos" (d2) and "risotto" (d0)
+    big = run_cell("11046667", uw=r, out=tmp_path, index_label="x", dataset="toy")["big"]
+    assert big[["class", "mentions", "chunks"]].values.tolist() == [["Saffron", 2, 2], ["risotto", 2, 2], ["Abruzzo", 1, 1],
+                                                                   ["Piedmont", 1, 1]]
+    assert big["surface forms"].tolist() == ["Saffron, saffron", "Risottos, risotto", "Abruzzo", "Piedmont"]
+    assert big["words embedded"].tolist() == [7, 7, 4, 4] and not big["summarized"].any()
+    # E: 6 mentions x 3 chunks, M: 6 mentions x 4 classes, A: 3 chunks x 4 classes (6 ones); P_k: classes of 2, 2, 1
+    # and 1 mentions; V: each class text names two VOCAB words (Saffron: saffron, spice; risotto: risotto, rice; ...)
+    mats = run_cell("445b6380", uw=r, out=tmp_path, index_label="x", dataset="toy")["mats"]
+    assert mats["shape"].tolist() == ["6 x 3", "6 x 4", "3 x 4", "6 x |I_k|, |I_k| from 1 to 2", "4 x 7"]
+    assert mats["non-zeros"].tolist() == [6, 6, 6, 6, 8]
+    assert mats["density"].tolist()[:3] == [pytest.approx(6 / 18), pytest.approx(6 / 24), pytest.approx(6 / 12)]
+    assert np.isnan(mats["density"][3]) and mats["density"][4] == pytest.approx(8 / 28)
+    assert mats["matrix"][3] == "P_k  selection (4 classes)"
+
+
 def test_views_of_a_built_index():
+    from rag_lab.evaluation.worked import chunks_holding, gold_passage_table, gold_passages, rule_comparison
     from rag_lab.methods.unweaver import views
     from rag_lab.methods.unweaver.alignment import EXAMPLE
 
     r = built(top_n=2)
-    ents = views.chunk_entities(r, 2)
-    assert ents[["name", "key", "class"]].values.tolist() == [["Risottos", "risotto", "risotto"],
-                                                              ["Piedmont", "piedmont", "Piedmont"]]
-    grouped = views.entities_by_description(ents.assign(description="one sentence", type=["CONCEPT", "GPE"]))
-    assert grouped.values.tolist() == [["one sentence", "Risottos → risotto, Piedmont (GPE)", 2]]
-    big = views.largest_classes(r, 2)           # Saffron and risotto span 2 chunks; Saffron is first
-    assert big["class"].tolist() == ["Saffron", "risotto"] and big["surface forms"].tolist()[1] == "Risottos, risotto"
-    assert views.matrix_summary(r)["shape"].tolist()[:3] == ["6 x 3", "6 x 4", "3 x 4"]
     ret = harness.retrieve(r, QUERY, 2)
     # approvals and the elected order, as the votes figure reads them from the trace
     assert ret.trace["elected"] == ["d1#fixed-0", "d0#fixed-0"] and ret.trace["approvals"] == {"d1#fixed-0": 2, "d0#fixed-0": 1}
     # gold passages: P1 is the whole of d1; P2 the first two words of d2 (12 characters, all inside d2's
     # one chunk: overlap 12 >= half of 12). d0 is a gold document holding no gold passage.
     question = Question("q", QUERY, gold_doc_ids=["d0", "d1", "d2"], gold_contexts=[TEXTS["d1"], "Risotto rice"])
-    golds = views.gold_passages(question, DOCS)
+    golds = gold_passages(question, DOCS)
     assert [(g.doc_id, g.start, g.end) for g in golds] == [("d1", 0, 24), ("d2", 0, 12)]
-    assert views.chunks_holding(r.chunks, golds) == {"d1#fixed-0", "d2#fixed-0"}
+    assert chunks_holding(r.chunks, golds) == {"d1#fixed-0", "d2#fixed-0"}
     by_rule = {"pav": ret, "one": harness.retrieve(r, QUERY, 1)}       # pav elects d1 then d0; "one" elects d1
-    table = views.rule_comparison(by_rule, golds)
+    table = rule_comparison(by_rule, golds)
     assert table.values.tolist() == [["d1#fixed-0 ✓ P1", "d1#fixed-0 ✓ P1"], ["d0#fixed-0", ""]]   # d0: gold doc, no mark
-    passages = views.gold_passage_table(by_rule, golds)
+    passages = gold_passage_table(by_rule, golds)
     assert passages.to_dict("index") == {
         "P1": {"document": "d1", "text": TEXTS["d1"], "pav": "rank 1", "one": "rank 1"},
         "P2": {"document": "d2", "text": "Risotto rice", "pav": "not elected", "one": "not elected"}}
@@ -238,16 +296,13 @@ def test_views_of_a_built_index():
     assert on_query["selected"]["constrained lsq"].tolist() == ["d1#fixed-0", "d0#fixed-0"]
 
 
-def test_build_table_and_solver_views():
+def test_solver_views():
     import pandas as pd
     from rag_lab.methods.unweaver import views
+    from rag_lab.methods.unweaver.alignment import EXAMPLE
 
     r = built(top_n=2)
     assert r.config.as_dict()["top_n"] == 2 and r.config.as_dict()["rule"] == "pav"   # notebook 02 shows these, one row each
-    # by hand (test_build_keeps_classes_matrices_and_costs): 3 chunks, 6 mentions, 4 classes, 30 prompt tokens
-    stats = views.build_table(r)
-    assert stats.loc[["chunks", "mentions", "classes", "build_llm_prompt_tokens"], "value"].tolist() == [3, 6, 4, 30]
-    # notebook 02 shows these counts whole and the seconds with their unit (tests/test_notebook_02.py: check_readable)
     said = views.solvers_sentence(pd.Series({"kelly iterations": 26, "kelly converged": True, "demanded ideas": "A, B",
                                              "demanded for uniqueness": "B", "bounded lsq status": 1}))
     assert said == ("Kelly's price iteration converged after 26 iterations;\nthe constrained form demands A, B (of which "
@@ -257,6 +312,44 @@ def test_build_table_and_solver_views():
                                              "demanded for uniqueness": "none", "bounded lsq status": 7}))
     assert said == ("Kelly's price iteration did not converge after 500 iterations;\nthe constrained form demands A;\n"
                     "the bounded form (scipy's lsq_linear) ended with status 7.")
+    # alignment_report says its own solvers' ends: the worked example demands A alone (test_unweaver_constrained_lsq)
+    report = views.alignment_report(**EXAMPLE, k=2)
+    assert report["said"] == views.solvers_sentence(report["iterations"])
+    assert "\nthe constrained form demands A;\n" in report["said"]
+
+
+def test_notebook_leaves_out_token_columns_nobody_filled(tmp_path, capsys):
+    """Notebook 02's token cell on a hand-made table in the paper's layout: the factual-correctness columns with no
+    value (no judge) and the LLM columns 0 in every row (no LLM) are left out of the shown table and named in a
+    line each; a column with a value somewhere stays."""
+    import pandas as pd
+    from types import SimpleNamespace
+    from rag_lab.methods.unweaver.paper import FC_COLUMNS, TOKEN_COLUMNS
+
+    def tokens(rows):
+        index = pd.MultiIndex.from_tuples([("toy", "unweaver"), ("toy", "naive")], names=["dataset", "method"])
+        table = pd.DataFrame(rows, index=index, columns=pd.MultiIndex.from_tuples(FC_COLUMNS + TOKEN_COLUMNS))
+        return table.astype({c: "Int64" for c in TOKEN_COLUMNS})
+
+    nan = float("nan")
+    offline = tokens([[nan, nan, 0, 0, 0, 0, 120, 8], [nan, nan, 0, 0, 0, 0, 40, 8]])
+    cell = run_cell("74507491", runs={"toy": {"tokens": offline}}, out=tmp_path, label="x", judge=None,
+                    R=SimpleNamespace(name="offline"))
+    assert list(cell["shown"].columns) == [("Embedder", "index"), ("Embedder", "query")]
+    assert capsys.readouterr().out == (
+        "Left out above, with no score of ours in this run (judge: none): FC; the column stays in token_usage.csv.\n"
+        "Left out above, 0 for every method with the offline reasoner: LLM prompt · index, LLM prompt · query, LLM "
+        "completion · index, LLM completion · query; the next table estimates what an LLM reasoner would be sent.\n")
+    # a judge scored FC (its spread stays empty) and the LLM was prompted while indexing one method
+    judged = tokens([[0.4, nan, 90, 0, 30, 0, 120, 8], [0.3, nan, 0, 0, 0, 0, 40, 8]])
+    cell = run_cell("74507491", runs={"toy": {"tokens": judged}}, out=tmp_path, label="x", judge="openai:gpt-4o-mini",
+                    R=SimpleNamespace(name="openai:gpt-4o-mini"))
+    assert list(cell["shown"].columns) == [("FC", "mean"), ("LLM prompt", "index"), ("LLM completion", "index"),
+                                           ("Embedder", "index"), ("Embedder", "query")]
+    assert capsys.readouterr().out == (
+        "Left out above, with no score of ours in this run (judge: openai:gpt-4o-mini): FC; the column stays in "
+        "token_usage.csv.\nLeft out above, 0 for every method with the openai:gpt-4o-mini reasoner: LLM prompt · query, "
+        "LLM completion · query; the next table estimates what an LLM reasoner would be sent.\n")
 
 
 def test_compare_with_baselines_reports_missing_methods():

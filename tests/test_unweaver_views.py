@@ -67,11 +67,31 @@ def test_voting_classes_show_copied_sentences_shared_by_voters():
     assert "Why approval" not in text
 
 
+class ElectsByHand:
+    """A retriever whose rule variants elect the chunk ids of ``elected`` (query -> rule -> ids), as
+    ``variant(rule=...)`` of an UnWeaver index would."""
+
+    def __init__(self, elected, rule=None):
+        self.elected, self.rule, self.name = elected, rule, f"by-hand-{rule}"
+
+    def variant(self, rule):
+        return ElectsByHand(self.elected, rule)
+
+    def retrieve(self, query, k):
+        from rag_lab.core.types import Chunk, Hit
+        return Retrieval(query, [Hit(Chunk(c, "d", c, 0, 1), 1.0) for c in self.elected[query][self.rule][:k]])
+
+
 def test_rule_agreement_counts_lists_and_sets():
     elected = {"q1": {"approval": ["a", "b"], "pav": ["a", "b"], "cc": ["a", "b"]},
                "q2": {"approval": ["a", "b"], "pav": ["b", "a"], "cc": ["a", "b"]},
                "q3": {"approval": ["a", "b"], "pav": ["a", "c"], "cc": ["a", "b"]}}
-    assert rule_agreement(elected) == {"questions": 3, "same list": 1, "same set": 2}
+    questions = [SimpleNamespace(id=q, question=q) for q in elected]
+    retriever = ElectsByHand(elected)
+    assert rule_agreement(retriever, questions, 2, ["approval", "pav", "cc"]) == {"questions": 3, "same list": 1, "same set": 2}
+    # at k = 1 only the first seat counts: q2's pav elects b, q3's every rule a
+    assert rule_agreement(retriever, questions, 1, ["approval", "pav", "cc"]) == {"questions": 3, "same list": 2, "same set": 2}
+    assert rule_agreement(retriever, questions, 2, ["approval", "cc"]) == {"questions": 3, "same list": 3, "same set": 3}
 
 
 def test_agreement_sentence_draws_its_conclusion_from_the_counts():

@@ -79,13 +79,6 @@ def paper_fc_gap() -> pd.Series:
     return (t["UnWeaver"] - t["VectorRAG"]).rename("UnWeaver - VectorRAG (FC)")
 
 
-def make_retriever(name: str, reasoner=None, embedder=None, **params):
-    """A registered retriever given the shared reasoner and embedder (when not None), so every
-    method's reasoner calls are counted on one object; ``params`` override its knobs."""
-    shared = {k: v for k, v in (("reasoner", reasoner), ("embedder", embedder)) if v is not None}
-    return get_retriever(name, **shared, **params)
-
-
 def evaluate_with_usage(retrievers: Mapping[str, object], dataset: Dataset, ks: Sequence[int], reasoner=None,
                         judge=None, answer_k: int = 5, progress: bool = False) -> tuple[pd.DataFrame, dict[str, Cost]]:
     """``rag_lab.evaluation.harness.evaluate`` one method at a time (built first, so building is not counted),
@@ -198,7 +191,8 @@ def compare_with_baselines(dataset: Dataset, unweaver, baselines: Sequence[str],
     missing = [b for b in baselines if b not in available_methods()]
     for name in baselines:
         if name not in missing:
-            retrievers[name] = make_retriever(name, reasoner, embedder)
+            shared = {key: v for key, v in (("reasoner", reasoner), ("embedder", embedder)) if v is not None}
+            retrievers[name] = get_retriever(name, **shared)   # every method's reasoner calls counted on one object
     df, usage = evaluate_with_usage(retrievers, dataset, ks, reasoner, judge, answer_k)
     label = f"{dataset.name} ({len(dataset.questions)} questions)"
     return {"results": df, "tokens": token_usage_table(retrievers, df, usage, label),

@@ -1,8 +1,9 @@
 """Tables that show what a built UnWeaver index holds and what one query did (notebook 02), and the
-sentences that read them: which classes voted and what they embed, where the classes the answer names
-rank, on how many questions the voting rules elect the same chunks and why. The gold-passage views (P1,
-P2 …, which rule elects a chunk holding each) are the lab's one worked-example API, ``evaluation.worked``,
-re-exported here under the names notebook 02 uses."""
+sentences that read them: the three alignment solvers side by side,
+which classes voted and what they embed, where the classes the answer names rank, on how many questions
+the voting rules elect the same chunks and why. The gold-passage views (P1, P2 …, which rule elects a chunk
+holding each) are the lab's one worked-example API, ``evaluation.worked``; the index's counts, entities,
+largest classes and matrix shapes are a few lines of pandas in the notebook."""
 from __future__ import annotations
 
 import re
@@ -14,62 +15,7 @@ import pandas as pd
 from ...core.types import Retrieval
 from ...evaluation.harness import retrieve
 from .classes import class_descriptions
-from ...evaluation.worked import (NOT_ELECTED, chunks_holding, gold_passage_table, gold_passages,  # noqa: F401
-                                  padded, passage_label, rule_comparison)
-
-
-def chunk_entities(retriever, chunk_index: int) -> pd.DataFrame:
-    """The entities the reasoner listed for one chunk, with the class each joined."""
-    if not 0 <= chunk_index < len(retriever.chunks):
-        raise IndexError(f"chunk_index {chunk_index} outside 0..{len(retriever.chunks) - 1}")
-    class_of = {i: c.index for c in retriever.classes for i in c.mentions}
-    rows = [{"name": m.name, "type": m.type, "key": m.key, "class": retriever.classes[class_of[m.index]].name,
-             "description": m.description}
-            for m in retriever.mentions if m.chunk_index == chunk_index]
-    return pd.DataFrame(rows, columns=["name", "type", "key", "class", "description"])
-
-
-def entities_by_description(entities: pd.DataFrame, plain_type: str = "CONCEPT") -> pd.DataFrame:
-    """``chunk_entities`` as a reader takes it in: one row per description (the offline reasoner describes every
-    entity of a sentence by that sentence, so the long table repeats it), its entities listed in order, each
-    with its named-entity type where it has one (spaCy's small model's guess; ``plain_type`` — a noun chunk — is
-    not shown) and "→ class" where it joined a class under another name."""
-    rows = []
-    for description, group in entities.groupby("description", sort=False):
-        names = [f"{n}" + (f" ({t})" if t != plain_type else "") + (f" → {c}" if c != n else "")
-                 for n, t, c in zip(group["name"], group["type"], group["class"])]
-        rows.append({"description": description, "entities": ", ".join(names), "count": len(names)})
-    return pd.DataFrame(rows, columns=["description", "entities", "count"])
-
-
-def build_table(retriever) -> pd.DataFrame:
-    """What the build made (the index's own counts) and what it cost (``build_*``), one row each."""
-    stats = {**retriever.build_stats, **{f"build_{f}": v for f, v in retriever.build_cost.as_dict().items()}}
-    return pd.DataFrame({"value": [float(v) for v in stats.values()]}, index=list(stats))
-
-
-def largest_classes(retriever, n: int = 10) -> pd.DataFrame:
-    """The n classes spread over most chunks (ties: more mentions, then earlier class)."""
-    ranked = sorted(retriever.classes, key=lambda c: (-len(c.chunks), -c.size, c.index))[:n]
-    forms = {c.index: sorted({retriever.mentions[i].name for i in c.mentions}) for c in ranked}
-    return pd.DataFrame([{"class": c.name, "key": c.key, "mentions": c.size, "chunks": len(c.chunks),
-                          "surface forms": ", ".join(forms[c.index][:6]) + (" …" if len(forms[c.index]) > 6 else ""),
-                          "words embedded": len(c.text.split()), "summarized": c.summarized} for c in ranked])
-
-
-def matrix_summary(retriever) -> pd.DataFrame:
-    """Shape and non-zeros of each appendix matrix."""
-    rows = [("E  entity-chunk incidence", retriever.incidence), ("M  class membership (P_k 1 stacked)", retriever.membership),
-            ("A  chunk-class", retriever.chunk_class)]
-    out = [{"matrix": n, "shape": f"{m.shape[0]} x {m.shape[1]}", "non-zeros": int(m.nnz),
-            "density": m.nnz / (m.shape[0] * m.shape[1])} for n, m in rows]
-    sizes = [p.shape[1] for p in retriever.selection]
-    out.append({"matrix": f"P_k  selection ({len(sizes)} classes)", "shape": f"{retriever.incidence.shape[0]} x |I_k|, "
-                f"|I_k| from {min(sizes)} to {max(sizes)}", "non-zeros": int(sum(sizes)), "density": float("nan")})
-    v = retriever.class_vectors
-    out.append({"matrix": "V  class embeddings (dense)", "shape": f"{v.shape[0]} x {v.shape[1]}",
-                "non-zeros": int((v != 0).sum()), "density": float((v != 0).mean())})
-    return pd.DataFrame(out)
+from ...evaluation.worked import NOT_ELECTED, padded
 
 
 SOLVERS = ("kelly", "constrained lsq", "bounded lsq")   # the paper's two forms, then ours
@@ -78,7 +24,8 @@ SOLVERS = ("kelly", "constrained lsq", "bounded lsq")   # the paper's two forms,
 def alignment_report(R, w, c, chunks, ideas, k: int = 2, demanded: int = 1) -> dict[str, pd.DataFrame]:
     """The three alignment solvers on one problem (b = c for both least squares): idea strengths,
     chunk loads and prices, each solution's KKT residuals, the constrained form's KKT system, and
-    the k chunks each selects (ties by the chunks' summed idea similarity, then order).
+    the k chunks each selects (ties by the chunks' summed idea similarity, then order), the solvers' ends
+    (``iterations``) and those in words (``said``, ``solvers_sentence``).
 
     kelly: proportional fairness (A.2, first form); constrained lsq: min ||R x - c||^2 s.t. C x = d
     with C, d from ``demand_constraints(R, w, c, demanded)`` (A.2, second form); bounded lsq: ours."""
@@ -104,6 +51,10 @@ def alignment_report(R, w, c, chunks, ideas, k: int = 2, demanded: int = 1) -> d
                         "constrained lsq (KKT system)": {**paper.kkt.as_dict(), "dual_feasibility": nan,
                                                          "complementary_slackness": nan},
                         "bounded lsq (ours)": lsq_kkt(R, c, ours.x, ours.lower, ours.upper).as_dict()})
+    iterations = pd.Series({"kelly iterations": kelly.iterations, "kelly converged": kelly.converged,
+                            "demanded ideas": ", ".join(ideas[e] for e in demand.demanded),
+                            "demanded for uniqueness": ", ".join(ideas[e] for e in demand.forced) or "none",
+                            "bounded lsq status": ours.status})
     return {
         "ideas": pd.DataFrame({"weight w": w, "x kelly": kelly.x,
                                "demand d": [demanded_at.get(e, nan) for e in range(len(ideas))],
@@ -115,10 +66,8 @@ def alignment_report(R, w, c, chunks, ideas, k: int = 2, demanded: int = 1) -> d
                                    index=equations + ["solution [x; z]"], columns=unknowns + ["right-hand side"]),
         "selected": pd.DataFrame({name: padded([chunks[j] for j in select_chunks(v, k, similarity)], k)
                                   for name, v in loads.items()}, index=pd.RangeIndex(1, k + 1, name="rank")),
-        "iterations": pd.Series({"kelly iterations": kelly.iterations, "kelly converged": kelly.converged,
-                                 "demanded ideas": ", ".join(ideas[e] for e in demand.demanded),
-                                 "demanded for uniqueness": ", ".join(ideas[e] for e in demand.forced) or "none",
-                                 "bounded lsq status": ours.status}),
+        "iterations": iterations,
+        "said": solvers_sentence(iterations),
     }
 
 
@@ -177,21 +126,16 @@ def answer_classes(retriever, question: str, answer: str, limit: int = 5) -> pd.
     return pd.DataFrame(rows, columns=["class", "rank", "of", "similarity", "mentions", "chunks"])
 
 
-def elected_by_rule(retriever, questions, k: int, rules: Sequence[str]) -> dict[str, dict[str, list[str]]]:
-    """question id -> rule -> the chunk ids that rule elects on the same index."""
-    variants = {r: retriever.variant(rule=r) for r in rules}
-    return {q.id: {r: [h.chunk.id for h in retrieve(v, q.question, k).hits] for r, v in variants.items()}
-            for q in questions}
-
-
-def rule_agreement(elected: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[str, int]:
-    """Questions on which every rule elects the same ranked list, the same set, and how many there are."""
+def rule_agreement(retriever, questions, k: int, rules: Sequence[str]) -> dict[str, int]:
+    """Questions on which every rule of ``rules`` (``retriever.variant(rule=...)``, the same index) elects the
+    same ranked list of k chunks, the same set, and how many questions there are."""
+    variants = [retriever.variant(rule=r) for r in rules]
     same_list = same_set = 0
-    for by_rule in elected.values():
-        lists = [list(v) for v in by_rule.values()]
+    for q in questions:
+        lists = [[h.chunk.id for h in retrieve(v, q.question, k).hits] for v in variants]
         same_list += all(x == lists[0] for x in lists)
         same_set += all(set(x) == set(lists[0]) for x in lists)
-    return {"questions": len(elected), "same list": same_list, "same set": same_set}
+    return {"questions": len(questions), "same list": same_list, "same set": same_set}
 
 
 def agreement_sentence(name: str, agreement: Mapping[str, int]) -> str:
