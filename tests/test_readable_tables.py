@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rag_lab.core.plots import left_out_note, per_metric, with_paper, without_empty, without_zero
+from rag_lab.core.plots import left_out_note, per_metric, with_paper, without_empty
 from rag_lab.evaluation.uncertainty import DIFFERENCE_COLUMNS, readable_decisions
 
 
@@ -42,8 +42,3 @@ def test_without_empty_drops_columns_with_no_value_and_names_them_by_their_group
     assert empty == ["FC"] and list(shown.columns) == [("tokens", "index")]
     assert left_out_note(empty, "none") == "Left out above, with no score of ours in this run (judge: none): FC.\n"
 
-
-def test_without_zero_leaves_out_numeric_columns_that_are_zero_everywhere():
-    table = pd.DataFrame({("LLM prompt", "index"): [0, 0], ("Embedder", "index"): [5, 0], ("note", ""): ["a", "b"]})
-    shown, zero = without_zero(table)
-    assert zero == ["LLM prompt · index"] and list(shown.columns) == [("Embedder", "index"), ("note", "")]

@@ -14,7 +14,7 @@ from rag_lab.evaluation.paired_tests import spread
 from rag_lab.evaluation.statistics import (CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, decided, format_ci,
                                            format_p, holm, holm_floors, mean_ci, paired_difference, verdict)
 from rag_lab.evaluation.flips import flip_counts, flips
-from rag_lab.evaluation.uncertainty import (decide, difference_sentence, family_baseline, formatted_summary, judge_spread, paired_differences, question_units,
+from rag_lab.evaluation.uncertainty import (decide, family_baseline, formatted_summary, paired_differences, question_units,
                                             summary_with_ci)
 
 Z = 1.959964      # the normal 97.5% quantile
@@ -280,22 +280,8 @@ def test_flips_name_the_questions_one_method_gets_right():
     assert flip_counts(t, "A", "B", 5) == {"wins": 1, "losses": 2, "ties": 1, "n": 4}
 
 
-def test_judge_spread_is_the_mean_per_sample_standard_deviation():
-    # sample 1 scored 1, 0 (sd 0.7071); sample 2 scored 0.5, 0.5 (sd 0)
-    assert judge_spread([[1.0, 0.5], [0.0, 0.5]]) == pytest.approx(0.7071 / 2, rel=1e-3)
-    assert math.isnan(judge_spread([[1.0, 0.5]]))
-
-
 def test_each_paper_method_has_its_family_baseline():
     assert [family_baseline(m) for m in ("sketch", "unweaver", "raptor", "naive")] == ["naive", "naive", "naive", None]
     assert family_baseline("ssg-query-traversal") == "ssg-basic-retrieval" and family_baseline("ssg-basic-retrieval") is None
     assert family_baseline("gralc-graph") == "gralc-naive" and family_baseline("gralc-naive") is None
 
-
-def test_difference_sentence_reads_the_interval():
-    # A - B at k=5 on q1..q3: [0, 0.5, 0] -> mean 1/6; p = 1 (P(D_low <= 0) = 1: the unseen unit at -1 can
-    # always outweigh one +0.5); no three questions can give p below 2/8, so no verdict is possible
-    text = difference_sentence(TABLE, "A", "B", "ctx_recall@5")
-    assert text.startswith("A - B on ctx_recall@5: 0.167 [") and text.endswith(
-        "(n = 3, p = 1.0): cannot be decided (3 questions: no test at 0.05 is possible)")     # and no MDE
-    assert "not both scored" in difference_sentence(TABLE, "A", "C", "ctx_recall@5")

@@ -316,14 +316,6 @@ def without_empty(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return table.drop(columns=empty), names
 
 
-def without_zero(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """``table`` without its numeric columns that are 0 in every row (e.g. LLM tokens when no LLM ran), and
-    what they were, each multi-level column named whole (``LLM prompt · index``)."""
-    zero = [c for c in table.columns if pd.api.types.is_numeric_dtype(table[c]) and len(table) and (table[c] == 0).all()]
-    names = [" · ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in zero]
-    return table.drop(columns=zero), names
-
-
 def _inside(reported: pd.Series, low, high, comparable: bool) -> list[str]:
     """Per row: "yes" / "no" when the paper's number is inside / outside our interval, "" where either is
     missing, "not like-for-like" for a column whose setting differs from the paper's."""

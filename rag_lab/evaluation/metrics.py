@@ -103,10 +103,6 @@ def ideal_dcg(coverage: Sequence[set[int]], n_gold: int, k: int) -> float:
     return total
 
 
-def doc_matches(chunks: Sequence[Chunk], gold_doc_ids: Sequence[str]) -> list[set[int]]:
-    return doc_id_matches([c.doc_id for c in chunks], gold_doc_ids)
-
-
 def doc_id_matches(doc_ids: Sequence[str], gold_doc_ids: Sequence[str]) -> list[set[int]]:
     """Per ranked hit (named by its document id), the gold document it is (as an index into the gold list)."""
     index = {d: i for i, d in enumerate(dict.fromkeys(gold_doc_ids))}

@@ -171,13 +171,6 @@ def summary_with_ci(df: pd.DataFrame, metrics: Sequence[str] | None = None, unit
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
-def labelled_summary(df: pd.DataFrame, columns: dict[str, str], units: Units | None = None) -> pd.DataFrame:
-    """``summary_with_ci`` of the metric@k columns named in ``columns`` (label -> metric@k), the metric
-    column holding the labels (e.g. a paper's column names)."""
-    summary = summary_with_ci(df, metrics=list(columns.values()), units=units)
-    return summary.assign(metric=summary["metric"].map({v: k for k, v in columns.items()}))
-
-
 def interval_frames(df: pd.DataFrame, columns: dict[str, str], units: Units | None = None) -> dict[str, pd.DataFrame]:
     """For a table of means whose columns are labels of metric@k columns (``{"MRR": "doc_mrr@10"}``):
     ``ci_low``, ``ci_high`` and ``n`` frames of the same shape (rows: methods), for ``plots.with_paper``."""
@@ -300,20 +293,6 @@ def _side(table: pd.DataFrame, side: Side) -> np.ndarray | None:
     return table[methods].mean(axis=1, skipna=False).to_numpy(dtype=float) if methods else None
 
 
-def difference_sentence(df: pd.DataFrame, a: str, b: str, column: str, threshold: float = 0.0,
-                        units: Units | None = None) -> str:
-    """``a - b on metric@k = d [lo, hi] (n = .., p = .., MDE ..): verdict`` for one paired comparison
-    (a family of one), the verdict ``statistics.verdict``'s reading of its p against ``threshold``."""
-    table = per_question(df, column)
-    if a not in table.columns or b not in table.columns:
-        return f"{a} - {b} on {column}: not both scored in this run"
-    row = decide(pd.DataFrame([paired_on(table, a, b, threshold, units, declared_kind(column)).as_dict()]),
-                 "one comparison").iloc[0]
-    reason = f" ({row['reason']})" if row["reason"] else ""
-    return (f"{a} - {b} on {column}: {format_ci(row['diff'], row['ci_low'], row['ci_high'])} "
-            f"({comparison_note(row)}): {row['verdict']}{reason}")
-
-
 def comparison_note(row, holm_p: bool = False) -> str:
     """``n = 20, 3 documents, design effect 1.40, p = 0.03, MDE 0.150`` for one comparison row."""
     said = format_p(row["p_holm"] if holm_p else row["p"])
@@ -332,17 +311,6 @@ def pairwise_differences(df: pd.DataFrame, column: str, methods: Sequence[str] |
     pairs = [(a, b) for i, a in enumerate(ranked) for b in ranked[i + 1:]]
     out = decided_pairs(df, column, pairs, f"every pair on {column}", units, ledger=ledger)
     return out.rename(columns={"baseline": "below"})
-
-
-def judge_spread(repeats: Sequence[Sequence[float]]) -> float:
-    """The judge's own noise: the mean over samples of the standard deviation of a sample's repeated
-    scores (``repeats[r][i]``: repeat r of sample i); NaN with fewer than two repeats."""
-    arr = np.asarray(repeats, dtype=float)
-    if arr.ndim != 2 or arr.shape[0] < 2:
-        return float("nan")
-    with np.errstate(all="ignore"):
-        per_sample = np.nanstd(arr, axis=0, ddof=1)
-    return float(np.nanmean(per_sample)) if np.isfinite(per_sample).any() else float("nan")
 
 
 READ_COLUMNS = ("diff", "n", "ci_low", "ci_high", "p_holm", "verdict", "reason")
