@@ -6,27 +6,17 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 
 from ..core.types import Dataset
 from ..datasets import load_dataset
-from ..evaluation.metric_specs import LEADERBOARD, RANKED_BY, declared
+from ..evaluation.metric_specs import LEADERBOARD, RANKED_BY, declared, rank_metric
 from ..evaluation.statistics import format_ci
 from ..evaluation.flips import found_flip_counts, found_flips, found_within, without_attrs
 from ..evaluation.uncertainty import DIFFERENCE_COLUMNS, Units, paired_differences, paper_pairs, summary_with_ci
 
 # declared (metric_specs): the budget beside every row; ranked by context recall, else (PubMedQA) document recall
 LEADERBOARD_METRICS, RANK_METRIC = LEADERBOARD, RANKED_BY[0]
-
-
-def rank_metric(metrics) -> str:
-    """The first of ``RANKED_BY`` among ``metrics`` (names with or without ``@k``/``@Ntok``): the metric a
-    data set's leaderboards, rank tables and sentences are ranked by (``ctx_recall`` when the default)."""
-    if isinstance(metrics, (pd.Series, pd.Index, np.ndarray)):
-        metrics = pd.unique(np.asarray(metrics, dtype=object))     # a long table's column: its names, not its rows
-    have = {str(m).split("@")[0] for m in metrics}
-    return next((m for m in RANKED_BY if m in have), RANK_METRIC)
 
 
 def leaderboard_ci(results: pd.DataFrame, k: int, metrics: Sequence[str] = LEADERBOARD_METRICS,

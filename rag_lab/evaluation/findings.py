@@ -20,7 +20,7 @@ import pandas as pd
 from ..core.plots import IN_CI
 from .decisions import reason_of, side, verdict_said
 from .ledger import BASELINE_COLUMNS, split_metric
-from .metric_specs import RANKED_BY
+from .metric_specs import rank_metric
 from .statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE, decided, format_ci, format_p
 from .uncertainty import comparison_note
 
@@ -102,8 +102,7 @@ def power_said(rows: pd.DataFrame, dataset: str) -> list[str]:
     """What one data set can tell apart, said once: the questions and documents (the resampling unit) the rows
     rest on and the median minimum detectable effect of the ranking metric's differences (context recall, else
     document recall) in each setting; then how many comparisons of each setting cannot be decided at this n."""
-    have = set(rows["metric"].astype(str).str.split("@").str[0])
-    metric = next((m for m in RANKED_BY if m in have), RANKED_BY[0])       # as compare.intervals.rank_metric
+    metric = rank_metric(rows["metric"])
     mine = rows[rows["metric"].str.split("@").str[0] == metric]
     if mine.empty:
         return [f"{dataset}: no {metric} differences in this run."]

@@ -13,6 +13,9 @@ import difflib
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
+import numpy as np
+import pandas as pd
+
 from ..core.types import SECTION_KINDS, Cost, Dataset
 from .metrics import coverage_metric
 
@@ -138,3 +141,12 @@ def check_family(family: Sequence[str], produced: Sequence[str]) -> None:
     raise ValueError(f"--family {', '.join(hints)}: not a column this run produces; it scores "
                      f"{', '.join(sorted({c.split('@')[0] for c in produced}))} at k {', '.join(ks)} (--k, and "
                      "--answer-k for answer metrics)")
+
+
+def rank_metric(metrics) -> str:
+    """The first of ``RANKED_BY`` among ``metrics`` (names with or without ``@k``/``@Ntok``): the metric a
+    data set's leaderboards, rank tables and sentences are ranked by (``ctx_recall`` when the default)."""
+    if isinstance(metrics, (pd.Series, pd.Index, np.ndarray)):
+        metrics = pd.unique(np.asarray(metrics, dtype=object))     # a long table's column: its names, not its rows
+    have = {str(m).split("@")[0] for m in metrics}
+    return next((m for m in RANKED_BY if m in have), RANKED_BY[0])
