@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -169,23 +169,23 @@ class OfflineReasoner(Reasoner):
             self._cache_setting = setting = OfflineResultCache(None if setting is True else setting)
         return setting
 
-    def _cached(self, job: str, payload, t0: float):
-        """(key, stored result) for ``job`` on ``payload``; a hit is recorded with its stored tokens."""
-        cache = self.result_cache
-        if cache is None:
-            return None, None
-        if self._fingerprint is None:
-            self._fingerprint = self.fingerprint()
-        key = result_key(self._fingerprint, job, payload)
-        hit = cache.get(key, job)
-        if hit is not None:
-            self._record(job, t0, hit[1])
-            return key, hit
-        return key, None
-
-    def _store(self, key: str | None, job: str, result, tokens: int = 0):
+    def _job(self, job: str, payload, compute: Callable[[], tuple[Any, int]]):
+        """The result of ``job`` on ``payload``: the stored one (its usage recorded with its stored tokens),
+        else ``compute()``'s (result, embedding tokens), recorded and stored."""
+        t0 = time.perf_counter()
+        cache, key = self.result_cache, None
+        if cache is not None:
+            if self._fingerprint is None:
+                self._fingerprint = self.fingerprint()
+            key = result_key(self._fingerprint, job, payload)
+            hit = cache.get(key, job)
+            if hit is not None:
+                self._record(job, t0, hit[1])
+                return hit[0]
+        result, tokens = compute()
+        self._record(job, t0, tokens)
         if key is not None:
-            self.result_cache.put(key, job, result, tokens)
+            cache.put(key, job, result, tokens)
         return result
 
     @property
@@ -204,48 +204,36 @@ class OfflineReasoner(Reasoner):
 
     # -- entities, triples, query entities ------------------------------------------------
     def entities(self, text: str) -> list[Entity]:
-        t0 = time.perf_counter()
-        ckey, hit = self._cached("entities", require_text(text, "entities: text"), t0)
-        if hit is not None:
-            return hit[0]
-        doc = parse(text)
-        out: dict[str, Entity] = {}
-        for span, label in mentions(doc):
-            span = strip_determiners(span)
-            if not keep_mention(span, label):
-                continue
-            key = normalize_name(span.text)
-            if key and key not in out:
-                out[key] = Entity(span.text.strip(), label, span.sent.text.strip())
-        self._record("entities", t0)
-        return self._store(ckey, "entities", list(out.values()))
+        def compute():
+            out: dict[str, Entity] = {}
+            for span, label in mentions(parse(text)):
+                span = strip_determiners(span)
+                if not keep_mention(span, label):
+                    continue
+                key = normalize_name(span.text)
+                if key and key not in out:
+                    out[key] = Entity(span.text.strip(), label, span.sent.text.strip())
+            return list(out.values()), 0
+        return self._job("entities", require_text(text, "entities: text"), compute)
 
     def triples(self, text: str) -> list[Triple]:
-        t0 = time.perf_counter()
-        ckey, hit = self._cached("triples", require_text(text, "triples: text"), t0)
-        if hit is not None:
-            return hit[0]
-        doc = parse(text)
-        out = [t for token in doc if token.pos_ in VERB_POS for t in verb_triples(token)]
-        self._record("triples", t0)
-        return self._store(ckey, "triples", list(dict.fromkeys(out)))
+        def compute():
+            out = [t for token in parse(text) if token.pos_ in VERB_POS for t in verb_triples(token)]
+            return list(dict.fromkeys(out)), 0
+        return self._job("triples", require_text(text, "triples: text"), compute)
 
     def query_entities(self, query: str) -> list[str]:
-        t0 = time.perf_counter()
-        ckey, hit = self._cached("query_entities", require_text(query, "query_entities: query"), t0)
-        if hit is not None:
-            return hit[0]
-        doc = parse(query)
-        names = []
-        for span, label in mentions(doc):
-            tokens = content_tokens(span)
-            if not tokens or (label == CONCEPT and is_number(tokens)):
-                continue
-            name = normalize_name("".join(t.text_with_ws for t in tokens))
-            if len(name) >= MIN_NAME_CHARS:
-                names.append(name)
-        self._record("query_entities", t0)
-        return self._store(ckey, "query_entities", list(dict.fromkeys(names)))
+        def compute():
+            names = []
+            for span, label in mentions(parse(query)):
+                tokens = content_tokens(span)
+                if not tokens or (label == CONCEPT and is_number(tokens)):
+                    continue
+                name = normalize_name("".join(t.text_with_ws for t in tokens))
+                if len(name) >= MIN_NAME_CHARS:
+                    names.append(name)
+            return list(dict.fromkeys(names)), 0
+        return self._job("query_entities", require_text(query, "query_entities: query"), compute)
 
     # -- themes ---------------------------------------------------------------------------
     def themes(self, text: str, n: int = 5) -> list[str]:
@@ -256,20 +244,15 @@ class OfflineReasoner(Reasoner):
         silently truncate it)."""
         if not isinstance(n, int) or n <= 0:
             raise ValueError(f"themes: n must be a positive integer, got {n!r}")
-        t0 = time.perf_counter()
-        ckey, hit = self._cached("themes", {"text": require_text(text, "themes: text"), "n": n}, t0)
-        if hit is not None:
-            return hit[0]
-        doc = parse(text)
-        candidates = list(dict.fromkeys(c for span, _ in mentions(doc) if (c := theme_candidate(span))))
-        if not candidates:
-            self._record("themes", t0)
-            return self._store(ckey, "themes", [])
-        cand_vecs, tokens = self._embed(candidates)
-        doc_vec, doc_tokens = self._document_vector(text)
-        self._record("themes", t0, tokens + doc_tokens)
-        themes = [candidates[i] for i in mmr_select(doc_vec, cand_vecs, n, self.mmr_lambda)]
-        return self._store(ckey, "themes", themes, tokens + doc_tokens)
+
+        def compute():
+            candidates = list(dict.fromkeys(c for span, _ in mentions(parse(text)) if (c := theme_candidate(span))))
+            if not candidates:
+                return [], 0
+            cand_vecs, tokens = self._embed(candidates)
+            doc_vec, doc_tokens = self._document_vector(text)
+            return [candidates[i] for i in mmr_select(doc_vec, cand_vecs, n, self.mmr_lambda)], tokens + doc_tokens
+        return self._job("themes", {"text": require_text(text, "themes: text"), "n": n}, compute)
 
     def _document_vector(self, text: str) -> tuple[np.ndarray, int]:
         tokens = self.embedder.count_tokens(text)
@@ -294,17 +277,14 @@ class OfflineReasoner(Reasoner):
         budget = self.answer_words if max_words is None else max_words
         if budget <= 0:
             raise ValueError(f"answer: max_words must be positive, got {budget}")
-        t0 = time.perf_counter()
-        ckey, hit = self._cached("answer", {"question": question, "contexts": list(contexts), "words": budget}, t0)
-        if hit is not None:
-            return hit[0]
-        sentences = self._sentences(contexts)
-        if not sentences:
-            self._record("answer", t0)
-            return self._store(ckey, "answer", "")
-        vecs, tokens = self._embed([question, *sentences])
-        self._record("answer", t0, tokens)
-        return self._store(ckey, "answer", select_within_budget(sentences, vecs[1:] @ vecs[0], budget), tokens)
+
+        def compute():
+            sentences = self._sentences(contexts)
+            if not sentences:
+                return "", 0
+            vecs, tokens = self._embed([question, *sentences])
+            return select_within_budget(sentences, vecs[1:] @ vecs[0], budget), tokens
+        return self._job("answer", {"question": question, "contexts": list(contexts), "words": budget}, compute)
 
     def summarize(self, texts: Sequence[str], max_words: int = 100) -> str:
         """The sentences closest to the centroid of all sentence vectors (the texts' shared
@@ -312,18 +292,14 @@ class OfflineReasoner(Reasoner):
         texts = require_texts(texts, "summarize: texts")
         if max_words <= 0:
             raise ValueError(f"summarize: max_words must be positive, got {max_words}")
-        t0 = time.perf_counter()
-        ckey, hit = self._cached("summarize", {"texts": list(texts), "words": max_words}, t0)
-        if hit is not None:
-            return hit[0]
-        sentences = self._sentences(texts)
-        if not sentences:
-            self._record("summarize", t0)
-            return self._store(ckey, "summarize", "")
-        vecs, tokens = self._embed(sentences)
-        self._record("summarize", t0, tokens)
-        centroid = vecs.mean(axis=0)
-        return self._store(ckey, "summarize", select_within_budget(sentences, vecs @ centroid, max_words), tokens)
+
+        def compute():
+            sentences = self._sentences(texts)
+            if not sentences:
+                return "", 0
+            vecs, tokens = self._embed(sentences)
+            return select_within_budget(sentences, vecs @ vecs.mean(axis=0), max_words), tokens
+        return self._job("summarize", {"texts": list(texts), "words": max_words}, compute)
 
     # -- traversal step --------------------------------------------------------------------
     def choose_next(self, query: str, gathered: Sequence[str], candidates: Sequence[str],
