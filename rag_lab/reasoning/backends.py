@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.redact import install_scrubber, register_secret, scrub
 from .call_deadline import _Call, _OpenSockets
 from .model_specs import (KINDS, OLLAMA_DEFAULT, LLMSpec, checked_url, parse_spec, safe_url,  # noqa: F401 (re-exported)
                     spec_name)
@@ -75,10 +76,6 @@ class Completion:
     finish_reason: str | None = None      # "length": cut off at max_tokens
 
 
-# --- spec strings ----------------------------------------------------------------------------
-
-# --- backends --------------------------------------------------------------------------------
-
 MAX_REPLY_BYTES_ENV = "RAG_LAB_LLM_MAX_REPLY_BYTES"
 MAX_REPLY_BYTES = 1 << 20    # 1 MiB: a chat reply of max_tokens tokens is far smaller; more is a broken server
 _OPTION_NAME_REFUSED = re.compile(r"max_completion_tokens|unsupported parameter|not supported|unrecognized|"
@@ -119,8 +116,6 @@ class OpenAIChatBackend:
             raise ValueError(f"{kind} backend needs an API key in the environment variable {api_key_env}")
         import openai
 
-        from ..core.redact import install_scrubber, register_secret
-
         if key != default_key:
             register_secret(key)
         install_scrubber()
@@ -145,10 +140,6 @@ class OpenAIChatBackend:
     def cancel(self) -> int:
         """End every call in flight now (their threads get a connection error); returns how many sockets."""
         return self._sockets.shutdown()
-
-    def _scrub(self, text: str) -> str:
-        from ..core.redact import scrub
-        return scrub(text)
 
     @staticmethod
     def _format(response_format: str, job: str, schema: dict) -> dict | None:
@@ -191,7 +182,7 @@ class OpenAIChatBackend:
         except openai.APITimeoutError:
             raise TransientBackendError(late if call.expired else f"no reply within {timeout:g} s") from None
         except (openai.APIConnectionError, httpx.TransportError) as e:
-            raise TransientBackendError(late if call.expired else f"connection failed: {self._scrub(str(e))}") from None
+            raise TransientBackendError(late if call.expired else f"connection failed: {scrub(str(e))}") from None
         except openai.APIStatusError as e:
             self._refused(e, model, fmt, sent_format, limit_param, max_tokens)
         finally:
@@ -203,7 +194,7 @@ class OpenAIChatBackend:
     def _refused(self, e, model: str, fmt, sent_format: str, limit_param: str, max_tokens: int):
         """Raise what an HTTP error status means (``complete``)."""
         status = e.status_code
-        detail = self._scrub(str(e))[:500]
+        detail = scrub(str(e))[:500]
         if status in (408, 429) or status >= 500:
             raise TransientBackendError(f"HTTP {status}: {detail}", retry_after_seconds(e.response), status) from None
         if status == 400 and fmt is not None and re.search(r"response_format|json_schema|json_object", detail, re.I):
@@ -244,7 +235,7 @@ class OpenAIChatBackend:
         proxy's error page, a cut body) naming the content type and the body's start (scrubbed)."""
         import json
 
-        start = self._scrub(body[:120].decode("utf-8", "replace")).replace("\n", " ")
+        start = scrub(body[:120].decode("utf-8", "replace")).replace("\n", " ")
         what = f"the server answered HTTP 200 with {content_type or 'no content type'}"
         if "json" not in content_type.lower():
             raise TransientBackendError(f"{what}, not a JSON chat completion (a proxy's error page?): {start!r}")

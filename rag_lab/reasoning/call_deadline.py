@@ -14,8 +14,7 @@ import weakref
 
 class _Call:
     """One request's whole-call deadline: ``expire`` (run by a timer after ``timeout`` seconds) shuts
-    down the sockets the request uses, which wakes a thread blocked on any read; httpx's own timeout
-    applies to each read alone, so a server trickling a few bytes a second could hold a call for ever."""
+    down the sockets the request uses (module docstring)."""
 
     def __init__(self):
         self._sockets: list = []

@@ -143,7 +143,7 @@ class JudgeCache(KeyedCache):
     def _key(self, key: str) -> str:
         return hashlib.sha256(f"{self.judge}\n{key}".encode("utf-8")).hexdigest()
 
-    def _lookup(self, key: str):
+    def get(self, key: str):
         stored = self._key(key)
         row = self.store.run(lambda db: db.execute("SELECT value FROM replies WHERE key=?", (stored,)).fetchone())
         if row is None:
@@ -158,11 +158,8 @@ class JudgeCache(KeyedCache):
             return None
         return result
 
-    def get(self, key: str):
-        return self._lookup(key)
-
     def has_key(self, key: str) -> bool:
-        return self._lookup(key) is not None
+        return self.get(key) is not None
 
     def set(self, key: str, value) -> None:
         """Hold ``value`` until ragas parsed each of its completions (``confirm_parsed``), then write it;

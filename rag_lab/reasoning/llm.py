@@ -54,12 +54,11 @@ MAX_RETRY_AFTER_ENV = "RAG_LAB_LLM_MAX_RETRY_AFTER"   # longest Retry-After hono
 MAX_RETRY_AFTER = 300.0
 MAX_ADJUSTMENTS = 4        # request options a server may refuse in one call (three formats, the token limit)
 
+
 class CutOff(InvalidReply):
     """An invalid reply the server cut off at ``max_tokens`` (finish_reason "length"): not asked again
     with the same limit (it would be cut again); the message says to raise max_tokens."""
 
-
-# --- the reasoner ----------------------------------------------------------------------------
 
 class LLMReasoner(Reasoner):
     """Reasoner jobs answered by a chat model.

@@ -29,14 +29,10 @@ class LLMSpec:
         return f"{self.kind}:{self.model}"
 
 
+# a path segment that looks like a credential: ``sk-...``/``key-...``/``token_...`` or 32+ letters and digits
+# (a key pasted into the path, as some proxies take it)
 _KEYLIKE_SEGMENT = re.compile(r"^(?:sk|pk|rk|key|api[-_]?key|token|secret)[-_]\S{6,}$|^(?=\S*\d)(?=\S*[A-Za-z])[A-Za-z0-9_\-]{32,}$",
                               re.I)
-
-
-def _keylike(segment: str) -> bool:
-    """A path segment that looks like a credential: ``sk-...``/``key-...``/``token_...`` or 32+ letters and
-    digits (a key pasted into the path, as some proxies take it)."""
-    return bool(_KEYLIKE_SEGMENT.match(segment))
 
 
 def _path_without_secrets(path: str) -> tuple[str, list[str]]:
@@ -48,7 +44,7 @@ def _path_without_secrets(path: str) -> tuple[str, list[str]]:
             segment = segment.split(";", 1)[0]
             if "parameters (;...)" not in found:
                 found.append("parameters (;...)")
-        if _keylike(segment):
+        if _KEYLIKE_SEGMENT.match(segment):
             segment = "***"
             if "a key-like path segment" not in found:
                 found.append("a key-like path segment")

@@ -53,9 +53,6 @@ def count_message_tokens(messages: Sequence[dict]) -> int:
     return total
 
 
-MODEL_ENCODINGS = {"gpt-4o": "o200k_base", "gpt-4o-mini": "o200k_base"}
-
-
 @lru_cache(maxsize=4)
 def _named_encoding(name: str):
     import quicktok
