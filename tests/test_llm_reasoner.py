@@ -174,6 +174,19 @@ def test_choice_out_of_range_is_invalid(fake_openai, make_reasoner):
     assert r.usage.per_job["choose_next"].llm_fallbacks == 1
 
 
+def test_the_choose_next_fallback_takes_the_most_query_similar_candidate_and_never_stops():
+    from rag_lab.reasoning import similarity_choice
+
+    # 0.9 and 0.9 + 1e-6 are tied at the stated precision: the earlier of the two (index 1) is taken
+    assert similarity_choice([0.2, 0.9, 0.9 + 1e-6], fallback=True) == Choice("next", 1, "highest query similarity", True)
+    assert similarity_choice([0.5]) == Choice("next", 0, "highest query similarity", False)
+    assert similarity_choice([]) == Choice("stop", None, "no candidates", False)
+    # the prompt's fallback: the highest of the candidates however much is gathered (30 sentences here)
+    fallback = PROMPTS["choose_next"].fallback(query="q", gathered=["s"] * 30, candidates=["a", "b"],
+                                               similarities=[0.1, 0.7])
+    assert (fallback.action, fallback.candidate, fallback.fallback) == ("next", 1, True)
+
+
 # --- transport failures: bounded retries with back-off -----------------------------------------
 
 def test_timeout_then_success(fake_openai, make_reasoner):

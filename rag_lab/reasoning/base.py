@@ -75,10 +75,7 @@ class Usage:
             sink.append(cost)
 
     def total(self) -> Cost:
-        out = Cost()
-        for c in self.copy().per_job.values():
-            out = out + c
-        return out
+        return sum(self.copy().per_job.values(), Cost())
 
     def copy(self) -> "Usage":
         with _USAGE_LOCK:
@@ -104,10 +101,7 @@ def costs_of(fn: Callable[..., Any], *args, **kwargs) -> tuple[Any, Cost]:
     """``fn(*args, **kwargs)`` and the summed cost of the reasoner jobs it ran on this thread."""
     with costs_here() as sink:
         result = fn(*args, **kwargs)
-    total = Cost()
-    for c in sink:
-        total = total + c
-    return result, total
+    return result, sum(sink, Cost())
 
 
 class Reasoner(ABC):
@@ -170,17 +164,11 @@ class Reasoner(ABC):
     def summarize(self, texts: Sequence[str], max_words: int = 100) -> str: ...
 
 
-def similarity_choice(similarities: Sequence[float], gathered_count: int, min_sentences: int = 8,
-                      best_gathered_similarity: float | None = None, fallback: bool = False) -> Choice:
-    """The SSG paper's fallback for an invalid LLM reply: take the most query-similar candidate; once
-    at least ``min_sentences`` are gathered, stop when the best gathered sentence is more similar to
-    the query than every candidate (the query_traversal early stop). The offline reasoner decides
-    differently (``offline.marginal_relevance_choice``), so it does not repeat query_traversal."""
+def similarity_choice(similarities: Sequence[float], fallback: bool = False) -> Choice:
+    """The SSG paper's fallback for an invalid LLM reply: take the most query-similar candidate (the
+    earlier on ties), which keeps the traversal moving; it never stops while there are candidates. The
+    offline reasoner decides differently (``offline.marginal_relevance_choice``), so it does not repeat
+    query_traversal."""
     if not similarities:
         return Choice("stop", None, "no candidates", fallback)
-    best = ties.best(similarities, what="similarity choice")
-    if (gathered_count >= min_sentences and best_gathered_similarity is not None
-            and ties.beats(best_gathered_similarity, similarities[best], what="similarity choice stop rule",
-                           name="best gathered vs best candidate")):
-        return Choice("stop", None, "best gathered sentence beats every candidate", fallback)
-    return Choice("next", best, "highest query similarity", fallback)
+    return Choice("next", ties.best(similarities, what="similarity choice"), "highest query similarity", fallback)

@@ -32,6 +32,7 @@ the reasoner's (``rate_limit.py``); the LLM reply cache is safe to write from ma
 """
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -69,10 +70,7 @@ def _outcomes(reasoner: Any) -> dict[str, tuple[int, int]] | None:
     outcomes = getattr(reasoner, "outcomes", None)
     if not isinstance(outcomes, dict):
         return None
-    lock = getattr(reasoner, "_lock", None)
-    if lock is None:
-        return {job: tuple(n) for job, n in outcomes.items()}
-    with lock:
+    with getattr(reasoner, "_lock", None) or contextlib.nullcontext():
         return {job: tuple(n) for job, n in outcomes.items()}
 
 

@@ -19,9 +19,6 @@ from collections import defaultdict
 
 SKIPPED_WHEN_EMPTY = ("entities", "triples", "query_entities", "themes")  # the reasoner makes no call
 clock = time.perf_counter     # what ``measure_latency`` reads (a test puts a fake clock here)
-
-
-
 PRICE_TOKENS = 1_000_000      # prices are per 1M tokens, the unit every provider quotes
 
 

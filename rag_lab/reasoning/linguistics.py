@@ -166,10 +166,6 @@ def _with_conjuncts(token) -> list:
     return sorted([token, *token.conjuncts], key=lambda t: t.i)
 
 
-def _is_relative_pronoun(token) -> bool:
-    return token.tag_ in WH_TAGS or token.lower_ == "that"
-
-
 def _subjects(verb) -> tuple[list, bool]:
     """Grammatical subjects of ``verb`` (with conjuncts) and whether the clause is passive.
 
@@ -184,7 +180,7 @@ def _subjects(verb) -> tuple[list, bool]:
         return inherited, passive or (head_passive and verb.tag_ == "VBN")
     subjects = []
     for s in own:
-        if _is_relative_pronoun(s) and verb.dep_ == "relcl":
+        if (s.tag_ in WH_TAGS or s.lower_ == "that") and verb.dep_ == "relcl":    # a relative pronoun
             s = verb.head
         subjects.extend(_with_conjuncts(s))
     return subjects, passive

@@ -265,7 +265,11 @@ def _preview(text: str) -> str:
 
 
 def _choose_fields(query, gathered, candidates, similarities, candidate_ids=None) -> dict:
-    _check_candidates(candidates, similarities, candidate_ids)
+    if len(candidates) != len(similarities):
+        raise ValueError(f"choose_next: {len(candidates)} candidates but {len(similarities)} similarities; "
+                         "expected one similarity per candidate")
+    if candidate_ids is not None and len(candidate_ids) != len(candidates):
+        raise ValueError(f"choose_next: {len(candidates)} candidates but {len(candidate_ids)} candidate_ids")
     shown = shown_candidates(similarities)
     ids = list(candidate_ids) if candidate_ids is not None else [f"c{i}" for i in range(len(candidates))]
     lines = []
@@ -279,14 +283,6 @@ def _choose_fields(query, gathered, candidates, similarities, candidate_ids=None
         got = "(nothing yet)"
     return {"query": query, "n_gathered": len(gathered), "gathered": got, "candidates": "\n".join(lines),
             "n_shown": len(shown)}
-
-
-def _check_candidates(candidates, similarities, candidate_ids) -> None:
-    if len(candidates) != len(similarities):
-        raise ValueError(f"choose_next: {len(candidates)} candidates but {len(similarities)} similarities; "
-                         "expected one similarity per candidate")
-    if candidate_ids is not None and len(candidate_ids) != len(candidates):
-        raise ValueError(f"choose_next: {len(candidates)} candidates but {len(candidate_ids)} candidate_ids")
 
 
 def _choose_schema(similarities=(), **_) -> dict:
@@ -330,8 +326,7 @@ CHOOSE_NEXT = JobPrompt(
     schema=_choose_schema,
     normalize=_choose_normalize,
     parse=_choose_parse,
-    fallback=lambda similarities=(), gathered=(), **_: similarity_choice(list(similarities), len(gathered),
-                                                                         min_sentences=10**9, fallback=True),
+    fallback=lambda similarities=(), **_: similarity_choice(list(similarities), fallback=True),
     fallback_doc=("the highest-similarity candidate (the SSG paper: an invalid reply falls back to the most "
                   "query-similar candidate to keep the traversal moving); Choice.fallback is True"),
     completion_allowance=50,
