@@ -189,3 +189,21 @@ def test_a_bad_thread_count_names_the_variable(monkeypatch, raw):
     monkeypatch.setenv(THREADS_ENV, raw)
     with pytest.raises(ValueError, match=f"RAG_LAB_THREADS={raw!r}: expected a whole number"):
         _threads_from_env()
+
+
+def test_an_export_is_usable_only_when_it_matches_its_record(tmp_path, caplog):
+    path = tmp_path / "model.onnx"
+    with caplog.at_level(logging.WARNING, logger="rag_lab.core.onnx_encoder"):
+        assert not onnx_encoder._usable(path)               # missing: made, nothing to warn about
+        assert caplog.records == []
+        path.write_bytes(b"0123456789")
+        onnx_encoder._write_record(path, **onnx_encoder.QUANTISATION)
+        assert onnx_encoder._usable(path)
+        assert onnx_encoder._usable(path, onnx_encoder.QUANTISATION)
+        assert caplog.records == []
+        assert not onnx_encoder._usable(path, {"reduce_range": False})   # made with other settings
+        path.write_bytes(b"01234567")                                     # 8 bytes, its record says 10
+        assert not onnx_encoder._usable(path)
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 2 and "made with other settings" in said[0] and "8 bytes, its record says 10" in said[1]
+    assert all("exporting it again" in s for s in said)

@@ -125,8 +125,8 @@ def _pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
-        return True
+    except PermissionError:      # alive, and another user's
+        pass
     return True
 
 

@@ -171,15 +171,12 @@ class SQLiteCache:
                 return fn(self._db)
             except sqlite3.DatabaseError as e:
                 if attempt or not is_damaged(e):
-                    clear = self._unusable(e)
+                    clear = explain(e, self.path, self.what)
                     if clear is e:
                         raise
                     raise clear from e
                 self._move_aside(e)
         raise AssertionError("unreachable")  # pragma: no cover
-
-    def _unusable(self, error: sqlite3.DatabaseError) -> Exception:
-        return explain(error, self.path, self.what)
 
     def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(connection)`` under this object's lock (one thread at a time per connection)."""

@@ -77,9 +77,9 @@ def private_group(gid: int, uid: int) -> bool:
     return group.gr_name == user.pw_name and gid == user.pw_gid and set(group.gr_mem) <= {user.pw_name}
 
 
-def unsafe_reason(path: str | os.PathLike, uid: int | None = None) -> str | None:
-    """Why another user could change ``path`` (owner or write bits), or None when only ``uid`` can."""
-    uid = os.geteuid() if uid is None else uid
+def unsafe_reason(path: str | os.PathLike) -> str | None:
+    """Why another user could change ``path`` (owner or write bits), or None when only this user can."""
+    uid = os.geteuid()
     st = os.stat(path)
     if st.st_uid != uid:
         return f"owned by {_user_name(st.st_uid)}, not by you ({_user_name(uid)})"
@@ -91,7 +91,7 @@ def unsafe_reason(path: str | os.PathLike, uid: int | None = None) -> str | None
     return None
 
 
-def check_private(paths: Iterable[str | os.PathLike], what: str, uid: int | None = None, risk: str = RUNS_CODE,
+def check_private(paths: Iterable[str | os.PathLike], what: str, risk: str = RUNS_CODE,
                   fix: str = "point RAG_LAB_CACHE at a folder only you can write; RAG_LAB_REUSE=0 builds every "
                              "index instead") -> None:
     """Raise ``UnsafeCacheError`` naming the first existing path another user could change, what they
@@ -99,7 +99,7 @@ def check_private(paths: Iterable[str | os.PathLike], what: str, uid: int | None
     for path in paths:
         if not os.path.exists(path):
             continue
-        reason = unsafe_reason(path, uid)
+        reason = unsafe_reason(path)
         if reason:
             raise UnsafeCacheError(
                 f"{what} {path} is {reason}: whoever can write there {risk}, so it is not used. Fix: "
@@ -145,13 +145,9 @@ def private_file(path: str | os.PathLike, what: str, risk: str = PLANTS,
     return path
 
 
-def key_path() -> Path:
-    return config_dir() / KEY_FILE
-
-
 def cache_key() -> bytes:
     """The user's secret for signing cache entries; made (0600, 32 random bytes) on first use."""
-    path = key_path()
+    path = config_dir() / KEY_FILE
     memo = _KEYS.get(str(path))
     if memo is not None:
         return memo

@@ -58,11 +58,11 @@ def make_chunks(doc: Document, spans: Iterable[Span], kind: str, **meta) -> list
     return chunks
 
 
-def _check_window(size: int, overlap: int, what: str = "chunk") -> None:
+def _check_window(size: int, overlap: int) -> None:
     if size <= 0:
-        raise ValueError(f"{what} size must be positive, got {size}")
+        raise ValueError(f"chunk size must be positive, got {size}")
     if not 0 <= overlap < size:
-        raise ValueError(f"{what} overlap must be in [0, size), got overlap={overlap} for size={size}")
+        raise ValueError(f"chunk overlap must be in [0, size), got overlap={overlap} for size={size}")
 
 
 # -- fixed token windows -------------------------------------------------------------------

@@ -18,7 +18,6 @@ on a lock file in that folder.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -29,6 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from ..caching.atomic import sha256_file
+from ..caching.locked_json import locked
 from .environment import env_number
 
 log = logging.getLogger(__name__)
@@ -102,21 +102,15 @@ def export_path(cache_dir: str | os.PathLike, fingerprint: str, backend: str) ->
 
 def ensure_export(folder: str | os.PathLike, cache_dir: str | os.PathLike, backend: str, fingerprint: str) -> Path:
     """The ONNX file of ``backend`` for the model in ``folder``, exported (and quantised) on first
-    use; a file that does not match the record written beside it is made again."""
+    use; a file that does not match the record written beside it is made again. Two processes exporting
+    at once take turns on ``.export.lock`` in the export's folder."""
     path = export_path(cache_dir, fingerprint, backend)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with _export_lock(path.parent):
-        problem = _check(path, QUANTISATION if backend == "onnx-int8" else {})
-        if problem is None:
+    with locked(path.parent / ".export"):
+        if _usable(path, QUANTISATION if backend == "onnx-int8" else {}):
             return path
-        if problem != "missing":
-            log.warning("ONNX export %s is unusable (%s); exporting it again", path, problem)
         if backend == "onnx-int8":
             fp32 = path.with_name(FILES["onnx"])
-            fp32_problem = _check(fp32)
-            if fp32_problem is not None:
-                if fp32_problem != "missing":
-                    log.warning("ONNX export %s is unusable (%s); exporting it again", fp32, fp32_problem)
+            if not _usable(fp32):
                 _export(Path(folder), fp32)
             _quantise(fp32, path)
         else:
@@ -127,23 +121,16 @@ def ensure_export(folder: str | os.PathLike, cache_dir: str | os.PathLike, backe
         return path
 
 
-@contextlib.contextmanager
-def _export_lock(folder: Path):
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: exports are still atomic, only not serialised
-        yield
-        return
-    with open(folder / ".export.lock", "a+") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def _record_path(path: Path) -> Path:
     return path.with_name(path.name + ".json")
+
+
+def _usable(path: Path, settings: dict | None = None) -> bool:
+    """Whether ``path`` passes ``_check``; an export that exists but fails it is logged (it is made again)."""
+    problem = _check(path, settings)
+    if problem not in (None, "missing"):
+        log.warning("ONNX export %s is unusable (%s); exporting it again", path, problem)
+    return problem is None
 
 
 def _check(path: Path, settings: dict | None = None) -> str | None:
@@ -210,7 +197,6 @@ def _quantise(fp32: Path, path: Path) -> None:
     _write_record(path, source=fp32.name, onnxruntime=onnxruntime.__version__, **QUANTISATION)
 
 
-
 def _hidden_states(model):
     import torch
 
@@ -226,7 +212,6 @@ def _hidden_states(model):
                               token_type_ids=token_type_ids).last_hidden_state
 
     return HiddenStates(model)
-
 
 
 # -- the encoder ------------------------------------------------------------------------------------

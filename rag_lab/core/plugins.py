@@ -57,15 +57,12 @@ _LOADED: dict[str, list[Plugin]] = {}
 _LOCK = threading.RLock()
 
 
-def _package(entry_point) -> str:
-    dist = getattr(entry_point, "dist", None)
-    return f"{dist.name} {dist.version}" if dist is not None else "unknown package"
-
-
 def _call(entry_point, registry: MutableMapping, reserved: set[str]) -> Plugin:
     """Load and call one entry point; on any failure the registry is as it was before."""
     before = dict(registry)
-    plugin = Plugin(entry_point.group, entry_point.name, entry_point.value, _package(entry_point))
+    dist = getattr(entry_point, "dist", None)
+    package = f"{dist.name} {dist.version}" if dist is not None else "unknown package"
+    plugin = Plugin(entry_point.group, entry_point.name, entry_point.value, package)
     try:
         function = entry_point.load()
         if not callable(function):
