@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
+from .sqlite_cache import SQLiteCache, explain
+
 LEFTOVER_AGE = 3600.0           # seconds: a temporary file younger than this may belong to a live writer
 DAY = 86400.0
 
@@ -77,8 +79,6 @@ def size_of(path: Path) -> int:
 
 def _count(path: Path, table: str, where: str = "", params: tuple = ()) -> int:
     """Rows of ``table`` (read only); an error a user can fix becomes a ``CacheFileError`` naming the file."""
-    from .sqlite_cache import explain
-
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
         try:
@@ -206,8 +206,6 @@ def _old_rows(root: Path, before: float, days: float) -> list[Candidate]:
 
 def remove(candidates: Iterable[Candidate]) -> tuple[int, int]:
     """Remove each candidate (files, folders, or old SQLite rows then ``VACUUM``); (items removed, bytes)."""
-    from .sqlite_cache import SQLiteCache
-
     removed = freed = 0
     for c in candidates:
         if c.rows_before is not None:

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..caching.atomic import sha256_file as _file_sha256   # one name the fingerprint calls (tests count its calls)
 from .onnx_encoder import BACKENDS, resolve_backend  # noqa: F401  (re-exported: the backends' names)
-from ..caching.sqlite_cache import default_cache_dir
+from ..caching.sqlite_cache import SQLiteCache, default_cache_dir
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +148,6 @@ class EmbeddingCache:
               "CREATE TABLE IF NOT EXISTS models (model TEXT PRIMARY KEY, dim INTEGER)")
 
     def __init__(self, path: str | Path):
-        from ..caching.sqlite_cache import SQLiteCache
-
         self.store = SQLiteCache(path, self.SCHEMA, what="embedding cache")
         self.path = self.store.path
 

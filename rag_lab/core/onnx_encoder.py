@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..caching.atomic import sha256_file
+from ..caching.atomic import atomic_path, sha256_file, write_text
 from ..caching.locked_json import locked
 from .environment import env_number
 
@@ -154,8 +154,6 @@ def _check(path: Path, settings: dict | None = None) -> str | None:
 
 
 def _write_record(path: Path, **extra) -> None:
-    from ..caching.atomic import write_text
-
     record = {"bytes": path.stat().st_size, "sha256": sha256_file(path), "opset": OPSET, **extra}
     write_text(_record_path(path), json.dumps(record, indent=1) + "\n")
 
@@ -163,8 +161,6 @@ def _write_record(path: Path, **extra) -> None:
 def _export(folder: Path, path: Path) -> None:
     import torch
     from transformers import AutoModel, AutoTokenizer
-
-    from ..caching.atomic import atomic_path
 
     log.info("exporting %s to ONNX (once per model): %s", folder, path)
     _record_path(path).unlink(missing_ok=True)
@@ -187,8 +183,6 @@ def _export(folder: Path, path: Path) -> None:
 def _quantise(fp32: Path, path: Path) -> None:
     import onnxruntime
     from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    from ..caching.atomic import atomic_path
 
     log.info("quantising %s to int8 (once per model): %s", fp32, path)
     _record_path(path).unlink(missing_ok=True)

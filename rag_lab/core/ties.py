@@ -288,15 +288,12 @@ def _noted_against(value: float, threshold: float, what: str, name) -> float:
 
 def above(value: float, threshold: float, *, what: str = "threshold", name="value") -> bool:
     """``value > threshold``, noting a value within ``NOISE`` of the threshold."""
-    value = _noted_against(value, threshold, what, name)
-    return value > threshold
-
+    return _noted_against(value, threshold, what, name) > threshold
 
 
 def at_least(value: float, threshold: float, *, what: str = "threshold", name="value") -> bool:
     """``value >= threshold``, noting a value within ``NOISE`` of the threshold."""
-    value = _noted_against(value, threshold, what, name)
-    return value >= threshold
+    return _noted_against(value, threshold, what, name) >= threshold
 
 
 def beats(a: float, b: float, *, what: str = "comparison", name="a vs b", tol: float = TIE_TOL) -> bool:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.environment import env_number
 from ..core.redact import install_scrubber, register_secret, scrub
 from .call_deadline import _Call, _OpenSockets
 from .model_specs import (KINDS, OLLAMA_DEFAULT, LLMSpec, checked_url, parse_spec, safe_url,  # noqa: F401 (re-exported)
@@ -84,7 +85,6 @@ _OPTION_NAME_REFUSED = re.compile(r"max_completion_tokens|unsupported parameter|
 
 def max_reply_bytes() -> int:
     """The largest reply body accepted (``$RAG_LAB_LLM_MAX_REPLY_BYTES``, default 1 MiB)."""
-    from ..core.environment import env_number
     return int(env_number(MAX_REPLY_BYTES_ENV, int) or MAX_REPLY_BYTES)
 
 

@@ -39,6 +39,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Sequence, TypeVar
 
 from ..core.progress import _building_reasoner, progress_bar
+from ..core.redact import scrub
 from .base import costs_of
 
 log = logging.getLogger(__name__)
@@ -83,7 +84,6 @@ def check_not_all_fell_back(reasoner: Any, before: dict | None, desc: str) -> No
     for job, (answered, fell_back) in after.items():
         was = before.get(job, (0, 0))
         if fell_back > was[1] and answered == was[0]:
-            from ..core.redact import scrub
             first = getattr(reasoner, "first_fallback", {}).get(job, "unknown")
             raise AllFellBack(scrub(
                 f"{desc}: every one of the {fell_back - was[1]} {job} calls to {getattr(reasoner, 'name', 'the model')} "

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..caching.sqlite_cache import KeyedCache
+from ..core.redact import install_scrubber, register_secret, scrub
 
 log = logging.getLogger(__name__)
 
@@ -203,7 +204,6 @@ class JudgeCalls:
             self.answered += 1
 
     def errored(self, error: BaseException) -> None:
-        from ..core.redact import scrub
         with self._lock:
             self.failed += 1
             if self.first_error is None:
@@ -305,8 +305,6 @@ class Judge:
         key = (os.environ.get(env) if env else None) or (None if parsed.kind == "openai" else DUMMY_KEY)
         if not key:
             raise ValueError(f"judge {parsed.name}: set the API key in the environment variable {env}")
-        from ..core.redact import install_scrubber, register_secret
-
         if key != DUMMY_KEY:
             register_secret(key)
         install_scrubber()
