@@ -178,7 +178,8 @@ def test_the_choose_next_fallback_takes_the_most_query_similar_candidate_and_nev
     from rag_lab.reasoning import similarity_choice
 
     # 0.9 and 0.9 + 1e-6 are tied at the stated precision: the earlier of the two (index 1) is taken
-    assert similarity_choice([0.2, 0.9, 0.9 + 1e-6], fallback=True) == Choice("next", 1, "highest query similarity", True)
+    assert similarity_choice([0.2, 0.9, 0.9 + 1e-6], fallback=True) == Choice("next", 1, "highest query similarity",
+                                                                             True)
     assert similarity_choice([0.5]) == Choice("next", 0, "highest query similarity", False)
     assert similarity_choice([]) == Choice("stop", None, "no candidates", False)
     # the prompt's fallback: the highest of the candidates however much is gathered (30 sentences here)
