@@ -130,12 +130,6 @@ def critical(confidence: float, df: float | None = None) -> float:
     return float(stats.norm.ppf(q) if df is None else stats.t.ppf(q, df))
 
 
-def two_sided_p(z: float, df: float | None = None) -> float:
-    if math.isnan(z):
-        return math.nan
-    return float(min(1.0, 2 * (stats.norm.sf(abs(z)) if df is None else stats.t.sf(abs(z), df))))
-
-
 def wilson(p_hat: float, n_eff: float, crit: float) -> tuple[float, float]:
     """Wilson's score interval for a proportion ``p_hat`` over ``n_eff`` (effective) questions."""
     z2 = crit * crit
@@ -194,7 +188,8 @@ class TTest:
         self.mean, self.se, self.df = mean, se, df
 
     def p(self, delta: float) -> float:
-        return two_sided_p((self.mean - delta) / self.se, self.df)
+        z = (self.mean - delta) / self.se
+        return math.nan if math.isnan(z) else float(min(1.0, 2 * stats.t.sf(abs(z), self.df)))
 
     def floor(self, delta: float) -> float:
         return 0.0

@@ -97,13 +97,8 @@ class Difference:
         return asdict(self)
 
     def verdict(self, alpha: float = ALPHA) -> str:
-        """This comparison's verdict on its own (a family of one): ``verdict`` on its p."""
-        return self.verdict_and_reason(alpha)[0]
-
-    def verdict_and_reason(self, alpha: float = ALPHA) -> tuple[str, str]:
-        """This comparison's verdict on its own (a family of one) and, when it cannot be decided, why."""
-        return verdict_and_reason(self.diff, self.p, self.threshold, self.p_floor, self.mde, alpha, n=self.n,
-                                  units=self.units, own_floor=self.p_floor, no_test=why_none(self.interval))
+        """This comparison's verdict on its own (a family of one): ``verdict_and_reason``'s word on its p."""
+        return verdict_and_reason(self.diff, self.p, self.threshold, self.p_floor, self.mde, alpha)[0]
 
 
 WHOLE_RANGE = "(interval: the whole range, -1 to 1)"

@@ -234,17 +234,7 @@ def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] |
         raise ValueError(f"methods {unknown} are not among the evaluated methods {known}")
     at_k = d.loc[(d["method"] == baseline) & d["k"].notna() & ~d["metric"].str.endswith("_judge_sd"), "column"]
     columns = list(metrics) if metrics is not None else list(dict.fromkeys(at_k))
-    rows = []
-    for column in columns:
-        table = per_question(d, column)
-        if baseline not in table.columns:
-            continue
-        for m in methods:
-            if m in table.columns:
-                rows.append({"method": m, "baseline": baseline, "metric": column,
-                             **paired_on(table, m, baseline, units=units, kind=declared_kind(column)).as_dict()})
-    out = pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS[:DIFFERENCE_COLUMNS.index("family")])
-    return decide(out, family or f"each method minus {baseline}")[DIFFERENCE_COLUMNS]
+    return decided_pairs(d, columns, [(m, baseline) for m in methods], family or f"each method minus {baseline}", units)
 
 
 Side = Union[str, Sequence[str], float]    # a method; the per-question mean of several; a constant
