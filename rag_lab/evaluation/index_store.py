@@ -196,6 +196,24 @@ def restore_state(retriever, blob: bytes) -> None:
     retriever.__dict__.update(record["state"])   # only once everything checked out
 
 
+
+def index_identity(retriever, documents: Sequence[Any]) -> str:
+    """``<family>/<key>``: the entry ``retriever``'s index over ``documents`` is filed under. Two
+    retrievers with the same identity build the same index (SSG's seven algorithms share one graph)."""
+    return f"{family(retriever)}/{index_key(key_parts(retriever, documents))}"
+
+
+def share_index(built, other, documents: Sequence[Any]) -> None:
+    """Give ``other`` the index ``built`` holds (the state the store would persist, copied), as a reuse
+    from the store would, so notebook 11 builds and times each distinct index once; both must have the
+    same ``index_identity`` over ``documents``."""
+    mine, theirs = index_identity(built, documents), index_identity(other, documents)
+    if mine != theirs:
+        raise ValueError(f"{other.name} cannot share the index of {built.name}: they build different indexes "
+                         f"({theirs} vs {mine})")
+    restore_state(other, dump_state(built))
+    other.index_reuse = {"reused": True, "key": mine.rsplit("/", 1)[1], "entry": f"shared from {built.name}"}
+
 # -- the folder -----------------------------------------------------------------------------------
 def default_root() -> Path:
     return default_cache_dir() / FOLDER
