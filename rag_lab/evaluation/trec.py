@@ -36,6 +36,7 @@ from ..caching.atomic import write_text
 from ..core.types import Dataset, Retrieval
 from .metric_specs import named_by
 from .metrics import ChunkPool, document_metrics, reference_chunk_ids
+from .provenance import NONE, method_params
 
 log = logging.getLogger(__name__)
 TREC_DIR_ENV = "RAG_LAB_TREC_DIR"   # set by the runner: every evaluate() in a kernel writes its runs there
@@ -59,7 +60,6 @@ def config_hash(retriever) -> str:
     config = getattr(retriever, "config", None)
     if config is not None and hasattr(config, "config_id"):
         return config.config_id
-    from .provenance import method_params
     text = json.dumps(method_params(retriever), sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(f"{type(retriever).__name__}:{text}".encode()).hexdigest()[:10]
 
@@ -303,8 +303,6 @@ def load_outside_runs(options: Sequence[tuple[str, Path]], dataset: Dataset,
 def outside_rows(run: OutsideRun, dataset: Dataset, ks: Sequence[int]) -> pd.DataFrame:
     """The run's per-question rows (``method, question_id, metric, k, value`` and the reasoner columns):
     document-level metrics at every k of the top k documents, for the questions it ranks."""
-    from .provenance import NONE
-
     rows = [(run.name, q.id, metric, k, value)
             for q in dataset.questions if q.id in run.rankings
             for metric, k, value in document_metrics([d for d, _ in run.rankings[q.id]], q.gold_doc_ids, ks)]
@@ -314,7 +312,6 @@ def outside_rows(run: OutsideRun, dataset: Dataset, ks: Sequence[int]) -> pd.Dat
 
 def outside_record(run: OutsideRun) -> dict:
     """The run's provenance entry (``attrs["methods"]``), shaped like ``provenance.method_record``'s."""
-    from .provenance import NONE
     return {"class": "outside TREC run", "package": "outside", "level": OUTSIDE_LEVEL,
             "params": {"file": str(run.path), "questions_ranked": run.covered, "questions": run.questions,
                        "left_out_by_limit": len(run.dropped)},
