@@ -35,8 +35,8 @@ from typing import Iterable, Iterator, Mapping
 
 import pandas as pd
 
-from rag_lab.evaluation.decisions import WORDS, copula, relation
-from rag_lab.evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE
+from rag_lab.evaluation.decisions import copula, relation
+from rag_lab.evaluation.statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, VERDICTS
 
 MAX_LINE = 400
 WHOLE_RANGE = "(interval: the whole range"       # the words format_ci once printed for [-1, 1]
@@ -74,7 +74,7 @@ def grammar_problems(line: str) -> list[str]:
     """A verdict word after a verb ``copula`` does not give it, or before "against" when ``relation`` does
     not put it there; a word repeated ("is is")."""
     out = []
-    for word in WORDS:
+    for word in VERDICTS:
         for verb in VERBS:
             if not copula(word) and re.search(rf"\b{verb}{re.escape(word)}\b", line):
                 out.append(f"grammar: '{verb}{word}'")
@@ -225,7 +225,7 @@ def alike_problems(line: str, results: Mapping[str, pd.DataFrame]) -> list[str]:
 
 DIFFERENCE = re.compile(r"^\s*(?P<method>[\w.+-]+) - (?P<baseline>[\w.+-]+) (?:on (?P<metric>[\w@.-]+)"
                         r"(?: \((?P<setting>threshold [-+\d.e]+)\))?|=).*: "
-                        rf"(?P<verdict>{'|'.join(map(re.escape, WORDS))})\b")
+                        rf"(?P<verdict>{'|'.join(map(re.escape, VERDICTS))})\b")
 
 
 def verdict_problems(line: str, ledger: pd.DataFrame | None) -> list[str]:
@@ -244,7 +244,7 @@ def verdict_problems(line: str, ledger: pd.DataFrame | None) -> list[str]:
         if len(words) == 1 and m.group("verdict") not in words:
             out.append(f"verdict: '{m.group('method')} - {m.group('baseline')} on {m.group('metric')}' said "
                        f"{m.group('verdict')}, the ledger says {words.pop()}")
-    roll = re.search(rf"(?P<said>{'|'.join(map(re.escape, WORDS))})\W+(\d+) {SUPPORTED}, (\d+) {INCONCLUSIVE}, "
+    roll = re.search(rf"(?P<said>{'|'.join(map(re.escape, VERDICTS))})\W+(\d+) {SUPPORTED}, (\d+) {INCONCLUSIVE}, "
                      rf"(\d+) {CONTRADICTED}, (\d+) {UNDECIDABLE}", line)
     if roll:
         said, (sup, inc, con, und) = roll.group("said"), (int(g) for g in roll.groups()[1:])

@@ -9,7 +9,7 @@ import pytest
 
 from rag_lab.evaluation import harness
 from rag_lab.caching.trust import sign
-from rag_lab.evaluation import index_store, shared_index
+from rag_lab.evaluation import index_store
 from rag_lab.datasets import load_dataset
 from rag_lab.methods import available_methods, get_retriever
 from rag_lab.evaluation.provenance import method_record
@@ -217,13 +217,13 @@ def test_share_index_gives_a_copy_only_between_methods_building_the_same_index(s
     docs, queries = small
     built = harness.build(get_retriever("ssg-basic-retrieval", embedder=embedder), docs, reuse=False)
     other = get_retriever("ssg-query-traversal", embedder=embedder)
-    assert shared_index.index_identity(other, docs) == shared_index.index_identity(built, docs)
-    shared_index.share_index(built, other, docs)
+    assert index_store.index_identity(other, docs) == index_store.index_identity(built, docs)
+    index_store.share_index(built, other, docs)
     assert other.index_reuse["reused"] and other.graph is not built.graph
     fresh = harness.build(get_retriever("ssg-query-traversal", embedder=embedder), docs, reuse=False)
     assert answers(other, queries) == answers(fresh, queries)
     with pytest.raises(ValueError, match="cannot share the index of ssg-basic-retrieval"):
-        shared_index.share_index(built, get_retriever("naive", embedder=embedder), docs)
+        index_store.share_index(built, get_retriever("naive", embedder=embedder), docs)
 
 
 def test_config_id_of_a_whole_config(reuse_on, small, embedder):

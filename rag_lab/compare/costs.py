@@ -5,7 +5,7 @@ paired test (``statistics.paired_difference``, decided by ``uncertainty.decide``
 one, never from whether two intervals overlap.
 
 Each distinct index is built and timed once: methods whose index has the same identity in the
-index store (``shared_index.index_identity``: SSG's seven algorithms share one graph) are measured
+index store (``index_store.index_identity``: SSG's seven algorithms share one graph) are measured
 through the first of them and get a copy of its built index for their queries; the table names,
 per method, the method its index was measured as. Build times are summarised on the log scale
 (geometric mean and ``statistics.mean_ci``'s t-interval on log seconds, shown back-transformed), so an
@@ -145,8 +145,8 @@ def query_times_ms(retriever, queries: Sequence[str], k: int, repeats: int = 3) 
 
 def index_groups(names: Sequence[str], documents, embedder) -> dict[str, list[str]]:
     """The first method of each distinct index -> every method building that same index (itself first),
-    by the methods' identity in the index store (``shared_index.index_identity``), in ``names``' order."""
-    from ..evaluation.shared_index import index_identity
+    by the methods' identity in the index store (``index_store.index_identity``), in ``names``' order."""
+    from ..evaluation.index_store import index_identity
 
     groups: dict[str, list[str]] = {}
     for name in names:
@@ -163,7 +163,7 @@ def method_costs(methods: Sequence[str], dataset: str, limit_queries: int = 20, 
     copy for its queries and the measured method's build columns, its name in ``index``. Also the
     per-query latencies (query x method, ms) the ranking sentence compares, paired by query."""
     from ..core.embedding import shared_embedder
-    from ..evaluation.shared_index import share_index
+    from ..evaluation.index_store import share_index
     from .comparison import resolve_methods
 
     model = shared_embedder()

@@ -1,6 +1,6 @@
 """Evaluation: what makes methods comparable. The Retriever contract and the method registry
-(``retrievers``) with the persisted-index store (``index_store``; ``shared_index``: which methods build
-the same index, and one built index handed to another), the per-document work of a build
+(``retrievers``) with the persisted-index store (``index_store``, which also says which methods build
+the same index and hands one built index to another), the per-document work of a build
 done on a Dask cluster (``cluster``, ``cluster_worker``) and the LangChain face (``langchain``); the
 retrieval metrics (``metrics``), ragas' answer metrics (``answer_metrics``; ``string_match``: when its
 non-LLM context metrics cannot exceed zero; ``worked``: a worked example's gold passages and answer, read),

@@ -5,32 +5,19 @@ chunking, embedding and extracting, one document after another, and all of it is
 A grid of runs already goes to Dask (``rag_lab.runs.grid``); this sends one run's documents.
 
 How, when an address is set (``$RAG_LAB_DASK_ADDRESS``; ``rag_lab run/eval --address``) and
-``harness.build`` is about to build (not reuse) an index:
+``harness.build`` is about to build (not reuse) an index: the documents are cut into partitions of about
+equal text (``partition``); each worker (``cluster_worker.run_partition``) makes the same method with an
+embedder and reasoner like the driver's (fingerprints checked) and runs its ``document_work``, its caches
+recording every value used; the driver writes those values into its own caches (``receive``); then the
+ordinary build runs here over all documents and finds every per-document value cached: same code, same values.
 
-1. the documents are cut into contiguous partitions of about equal text (``partition``), two per
-   worker thread;
-2. each goes to a worker (``cluster_worker.run_partition``), which makes the same method with an
-   embedder and reasoner like the driver's (fingerprints checked) and runs the method's
-   ``document_work``: chunking, embedding the chunks, the per-chunk reasoner jobs. The worker's
-   caches record every value it used;
-3. the driver writes each worker's values into its own caches as they arrive (vectors, LLM
-   replies, offline results, GraLC's token-embedding files), so a later local run reuses them;
-4. the ordinary build then runs here over all documents, finds every per-document value in its
-   caches and builds the FAISS index and graphs exactly as a local build does: same code, same values.
-
-Results therefore never depend on the cluster: a partition that fails (a lost worker, a worker with
-another install) is logged and its documents are computed here, and so are a cluster's when it has no
-worker (``$RAG_LAB_DASK_NO_WORKER_TIMEOUT`` seconds, default 60, at the start or during the build) or
-no partition finishes for ``$RAG_LAB_DASK_STALL_TIMEOUT`` seconds (default 1800): a warning says so and
-the build goes on here instead of hanging. An LLM reasoner's limits hold for the whole cluster: the
-partitions go to at most ``concurrency`` worker processes, each of which keeps its share of the calls
-in flight and of the tokens per minute (one limiter per process, ``rag_lab.reasoning.rate_limit``).
-A file a worker sends back is written only inside the driver's cache folder (a path that would leave
-it is refused with a warning). What stays on the driver: the
-cross-document stages (graphs, clustering, RAPTOR's summaries, UnWeaver's class descriptions),
-re-chunking from cached vectors, pooling. Not distributed: a method without ``document_work``, an
-embedder without a cache, a reasoner whose results cannot be stored here (no LLM cache, or
-``RAG_LAB_REUSE=0`` for the offline reasoner), and timed builds (``build(..., reuse=False)``).
+Results therefore never depend on the cluster: a partition that fails is logged and computed here, and so
+are all of them when the cluster has no worker (``$RAG_LAB_DASK_NO_WORKER_TIMEOUT``, 60 s) or none finishes
+for ``$RAG_LAB_DASK_STALL_TIMEOUT`` (1800 s). An LLM reasoner's limits hold for the whole cluster
+(``llm_share``). A file a worker sends back is written only inside the driver's cache folder. The
+cross-document stages (graphs, clustering, summaries, pooling) stay on the driver; a method without
+``document_work``, an embedder without a cache or a reasoner whose results cannot be stored here is not
+distributed (``_why_not``), and neither is a timed build (``build(..., reuse=False)``).
 """
 from __future__ import annotations
 

@@ -1,14 +1,8 @@
 """The verdict words: how a decided comparison's verdict is said, with its reason. One wording for every
-notebook, so "undecided" is never said five ways: the words are ``statistics``' constants, and "cannot be
-decided" always carries the reason ``decide`` gave (a row without one — before ``decide`` gave reasons —
-says the word alone).
-
-The paper folders say a verdict with these words too: ``side`` (above / below, ahead / behind, or the
-undecided word), ``relation`` (the words before the other method's name) and ``copula`` (the verb before
-a verdict word).
-
-Also the data set a tidy table came from (``evaluate`` records it in ``attrs``), for the ledger. The
-sentences built from decided rows — findings, a ranking's leader and order — are ``findings``'.
+notebook and paper folder, so "undecided" is never said five ways: the words are ``statistics``' constants,
+"cannot be decided" always carries the reason ``decide`` gave, and ``side``, ``relation`` and ``copula``
+put a verdict into a sentence. Also the data set a tidy table came from (``dataset_of``, for the ledger)
+and a notebook's first statistical sentence (``estimand_of``).
 """
 from __future__ import annotations
 
@@ -16,9 +10,8 @@ from typing import Mapping
 
 import pandas as pd
 
-from .statistics import CONTRADICTED, INCONCLUSIVE, SUPPORTED, UNDECIDABLE, decided, estimand_sentence
+from .statistics import CONTRADICTED, SUPPORTED, UNDECIDABLE, VERDICTS, decided, estimand_sentence
 
-WORDS = (SUPPORTED, CONTRADICTED, INCONCLUSIVE, UNDECIDABLE)
 HOW_DECIDED = ("How the verdicts below are decided: every difference is paired by question (clustered by document),\n"
                "with one test giving its p and its 95% interval (rag_lab.evaluation.statistics: the bounded-mean test "
                "with an unseen unit for scores in [0, 1], the paired t-test otherwise),\np adjusted by Holm within its "
@@ -43,8 +36,8 @@ def verdict_said(row: Mapping) -> str:
 def side(word: str, up: str = "ahead", down: str = "behind") -> str:
     """Where a verdict puts the first method: ``up`` when supported, ``down`` when contradicted, else the
     undecided word itself (inconclusive, cannot be decided)."""
-    if word not in WORDS:
-        raise ValueError(f"verdict must be one of {WORDS}, got {word!r}")
+    if word not in VERDICTS:
+        raise ValueError(f"verdict must be one of {VERDICTS}, got {word!r}")
     return {SUPPORTED: up, CONTRADICTED: down}.get(word, word)
 
 

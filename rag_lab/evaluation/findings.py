@@ -1,14 +1,7 @@
-"""Finding sentences: decided comparisons in words, one builder for every notebook.
-
-``finding_sentences`` takes decided rows — a run's ledger rows (``ledger.COLUMNS``) or a decided table
-before it is recorded (``uncertainty.decide``'s columns) — and says each comparison a test could decide
-with its estimate, 95% interval, n (and documents), p, MDE, Holm p and verdict word; the comparisons
-that cannot be decided once, in one line, with their reason and no numbers (a design that cannot decide
-gives no numbers to read); then the family their Holm p was adjusted in. An order table (every pair of
-methods, the better first) is said as a ranking instead: its leader, or which places of its order the
-questions tell apart, each against the paper's numbers; ``inside_said`` counts the paper's numbers our
-intervals hold. The verdict words and their reasons are ``decisions``'; this module only puts them into
-sentences.
+"""Finding sentences: decided comparisons in words, one builder for every notebook (``finding_sentences``),
+so every notebook says a decided, an inconclusive and an undecidable comparison the same way. It reads a
+run's ledger rows or a decided table before it is recorded; the verdict words and their reasons are
+``decisions``', this module only puts them into sentences.
 """
 from __future__ import annotations
 

@@ -1,49 +1,25 @@
 """Built indexes kept on disk and in memory, so no run builds the same index twice.
 
-Why: building is the expensive part of every notebook (encoding aside, which the embedding cache
-already saves): chunking, spaCy parsing, clustering, graphs, GAT infusion. Notebook 10 builds
-every method over the data sets notebooks 01–04 already indexed, and a rerun builds them all
-again. ``harness.build`` asks it first (through ``index_reuse.build_or_reuse``, which also lets one
-process build an index while the others that need it wait and load it).
+Why: building is the expensive part of every notebook (chunking, spaCy parsing, clustering, graphs, GAT
+infusion), notebook 10 builds every method over the data sets notebooks 01–04 already indexed, and a
+rerun builds them all again. ``harness.build`` asks it first (through ``index_reuse.build_or_reuse``).
 
-Key of an entry (sha256 over a canonical JSON of):
-- the method's registered name (or its ``index_family``), class and config (``config_id`` and the
-  knobs themselves; a method's ``index_knobs()``, if it has one, names those the index depends on: SSG's seven
-  algorithms differ only at query time and share one graph),
-- the documents it indexes (``dataset_fingerprint``: ids, titles, texts, sections, metadata),
-- the embedder's ``model_key`` (model id + fingerprint of its files + backend, never its path),
-- for a method that calls a reasoner while indexing (``reasoner_at_build``), the
-  reasoner's ``fingerprint()`` (class, knobs, models),
-- the format version, Python, the recorded package versions and a fingerprint of rag_lab's code
-  and shipped data (``code_version``; a plugin's package's too): a code change makes old entries unreachable.
+The key (``key_parts``) is sha256 over the method's name, class and index knobs, the documents
+(``dataset_fingerprint``), the embedder's ``model_key``, the build-time reasoner's fingerprint, and the
+format, Python, package and code versions: a code change makes old entries unreachable.
+``$RAG_LAB_CACHE/indexes/<method>/<key>/`` holds ``state.pkl`` (the retriever's attributes, its embedder,
+reasoner and ``index_transient`` helpers left out), ``meta.json`` and ``COMPLETE`` (the state's sha256 and
+signature, written last; its mtime is the entry's last use, for ``rag_lab cache prune``). An entry is
+written beside its place and renamed in, so a reader sees all of it or nothing; a broken one is moved
+aside with a warning and rebuilt.
 
-Layout: ``$RAG_LAB_CACHE/indexes/<method>/<key>/`` holding ``state.pkl`` (the retriever's
-attributes, pickled; its embedder and reasoner are left out and re-attached on load, and so are
-the helpers a method lists in ``index_transient``, made again on first use),
-``meta.json`` (the key's parts, readable) and ``COMPLETE`` (the state's sha256 and its signature,
-written last; its modification time is the entry's last use, which ``rag_lab cache prune`` reads).
-An entry is written in a temporary folder beside it and renamed into place, so a reader sees all
-of it or nothing; an entry without its marker or whose state does not match the marker's
-checksum or does not load is moved aside with a warning and rebuilt.
+Pickle runs code when it loads, so nothing is unpickled unless it is certainly what this user's rag_lab
+wrote (``rag_lab.caching.trust``: private folders, and an HMAC of the entry under the user's key). The
+in-process copy (``_MEMO``) keeps the most recently used states up to ``RAG_LAB_INDEX_MEMO_MB`` MB.
 
-Pickle runs code when it loads, so nothing is unpickled unless it is certainly what this user's
-rag_lab wrote (``rag_lab.caching.trust``): the cache folder and the index folder must be the user's
-and not writable by other users (else the run stops, naming the folder and the fix), and the
-marker must carry an HMAC of (format, method, key, the state's sha256) under the user's secret
-key; an entry whose signature does not match is moved aside unread and rebuilt (the state stays a
-pickle as it holds whatever each method builds; the signature makes loading it safe). The in-process
-copy (``_MEMO``) keeps the most recently used states up to ``RAG_LAB_INDEX_MEMO_MB`` (default 512) MB.
-
-An index whose build had LLM calls fall back (``llm_fallbacks`` of the build's reasoner usage) is
-used for the run that built it but never stored, neither on disk nor in memory: its holes would be
-replayed for ever. The reasoner caches only valid replies, so the next build asks the model again for
-exactly the inputs that fell back and pays nothing for the rest (``retriever.index_reuse`` says why
-it was not stored).
-
-A retriever whose state cannot be pickled (e.g. SKETCH on a Kùzu database kept at a given path)
-is simply built every time. Turn reuse off with ``RAG_LAB_REUSE=0`` or ``build(docs, reuse=False)``
-(timing measurements do so: they must pay for the build they time). The look-ups and the build are
-rag_lab/evaluation/index_reuse.py.
+A build whose LLM calls fell back is used but never stored (its holes would be replayed for ever); a state
+that cannot be pickled is built every time. ``RAG_LAB_REUSE=0`` or ``build(docs, reuse=False)`` turns reuse
+off (timings must pay for the build they time).
 """
 from __future__ import annotations
 
@@ -219,6 +195,24 @@ def restore_state(retriever, blob: bytes) -> None:
                                      f"{index_reasoner_name(retriever)!r}")
     retriever.__dict__.update(record["state"])   # only once everything checked out
 
+
+
+def index_identity(retriever, documents: Sequence[Any]) -> str:
+    """``<family>/<key>``: the entry ``retriever``'s index over ``documents`` is filed under. Two
+    retrievers with the same identity build the same index (SSG's seven algorithms share one graph)."""
+    return f"{family(retriever)}/{index_key(key_parts(retriever, documents))}"
+
+
+def share_index(built, other, documents: Sequence[Any]) -> None:
+    """Give ``other`` the index ``built`` holds (the state the store would persist, copied), as a reuse
+    from the store would, so notebook 11 builds and times each distinct index once; both must have the
+    same ``index_identity`` over ``documents``."""
+    mine, theirs = index_identity(built, documents), index_identity(other, documents)
+    if mine != theirs:
+        raise ValueError(f"{other.name} cannot share the index of {built.name}: they build different indexes "
+                         f"({theirs} vs {mine})")
+    restore_state(other, dump_state(built))
+    other.index_reuse = {"reused": True, "key": mine.rsplit("/", 1)[1], "entry": f"shared from {built.name}"}
 
 # -- the folder -----------------------------------------------------------------------------------
 def default_root() -> Path:

@@ -19,7 +19,7 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import pandas as pd
 
@@ -197,11 +197,6 @@ def _comparison(key: Sequence) -> str:
     return f"{dataset}: {method} - {baseline} on {metric}" + (f" ({setting})" if setting else "")
 
 
-def conflict_lines(found: Iterable[dict]) -> list[str]:
-    """One line per conflict, for the run's summary."""
-    return [f"ledger: CONFLICT ({c['kind']}) {c['comparison']}: {c['detail']}" for c in found]
-
-
 def gather_run(run_dir: str | os.PathLike) -> dict:
     """After a run: ``<run>/ledger/*.csv`` into ``<run>/comparisons.csv``; what the manifest records:
     the file, its row count per notebook and every conflict."""
@@ -223,7 +218,7 @@ def ledger_lines(manifest: Mapping, run_dir: str | os.PathLike = "") -> list[str
     found = book.get("conflicts", [])
     if found:
         lines.append(f"ledger: FAILED: {len(found)} comparison(s) given two answers in this run:")
-        lines.extend("  " + line for line in conflict_lines(found))
+        lines.extend(f"  ledger: CONFLICT ({c['kind']}) {c['comparison']}: {c['detail']}" for c in found)
     else:
         lines.append("ledger: no comparison was given two answers")
     return lines

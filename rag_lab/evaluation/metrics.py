@@ -1,40 +1,22 @@
-"""Retrieval metrics at document level and at context level, per question.
+"""Retrieval metrics at document level and at context level, per question (docs/metrics.md defines each).
 
-Both levels use one rule: hit ``i`` is *relevant* if it matches some gold item, and
-*new* if it matches a gold item no earlier hit matched. Then, over the top k hits:
+Both levels use one rule: hit ``i`` is *relevant* if it matches some gold item, and *new* if it matches a
+gold item no earlier hit matched; over the top k, ``mrr`` (1 / rank of the first relevant hit),
+``recall`` (gold items matched / gold items), ``precision`` (relevant hits / k: a short ranking is not
+padded in our favour) and ``ndcg`` (gain: new gold items / log2(rank+1), over the best top k the
+method's own chunks allow, ``ideal_dcg``). An empty ranking scores 0 on all four, never NaN; a gold
+context listed twice is one gold item.
 
-- ``mrr``       1 / rank of the first relevant hit (0 if none in the top k)
-- ``recall``    gold items matched by some top-k hit / number of gold items
-- ``precision`` relevant hits / k (a short ranking is not padded in our favour)
-- ``ndcg``      each hit gains (gold items it matches that no earlier hit matched) / log2(rank+1);
-                DCG over the top k divided by the ideal DCG: the best top k that can be ranked
-                from the method's chunks (``pool``) that match gold, each gold item no chunk
-                matches counted as needing a hit of its own (``ideal_dcg``). With one gold item per
-                chunk this is the usual ideal, the first min(k, #gold) ranks all new; a chunk that
-                holds two gold contexts ranked first scores 1.
+Document level: a hit matches the gold document it comes from. Context level: a hit matches a gold
+context when their spans in one document overlap by at least ``min_overlap`` of the shorter (so a
+sentence inside a gold paragraph counts, and so does a chunk holding the whole context); a hit with no
+span (a summary) matches a context its text contains.
 
-An empty ranking scores 0 on all four (never NaN). Gold contexts are de-duplicated (a context
-listed twice is one gold item).
-
-Document level: a hit matches the gold document it comes from. Context level: a hit
-matches a gold context when their char spans in the same document overlap by at least
-``min_overlap`` of the shorter of the two (so a sentence inside a gold paragraph counts,
-and so does a chunk that contains the whole context). Hits with no span (summaries) match
-a context when the context's text appears inside them.
-
-Section coverage (GraLC-RAG's SecCov@k), one definition with the granularity as a parameter:
-a chunk belongs to the section that holds most of its characters at a ``level`` (``section``:
-top-level sections; ``subsection``; ``paragraph``), whatever label its chunker gave it, so every
-method is measured the same way. Our default reading: the number of distinct sections *of the
-question's source document(s)* (its gold documents) among the top k, and that number over the
-sections those documents have at the level (GraLC-RAG's printed values fit another reading:
-``coverage_readings.py``, docs/metrics.md). Given no source documents it counts
-the distinct (document, section) pairs of any document among the top k, over the sections of
-the documents retrieved. The metric name carries the level and the reading
-(``coverage_metric``: ``section_coverage_source``, ``subsection_coverage_retrieved`` ...).
-
-Reference chunks (for ragas' ID-based context precision/recall): a method's chunks that match a
-gold context by the context-level rule above (``reference_chunk_ids``).
+Section coverage (GraLC-RAG's SecCov@k): a chunk belongs to the section holding most of its characters
+at a ``level``, whatever label its chunker gave it, so every method is measured the same way; our
+default reading counts the sections of the question's source documents among the top k (other readings:
+``coverage_readings``). ``reference_chunk_ids``: a method's chunks matching a gold context by the
+context rule, the reference ids of ragas' ID-based context metrics.
 """
 from __future__ import annotations
 

@@ -1,41 +1,19 @@
 """The procedures behind ``statistics``' intervals and p-values. A comparison's p is p(δ) at its claim's
 threshold and its interval is every δ with p(δ) >= alpha, so a verdict read from p cannot disagree with the
-interval.
+interval. docs/statistics.md gives each choice, the rejected candidates and the simulations.
 
-Paired differences ``a - b`` of scores in [0, 1] (binary or unit kind), one row per unit of questions:
-**the bounded-mean test with an unseen unit** (``BoundedMean``). The sampled units are weighted by
-Dirichlet(1, ..., 1) weights, and one more unit, unlike every one seen, sits at the worst bound (-1 for the
-lower end, +1 for the upper): the lower confidence bound is the α/2 quantile of the weighted mean with it at
--1, the upper the 1 - α/2 quantile with it at +1. This is Learned-Miller and Thomas's interval (2019, "A New
-Confidence Interval for the Mean of a Bounded Random Variable"; the same bound as Gaffke 2005), whose
-guaranteed coverage at every n is conjectured there, not proved; docs/statistics.md has our simulations.
-Why this one:
+Paired differences of scores in [0, 1]: **the bounded-mean test with an unseen unit** (``BoundedMean``;
+Learned-Miller and Thomas 2019, the same bound as Gaffke 2005). Why this one: it needs only the bounds (the
+sign-flip test is not valid for the shapes retrieval scores have); its smallest p follows from the design
+(2 / 2^units: 3 documents never give less than 0.25); it is continuous in the data (no case for "no
+spread"), reduces to the exact McNemar test for 0/1 differences, and stays inside [-1, 1]. Clustered, the
+units are the documents, weighted by their questions; the probabilities are over ``DRAWS`` fixed
+quasi-random weight vectors (``weights``), so they are identical run to run.
 
-- it needs no symmetry and no normality, only the bounds. The sign-flip test (exact under symmetry) is not
-  valid for the shapes retrieval scores have: a 0/1 score with p 0.9 against a graded Beta(9, 1) score has
-  the same mean, yet 0.9^20 = 12% of 20-question samples show no loss at all and the sign-flip calls them
-  different (p = 2^-19). Here 20 small wins of 0.1 give p = 2 / 1.1^20 = 0.30: one unseen loss of -1 in 21
-  could undo them.
-- its smallest p follows from the design: every unit at +1 gives P(D_low <= 0) = 2^-units (equal units),
-  so p >= 2 / 2^units, the sign-flip floor: 3 documents never give less than 0.25.
-- it is continuous in the data: no case for "no spread" (+0.01 on every question and the same with one
-  question at +0.011 get nearly the same p), and it reduces to the exact McNemar (sign) test for 0/1
-  differences at δ = 0 (P(D_low <= 0) = P(Binomial(wins + losses, 1/2) >= wins)).
-- the interval stays inside [-1, 1] by construction (weighted means of values in it).
-
-Clustered (``labels``: the unit of each question, ``uncertainty.question_units``), the units are the
-documents, each weighted with its number of questions (the ratio estimator of the mean over questions), and
-the unseen unit has the mean number of questions. One question per unit is the unclustered test, exactly.
-The probabilities are over ``DRAWS`` fixed quasi-random weight vectors (``weights``): p within about +-0.001
-of its limit at 0.05, and identical run to run.
-
-Unbounded differences (latency, tokens, counts): the paired **t-test** (cluster-robust standard error, units
-- 1 degrees of freedom); no test of a mean holds at every n without bounds, so none is claimed.
-
-Means: Wilson's interval for 0/1 scores, the quasi-binomial score interval with the unseen-share band for
-[0, 1] scores, the quasi-Poisson one for counts (``unit_interval``, ``count_interval``), clustered through
-the design effect (``Spread.inflation``), which is 1 for a sample without spread, so a constant sample never
-gets a wider interval than a near-constant one.
+Unbounded differences (latency, tokens, counts): the paired **t-test** (cluster-robust standard error,
+units - 1 degrees of freedom). Means: Wilson's interval for 0/1 scores, score intervals with the
+unseen-share band for [0, 1] scores and counts (``unit_interval``, ``count_interval``), clustered through
+the design effect (``Spread.inflation``).
 """
 from __future__ import annotations
 
@@ -130,12 +108,6 @@ def critical(confidence: float, df: float | None = None) -> float:
     return float(stats.norm.ppf(q) if df is None else stats.t.ppf(q, df))
 
 
-def two_sided_p(z: float, df: float | None = None) -> float:
-    if math.isnan(z):
-        return math.nan
-    return float(min(1.0, 2 * (stats.norm.sf(abs(z)) if df is None else stats.t.sf(abs(z), df))))
-
-
 def wilson(p_hat: float, n_eff: float, crit: float) -> tuple[float, float]:
     """Wilson's score interval for a proportion ``p_hat`` over ``n_eff`` (effective) questions."""
     z2 = crit * crit
@@ -194,7 +166,8 @@ class TTest:
         self.mean, self.se, self.df = mean, se, df
 
     def p(self, delta: float) -> float:
-        return two_sided_p((self.mean - delta) / self.se, self.df)
+        z = (self.mean - delta) / self.se
+        return math.nan if math.isnan(z) else float(min(1.0, 2 * stats.t.sf(abs(z), self.df)))
 
     def floor(self, delta: float) -> float:
         return 0.0

@@ -1,33 +1,15 @@
 """How sure a mean over questions is, and whether a difference between two methods is real.
 
-Every score the project prints is a mean over a few dozen questions. The procedures themselves
-(Wilson, the [0, 1] and count score intervals, the bounded-mean test with an unseen unit, t; clustered by
-document) live in ``paired_tests``; this module is the face the rest of the package uses.
-
-- ``mean_ci``: the mean, n (questions scored), n dropped (unscored: NaN) and a 95% interval chosen
-  by the metric's kind (``metric_specs``): Wilson's for 0/1 scores, an interval inside [0, 1] for
-  fractions, one that stays >= 0 for counts, t otherwise (clustered when the questions' units are
-  given). A [0, 1] interval is never a point for n >= 2, and a constant sample never gets a wider one
-  than a near-constant one (``paired_tests.unit_interval``); n = 0 or 1, an infinite value, or one
-  unit give a labelled "none".
-- ``paired_difference``: ``a - b`` on the questions both scored, with one procedure's p at the
-  claim's threshold (0: "better than"; ``-NON_INFERIORITY_MARGIN``: "at least as good as") and its
-  interval (every shift it does not reject), the smallest p this n can give (``p_floor``), the
-  design effect, and the minimum detectable effect (MDE): the distance from the threshold at which that same
-  test decides with 80% power (``BoundedMean.mde``, ``TTest.mde``; none where these units cannot decide).
-- ``holm``: Holm's step-down correction within a declared family of comparisons. scipy has none
-  (it has Benjamini-Hochberg only) and statsmodels would be a new dependency for six lines.
-- ``verdict_and_reason``: the one place a comparison is called decided, from its (Holm-adjusted) p:
-  supported or contradicted only when p < ``ALPHA``; "cannot be decided" (with its reason in words:
-  no test, no p below ``ALPHA`` attainable with these documents or in this family, or for
-  non-inferiority an MDE above the margin), inconclusive otherwise. ``verdict``: the word alone.
-- ``format_p``: p with two significant digits, never rounded across ``ALPHA``.
-- ``estimand_sentence``: what every interval speaks of, the sentence a notebook prints first.
+Every score the project prints is a mean over a few dozen questions. The procedures themselves live in
+``paired_tests``; this module is the face the rest of the package uses: ``mean_ci`` (a mean's interval,
+chosen by the metric's kind, ``metric_specs``), ``paired_difference`` (``a - b`` with one procedure's p at
+the claim's threshold, its interval, the smallest p this design can give and the MDE), ``holm`` (scipy
+has only Benjamini-Hochberg, and statsmodels would be a new dependency for six lines) and
+``verdict_and_reason``, the one place a comparison is called decided: only when p < ``ALPHA``, else
+inconclusive or "cannot be decided" with its reason.
 
 Scores closer than ``paired_tests.TOLERANCE`` are equal (floating-point noise is never a difference).
-
-Nothing here varies run to run: intervals and p-values are analytic or over fixed seeded weights, so a
-table is identical run to run.
+Intervals and p-values are analytic or over fixed seeded weights, so a table is identical run to run.
 """
 from __future__ import annotations
 
@@ -96,14 +78,9 @@ class Difference:
     def as_dict(self) -> dict:
         return asdict(self)
 
-    def verdict(self, alpha: float = ALPHA) -> str:
-        """This comparison's verdict on its own (a family of one): ``verdict`` on its p."""
-        return self.verdict_and_reason(alpha)[0]
-
-    def verdict_and_reason(self, alpha: float = ALPHA) -> tuple[str, str]:
-        """This comparison's verdict on its own (a family of one) and, when it cannot be decided, why."""
-        return verdict_and_reason(self.diff, self.p, self.threshold, self.p_floor, self.mde, alpha, n=self.n,
-                                  units=self.units, own_floor=self.p_floor, no_test=why_none(self.interval))
+    def verdict(self) -> str:
+        """This comparison's verdict on its own (a family of one): ``verdict_and_reason``'s word on its p."""
+        return verdict(self.diff, self.p, self.threshold, self.p_floor, self.mde)
 
 
 WHOLE_RANGE = "(interval: the whole range, -1 to 1)"
@@ -124,25 +101,25 @@ def format_ci(mean: float, low: float, high: float, digits: int = 3) -> str:
     return f"{shown(mean)} [{shown(low)}, {shown(high)}]"
 
 
-def format_p(p: float, alpha: float = ALPHA) -> str:
+def format_p(p: float) -> str:
     """p with two significant digits (``0.049``, ``0.0031``, ``2.1e-05``, ``0.50``, ``1.0``), one more
-    where two would round it across ``alpha`` (0.0496 is ``0.0496``, never "0.050" beside a decided
+    where two would round it across ``ALPHA`` (0.0496 is ``0.0496``, never "0.050" beside a decided
     word); ``n/a`` for no test."""
     if math.isnan(p):
         return "n/a"
     for digits in range(2, 17):
         text = f"{p:#.{digits}g}"
-        if (float(text) < alpha) == (p < alpha):
+        if (float(text) < ALPHA) == (p < ALPHA):
             return text.rstrip(".") if "e" not in text else text
     return repr(p)
 
 
-def estimand_sentence(n: int, units: int, confidence: float = CONFIDENCE) -> str:
+def estimand_sentence(n: int, units: int) -> str:
     """The one sentence saying what every interval of a notebook speaks of (docs/statistics.md): the
     mean over the population of questions like these, the documents being the sampled units."""
     if n < 1 or units < 1 or units > n:
         raise ValueError(f"expected n >= 1 questions in 1..n units, got n = {n}, units = {units}")
-    level = f"{confidence * 100:.0f}%"
+    level = f"{CONFIDENCE * 100:.0f}%"
     if units == n:
         who = f"with each question its own sampled unit (n = {n} question{'s' * (n != 1)})"
     else:
@@ -188,10 +165,9 @@ def _checked(x: np.ndarray, kind: MetricKind) -> np.ndarray:
     return snapped(x, kind == "binary") if kind in ("binary", "unit") else x
 
 
-def mean_ci(values: Sequence[float], confidence: float = CONFIDENCE, units: Sequence | None = None,
-            kind: MetricKind | None = None) -> Estimate:
+def mean_ci(values: Sequence[float], units: Sequence | None = None, kind: MetricKind | None = None) -> Estimate:
     """Mean, n (NaN left out: an unscored question is not a miss; counted in ``n_dropped``) and a
-    ``confidence`` interval by the metric's ``kind`` (``metric_specs``; when None, read off the values:
+    95% interval by the metric's ``kind`` (``metric_specs``; when None, read off the values:
     0/1, [0, 1] or unbounded); ``units``: each question's unit (its document), for clustered data."""
     x = _flat(values, "scores")
     labels = _labels(units, len(x))
@@ -212,7 +188,7 @@ def mean_ci(values: Sequence[float], confidence: float = CONFIDENCE, units: Sequ
     s = spread(x, labels)
     if s.clustered and s.units < 2:
         return _no_estimate(mean, n, dropped, "one unit")
-    crit = critical(confidence, s.df if s.clustered else None)
+    crit = critical(CONFIDENCE, s.df if s.clustered else None)
     n_eff = n / s.inflation
     if kind == "binary":
         (low, high), label = wilson(mean, n_eff, crit), "wilson"
@@ -221,7 +197,7 @@ def mean_ci(values: Sequence[float], confidence: float = CONFIDENCE, units: Sequ
     elif kind == "count":
         (low, high), label = count_interval(mean, float(x.var(ddof=1)), float(x.max()), n_eff, crit), "count score"
     elif varies(x):
-        half = critical(confidence, s.df) * s.se
+        half = critical(CONFIDENCE, s.df) * s.se
         low, high, label = mean - half, mean + half, "t"
     else:
         return _no_estimate(mean, n, dropped, "no spread")
@@ -252,7 +228,7 @@ def paired_procedure(d: np.ndarray, bounded: bool, labels: np.ndarray | None = N
 
 
 def paired_difference(a: Sequence[float], b: Sequence[float], threshold: float = 0.0,
-                      confidence: float = CONFIDENCE, units: Sequence | None = None,
+                      units: Sequence | None = None,
                       kind: MetricKind | None = None) -> Difference:
     """``a - b`` question by question (``a[i]`` and ``b[i]`` are the same question, ``units[i]`` its
     unit); a question either method left unscored (NaN) is dropped from both. ``p`` tests "the
@@ -284,8 +260,8 @@ def paired_difference(a: Sequence[float], b: Sequence[float], threshold: float =
     test, label, s = paired_procedure(d, bounded, labels)
     if test is None:
         return _no_difference(diff, n, dropped, threshold, label, len(set(labels)) if labels is not None else None)
-    low, high = test.interval(confidence)
-    mde = test.mde(threshold, confidence, float(stats.t.ppf(POWER, s.df)) * s.se)
+    low, high = test.interval(CONFIDENCE)
+    mde = test.mde(threshold, CONFIDENCE, float(stats.t.ppf(POWER, s.df)) * s.se)
     return Difference(diff, n, dropped, s.units, s.design_effect, low, high, label, threshold, test.p(threshold),
                       test.resamples, test.floor(threshold), mde)
 
@@ -316,12 +292,12 @@ def holm_floors(floors: Sequence[float]) -> np.ndarray:
 
 
 def verdict_and_reason(diff: float, p: float, threshold: float = 0.0, p_floor: float = 0.0, mde: float = math.nan,
-                       alpha: float = ALPHA, *, n: int | None = None, units: int | None = None, family_size: int = 1,
+                       *, n: int | None = None, units: int | None = None, family_size: int = 1,
                        own_floor: float | None = None, no_test: str = "") -> tuple[str, str]:
     """A claim that the mean difference exceeds ``threshold`` (0: better than; ``-margin``: at least as
     good as, within the margin), from ``p`` (Holm-adjusted within its family where one is declared):
-    (word, reason). Supported / contradicted only when p < ``alpha``, on the side the difference lies;
-    "cannot be decided" when there is no p (``no_test`` says why), when no p below ``alpha`` is
+    (word, reason). Supported / contradicted only when p < ``ALPHA``, on the side the difference lies;
+    "cannot be decided" when there is no p (``no_test`` says why), when no p below ``ALPHA`` is
     attainable (``p_floor``: the comparison's own, ``own_floor``, or Holm's over a family of
     ``family_size``), or when a non-inferiority claim left undecided has an MDE above its margin (or none);
     inconclusive otherwise. The reason is "" for every word but "cannot be decided". ``n`` and
@@ -329,9 +305,9 @@ def verdict_and_reason(diff: float, p: float, threshold: float = 0.0, p_floor: f
     comes from here."""
     if math.isnan(p) or math.isnan(diff):
         return UNDECIDABLE, no_test or "no test"
-    if p_floor >= alpha:
-        return UNDECIDABLE, _floor_reason(p_floor, alpha, n, units, family_size, own_floor)
-    if p < alpha and diff != threshold:
+    if p_floor >= ALPHA:
+        return UNDECIDABLE, _floor_reason(p_floor, n, units, family_size, own_floor)
+    if p < ALPHA and diff != threshold:
         return (SUPPORTED if diff > threshold else CONTRADICTED), ""
     if threshold < 0 and not mde <= -threshold:    # NaN: no difference inside the range is found with 80% power
         said = f"MDE {mde:.2f}" if math.isfinite(mde) else "an MDE beyond the range"
@@ -348,19 +324,18 @@ def _sampled(n: int | None, units: int | None) -> str:
     return f"{units} {word}{'s' * (units != 1)}"
 
 
-def _floor_reason(p_floor: float, alpha: float, n, units, family_size: int, own_floor) -> str:
+def _floor_reason(p_floor: float, n, units, family_size: int, own_floor) -> str:
     sampled = _sampled(n, units)
-    own_blocks = own_floor is None or (isinstance(own_floor, float) and math.isnan(own_floor)) or own_floor >= alpha
+    own_blocks = own_floor is None or (isinstance(own_floor, float) and math.isnan(own_floor)) or own_floor >= ALPHA
     if family_size > 1 and not own_blocks:
         over = f" over {sampled}" if sampled else ""
-        return f"a family of {family_size}{over}: Holm's smallest p is {format_p(p_floor, alpha)}"
-    return f"{sampled or 'these questions'}: no test at {alpha:g} is possible"
+        return f"a family of {family_size}{over}: Holm's smallest p is {format_p(p_floor)}"
+    return f"{sampled or 'these questions'}: no test at {ALPHA:g} is possible"
 
 
-def verdict(diff: float, p: float, threshold: float = 0.0, p_floor: float = 0.0, mde: float = math.nan,
-            alpha: float = ALPHA) -> str:
+def verdict(diff: float, p: float, threshold: float = 0.0, p_floor: float = 0.0, mde: float = math.nan) -> str:
     """The word of ``verdict_and_reason`` alone (for callers that print no reason)."""
-    return verdict_and_reason(diff, p, threshold, p_floor, mde, alpha)[0]
+    return verdict_and_reason(diff, p, threshold, p_floor, mde)[0]
 
 
 def why_none(interval) -> str:

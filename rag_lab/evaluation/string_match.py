@@ -14,7 +14,7 @@ from typing import Sequence
 
 import pandas as pd
 
-THRESHOLD = 0.5          # ragas' default for both non-LLM context metrics
+from .answer_metrics import THRESHOLD    # ragas' default for both non-LLM context metrics: one number for both modules
 STRING_METRICS = ("nonllm_context_precision", "nonllm_context_recall")
 
 

@@ -4,48 +4,18 @@ Why: pyserini/Anserini, PyTerrier, ranx, ir_measures and trec_eval all read and 
 ``qid Q0 docno rank score tag`` runs and ``qid 0 docno relevance`` qrels, so a researcher can take
 our rankings into those tools, check our numbers against them, and put a run of their own system
 beside our methods (``eval --run NAME=FILE``). Reading and writing are our own few lines (the format
-is six columns); scoring the files is ir_measures' (``trusted_scores``), which hands R, P and nDCG
-to trec_eval's C code (pytrec_eval) and RR@k to its MS MARCO implementation.
+is six columns); scoring the files is ir_measures' (``trusted_scores``). docs/interop.md lists the files
+``write_trec`` writes and why there is no shared passage qrels (methods cut documents into different chunks).
 
-What is written, per data set and method (``write_trec``):
-- ``<dataset>.<method>.run``: document level. A method ranks chunks; a document stands at the rank of
-  its first chunk and carries that chunk's score; tag = ``<method>@<config hash>``
-  (``Config.config_id``). The ranking is the method's at the deepest k of the evaluation.
-- ``<dataset>.qrels``: each question's gold documents, relevance 1 (no shipped or loaded data set
-  grades its documents, so no grade is written).
-- where questions carry gold passages, ``<dataset>.<method>.passage.run`` (docno = chunk id) and
-  ``<dataset>.<method>.passage.qrels``: the method's chunks judged relevant by the rule ctx_recall
-  uses (a chunk's span overlaps a gold context by at least ``min_overlap`` of the shorter;
-  ``metrics.reference_chunk_ids``). One shared passage qrels cannot exist: methods cut documents
-  into different chunks, so a judged passage of one method is no passage of another.
+Ties: trec_eval sorts by score, ties by docno descending, ir_measures' RR@k ascending, so the written
+scores are made strictly decreasing in our rank order at single precision (trec_eval keeps a C
+``float``; ``decreasing_scores``) and every tool reads our order back. An outside run is read the way
+trec_eval reads it (``trec_order``).
 
-Ties. trec_eval ignores the rank column: it sorts by score, ties by docno *descending*; ir_measures'
-RR@k sorts ties by docno *ascending*, so two tools can read one tied run differently. Our rankings
-order near-equal scores by a stable key (``core/ties.py``: within 1e-5), so a later document may even
-score a hair higher. The written scores are therefore made strictly decreasing in our rank order
-(``decreasing_scores``): a score that does not fall below the one before is written one
-single-precision step below it. Scores are written at single precision (about seven
-digits): trec_eval keeps a score as a C ``float``, so finer differences would be ties there. Every tool
-then re-sorts a written run into our order. An outside run is read the way
-trec_eval reads it (``trec_order``: score descending, docno descending; its rank column ignored).
-
-Our document metrics and ir_measures' (``tests/test_trec_ir_measures.py``, every shipped data set and
-registered method). ir_measures computes RR, R, P and nDCG; we keep our own code for them, with that
-equality test beside it, because ours score something a run file cannot hold: the *chunks* the
-method returns for k (the reader's budget: the same list ctx_* and
-coverage score), ir_measures the *documents* of the run file. On one ranking of documents the two
-are the same code to 1e-9 (an outside run is scored by ``metrics.document_metrics`` on its documents).
-On a method's chunks they agree where no document has two chunks ahead of the point that decides
-the metric: doc_recall@k always equals R@k on the run made from the method's ranking for k (the
-documents of k chunks are at most k); doc_mrr@k differs from RR@k only when a non-gold document has
-two chunks above the first gold one (ours 1/3 for [x, x, g], the run's 1/2 for [x, g]); doc_precision@k
-counts gold *chunks* over k, P@k gold *documents* over k (a reader given five chunks of the one gold
-document has precision 1 by ours, 0.2 by P@5); doc_ndcg@k discounts by chunk rank. We keep ours: k
-is the number of chunks a method hands the answering model, and a metric "at k" must describe those
-k chunks, which a document run cannot. The difference is a choice of unit, not an error: the test
-shows every difference falls on a question whose top k holds a document twice. At a smaller k than
-the written one, a nested method's TREC cut counts k documents (possibly more than k chunks), and a method whose top k is not the prefix
-of its top K (``nested_ranking`` False) ranks differently at each k: the file holds the deepest one.
+Our doc_* metrics score the k *chunks* a method hands over (the reader's budget), ir_measures the
+*documents* of a run file; on one ranking of documents they are the same to 1e-9, on chunks they differ
+only where a document has two chunks in the top k (a choice of unit, not an error:
+``tests/test_trec_ir_measures.py``, docs/interop.md).
 """
 from __future__ import annotations
 
@@ -66,6 +36,7 @@ from ..caching.atomic import write_text
 from ..core.types import Dataset, Retrieval
 from .metric_specs import named_by
 from .metrics import ChunkPool, document_metrics, reference_chunk_ids
+from .provenance import NONE, method_params
 
 log = logging.getLogger(__name__)
 TREC_DIR_ENV = "RAG_LAB_TREC_DIR"   # set by the runner: every evaluate() in a kernel writes its runs there
@@ -89,7 +60,6 @@ def config_hash(retriever) -> str:
     config = getattr(retriever, "config", None)
     if config is not None and hasattr(config, "config_id"):
         return config.config_id
-    from .provenance import method_params
     text = json.dumps(method_params(retriever), sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(f"{type(retriever).__name__}:{text}".encode()).hexdigest()[:10]
 
@@ -333,8 +303,6 @@ def load_outside_runs(options: Sequence[tuple[str, Path]], dataset: Dataset,
 def outside_rows(run: OutsideRun, dataset: Dataset, ks: Sequence[int]) -> pd.DataFrame:
     """The run's per-question rows (``method, question_id, metric, k, value`` and the reasoner columns):
     document-level metrics at every k of the top k documents, for the questions it ranks."""
-    from .provenance import NONE
-
     rows = [(run.name, q.id, metric, k, value)
             for q in dataset.questions if q.id in run.rankings
             for metric, k, value in document_metrics([d for d, _ in run.rankings[q.id]], q.gold_doc_ids, ks)]
@@ -344,7 +312,6 @@ def outside_rows(run: OutsideRun, dataset: Dataset, ks: Sequence[int]) -> pd.Dat
 
 def outside_record(run: OutsideRun) -> dict:
     """The run's provenance entry (``attrs["methods"]``), shaped like ``provenance.method_record``'s."""
-    from .provenance import NONE
     return {"class": "outside TREC run", "package": "outside", "level": OUTSIDE_LEVEL,
             "params": {"file": str(run.path), "questions_ranked": run.covered, "questions": run.questions,
                        "left_out_by_limit": len(run.dropped)},

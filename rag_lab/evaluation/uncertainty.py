@@ -1,19 +1,9 @@
 """Intervals and paired comparisons over ``evaluate``'s tidy table (one row per method, question,
-metric and k), built on ``statistics``.
-
-- ``question_units``: each question's unit for clustered intervals, the document it targets.
-- ``summary_with_ci``: per method and metric@k the mean, n (questions scored), n dropped and a 95%
-  interval with the name of its method, the units and the design effect.
-- ``paired_differences``: each method minus a named baseline on the questions both scored, with the
-  difference's interval, p, the Holm-adjusted p within the table's declared family, the MDE, the
-  verdict and its reason (``decide``). Beside a Holm verdict the interval is the comparison's own 95%
-  interval, not a simultaneous one: ``decide`` labels it "unadjusted" in the ``interval`` column of
-  every family of more than one (docs/statistics.md).
-- ``decided_pairs``: the pairs a notebook names, decided as one family; a side may be the per-question
-  mean of several methods or a constant, and a condition column splits the texts.
-- A (method, question) pair with two rows for one metric@k is refused (a ValueError naming them):
-  it would count the question twice in one mean and once in a paired table.
-- ``readable_decisions``: a test table narrowed to what a reader decides by (the rest stays in its CSV).
+metric and k), built on ``statistics``: ``summary_with_ci`` (means with intervals), ``paired_differences``
+(each method minus a baseline) and ``decided_pairs`` (the pairs a notebook names), each table one declared
+family decided by ``decide`` (Holm within it; each interval is the comparison's own, labelled
+"unadjusted": docs/statistics.md). A (method, question) pair with two rows for one metric@k is refused:
+it would count the question twice in one mean and once in a paired table.
 """
 from __future__ import annotations
 
@@ -234,17 +224,7 @@ def paired_differences(df: pd.DataFrame, baseline: str, methods: Sequence[str] |
         raise ValueError(f"methods {unknown} are not among the evaluated methods {known}")
     at_k = d.loc[(d["method"] == baseline) & d["k"].notna() & ~d["metric"].str.endswith("_judge_sd"), "column"]
     columns = list(metrics) if metrics is not None else list(dict.fromkeys(at_k))
-    rows = []
-    for column in columns:
-        table = per_question(d, column)
-        if baseline not in table.columns:
-            continue
-        for m in methods:
-            if m in table.columns:
-                rows.append({"method": m, "baseline": baseline, "metric": column,
-                             **paired_on(table, m, baseline, units=units, kind=declared_kind(column)).as_dict()})
-    out = pd.DataFrame(rows, columns=DIFFERENCE_COLUMNS[:DIFFERENCE_COLUMNS.index("family")])
-    return decide(out, family or f"each method minus {baseline}")[DIFFERENCE_COLUMNS]
+    return decided_pairs(d, columns, [(m, baseline) for m in methods], family or f"each method minus {baseline}", units)
 
 
 Side = Union[str, Sequence[str], float]    # a method; the per-question mean of several; a constant
@@ -293,11 +273,10 @@ def _side(table: pd.DataFrame, side: Side) -> np.ndarray | None:
     return table[methods].mean(axis=1, skipna=False).to_numpy(dtype=float) if methods else None
 
 
-def comparison_note(row, holm_p: bool = False) -> str:
+def comparison_note(row) -> str:
     """``n = 20, 3 documents, design effect 1.40, p = 0.03, MDE 0.150`` for one comparison row."""
-    said = format_p(row["p_holm"] if holm_p else row["p"])
     mde = "" if pd.isna(row["mde"]) else f", MDE {row['mde']:.3f}"
-    return f"n = {int(row['n'])}{clustering_note(row)}, {'p Holm' if holm_p else 'p'} = {said}{mde}"
+    return f"n = {int(row['n'])}{clustering_note(row)}, p = {format_p(row['p'])}{mde}"
 
 
 def pairwise_differences(df: pd.DataFrame, column: str, methods: Sequence[str] | None = None,
