@@ -5,7 +5,7 @@ import pytest
 from rag_lab.evaluation import harness
 from rag_lab.core.types import Dataset, Question
 from rag_lab.methods import get_retriever
-from rag_lab.methods.sketch.ablation import hops_ablation, hops_sentence
+from rag_lab.methods.sketch.ablation import hops_ablation
 from rag_lab.reasoning import Triple
 from sketch_fakes import TableReasoner
 from test_sketch import DOCS, QUERY, TRIPLES
@@ -30,7 +30,7 @@ def test_a_second_hop_reaches_the_places_document(embedder):
     assert two["top 3 changed vs hops = 1"] == 1.0 and one["top 3 changed vs hops = 1"] == 0.0
     # the variants share the built graph: nothing was rebuilt (3 triples calls, once)
     assert reasoner.usage.per_job["triples"].llm_calls == 3
-    assert kg.config.hops == 1 and "1 hop(s)" in hops_sentence(kg.config)
+    assert kg.config.hops == 1 and kg.config.radius_sentence().startswith("SKETCH and KG-only read the graph 1 hop(s) out")
     with pytest.raises(ValueError, match="variant can change only"):
         kg.variant(chunk_size=50)
     with pytest.raises(ValueError, match="distinct non-negative"):

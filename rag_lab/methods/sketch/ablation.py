@@ -44,8 +44,3 @@ def hops_ablation(retrievers: Mapping[str, object], dataset: Dataset, hops: Sequ
             index.append((name, h))
     return pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["method", "hops"]))
 
-
-def hops_sentence(config) -> str:
-    """The radius this run's graph queries used, said beside the tables."""
-    return (f"SKETCH and KG-only read the graph {config.hops} hop(s) out from the entities a question names "
-            "(SketchConfig.hops; ours: the paper stresses multi-hop retrieval but gives no depth).")

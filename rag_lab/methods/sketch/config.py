@@ -34,3 +34,8 @@ class SketchConfig(Config):
         self.check_overlap("chunk_size", "chunk_overlap")
         self.check_choice("graph_store", GRAPH_STORES)
         self.check_range("match_threshold", 0.0, 1.0)
+
+    def radius_sentence(self) -> str:
+        """The radius the graph queries use, said beside the tables (the paper gives no depth)."""
+        return (f"SKETCH and KG-only read the graph {self.hops} hop(s) out from the entities a question names "
+                "(SketchConfig.hops; ours: the paper stresses multi-hop retrieval but gives no depth).")

@@ -111,6 +111,12 @@ def graph_sentence(profile: pd.Series, reasoner: str, edges: Sequence[Edge] = ()
     return f"What the graph half is here ({reasoner} extracted it): {shares}."
 
 
+def graph_profile(store, reasoner: str) -> tuple[pd.Series, str]:
+    """``triple_profile`` of a built graph ``store`` and ``graph_sentence`` of it, as notebook 01 shows them."""
+    profile = triple_profile(store.nodes(), store.edges())
+    return profile, graph_sentence(profile, reasoner, store.edges(), store.nodes())
+
+
 def answer_sources(answer: str, facts: Sequence[str]) -> dict[str, int]:
     """How many of the handed-over facts appear word for word in ``answer``, and how many of the answer's
     characters they cover (``answer chars``)."""

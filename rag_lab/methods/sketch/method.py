@@ -43,25 +43,17 @@ CONFIRMED, VECTOR, GRAPH = "vector+graph", "vector", "graph"
 GRAPH_FACTS = "graph facts"     # the kind of the facts block handed over before the chunks
 
 
-def split_semantic_chunk(doc: Document, span: tuple[int, int], embedder, chunk_size: int,
-                         chunk_overlap: int) -> list[tuple[int, int]]:
-    """The recursive split of one semantic chunk (SKETCH: 100/16), as spans of the document."""
-    from ...core.chunking import recursive_token_spans
-
-    return recursive_token_spans(doc.text, embedder, chunk_size, chunk_overlap, span[0], span[1])
-
-
 def pieces_of(doc: Document, semantic: Sequence[tuple[int, int]], embedder, chunk_size: int,
               chunk_overlap: int) -> list[Chunk]:
-    """Second stage of SKETCH's indexing: every semantic span split into recursive pieces.
+    """Second stage of SKETCH's indexing: every semantic span split recursively (SKETCH: 100/16) into pieces.
 
     Piece ids are ``{doc}#sketch-{i}``; ``meta["semantic_chunk"]`` is the index of the semantic
     span the piece lies in, and ``meta["semantic_span"]`` that span."""
-    from ...core.chunking import make_chunks
+    from ...core.chunking import make_chunks, recursive_token_spans
 
     spans, owners = [], []
-    for j, span in enumerate(semantic):
-        for piece in split_semantic_chunk(doc, span, embedder, chunk_size, chunk_overlap):
+    for j, (start, end) in enumerate(semantic):
+        for piece in recursive_token_spans(doc.text, embedder, chunk_size, chunk_overlap, start, end):
             spans.append(piece)
             owners.append(j)
     chunks = make_chunks(doc, spans, "sketch", chunk_size=chunk_size, chunk_overlap=chunk_overlap)

@@ -1,11 +1,6 @@
-"""The SKETCH paper's reported numbers and what notebook 01 says beside them.
-
-Notebook 01 decides SKETCH minus every baseline with ``uncertainty.decided_pairs`` (one declared family, recorded
-in the run's ledger, a ``column`` label beside each metric) and says it with ``evaluation.findings``
-(``named_beside_paper`` adds the order the paper reported for each pair); ``verdict_table`` shows it;
-``caveats`` says what it can show beside the paper: ragas' non-LLM context precision and recall (string similarity, which rewards contexts about as long as the
-gold sentences) named as string matching, with this run's chunk sizes, the setting, and how many baselines
-the span-overlap ``ctx_recall@k`` tells apart.
+"""The SKETCH paper's reported numbers and what notebook 01 says beside them (``study.py`` calls these):
+``verdict_table`` shows SKETCH minus each baseline, ``named_beside_paper`` adds the order the paper reported
+for each pair, ``caveats`` says what the comparison can show beside the paper.
 
 Paper-reported values are Tables 1-4 of Mahalingam et al., "SKETCH: Structured Knowledge Enhanced
 Text Comprehension for Holistic Retrieval", transcribed by hand: RAGAS answer relevancy,
@@ -13,11 +8,8 @@ faithfulness, context precision and context recall judged by GPT-3.5-turbo-16k, 
 context precision and recall. (In the NarrativeQA discussion the paper's text gives RAPTOR an
 answer relevancy of 0.47, its Table 4 0.10; we keep the table's value.)
 
-Our numbers in the paper's columns are a few lines of pandas in notebook 01: answer relevancy and
-faithfulness exist only when a judge model is configured (ragas needs an LLM for them); context
-precision and recall are ragas' LLM-judged ones with a judge and its non-LLM ones (string matching of
-retrieved against gold contexts) without; F1 is the harmonic mean of the two means, as in the paper's
-tables.
+Our numbers in the paper's columns are a few lines of pandas in notebook 01 (``study.paper_column_metrics``
+names the metric of each column); F1 is the harmonic mean of the two means, as in the paper's tables.
 """
 from __future__ import annotations
 

@@ -145,3 +145,41 @@ def kg_network(nodes: Sequence[Node], edges: Sequence[Edge], title: str, highlig
     fig.update_layout(title=title, showlegend=True, hovermode="closest", plot_bgcolor="white",
                       xaxis={"visible": False}, yaxis={"visible": False}, legend={"title": "entity type"})
     return fig
+
+
+def heatmaps(results, methods, data, answer_k: int, reasoner: str, judge: str | None, out) -> tuple[list, list[str]]:
+    """The paper's Figures 4-8: a per-question heatmap of each approach at ``answer_k``, saved into ``out``, and
+    the sentence under each all-zero column's title ("naive: ..."), for the approaches that have one."""
+    from ...core.figures import save_figure
+    from ...core.plots import question_metric_heatmap
+    from ...evaluation.string_match import all_zero_note
+
+    ragas = "nonllm" if judge is None else "llm"   # ragas' context P/R: string matching without a judge
+    metrics = [f"{ragas}_context_precision", f"{ragas}_context_recall", "faithfulness", "answer_relevancy",
+               "ctx_recall", "token_f1"]
+    gold = [g for q in data.questions for g in q.gold_contexts]
+    figures, notes = [], []
+    for name, method in methods.items():
+        note = all_zero_note(results, name, metrics, answer_k, [c.text for c in method.chunks], gold)
+        fig = question_metric_heatmap(results, name, metrics, answer_k,
+                                      f"{name} on {data.name} (reasoner: {reasoner}, judge: {judge or 'none'})", note)
+        if note:
+            notes.append(f"{name}: {note}")
+        save_figure(fig, out, f"heatmap_{name}", height=max(400, 28 * len(data.questions) + 200))
+        figures.append(fig)
+    return figures, notes
+
+
+def approaches_bars(bars, results, columns: dict[str, str], title: str, reasoner: str, judged: bool, units):
+    """The paper's Figure 1: every approach's means in ``bars`` (a column per bar), each with the 95% interval
+    of its metric (``columns``: label -> metric@k; a column without one, as F1 of the means, has none); no
+    judge: the context columns named as ragas' string matching. Columns no approach scored are left out."""
+    from ...core.plots import grouped_bars
+    from ...evaluation.uncertainty import summary_with_ci
+
+    renamed = {} if judged else {c: f"string-match {c}" for c in ("context_precision", "context_recall", "f1")}
+    named, named_metrics = bars.rename(columns=renamed), {renamed.get(c, c): m for c, m in columns.items()}
+    shown = [c for c in named.columns if named[c].notna().any()]
+    intervals = summary_with_ci(results, list(named_metrics.values()), units=units)
+    return grouped_bars(named, shown, title, reasoner=reasoner,
+                        intervals=intervals.assign(metric=lambda s: s["metric"].map({m: c for c, m in named_metrics.items()})))
