@@ -83,22 +83,6 @@ def paper_fc_gap() -> pd.Series:
     return (t["UnWeaver"] - t["VectorRAG"]).rename("UnWeaver - VectorRAG (FC)")
 
 
-def evaluate_with_usage(retrievers: Mapping[str, object], dataset: Dataset, ks: Sequence[int], reasoner=None,
-                        judge=None, answer_k: int = 5, progress: bool = False) -> tuple[pd.DataFrame, dict[str, Cost]]:
-    """``rag_lab.evaluation.harness.evaluate`` one method at a time (built first, so building is not counted),
-    returning the tidy rows and, per method, the shared reasoner's usage during its querying and
-    answering (the query-phase LLM tokens of the paper's table)."""
-    frames, usage = [], {}
-    for name, retriever in retrievers.items():
-        if not retriever.chunks:
-            build(retriever, dataset.documents)
-        before = reasoner.usage.copy() if reasoner is not None else None
-        frames.append(evaluate({name: retriever}, dataset, ks, reasoner=reasoner, judge=judge, answer_k=answer_k,
-                               progress=progress))
-        usage[name] = reasoner.usage_since(before) if reasoner is not None else Cost()
-    return combine(frames), usage
-
-
 def _metric_sum(df: pd.DataFrame, method: str, metric: str) -> float:
     d = df[(df["method"] == method) & (df["metric"] == metric)]["value"]
     return float(d.sum()) if len(d) else 0.0
@@ -184,7 +168,9 @@ def compare_with_baselines(dataset: Dataset, unweaver, baselines: Sequence[str],
                            ks: Sequence[int] = (1, 3, 5, 10), judge=None, answer_k: int = 5,
                            other_rules: Sequence[str] = ()) -> dict:
     """UnWeaver (built here if it is not), its other voting rules on the same index, and every
-    baseline in ``baselines`` that is registered, evaluated on ``dataset`` with the shared reasoner.
+    baseline in ``baselines`` that is registered, evaluated on ``dataset`` with the shared reasoner,
+    one method at a time (built first, so building is not counted) so that the reasoner's usage while
+    each was queried and answered is its own (the query-phase LLM tokens of the paper's table).
     Returns the tidy rows, this run's token table (paper layout), the estimated LLM tokens, the
     retrievers, and the baselines left out because no method of that name is registered."""
     if not unweaver.chunks:
@@ -193,11 +179,19 @@ def compare_with_baselines(dataset: Dataset, unweaver, baselines: Sequence[str],
     for rule in other_rules:
         retrievers[f"unweaver-{rule}"] = unweaver.variant(name=f"unweaver-{rule}", rule=rule)
     missing = [b for b in baselines if b not in available_methods()]
+    shared = {key: v for key, v in (("reasoner", reasoner), ("embedder", embedder)) if v is not None}
     for name in baselines:
         if name not in missing:
-            shared = {key: v for key, v in (("reasoner", reasoner), ("embedder", embedder)) if v is not None}
             retrievers[name] = get_retriever(name, **shared)   # every method's reasoner calls counted on one object
-    df, usage = evaluate_with_usage(retrievers, dataset, ks, reasoner, judge, answer_k)
+    frames, usage = [], {}
+    for name, retriever in retrievers.items():
+        if not retriever.chunks:
+            build(retriever, dataset.documents)
+        before = reasoner.usage.copy() if reasoner is not None else None
+        frames.append(evaluate({name: retriever}, dataset, ks, reasoner=reasoner, judge=judge, answer_k=answer_k,
+                               progress=False))
+        usage[name] = reasoner.usage_since(before) if reasoner is not None else Cost()
+    df = combine(frames)
     label = f"{dataset.name} ({len(dataset.questions)} questions)"
     return {"results": df, "tokens": token_usage_table(retrievers, df, usage, label),
             "estimated": estimated_llm_tokens(retrievers, dataset, answer_k, label),
