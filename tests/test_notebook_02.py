@@ -192,7 +192,7 @@ def check_readable(nb: dict, text: str, build_md: str):
     figures = {"".join(c["source"]).split("\n")[0]: [o for o in c.get("outputs", []) if "application/vnd.plotly.v1+json"
                                                       in o.get("data", {})]
                for c in nb["cells"] if c["cell_type"] == "code"}
-    evaluation = next(v for src, v in figures.items() if src.startswith("for name, s in summaries.items()"))
+    evaluation = next(v for src, v in figures.items() if src.startswith("for name, s in ev.summaries.items()"))
     assert len(evaluation) == len(DATASETS)
     votes = next(v for src, v in figures.items() if src.startswith("fig = votes_bar("))
     layout = votes[0]["data"]["application/vnd.plotly.v1+json"]

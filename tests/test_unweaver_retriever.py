@@ -318,13 +318,12 @@ def test_solver_views():
     assert "\nthe constrained form demands A;\n" in report["said"]
 
 
-def test_notebook_leaves_out_token_columns_nobody_filled(tmp_path, capsys):
-    """Notebook 02's token cell on a hand-made table in the paper's layout: the factual-correctness columns with no
+def test_shown_tokens_leaves_out_token_columns_nobody_filled():
+    """Notebook 02's token table on a hand-made table in the paper's layout: the factual-correctness columns with no
     value (no judge) and the LLM columns 0 in every row (no LLM) are left out of the shown table and named in a
     line each; a column with a value somewhere stays."""
     import pandas as pd
-    from types import SimpleNamespace
-    from rag_lab.methods.unweaver.paper import FC_COLUMNS, TOKEN_COLUMNS
+    from rag_lab.methods.unweaver.paper import FC_COLUMNS, TOKEN_COLUMNS, shown_tokens
 
     def tokens(rows):
         index = pd.MultiIndex.from_tuples([("toy", "unweaver"), ("toy", "naive")], names=["dataset", "method"])
@@ -333,23 +332,88 @@ def test_notebook_leaves_out_token_columns_nobody_filled(tmp_path, capsys):
 
     nan = float("nan")
     offline = tokens([[nan, nan, 0, 0, 0, 0, 120, 8], [nan, nan, 0, 0, 0, 0, 40, 8]])
-    cell = run_cell("74507491", runs={"toy": {"tokens": offline}}, out=tmp_path, label="x", judge=None,
-                    R=SimpleNamespace(name="offline"))
-    assert list(cell["shown"].columns) == [("Embedder", "index"), ("Embedder", "query")]
-    assert capsys.readouterr().out == (
+    shown, said = shown_tokens(offline, None, "offline")
+    assert list(shown.columns) == [("Embedder", "index"), ("Embedder", "query")]
+    assert said == (
         "Left out above, with no score of ours in this run (judge: none): FC; the column stays in token_usage.csv.\n"
         "Left out above, 0 for every method with the offline reasoner: LLM prompt · index, LLM prompt · query, LLM "
         "completion · index, LLM completion · query; the next table estimates what an LLM reasoner would be sent.\n")
     # a judge scored FC (its spread stays empty) and the LLM was prompted while indexing one method
     judged = tokens([[0.4, nan, 90, 0, 30, 0, 120, 8], [0.3, nan, 0, 0, 0, 0, 40, 8]])
-    cell = run_cell("74507491", runs={"toy": {"tokens": judged}}, out=tmp_path, label="x", judge="openai:gpt-4o-mini",
-                    R=SimpleNamespace(name="openai:gpt-4o-mini"))
-    assert list(cell["shown"].columns) == [("FC", "mean"), ("LLM prompt", "index"), ("LLM completion", "index"),
-                                           ("Embedder", "index"), ("Embedder", "query")]
-    assert capsys.readouterr().out == (
+    shown, said = shown_tokens(judged, "openai:gpt-4o-mini", "openai:gpt-4o-mini")
+    assert list(shown.columns) == [("FC", "mean"), ("LLM prompt", "index"), ("LLM completion", "index"),
+                                   ("Embedder", "index"), ("Embedder", "query")]
+    assert said == (
         "Left out above, with no score of ours in this run (judge: openai:gpt-4o-mini): FC; the column stays in "
         "token_usage.csv.\nLeft out above, 0 for every method with the openai:gpt-4o-mini reasoner: LLM prompt · query, "
         "LLM completion · query; the next table estimates what an LLM reasoner would be sent.\n")
+    # every column filled somewhere: nothing left out, nothing said
+    full = tokens([[0.4, 0.1, 90, 1, 30, 1, 120, 8], [0.3, 0.1, 0, 0, 0, 0, 40, 8]])
+    shown, said = shown_tokens(full, "j", "r")
+    assert list(shown.columns) == list(full.columns) and said == ""
+
+
+def test_the_worked_question_under_every_rule_and_why_they_agree():
+    """Notebook 02's worked question on the hand-worked index (top 2 voters: Saffron approves d0, d1; Abruzzo d1):
+    the chunk holding the gold passage, every rule's and solver's election, and why the rules agree."""
+    from rag_lab.methods.unweaver.views import elected_by_rule, gold_chunks, rules_explained
+
+    r = built(top_n=2)
+    q = Question("q1", QUERY, answer="Saffron", gold_doc_ids=["d1"], gold_contexts=["Saffron grows in Abruzzo"])
+    assert gold_chunks(r, q, DOCS) == {"d1#fixed-0"}
+    by_rule, passages, elected, said = elected_by_rule(r, q, DOCS, 2)
+    assert list(by_rule) == ["approval", "pav", "cc", "kelly", "constrained_lsq", "bounded_lsq"]
+    # every rule and solver elects d1 first (test_votes_and_rules_by_hand, test_alignment_selection_and_variants)
+    assert all(ret.hits[0].chunk.id == "d1#fixed-0" for ret in by_rule.values())
+    assert passages.loc["P1", list(by_rule)].tolist() == ["rank 1"] * 6
+    assert said == "Of the 1 gold passage: P1 is elected by all of the 6 rules — every rule's context recall@2 on this question is 1.00."
+    assert elected.shape[0] == 2
+    voters, named, why = rules_explained(r, q, harness.retrieve(r, QUERY, 2), [q], 2, by_rule, "fake")
+    assert voters["class"].tolist() == ["Saffron", "Abruzzo"]
+    # the answer names Saffron, the class nearest the query
+    assert named[["class", "rank"]].values.tolist() == [["Saffron", 1]]
+    # approval, PAV and CC all elect d1 then d0 on the one question
+    assert why.startswith("Why approval, pav and cc elect the same chunks:")
+    assert "Over 1 questions the rules elect the same set on 1 and the same ranked list on 1." in why
+
+
+def test_evaluation_runs_every_rule_on_every_data_set_and_says_its_findings(monkeypatch):
+    """``paper.evaluation`` on two hand-made data sets (the first reuses the built index, the second gets a fresh
+    one with the same knobs), and ``paper.findings`` read from it."""
+    from rag_lab.core.types import Dataset
+    from rag_lab.methods.unweaver import paper
+
+    class Answering(FakeReasoner):
+        def answer(self, question, contexts):
+            return contexts[0]      # the first elected chunk, word for word
+
+    q = Question("q1", QUERY, answer="Saffron grows in Abruzzo", gold_doc_ids=["d1"], gold_contexts=["Saffron grows in Abruzzo"])
+    toy, again = Dataset("toy", DOCS, [q]), Dataset("again", DOCS, [q])
+    monkeypatch.setattr(paper, "load_available", lambda names, limit, rows: ([toy, again], ["x: skipped"]))
+    r = built(top_n=2)
+    ev = paper.evaluation(["toy", "again"], r, "toy", ["no-such-method"], Answering(), KeywordEmbedder(), [1, 2],
+                          None, 2)
+    assert ev.notes == ["x: skipped"] and ev.missing == ["no-such-method"]
+    assert ev.runs["toy"]["retrievers"]["unweaver"] is r
+    fresh = ev.runs["again"]["retrievers"]["unweaver"]
+    assert fresh is not r and fresh.config == r.config and [c.name for c in fresh.classes] == [c.name for c in r.classes]
+    assert list(ev.runs["toy"]["retrievers"]) == ["unweaver", "unweaver-approval", "unweaver-cc"]
+    # the retrieval metrics at k = 2, then the answer metrics scored without a judge (no factual correctness)
+    assert ev.columns == ["doc_mrr@2", "ctx_mrr@2", "ctx_recall@2", "ctx_precision@2", "ctx_ndcg@2", "token_f1@2",
+                          "rouge_l@2", "string_similarity@2", "nonllm_context_recall@2"]
+    # d1, the gold document, is elected first by every rule: MRR 1; the answer is its text, the reference: F1 1
+    assert ev.summaries["again"].loc["unweaver", "doc_mrr@2"] == 1.0
+    assert ev.summaries["toy"].loc["unweaver-approval", "token_f1@2"] == 1.0
+    ci = ev.intervals["toy"].set_index(["method", "metric"])
+    assert ci.loc[("unweaver-cc", "ctx_recall@2"), "mean"] == 1.0 and ci.loc[("unweaver-cc", "ctx_recall@2"), "n"] == 1
+    assert ev.units == {"toy": {"q1": "d1"}, "again": {"q1": "d1"}} and len(ev.estimands) == 2
+    said = paper.findings(ev, ["again"], 2, "fake", False)
+    # no naive baseline ran: no family to decide, so the described data set and the caveats are all that is said
+    assert said[0] == ("Not decided on toy (not in decide_on: too few documents to decide); their means are in the "
+                       "evaluation table.")
+    assert not any(line.startswith("On again (n = ") for line in said)
+    assert said[1].startswith("Caveats: no context-recall comparison here can be decided")
+    assert "On again approval, PAV and CC elect the same set on 1 of 1 questions" in "\n".join(said)
 
 
 def test_compare_with_baselines_reports_missing_methods():

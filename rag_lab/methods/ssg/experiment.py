@@ -253,3 +253,25 @@ def spread_limit(dataset: Dataset, n: int | None) -> Dataset:
                 picked.append(qs.pop(0))
     keep = {q.id for q in picked}
     return Dataset(dataset.name, dataset.documents, [q for q in dataset.questions if q.id in keep], dict(dataset.meta))
+
+
+def load(name: str, limit: int | None = None) -> Dataset:
+    """The data set ``name`` (a shipped name or a folder, ``datasets.data_source``) with at most ``limit`` questions
+    spread over the grouping strategies (``spread_limit``)."""
+    from ...datasets import data_source
+
+    return spread_limit(data_source(name).load(), limit)
+
+
+def decided(decide_on: str | None, dataset: str, data: Dataset, ran: SSGRun, limit: int | None, config: SSGConfig,
+            algorithms: Sequence[str], max_sentences, reasoner, embedder) -> tuple[Dataset, SSGRun]:
+    """The data the findings are decided on and its run: ``data`` and ``ran`` themselves when ``decide_on`` is None
+    or ``dataset``, else ``decide_on`` loaded (``load``) and run with the same graph knobs and algorithms (its graph
+    from the index store when built before; no judge: a judge scores the teaching set only)."""
+    from .method import stored_graph
+
+    if decide_on in (None, dataset):
+        return data, ran
+    decider = load(decide_on, limit)
+    graph = stored_graph(decider.documents, embedder, reasoner, config)
+    return decider, run(graph, decider, algorithms, max_sentences, reasoner, embedder)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...evaluation.decisions import side
+from ...evaluation.decisions import estimand_of, side
+from ...evaluation.findings import finding_sentences
 from ...evaluation.ledger import record
 from ...evaluation.uncertainty import paired_differences, pairwise_differences
-from .experiment import tidy, units_of
+from .experiment import SSGRun, results_table, tidy, units_of
 from .method import method_name
 
 
@@ -52,3 +53,30 @@ def leader_pairs(scores: pd.DataFrame, column: str, judged: pd.DataFrame | None 
     table = recorded_algorithms(pairwise_differences(tidy(scores, judged), column, units=units_of(scores)), scores, label,
                                 "below")
     return table[table["method"] == table["method"].iloc[0]] if len(table) else table
+
+
+def findings(decider, ran: SSGRun, threshold: float, label: str) -> list[str]:
+    """What notebook 03's run found on the data it decides on: its estimand, then for recall and precision, at the own
+    stopping points and at the equal sentence budget, every algorithm against basic_retrieval (``versus_basic``) and
+    the leader against the rest (``leader_pairs``), said by ``evaluation.findings``, with what the paper reports
+    (``paper.reported_beats``); last, the sentences each algorithm gathered."""
+    from .paper import reported_beats
+
+    out = [estimand_of(decider)]
+    for metric in ("recall", "precision"):
+        column = f"llm_context_{metric}" if ran.judged is not None else f"gold_sentence_{metric}"   # ours beside the paper's
+        n = len(decider.questions)
+        for at, per_q in ((f" ({n} questions, {label}), own stopping points", ran.scores), (", at the equal sentence budget", ran.equal)):
+            means = results_table(per_q, ran.judged, threshold)[column]
+            out.append("\n  ".join([f"{decider.name}{at}, {column} minus basic_retrieval's ({means['basic_retrieval']:.2f}), "
+                                    "paired by question:", *finding_sentences(versus_basic(per_q, column, ran.judged, at))]))
+            leads = leader_pairs(per_q, column, ran.judged, at)   # the highest mean against every other algorithm
+            leader = leads["method"].iloc[0]
+            out.append("\n  ".join([f"{decider.name}{at}: highest mean {column}: {leader} ({means[leader]:.2f}), against each "
+                                    f"other algorithm (Holm within \"{leads['family'].iloc[0]}\", {int(leads['family_size'].iloc[0])} "
+                                    "pairs):", *finding_sentences(leads, family=False)]))
+        out += reported_beats(metric)
+    gathered = results_table(ran.scores, ran.judged, threshold)["sentences"]
+    out.append(f"Sentences gathered on average at the own stopping points on {decider.name}: "
+               + ", ".join(f"{a} {n:.1f}" for a, n in gathered.items()) + ".")
+    return out

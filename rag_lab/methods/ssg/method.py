@@ -44,6 +44,17 @@ def stored_graph(documents: Sequence[Document], embedder, reasoner, config: SSGC
     return build(SSGRetriever(config, reasoner=reasoner, embedder=embedder), list(documents)).graph
 
 
+def saved_graph(documents: Sequence[Document], embedder, reasoner, path, **knobs) -> tuple[SSGConfig, SimilarityGraph, SimilarityGraph]:
+    """The graph notebook 03 draws: ``SSGConfig`` with the ``knobs`` given (None keeps a default), the graph
+    built through the index store (``stored_graph``), and that graph saved to ``path`` and loaded back, so the
+    notebook can check that the saved file holds the same graph."""
+    from ...core.configs import drop_none
+
+    config = SSGConfig(**drop_none(**knobs))
+    built = stored_graph(documents, embedder, reasoner, config)
+    return config, built, SimilarityGraph.load(built.save(path))
+
+
 class SSGRetriever(Method):
     """One SSG algorithm over one graph. ``reasoner``: a Reasoner or a spec string (default: the
     configured reasoner, offline unless ``RAG_LAB_LLM`` says otherwise); it draws the document

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ...core.types import Dataset
-from .experiment import results_intervals, results_table
+from ...evaluation.decisions import estimand_of
+from ...evaluation.uncertainty import formatted_summary
+from .experiment import results_intervals, results_summary, results_table
 
 _PAPER_COLUMNS = ["precision", "recall", "answer_relevancy", "faithfulness", "passed", "total"]
 
@@ -286,3 +288,33 @@ def reported_beats(metric: str) -> list[str]:
         out.append(f"  paper, {name}, {PAPER_METRICS[metric]}: " + (", ".join(beats_basic(paper, metric)) or "none")
                    + f" (basic_retrieval {paper.loc['basic_retrieval', metric]:.2f}).")
     return out
+
+
+@dataclass
+class Results:
+    """Notebook 03's results: the table in the paper's layout, its intervals (raw and as read), and the lines said
+    beside them."""
+    table: pd.DataFrame
+    summary: pd.DataFrame
+    shown_summary: pd.DataFrame
+    said: list[str]
+
+
+def results(scores: pd.DataFrame, judged: pd.DataFrame | None, threshold: float, dataset: Dataset,
+            definition: str) -> Results:
+    """``results_table`` and ``results_summary`` of one run, with what they speak of (``estimand_of``), how they
+    differ from the paper's tables, the ``definition`` of their context columns (``compare.descriptions``, which
+    notebook 10 shares; this layer cannot import it) and which columns this run did not compute (all empty
+    without a judge)."""
+    table = results_table(scores, judged, threshold)
+    n = len(dataset.questions)
+    measured = ("ragas' LLM-judged context precision/recall (DeepEval is not installed)." if judged is not None
+                else "gold-sentence precision/recall (no judge, so no answer relevancy or faithfulness).")
+    said = [estimand_of(dataset),
+            f"Unlike the paper's tables (one grouping strategy each, DeepEval's LLM-judged metrics), this one pools {n} "
+            f"questions of {scores['strategy'].nunique()} strategies and measures context by " + measured, definition]
+    empty = [c for c in table.columns if table[c].isna().all()]
+    if empty:
+        said.append("Not computed in this run (no judge): " + ", ".join(empty) + ".")
+    summary = results_summary(scores, judged)
+    return Results(table, summary, formatted_summary(summary), said)

@@ -310,3 +310,10 @@ def sequential_path(graph, paths: Mapping[str, Sequence[str]], title: str):
     fig.update_yaxes(title_text="sentence")
     fig.update_layout(title=title, height=170 * len(names) + 120)
     return fig
+
+
+def traversal_paths(graph, query_coords: np.ndarray, paths: Mapping[str, Sequence[str]], title: str, focus: bool = False):
+    """The paths both ways: ``traversal_3d`` to rotate (the HTML) and ``traversal_paths_2d`` under the same title,
+    one panel per algorithm (the PNG)."""
+    fig = traversal_3d(graph, query_coords, paths, title, focus=focus)
+    return fig, traversal_paths_2d(graph, query_coords, paths, fig.layout.title.text, focus=focus)

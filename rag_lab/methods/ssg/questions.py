@@ -54,3 +54,24 @@ def fresh_questions(reasoner, graph: SimilarityGraph, per_strategy: int, seed: i
     """``generate_questions`` for ``per_strategy`` fresh groups of every grouping strategy (``grouping.build_groups``)."""
     groups = [g for s in GROUPING_STRATEGIES for g in build_groups(graph, s, per_strategy, seed)]
     return generate_questions(reasoner, graph, groups)
+
+
+def teaching_questions(data, generate: bool, writer_spec: str, embedder, graph: SimilarityGraph, per_strategy: int,
+                       seed: int = 0, limit: int | None = None):
+    """Notebook 03's questions: ``data``'s own, or with ``generate`` fresh ones written by the reasoner
+    ``writer_spec`` (``fresh_questions``, at most ``limit`` spread over the strategies); returned with the lines
+    saying how many were written and where they differ from the paper's (``paper.questions_sentence``)."""
+    from dataclasses import replace
+
+    from ...reasoning import resolve_reasoner
+    from .experiment import spread_limit
+    from .paper import questions_sentence
+
+    said, writer = [], None
+    if generate:
+        writer = resolve_reasoner(writer_spec, embedder)
+        generated, skipped = fresh_questions(writer, graph, per_strategy, seed)
+        said.append(f"{len(generated)} questions written by {writer.name}, {skipped} groups skipped (invalid replies)")
+        data = spread_limit(replace(data, questions=generated), limit)
+    said.append(questions_sentence(data.questions, data.name, writer.name if writer else None))
+    return data, said

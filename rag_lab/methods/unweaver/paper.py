@@ -17,20 +17,24 @@ from __future__ import annotations
 
 import math
 import textwrap
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ...evaluation.decisions import dataset_of
+from ...evaluation.decisions import dataset_of, estimand_of
+from ...evaluation.findings import finding_sentences
 from ...evaluation.ledger import recorded
-from ...evaluation.harness import build, combine, evaluate, run_queries
+from ...evaluation.harness import build, combine, evaluate, run_queries, summarize
+from ...evaluation.provenance import caption_reasoners
 from ...evaluation.retrievers import answer_contexts, available_methods, get_retriever, planned_llm_calls
 from ...evaluation.statistics import NON_INFERIORITY_MARGIN, UNDECIDABLE
-from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question
+from ...evaluation.uncertainty import TEST_COLUMNS, Units, decide, paired_on, per_question, question_units, summary_with_ci
 
 from ...core.types import Cost, Dataset
 from . import views
+from .voting import RULES
 
 TOKEN_COLUMNS = [("LLM prompt", "index"), ("LLM prompt", "query"), ("LLM completion", "index"),
                  ("LLM completion", "query"), ("Embedder", "index"), ("Embedder", "query")]
@@ -77,22 +81,6 @@ def paper_fc_gap() -> pd.Series:
     fc = paper_table1()[("FC", "mean")]
     t = fc.unstack("method").reindex(list(dict.fromkeys(fc.index.get_level_values("dataset"))))
     return (t["UnWeaver"] - t["VectorRAG"]).rename("UnWeaver - VectorRAG (FC)")
-
-
-def evaluate_with_usage(retrievers: Mapping[str, object], dataset: Dataset, ks: Sequence[int], reasoner=None,
-                        judge=None, answer_k: int = 5, progress: bool = False) -> tuple[pd.DataFrame, dict[str, Cost]]:
-    """``rag_lab.evaluation.harness.evaluate`` one method at a time (built first, so building is not counted),
-    returning the tidy rows and, per method, the shared reasoner's usage during its querying and
-    answering (the query-phase LLM tokens of the paper's table)."""
-    frames, usage = [], {}
-    for name, retriever in retrievers.items():
-        if not retriever.chunks:
-            build(retriever, dataset.documents)
-        before = reasoner.usage.copy() if reasoner is not None else None
-        frames.append(evaluate({name: retriever}, dataset, ks, reasoner=reasoner, judge=judge, answer_k=answer_k,
-                               progress=progress))
-        usage[name] = reasoner.usage_since(before) if reasoner is not None else Cost()
-    return combine(frames), usage
 
 
 def _metric_sum(df: pd.DataFrame, method: str, metric: str) -> float:
@@ -180,7 +168,9 @@ def compare_with_baselines(dataset: Dataset, unweaver, baselines: Sequence[str],
                            ks: Sequence[int] = (1, 3, 5, 10), judge=None, answer_k: int = 5,
                            other_rules: Sequence[str] = ()) -> dict:
     """UnWeaver (built here if it is not), its other voting rules on the same index, and every
-    baseline in ``baselines`` that is registered, evaluated on ``dataset`` with the shared reasoner.
+    baseline in ``baselines`` that is registered, evaluated on ``dataset`` with the shared reasoner,
+    one method at a time (built first, so building is not counted) so that the reasoner's usage while
+    each was queried and answered is its own (the query-phase LLM tokens of the paper's table).
     Returns the tidy rows, this run's token table (paper layout), the estimated LLM tokens, the
     retrievers, and the baselines left out because no method of that name is registered."""
     if not unweaver.chunks:
@@ -189,15 +179,109 @@ def compare_with_baselines(dataset: Dataset, unweaver, baselines: Sequence[str],
     for rule in other_rules:
         retrievers[f"unweaver-{rule}"] = unweaver.variant(name=f"unweaver-{rule}", rule=rule)
     missing = [b for b in baselines if b not in available_methods()]
+    shared = {key: v for key, v in (("reasoner", reasoner), ("embedder", embedder)) if v is not None}
     for name in baselines:
         if name not in missing:
-            shared = {key: v for key, v in (("reasoner", reasoner), ("embedder", embedder)) if v is not None}
             retrievers[name] = get_retriever(name, **shared)   # every method's reasoner calls counted on one object
-    df, usage = evaluate_with_usage(retrievers, dataset, ks, reasoner, judge, answer_k)
+    frames, usage = [], {}
+    for name, retriever in retrievers.items():
+        if not retriever.chunks:
+            build(retriever, dataset.documents)
+        before = reasoner.usage.copy() if reasoner is not None else None
+        frames.append(evaluate({name: retriever}, dataset, ks, reasoner=reasoner, judge=judge, answer_k=answer_k,
+                               progress=False))
+        usage[name] = reasoner.usage_since(before) if reasoner is not None else Cost()
+    df = combine(frames)
     label = f"{dataset.name} ({len(dataset.questions)} questions)"
     return {"results": df, "tokens": token_usage_table(retrievers, df, usage, label),
             "estimated": estimated_llm_tokens(retrievers, dataset, answer_k, label),
             "retrievers": retrievers, "missing": missing}
+
+
+@dataclass
+class Evaluation:
+    """Notebook 02's comparison with the baselines on every data set it could load: per data set the run
+    (``compare_with_baselines``), its means (``summarize``) and 95% intervals, clustered by document."""
+    datasets: list
+    notes: list[str]
+    runs: dict[str, dict]
+    columns: list[str]
+    units: dict[str, dict]
+    summaries: dict[str, pd.DataFrame]
+    intervals: dict[str, pd.DataFrame]
+
+    @property
+    def missing(self) -> list[str]:
+        """The baselines no method of that name is registered for, on any data set."""
+        return sorted({m for r in self.runs.values() for m in r["missing"]})
+
+    @property
+    def estimands(self) -> list[str]:
+        """What every interval speaks of, a sentence per data set (``decisions.estimand_of``)."""
+        return [estimand_of(d) for d in self.datasets]
+
+    @property
+    def label(self) -> str:
+        """The reasoners behind every data set's rows (``provenance.caption_reasoners``)."""
+        return caption_reasoners(*[r["results"] for r in self.runs.values()])
+
+
+def evaluation(names: Sequence[str], unweaver, dataset: str, baselines: Sequence[str], reasoner, embedder,
+               ks: Sequence[int], judge, k: int, limit: int | None = None, ragbench_max_rows: int | None = None) -> Evaluation:
+    """Every data set of ``names`` that loads here (``load_available``), UnWeaver with its other rules and the
+    registered ``baselines`` evaluated on it. ``unweaver`` is reused on ``dataset`` (its documents); every
+    other data set gets a fresh index with the same knobs. Means and intervals are of the retrieval metrics at
+    ``k`` and the answer metrics, those scored."""
+    datasets, notes = load_available(names, limit, ragbench_max_rows)
+    knobs = unweaver.config.as_dict()
+    others = [r for r in RULES if r != unweaver.config.rule]
+    runs = {}
+    for d in datasets:
+        index = unweaver if d.name == dataset else get_retriever("unweaver", reasoner=reasoner, embedder=embedder, **knobs)
+        runs[d.name] = compare_with_baselines(d, index, baselines, reasoner, embedder, ks, judge, k, other_rules=others)
+    summaries = {name: summarize(r["results"]) for name, r in runs.items()}
+    answer = [f"{m}@{k}" for m in ("token_f1", "rouge_l", "string_similarity", "nonllm_context_recall", "factual_correctness")]
+    wanted = [f"doc_mrr@{k}", f"ctx_mrr@{k}", f"ctx_recall@{k}", f"ctx_precision@{k}", f"ctx_ndcg@{k}"] + answer
+    columns = [c for c in wanted if any(c in s.columns for s in summaries.values())]
+    units = {d.name: question_units(d) for d in datasets}
+    intervals = {name: summary_with_ci(r["results"], columns, units=units[name]) for name, r in runs.items()}
+    return Evaluation(datasets, notes, runs, columns, units, summaries, intervals)
+
+
+def shown_tokens(tokens: pd.DataFrame, judge: str | None, reasoner: str) -> tuple[pd.DataFrame, str]:
+    """The token table as shown: without the FC columns no judge filled and the LLM columns that are 0 for every
+    method (no LLM ran), and the lines naming what was left out ("" when nothing was)."""
+    unscored = [c for c in tokens.columns if tokens[c].isna().all()]
+    zero = [c for c in tokens.columns if c not in unscored and (tokens[c] == 0).all()]
+    said = ""
+    if unscored:
+        said += (f"Left out above, with no score of ours in this run (judge: {judge or 'none'}): "
+                 f"{', '.join(dict.fromkeys(c[0] for c in unscored))}; the column stays in token_usage.csv.\n")
+    if zero:
+        said += (f"Left out above, 0 for every method with the {reasoner} reasoner: {', '.join(' · '.join(c) for c in zero)}; "
+                 "the next table estimates what an LLM reasoner would be sent.\n")
+    return tokens.drop(columns=unscored + zero), said
+
+
+def findings(ev: Evaluation, decide_on: Sequence[str], k: int, reasoner: str, judged: bool) -> list[str]:
+    """What notebook 02's run found, a paragraph a data set of ``decide_on`` (``claim_family``, said by
+    ``evaluation.findings``) and the ``caveats``; the others are said to be described only."""
+    agreement = {d.name: views.rule_agreement(ev.runs[d.name]["retrievers"]["unweaver"], d.questions, k, RULES)
+                 for d in ev.datasets}   # approval, PAV and CC on the same index, per question
+    results = {name: r["results"] for name, r in ev.runs.items() if name in decide_on}
+    described = [name for name in ev.runs if name not in results]
+    out = []
+    if described:
+        out.append(f"Not decided on {', '.join(described)} (not in decide_on: too few documents to decide); their means are in "
+                   "the evaluation table.")
+    families = {name: claim_family(df, k, k, ev.units.get(name), name) for name, df in results.items()}
+    for name, family in families.items():
+        if len(family):
+            out.append("\n  ".join([f"On {name} (n = {int(family['n'].max())} questions) UnWeaver minus VectorRAG (naive); at "
+                                    f"least as good as VectorRAG on context recall@{k} is the paper's claim, the threshold row:",
+                                    *finding_sentences(family)]))
+    tokens = pd.concat([r["tokens"] for r in ev.runs.values()])
+    return out + caveats(families, k, reasoner, judged, tokens, {n: agreement[n] for n in results})
 
 
 def claim_family(results: pd.DataFrame, k: int, answer_k: int, units: Units | None = None,

@@ -15,7 +15,8 @@ import pandas as pd
 from ...core.types import Retrieval
 from ...evaluation.harness import retrieve
 from .classes import class_descriptions
-from ...evaluation.worked import NOT_ELECTED, padded
+from ...evaluation.worked import NOT_ELECTED, chunks_holding, gold_passages, padded, worked_comparison
+from .voting import RULES
 
 
 SOLVERS = ("kelly", "constrained lsq", "bounded lsq")   # the paper's two forms, then ours
@@ -230,3 +231,29 @@ def why_rules_agree(voters: pd.DataFrame, agreement: Mapping[str, int], answers:
                    "differ, a multi-chunk class would read as one idea, and the proportional rules would have "
                    "distinct voters to balance.")
     return "\n".join(out)     # a sentence a line
+
+
+def gold_chunks(retriever, question, documents) -> set[str]:
+    """Ids of the index's chunks that hold a gold passage of ``question`` (found and matched as ctx_recall does)."""
+    return chunks_holding(retriever.chunks, gold_passages(question, documents))
+
+
+def elected_by_rule(retriever, question, documents, k: int) -> tuple[dict[str, Retrieval], pd.DataFrame, pd.DataFrame, str]:
+    """The worked question under every voting rule and every alignment solver, on the same index: the
+    retrievals, ``worked_comparison``'s gold passages and elected chunks, and ``gold_passage_sentence``."""
+    by_rule = {r: retriever.variant(rule=r).retrieve(question.question, k) for r in RULES}
+    by_rule.update({s: retriever.variant(select=s).retrieve(question.question, k)
+                    for s in ("kelly", "constrained_lsq", "bounded_lsq")})
+    passages, elected = worked_comparison(by_rule, question, documents)
+    return by_rule, passages, elected, gold_passage_sentence(passages, k)
+
+
+def rules_explained(retriever, question, retrieval: Retrieval, questions, k: int, by_rule: Mapping[str, Retrieval],
+                    reasoner: str) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Why the rules agree on the worked question: its ``voting_classes``, the ``answer_classes`` of its reference
+    answer, and ``why_rules_agree`` read from them and from ``rule_agreement`` over ``questions``."""
+    voters = voting_classes(retriever, retrieval)
+    named = answer_classes(retriever, question.question, question.answer or "")
+    agreement = rule_agreement(retriever, questions, k, RULES)
+    elected = {r: [h.chunk.id for h in by_rule[r].hits] for r in RULES}
+    return voters, named, why_rules_agree(voters, agreement, named, k, list(RULES), reasoner, elected=elected)
