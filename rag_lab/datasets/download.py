@@ -194,18 +194,15 @@ def download(name: str, dest: str | os.PathLike | None = None, base_url: str | N
             command = f"python -m rag_lab download {source.name}" + (f" --dest {root}" if dest is not None else "")
             report = _static(source, folder, transport, store, splits, params, force, command, log)
             if stories:
-                from .stories import fetch_stories
+                from .stories import SPLITS, fetch_stories
 
-                chosen = list(SPLIT_NAMES) if "all" in stories else list(stories)
+                chosen = list(SPLITS) if "all" in stories else list(stories)
                 manifest = fetch_stories(folder, chosen, transport, force, log)
                 failed = [k for k, v in manifest.items() if "error" in v]
                 report.notes += [f"{len(failed)} stories could not be fetched (listed in "
                                  f"{folder / 'tmp' / 'stories.json'})"] if failed else []
         reports.append(report)
     return reports
-
-
-SPLIT_NAMES = ("train", "valid", "test")
 
 
 def _pmc(folder: Path, source: Source, ncbi, ids: Sequence[str], selection, force: bool, log) -> DownloadReport:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import logging
 import re
-import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
@@ -214,13 +213,6 @@ def _references(article) -> dict[str, dict]:
     return refs
 
 
-def read_xml(source: str | Path | bytes) -> tuple[ET.Element, str]:
-    """Parse XML from a path, bytes or a string; says which input failed, where and why."""
-    data, name = source_bytes(source)
-    root, _ = parse_bytes(data, name)
-    return root, name
-
-
 def _articles(root, name: str) -> list:
     if tag(root) == "article":
         return [root]
@@ -265,12 +257,12 @@ def article_document(article, name: str, doc_id: str | None = None, repairs: lis
     return Document(id=doc_id, text=text, title=title, sections=sections, meta=meta)
 
 
-def parse_jats_articles(source: str | Path | bytes, fallback_id: str | None = None) -> list[Document]:
+def parse_jats_articles(source: str | Path | bytes) -> list[Document]:
     """Every article of a file: one for ``<article>``, all of them for a ``<pmc-articleset>``."""
     data, name = source_bytes(source)
     root, repairs = parse_bytes(data, name)
     articles = _articles(root, name)
-    stem = fallback_id or (Path(name).stem if name != "<string>" else None)
+    stem = Path(name).stem if name != "<string>" else None
     docs = []
     for i, article in enumerate(articles, 1):
         front = first_child(article, "front")
@@ -321,13 +313,3 @@ def iter_jats_folder(folder: str | Path, duplicates: str = "skip", skipped: list
             seen[d.id] = str(p)
             yield d
 
-
-def parse_jats_folder(folder: str | Path, limit: int | None = None, duplicates: str = "skip") -> list[Document]:
-    """Every article of every ``*.xml`` / ``*.nxml`` file of a folder (sorted by path; ``duplicates``
-    as ``iter_jats_folder``)."""
-    docs = []
-    for d in iter_jats_folder(folder, duplicates):
-        if limit is not None and len(docs) >= limit:
-            break
-        docs.append(d)
-    return docs

@@ -31,6 +31,7 @@ only the first rows of the split (the corpus is then only their passages).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -197,16 +198,7 @@ def load_ragbench(subset: str, path: str | os.PathLike | None = None, split: str
     return rows_to_dataset(rows, subset, split, ", ".join(f.name for f in files))
 
 
-@register_loader("ragbench_covidqa", "RAGBench COVID-QA (local copy of galileo-ai/ragbench covidqa/*.parquet)")
-def load_covidqa(path=None, split: str = "test", max_rows: int | None = None) -> Dataset:
-    return load_ragbench("covidqa", path, split, max_rows)
-
-
-@register_loader("ragbench_emanual", "RAGBench eManual (local copy of galileo-ai/ragbench emanual/*.parquet)")
-def load_emanual(path=None, split: str = "test", max_rows: int | None = None) -> Dataset:
-    return load_ragbench("emanual", path, split, max_rows)
-
-
-@register_loader("ragbench_techqa", "RAGBench TechQA (local copy of galileo-ai/ragbench techqa/*.parquet)")
-def load_techqa(path=None, split: str = "test", max_rows: int | None = None) -> Dataset:
-    return load_ragbench("techqa", path, split, max_rows)
+# one loader per subset the UnWeaver paper evaluates on
+for _subset, _title in (("covidqa", "COVID-QA"), ("emanual", "eManual"), ("techqa", "TechQA")):
+    register_loader(f"ragbench_{_subset}", f"RAGBench {_title} (local copy of galileo-ai/ragbench "
+                                           f"{_subset}/*.parquet)")(functools.partial(load_ragbench, _subset))
