@@ -20,7 +20,6 @@ markup; empty contexts are dropped, and a record with no text left is skipped an
 """
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -29,6 +28,7 @@ from .. import register_loader
 from ..cache import dataset_dir, download_hint
 from ...core.types import Dataset, Document, Question, Section
 from ..text_clean import clean_text, normalise_label
+from ..upstream_files import read_json
 
 log = logging.getLogger(__name__)
 
@@ -138,10 +138,7 @@ def load_pubmedqa(path: str | Path | None = None, source: str = "file", limit_re
         raise FileNotFoundError(
             f"pubmedqa: ori_pqal.json not found at {where}. {download_hint('pubmedqa')}; or download it from "
             f"https://github.com/pubmedqa/pubmedqa (data/ori_pqal.json) and pass path=FILE_OR_FOLDER or set {ENV}")
-    try:
-        data = json.loads(where.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{where}: invalid JSON ({e.msg} at line {e.lineno})") from None
+    data = read_json(where)
     if not isinstance(data, dict):
         raise ValueError(f"{where}: expected a JSON object PMID -> record, got {type(data).__name__}")
     return from_records(list(data.items())[:limit_records], str(where))

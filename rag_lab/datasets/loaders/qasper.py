@@ -30,7 +30,6 @@ entities and inline markup).
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -39,6 +38,7 @@ from ...core.types import Dataset, Document, QUESTIONS_TARGET, Question, Section
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
 from ..text_clean import clean_text
+from ..upstream_files import parquet_rows, read_json
 
 ENV_VAR = "RAG_LAB_DATA_QASPER"
 SPLITS = {"train": "train", "dev": "dev", "validation": "dev", "test": "test"}
@@ -120,13 +120,7 @@ def hf_paper(row: dict, where: str = "QASPER row") -> tuple[str, dict]:
 
 def _read_rows(file: Path) -> dict:
     """Paper id -> paper from a parquet or JSON Lines file of Hugging Face rows."""
-    if file.suffix == ".parquet":
-        import pandas as pd
-
-        from .ragbench import _plain
-        rows = [{k: _plain(v) for k, v in r.items()} for r in pd.read_parquet(file).to_dict(orient="records")]
-    else:
-        rows = [r for _, r in read_jsonl(file)]
+    rows = parquet_rows(file) if file.suffix == ".parquet" else [r for _, r in read_jsonl(file)]
     return dict(hf_paper(r, f"{file} row {n}") for n, r in enumerate(rows, 1))
 
 
@@ -211,11 +205,7 @@ def paper_questions(doc: Document, paper: dict) -> tuple[list[Question], int]:
                            "(local copy of the v0.3 JSON release)")
 def load_qasper(path: str | os.PathLike | None = None, split: str = "dev", max_documents: int | None = None) -> Dataset:
     file = _locate(path, split)
-    try:
-        papers = _read_rows(file) if file.suffix in (".parquet", ".jsonl") else \
-            json.loads(file.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{file}: not valid JSON ({e.msg} at line {e.lineno})") from None
+    papers = _read_rows(file) if file.suffix in (".parquet", ".jsonl") else read_json(file)
     if not isinstance(papers, dict):
         raise ValueError(f"{file}: expected a JSON object mapping paper ids to papers, got {type(papers).__name__}")
     items = list(papers.items())[:max_documents] if max_documents is not None else list(papers.items())

@@ -41,6 +41,7 @@ from pathlib import Path
 from ...core.types import Dataset, Document, Question
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
+from ..upstream_files import parquet_rows
 
 ENV_VAR = "RAG_LAB_DATA_RAGBENCH"
 HF_DATASET = "galileo-ai/ragbench"
@@ -69,24 +70,10 @@ def _missing_message(root: Path, subset: str, split: str) -> str:
             f"or set {ENV_VAR} to the folder that holds {subset}/.")
 
 
-def _plain(value):
-    """Parquet gives nested numpy arrays; turn them into lists (and leave scalars alone)."""
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
-        value = value.tolist()
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
 def read_rows(path: Path) -> list[dict]:
     """Rows of one split file (parquet or JSON Lines) as plain dicts."""
     if path.suffix == ".parquet":
-        import pandas as pd
-
-        frame = pd.read_parquet(path)
-        return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+        return parquet_rows(path)
     rows = []
     with path.open(encoding="utf-8") as f:
         for n, line in enumerate(f, 1):

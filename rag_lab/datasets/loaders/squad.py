@@ -28,7 +28,6 @@ Both come from ``python -m rag_lab download squad|covidqa``.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -39,6 +38,7 @@ from ...core.chunking import sentence_spans
 from ...core.types import Dataset, Document, Question, Section
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
+from ..upstream_files import read_json
 
 log = logging.getLogger(__name__)
 
@@ -155,22 +155,15 @@ def _sentences_around(start: int, end: int, sentences: list) -> tuple[int, int]:
     return inside[0][0], inside[-1][1]
 
 
-def _read(file: Path) -> dict:
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{file}: not valid JSON ({e.msg} at line {e.lineno})") from None
-
-
 @register_loader("squad", "SQuAD v1.1/v2.0-format JSON (path=FILE; default: the downloaded SQuAD v2.0 dev set): "
                           "articles with paragraph sections, gold = the sentence around each answer span")
 def load_squad(path: str | os.PathLike | None = None, max_documents: int | None = None) -> Dataset:
     file = _where(path, "squad", "dev-v2.0.json")
-    return squad_dataset(_read(file), "squad" if path is None else f"squad-{file.stem}", str(file), max_documents)
+    return squad_dataset(read_json(file), "squad" if path is None else f"squad-{file.stem}", str(file), max_documents)
 
 
 @register_loader("covidqa", "COVID-QA (Möller et al. 2020): SQuAD-format questions on CORD-19 articles "
                             "(downloaded COVID-QA.json)")
 def load_covidqa(path: str | os.PathLike | None = None, max_documents: int | None = None) -> Dataset:
     file = _where(path, "covidqa", "COVID-QA.json")
-    return squad_dataset(_read(file), "covidqa", str(file), max_documents)
+    return squad_dataset(read_json(file), "covidqa", str(file), max_documents)
