@@ -112,10 +112,6 @@ class QuestionGenerator:
         return self.vocabulary[concept_id].name
 
     # -- slot finders: each returns candidates (slot text, source paragraph, target paragraph) ----
-    def _concept_pairs(self, src: list[Paragraph], dst: list[Paragraph], types: set[str]):
-        typed, other = self._typed_pairs(src, dst, types)
-        return typed or other
-
     def _typed_pairs(self, src: list[Paragraph], dst: list[Paragraph], types: set[str]):
         """Concepts of ``src`` also mentioned in ``dst``: those of the wanted types, and the rest."""
         seen, typed, other = set(), [], []
@@ -209,7 +205,8 @@ class QuestionGenerator:
         if not src or not dst:
             return []
         if template == "method_result":
-            return self._concept_pairs(src, dst, METHOD_TYPES)
+            typed, other = self._typed_pairs(src, dst, METHOD_TYPES)
+            return typed or other
         if template == "intro_result":
             return self._hypotheses(src, dst)
         if template == "result_discussion":
