@@ -33,10 +33,10 @@ from pathlib import Path
 from ..core.types import Document, Section
 from .jats_inline import first, first_child, plain, render_inline, tag
 from .jats_xml import parse_bytes, source_bytes
+from .text_blocks import TextBlocks
 
 log = logging.getLogger(__name__)
 
-BLOCK_SEP = "\n\n"
 FLOATS = ("fig", "table-wrap")
 FLOAT_GROUPS = ("fig-group", "table-wrap-group")
 PARAGRAPH_HOLDERS = ("list", "disp-quote", "statement", "verse-group", "caption", "glossary")
@@ -74,8 +74,7 @@ def _top_paragraphs(el) -> list:
 class _Builder:
     def __init__(self, doc_id: str):
         self.doc_id = doc_id
-        self.parts: list[str] = []
-        self.pos = 0
+        self.blocks = TextBlocks()
         self.sections: list[Section | None] = []
         self.citations: list[dict] = []
         self.xrefs: list[dict] = []
@@ -93,13 +92,7 @@ class _Builder:
         return out
 
     def block(self, text: str) -> tuple[int, int]:
-        if self.parts:
-            self.parts.append(BLOCK_SEP)
-            self.pos += len(BLOCK_SEP)
-        start = self.pos
-        self.parts.append(text)
-        self.pos += len(text)
-        return start, self.pos
+        return self.blocks.add(text)
 
     def _spans(self, xrefs: list[dict], offset: int, sid: str) -> None:
         for x in xrefs:
@@ -183,7 +176,7 @@ class _Builder:
             self._ids.discard(sid)
             return
         kind = "section" if level == 1 else "subsection"
-        self.sections[index] = Section(sid, title, kind, start, self.pos, level)
+        self.sections[index] = Section(sid, title, kind, start, self.blocks.length, level)
         if el.get("sec-type"):
             self.sec_types[sid] = el.get("sec-type")
 
@@ -239,7 +232,7 @@ def article_document(article, name: str, doc_id: str | None = None, repairs: lis
     body = first_child(article, "body")
     if body is not None:
         b.content(body, 0, "body", "sec")
-    text = "".join(b.parts)
+    text = b.blocks.text
     if not text.strip():
         raise ValueError(f"{name}: article {doc_id} has no text (expected an <abstract> or a <body> with <sec> or <p>)")
     if body is None:

@@ -37,6 +37,7 @@ from ...core.generic_form import read_jsonl
 from ...core.types import Dataset, Document, QUESTIONS_TARGET, Question, Section
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
+from ..text_blocks import TextBlocks
 from ..text_clean import clean_text
 from ..upstream_files import parquet_rows, read_json
 
@@ -64,27 +65,6 @@ def _locate(path: str | os.PathLike | None, split: str) -> Path:
             f"{DOWNLOAD}, unpack the .json files into {root}/ (or set {ENV_VAR} to the folder holding them, or "
             f"pass path=...).")
     return file
-
-
-class _TextBuilder:
-    """Appends blocks separated by blank lines and remembers where each block starts and ends."""
-
-    def __init__(self):
-        self.parts: list[str] = []
-        self.length = 0
-
-    def add(self, block: str) -> tuple[int, int]:
-        if self.parts:
-            self.parts.append("\n\n")
-            self.length += 2
-        start = self.length
-        self.parts.append(block)
-        self.length += len(block)
-        return start, self.length
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
 
 
 def _clean(text) -> str:
@@ -129,7 +109,7 @@ def paper_document(paper_id: str, paper: dict) -> Document:
     where = f"QASPER paper {paper_id!r}"
     if not isinstance(paper, dict) or not isinstance(paper.get("full_text", []), list):
         raise ValueError(f"{where}: expected an object with a 'full_text' list of sections")
-    builder = _TextBuilder()
+    builder = TextBlocks()
     title = _clean(paper.get("title"))
     if title:
         builder.add(title)

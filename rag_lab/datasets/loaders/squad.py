@@ -38,6 +38,7 @@ from ...core.chunking import sentence_spans
 from ...core.types import Dataset, Document, Question, Section
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
+from ..text_blocks import TextBlocks
 from ..upstream_files import read_json
 
 log = logging.getLogger(__name__)
@@ -79,24 +80,20 @@ def squad_dataset(data: dict, name: str, where: str, max_documents: int | None =
         if not isinstance(article, dict) or not isinstance(article.get("paragraphs"), list):
             raise ValueError(f"{where}: data[{a}] has no 'paragraphs' list")
         doc_id = _article_id(article, a, taken)
-        parts, sections, pos = [], [], 0
+        blocks, sections = TextBlocks(), []
         for p, para in enumerate(article["paragraphs"]):
             context = para.get("context") if isinstance(para, dict) else None
             if not isinstance(context, str):
                 raise ValueError(f"{where}: data[{a}].paragraphs[{p}] has no 'context' string")
-            if parts:
-                parts.append("\n\n")
-                pos += 2
-            section = Section(f"{doc_id}:p{p}", f"Paragraph {p + 1}", "paragraph", pos, pos + len(context), 1)
+            start, end = blocks.add(context)
+            section = Section(f"{doc_id}:p{p}", f"Paragraph {p + 1}", "paragraph", start, end, 1)
             sections.append(section)
-            parts.append(context)
-            pos += len(context)
             sentences: list = []          # the paragraph's sentences, split once when a question needs them
             for qa in para.get("qas") or []:
                 questions.append(_question(qa, doc_id, section, context, sentences, spans,
                                            f"{where}: data[{a}].paragraphs[{p}]"))
         title = str(article.get("title") or doc_id)
-        documents.append(Document(doc_id, "".join(parts), title, sections, {"source": name}))
+        documents.append(Document(doc_id, blocks.text, title, sections, {"source": name}))
     if not documents:
         raise ValueError(f"{where}: no articles")
     counts = {key: spans[key] for key in ("placed", "relocated", "not_found", "duplicates")}
