@@ -52,10 +52,6 @@ META_COLUMNS = ("relevance_score", "utilization_score", "completeness_score", "a
 _KEY_CHARS = re.compile(r"[^0-9a-z]")
 
 
-def default_root() -> Path:
-    return dataset_dir("ragbench", ENV_VAR)
-
-
 def split_files(root: Path, subset: str, split: str) -> list[Path]:
     folder = root / subset
     return sorted(folder.glob(f"{split}-*.parquet")) + sorted(folder.glob(f"{split}-*.jsonl"))
@@ -170,7 +166,7 @@ def load_ragbench(subset: str, path: str | os.PathLike | None = None, split: str
         raise ValueError(f"unknown RAGBench split {split!r}; expected one of {', '.join(SPLITS)}")
     if max_rows is not None and max_rows <= 0:
         raise ValueError(f"max_rows must be positive, got {max_rows}")
-    root = Path(path) if path is not None else default_root()
+    root = Path(path) if path is not None else dataset_dir("ragbench", ENV_VAR)
     files = split_files(root, subset, split)
     if not files:
         raise FileNotFoundError(_missing_message(root, subset, split))
