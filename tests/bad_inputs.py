@@ -252,13 +252,13 @@ def _two_copies(folder: Path) -> Path:
 
 
 def jats_duplicate_id(folder):
-    from rag_lab.datasets.jats import parse_jats_folder
-    return f"loads: {[d.id for d in parse_jats_folder(_two_copies(folder))]}"
+    from rag_lab.datasets.jats import iter_jats_folder
+    return f"loads: {[d.id for d in iter_jats_folder(_two_copies(folder))]}"
 
 
 def jats_duplicate_refused(folder):
-    from rag_lab.datasets.jats import parse_jats_folder
-    return parse_jats_folder(_two_copies(folder), duplicates="refuse")
+    from rag_lab.datasets.jats import iter_jats_folder
+    return list(iter_jats_folder(_two_copies(folder), duplicates="refuse"))
 
 
 def _evaluate(dataset, ks):

@@ -162,7 +162,7 @@ def run_notebook_smoke(name: str, parameters: dict, tmp_path: Path) -> dict:
     """Execute one notebook under papermill with small parameters; fail with its traceback, when its
     executed output holds a Python warning, a traceback, a progress-bar fragment, a long decimal or a [-1, 1]
     interval, when a Markdown table it wrote is too long, too wide in a cell or has an empty column
-    (rag_lab/runs/outputs.py), or when a printed line breaks a rule of tests/sentence_checks.py (grammar,
+    (tests/output_checks.py), or when a printed line breaks a rule of tests/sentence_checks.py (grammar,
     length, numbers beside "cannot be decided", counts and leaders against the ledger and tables).
 
     The kernel reuses indexes, and offline reasoner results (``RAG_LAB_REUSE=1``) in the cache
@@ -171,7 +171,7 @@ def run_notebook_smoke(name: str, parameters: dict, tmp_path: Path) -> dict:
     traversals build one graph, and notebook 10 reads the indexes notebooks 01-03 built over the same data.
     What a notebook times it builds with ``reuse=False`` itself (notebook 04's Table 3, notebook 11)."""
     from rag_lab.core.environment import environment
-    from rag_lab.runs.outputs import output_problems, table_problems
+    from output_checks import output_problems, table_problems
     from rag_lab.runs.runner import run_notebooks
     from sentence_checks import run_problems
 

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from rag_lab import load_dataset
-from rag_lab.datasets.jats import parse_jats, parse_jats_articles, parse_jats_folder
+from rag_lab.datasets.jats import iter_jats_folder, parse_jats, parse_jats_articles
 from rag_lab.datasets.jats_inline import tex_text
 
 FOLDER = "tests/fixtures/pmc_oa_variety"
@@ -15,7 +15,7 @@ FOLDER = "tests/fixtures/pmc_oa_variety"
 
 @pytest.fixture(scope="module")
 def docs():
-    return {d.id: d for d in parse_jats_folder(FOLDER)}
+    return {d.id: d for d in iter_jats_folder(FOLDER)}
 
 
 def top_titles(doc):

@@ -1,10 +1,10 @@
-"""rag_lab.runs.outputs.output_problems on hand-made executed notebooks: what a reader should never meet
+"""output_checks.output_problems (tests/output_checks.py) on hand-made executed notebooks: what a reader should never meet
 (a Python warning, a log warning, a traceback, a progress-bar fragment) is found in stream, error and
 display outputs; clean output, prose about warnings and markdown cells are not reported."""
 import nbformat
 import pytest
 
-from rag_lab.runs.outputs import output_problems
+from output_checks import output_problems
 
 
 def notebook(*outputs, markdown=""):
@@ -82,7 +82,7 @@ def test_reads_a_file_and_refuses_what_is_not_a_notebook(tmp_path):
 
 
 def test_table_problems_finds_long_tables_long_cells_and_empty_columns(tmp_path):
-    from rag_lab.runs.outputs import table_problems
+    from output_checks import table_problems
 
     good = tmp_path / "good.md"
     good.write_text("Caption\n\n| method | recall |\n|:--|--:|\n| naive | 0.5 |\n", encoding="utf-8")

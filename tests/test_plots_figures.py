@@ -219,7 +219,7 @@ def test_markdown_copy_shows_at_most_60_rows_and_200_character_cells_and_says_so
     assert "row 59" in text and "row 60" not in text
     assert "The first 60 of 75 rows are shown; big.csv holds the whole table." in text
     assert len(pd.read_csv(csv)) == 75               # the CSV keeps every row
-    from rag_lab.runs.outputs import table_problems
+    from output_checks import table_problems
     assert table_problems(md) == []                  # what the notebook tests check, kept by construction
 
 

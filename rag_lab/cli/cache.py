@@ -18,17 +18,12 @@ def add_arguments(parser):
                             "token_embeddings, onnx, indexes); repeat for several")
 
 
-def _roots():
+def run(args) -> int:
+    from ..caching import inventory
     from ..caching.sqlite_cache import default_cache_dir
     from ..datasets.cache import data_root
 
-    return default_cache_dir(), data_root()
-
-
-def run(args) -> int:
-    from ..caching import inventory
-
-    root, data = _roots()
+    root, data = default_cache_dir(), data_root()
     if args.action == "info":
         return _info(root, data)
     if args.action == "prune":

@@ -72,7 +72,7 @@ def save_figure(fig, folder: str | Path, name: str, width: int = 1000, height: i
     ``plotly_js``, a path relative to it (written there when missing; module docstring). ``static``:
     another figure drawn as the PNG (a 3-D figure's readable projection: a picture cannot be rotated). A
     value axis without a title is warned about (``UntitledAxisWarning``), so an executed notebook shows it
-    and its test fails (runs/outputs.py reads warnings)."""
+    and its test fails (tests/output_checks.py reads warnings)."""
     folder = Path(folder)
     untitled = untitled_value_axes(fig if static is None else static)
     if untitled:

@@ -30,6 +30,7 @@ from typing import Iterable, Sequence
 from ..caching.atomic import sha256_file, write_bytes, write_text
 from ..caching.locked_json import read_object, update
 from ..core.redact import redact_text
+from .jats_inline import tag
 from .loaders.wikipedia import DEFAULT_TOPICS, WikiEngine
 from .pmc_selection import ESEARCH
 from .sources import EFETCH, MEDIAWIKI_API, PMC_OA_SERVICE
@@ -44,10 +45,6 @@ _PMCID = re.compile(r"^(?:PMC)?(\d+)$", re.IGNORECASE)
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _local(tag) -> str:
-    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
 def normalise_pmcids(ids: Iterable[str]) -> list[str]:
@@ -72,10 +69,10 @@ def parse_oa_record(body: bytes, pmcid: str) -> dict:
         root = ET.fromstring(body)
     except ET.ParseError as e:
         raise DownloadError(f"PMC OA service answer for {pmcid} is not XML ({e})") from None
-    error = next((el for el in root.iter() if _local(el.tag) == "error"), None)
+    error = next((el for el in root.iter() if tag(el) == "error"), None)
     if error is not None:
         raise ValueError(f"{pmcid}: {error.get('code', 'error')}: {' '.join((error.text or '').split())}")
-    record = next((el for el in root.iter() if _local(el.tag) == "record"), None)
+    record = next((el for el in root.iter() if tag(el) == "record"), None)
     if record is None:
         raise DownloadError(f"PMC OA service answer for {pmcid} has neither <record> nor <error>")
     return {"licence": record.get("license", ""), "citation": record.get("citation", ""),
@@ -88,12 +85,12 @@ def check_jats(body: bytes, pmcid: str) -> bool:
         root = ET.fromstring(body)
     except ET.ParseError as e:
         raise DownloadError(f"efetch answer for {pmcid} is not XML ({e})") from None
-    article = root if _local(root.tag) == "article" else next(
-        (el for el in root.iter() if _local(el.tag) == "article"), None)
+    article = root if tag(root) == "article" else next(
+        (el for el in root.iter() if tag(el) == "article"), None)
     if article is None:
         text = " ".join("".join(root.itertext()).split())[:200]
         raise DownloadError(f"efetch answer for {pmcid} holds no <article> ({text or 'empty'})")
-    return any(_local(el.tag) == "body" for el in article.iter())
+    return any(tag(el) == "body" for el in article.iter())
 
 
 class NCBI:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import tarfile
 import zipfile
 from dataclasses import dataclass, field
@@ -103,23 +104,16 @@ def unpack(archive: Path, folder: Path, members: Sequence[str]) -> list[Path]:
     """Write the archive entries whose base names are ``members`` into ``folder`` (nothing else)."""
     wanted, out = set(members), []
     try:
-        if archive.suffix == ".zip":
-            with zipfile.ZipFile(archive) as z:
-                entries = {Path(i.filename).name: i for i in z.infolist() if not i.is_dir()}
-                for name in members:
-                    if name in entries:
-                        with atomic_path(folder / name) as tmp, z.open(entries[name]) as src, open(tmp, "wb") as dst:
-                            _copy(src, dst)
-                        out.append(folder / name)
-        else:
-            with tarfile.open(archive, "r:*") as t:
-                entries = {Path(m.name).name: m for m in t.getmembers() if m.isfile()}
-                for name in members:
-                    if name in entries:
-                        with atomic_path(folder / name) as tmp, t.extractfile(entries[name]) as src, \
-                                open(tmp, "wb") as dst:
-                            _copy(src, dst)
-                        out.append(folder / name)
+        with zipfile.ZipFile(archive) if archive.suffix == ".zip" else tarfile.open(archive, "r:*") as box:
+            if archive.suffix == ".zip":
+                entries, read = {Path(i.filename).name: i for i in box.infolist() if not i.is_dir()}, box.open
+            else:
+                entries, read = {Path(m.name).name: m for m in box.getmembers() if m.isfile()}, box.extractfile
+            for name in members:
+                if name in entries:
+                    with atomic_path(folder / name) as tmp, read(entries[name]) as src, open(tmp, "wb") as dst:
+                        shutil.copyfileobj(src, dst, 1 << 20)
+                    out.append(folder / name)
     except (zipfile.BadZipFile, tarfile.TarError, NotImplementedError, EOFError) as e:
         raise DownloadError(f"{archive}: cannot unpack ({type(e).__name__}: {e}); unpack it by hand with another "
                             f"tool and put {', '.join(members)} into {folder}") from None
@@ -127,11 +121,6 @@ def unpack(archive: Path, folder: Path, members: Sequence[str]) -> list[Path]:
     if missing:
         raise DownloadError(f"{archive}: has no member named {missing}; it holds {sorted(entries)[:20]}")
     return out
-
-
-def _copy(src, dst) -> None:
-    for block in iter(lambda: src.read(1 << 20), b""):
-        dst.write(block)
 
 
 def _static(source: Source, folder: Path, transport: Transport, store: ChecksumStore, splits, params: dict,
@@ -194,18 +183,15 @@ def download(name: str, dest: str | os.PathLike | None = None, base_url: str | N
             command = f"python -m rag_lab download {source.name}" + (f" --dest {root}" if dest is not None else "")
             report = _static(source, folder, transport, store, splits, params, force, command, log)
             if stories:
-                from .stories import fetch_stories
+                from .stories import SPLITS, fetch_stories
 
-                chosen = list(SPLIT_NAMES) if "all" in stories else list(stories)
+                chosen = list(SPLITS) if "all" in stories else list(stories)
                 manifest = fetch_stories(folder, chosen, transport, force, log)
                 failed = [k for k, v in manifest.items() if "error" in v]
                 report.notes += [f"{len(failed)} stories could not be fetched (listed in "
                                  f"{folder / 'tmp' / 'stories.json'})"] if failed else []
         reports.append(report)
     return reports
-
-
-SPLIT_NAMES = ("train", "valid", "test")
 
 
 def _pmc(folder: Path, source: Source, ncbi, ids: Sequence[str], selection, force: bool, log) -> DownloadReport:

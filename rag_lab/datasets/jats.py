@@ -27,17 +27,16 @@ from __future__ import annotations
 
 import logging
 import re
-import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
 from ..core.types import Document, Section
 from .jats_inline import first, first_child, plain, render_inline, tag
 from .jats_xml import parse_bytes, source_bytes
+from .text_blocks import TextBlocks
 
 log = logging.getLogger(__name__)
 
-BLOCK_SEP = "\n\n"
 FLOATS = ("fig", "table-wrap")
 FLOAT_GROUPS = ("fig-group", "table-wrap-group")
 PARAGRAPH_HOLDERS = ("list", "disp-quote", "statement", "verse-group", "caption", "glossary")
@@ -75,8 +74,7 @@ def _top_paragraphs(el) -> list:
 class _Builder:
     def __init__(self, doc_id: str):
         self.doc_id = doc_id
-        self.parts: list[str] = []
-        self.pos = 0
+        self.blocks = TextBlocks()
         self.sections: list[Section | None] = []
         self.citations: list[dict] = []
         self.xrefs: list[dict] = []
@@ -94,13 +92,7 @@ class _Builder:
         return out
 
     def block(self, text: str) -> tuple[int, int]:
-        if self.parts:
-            self.parts.append(BLOCK_SEP)
-            self.pos += len(BLOCK_SEP)
-        start = self.pos
-        self.parts.append(text)
-        self.pos += len(text)
-        return start, self.pos
+        return self.blocks.add(text)
 
     def _spans(self, xrefs: list[dict], offset: int, sid: str) -> None:
         for x in xrefs:
@@ -184,7 +176,7 @@ class _Builder:
             self._ids.discard(sid)
             return
         kind = "section" if level == 1 else "subsection"
-        self.sections[index] = Section(sid, title, kind, start, self.pos, level)
+        self.sections[index] = Section(sid, title, kind, start, self.blocks.length, level)
         if el.get("sec-type"):
             self.sec_types[sid] = el.get("sec-type")
 
@@ -214,13 +206,6 @@ def _references(article) -> dict[str, dict]:
     return refs
 
 
-def read_xml(source: str | Path | bytes) -> tuple[ET.Element, str]:
-    """Parse XML from a path, bytes or a string; says which input failed, where and why."""
-    data, name = source_bytes(source)
-    root, _ = parse_bytes(data, name)
-    return root, name
-
-
 def _articles(root, name: str) -> list:
     if tag(root) == "article":
         return [root]
@@ -247,7 +232,7 @@ def article_document(article, name: str, doc_id: str | None = None, repairs: lis
     body = first_child(article, "body")
     if body is not None:
         b.content(body, 0, "body", "sec")
-    text = "".join(b.parts)
+    text = b.blocks.text
     if not text.strip():
         raise ValueError(f"{name}: article {doc_id} has no text (expected an <abstract> or a <body> with <sec> or <p>)")
     if body is None:
@@ -265,12 +250,12 @@ def article_document(article, name: str, doc_id: str | None = None, repairs: lis
     return Document(id=doc_id, text=text, title=title, sections=sections, meta=meta)
 
 
-def parse_jats_articles(source: str | Path | bytes, fallback_id: str | None = None) -> list[Document]:
+def parse_jats_articles(source: str | Path | bytes) -> list[Document]:
     """Every article of a file: one for ``<article>``, all of them for a ``<pmc-articleset>``."""
     data, name = source_bytes(source)
     root, repairs = parse_bytes(data, name)
     articles = _articles(root, name)
-    stem = fallback_id or (Path(name).stem if name != "<string>" else None)
+    stem = Path(name).stem if name != "<string>" else None
     docs = []
     for i, article in enumerate(articles, 1):
         front = first_child(article, "front")
@@ -321,13 +306,3 @@ def iter_jats_folder(folder: str | Path, duplicates: str = "skip", skipped: list
             seen[d.id] = str(p)
             yield d
 
-
-def parse_jats_folder(folder: str | Path, limit: int | None = None, duplicates: str = "skip") -> list[Document]:
-    """Every article of every ``*.xml`` / ``*.nxml`` file of a folder (sorted by path; ``duplicates``
-    as ``iter_jats_folder``)."""
-    docs = []
-    for d in iter_jats_folder(folder, duplicates):
-        if limit is not None and len(docs) >= limit:
-            break
-        docs.append(d)
-    return docs

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from .vocabulary import ConceptVocabulary
 
+MIN_FORM_LENGTH = 2     # a one-character name or synonym would fire everywhere
+
 
 @dataclass(frozen=True)
 class Mention:
@@ -50,7 +52,7 @@ class ConceptLinker:
     """Find concept mentions in text. ``collisions`` lists forms claimed by more than one concept
     (the first concept in vocabulary order keeps the form)."""
 
-    def __init__(self, vocabulary: ConceptVocabulary, min_length: int = 2):
+    def __init__(self, vocabulary: ConceptVocabulary):
         import ahocorasick
 
         self.vocabulary = vocabulary
@@ -61,7 +63,7 @@ class ConceptLinker:
         for concept in vocabulary.concepts.values():
             for form in concept.surface_forms:
                 form = " ".join(form.split())
-                if len(form) < min_length:
+                if len(form) < MIN_FORM_LENGTH:
                     continue
                 exact = is_case_sensitive(form)
                 key = form if exact else lower_keep_length(form)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable
 
 from ..core.types import Document, Question
 from .linking import ConceptLinker
@@ -83,18 +83,13 @@ def _lower_first(text: str) -> str:
 class QuestionGenerator:
     """Cross-section questions for parsed articles (sections with IMRaD roles + linked concepts)."""
 
-    def __init__(self, linker: ConceptLinker, seed: int = 0, per_template: int = 1,
-                 templates: Sequence[str] = tuple(TEMPLATES)):
-        unknown = [t for t in templates if t not in TEMPLATES]
-        if unknown:
-            raise ValueError(f"unknown question templates {unknown}; expected some of {list(TEMPLATES)}")
+    def __init__(self, linker: ConceptLinker, seed: int = 0, per_template: int = 1):
         if per_template < 1:
             raise ValueError(f"per_template must be at least 1, got {per_template}")
         self.linker = linker
         self.vocabulary = linker.vocabulary
         self.seed = seed
         self.per_template = per_template
-        self.templates = list(templates)
 
     # -- article views -----------------------------------------------------------------
     def paragraphs(self, doc: Document) -> dict[str, list[Paragraph]]:
@@ -117,10 +112,6 @@ class QuestionGenerator:
         return self.vocabulary[concept_id].name
 
     # -- slot finders: each returns candidates (slot text, source paragraph, target paragraph) ----
-    def _concept_pairs(self, src: list[Paragraph], dst: list[Paragraph], types: set[str]):
-        typed, other = self._typed_pairs(src, dst, types)
-        return typed or other
-
     def _typed_pairs(self, src: list[Paragraph], dst: list[Paragraph], types: set[str]):
         """Concepts of ``src`` also mentioned in ``dst``: those of the wanted types, and the rest."""
         seen, typed, other = set(), [], []
@@ -214,7 +205,8 @@ class QuestionGenerator:
         if not src or not dst:
             return []
         if template == "method_result":
-            return self._concept_pairs(src, dst, METHOD_TYPES)
+            typed, other = self._typed_pairs(src, dst, METHOD_TYPES)
+            return typed or other
         if template == "intro_result":
             return self._hypotheses(src, dst)
         if template == "result_discussion":
@@ -225,7 +217,7 @@ class QuestionGenerator:
         by_role = self.paragraphs(doc)
         tops = sections_by_role(doc)
         out = []
-        for template in self.templates:
+        for template in TEMPLATES:
             text, src_role, dst_role = TEMPLATES[template]
             found = self.candidates(doc, template, by_role)
             if not found:
@@ -243,8 +235,3 @@ class QuestionGenerator:
 
     def for_documents(self, docs: Iterable[Document]) -> list[Question]:
         return [q for d in docs for q in self.for_document(d)]
-
-
-def generate_questions(docs: Iterable[Document], linker: ConceptLinker, seed: int = 0, per_template: int = 1,
-                       templates: Sequence[str] = tuple(TEMPLATES)) -> list[Question]:
-    return QuestionGenerator(linker, seed, per_template, templates).for_documents(docs)

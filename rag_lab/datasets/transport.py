@@ -99,13 +99,10 @@ class RateLimiter:
             self._next = now + self.interval
 
 
-def _reason(error: BaseException) -> str:
-    reason = getattr(error, "reason", None) or error
-    return f"{type(reason).__name__}: {reason}" if not isinstance(reason, str) else reason
-
-
 def _text(error: BaseException | str) -> str:
-    return error if isinstance(error, str) else _reason(error)
+    """What went wrong, in words: a URLError's reason (``ConnectionRefusedError: ...``), else the error."""
+    reason = error if isinstance(error, str) else getattr(error, "reason", None) or error
+    return reason if isinstance(reason, str) else f"{type(reason).__name__}: {reason}"
 
 
 def part_record(part: Path) -> Path:
@@ -141,13 +138,13 @@ class Transport:
     """Fetches files and API responses; every URL passes through ``rebase`` first."""
 
     def __init__(self, base_url: str | None = None, retries: int = 3, backoff: float = 1.0, timeout: float = 60.0,
-                 progress: bool = True, user_agent: str | None = None):
+                 progress: bool = True):
         self.base_url = base_url if base_url is not None else (os.environ.get(BASE_URL_ENV) or None)
         self.base_from = ("--base-url" if base_url is not None else f"${BASE_URL_ENV}") if self.base_url else None
         if retries < 0:
             raise ValueError(f"retries must be >= 0, got {retries}")
         self.retries, self.backoff, self.timeout = retries, backoff, timeout
-        self.progress, self.user_agent = progress, user_agent
+        self.progress = progress
 
     @property
     def override(self) -> bool:
@@ -174,7 +171,7 @@ class Transport:
             time.sleep(delay)
 
     def _open(self, url: str, headers: dict[str, str]):
-        request = urllib.request.Request(url, headers={"User-Agent": self.user_agent or user_agent(), **headers})
+        request = urllib.request.Request(url, headers={"User-Agent": user_agent(), **headers})
         return urllib.request.urlopen(request, timeout=self.timeout)
 
     @staticmethod

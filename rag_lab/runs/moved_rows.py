@@ -24,7 +24,7 @@ LABEL_COLUMNS = (*METHOD_COLUMNS, *QUESTION_COLUMNS, "dataset", "metric", "k", "
 SHOWN_FIELDS = 4                                # a row or a list of columns, as far as a line shows it
 
 
-def _text_columns(df: pd.DataFrame) -> list:
+def text_columns(df: pd.DataFrame) -> list:
     return [c for c in df.columns if pd.api.types.is_object_dtype(df[c]) or pd.api.types.is_string_dtype(df[c])]
 
 
@@ -44,7 +44,7 @@ def _key_columns(ref: pd.DataFrame, new: pd.DataFrame) -> list:
     if labels:
         return labels
     first = both[:1]
-    return first if first and first[0] in _text_columns(ref) else []
+    return first if first and first[0] in text_columns(ref) else []
 
 
 def _aligned(new: pd.DataFrame, ref: pd.DataFrame) -> list[tuple]:
@@ -118,11 +118,11 @@ def _side(row, other, column) -> str:
     if row is None:
         return "(no row)"
     if other is None:
-        return _first(f"{c}={_shown(v)}" for c, v in row.items())
-    return _shown(row[column])
+        return _first(f"{c}={shown_value(v)}" for c, v in row.items())
+    return shown_value(row[column])
 
 
-def _shown(value) -> str:
+def shown_value(value) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 

@@ -30,7 +30,7 @@ from typing import Sequence
 import pandas as pd
 
 from ..evaluation.provenance import ROOT
-from .moved_rows import NEAR_TIES_FILE, NOT_EXPLAINED, differing_rows, explain, row_line
+from .moved_rows import NEAR_TIES_FILE, NOT_EXPLAINED, differing_rows, explain, row_line, shown_value, text_columns
 
 REFERENCE_DIR = ROOT / "figures"
 # a column (or, in a long table, a row label) that measures the machine: left out of the comparison
@@ -80,7 +80,7 @@ def _stable_columns(df: pd.DataFrame) -> list:
 
 def _stable_rows(df: pd.DataFrame) -> pd.Series:
     """Rows whose text labels name no machine measurement (long tables keep e.g. ``seconds`` as a row)."""
-    text = [c for c in df.columns if pd.api.types.is_object_dtype(df[c]) or pd.api.types.is_string_dtype(df[c])]
+    text = text_columns(df)
     if not text:
         return pd.Series(True, index=df.index)
     return ~df[text].apply(lambda col: col.map(volatile)).any(axis=1)
@@ -96,10 +96,6 @@ def _same(a, b) -> bool:
     return (pd.isna(a) and pd.isna(b)) if (pd.isna(a) or pd.isna(b)) else a == b
 
 
-def _shown(value) -> str:
-    return repr(value) if isinstance(value, str) else str(value)
-
-
 def table_difference(new: pd.DataFrame, ref: pd.DataFrame) -> str | None:
     """Why ``new`` differs from ``ref`` outside the volatile columns and rows, or None when it does not."""
     if list(new.columns) != list(ref.columns):
@@ -111,7 +107,7 @@ def table_difference(new: pd.DataFrame, ref: pd.DataFrame) -> str | None:
         for row in ref.index[keep]:
             a, b = ref.at[row, col], new.at[row, col]
             if not _same(a, b):
-                return f"column {col!r}, row {row}: {_shown(a)} -> {_shown(b)}"
+                return f"column {col!r}, row {row}: {shown_value(a)} -> {shown_value(b)}"
     return None
 
 

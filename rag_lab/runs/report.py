@@ -105,15 +105,11 @@ def link_outputs(entry: dict[str, Any], run_dir: Path) -> list[str]:
     return sorted(out)
 
 
-def _plotly_html(figure: dict, script: str) -> str:
-    import plotly.io as pio
-    return pio.to_html(figure, include_plotlyjs=script, full_html=False, validate=False)
-
-
 def render_notebook(executed: Path, dest: Path, plotly_js: str = PLOTLY_JS) -> Path:
     """The executed notebook as an HTML page (nbconvert's lab template); plotly outputs drawn with
     the ``plotly_js`` script next to ``dest`` (see the module docstring)."""
     import nbformat
+    import plotly.io as pio
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(str(executed), as_version=4)
@@ -122,7 +118,8 @@ def render_notebook(executed: Path, dest: Path, plotly_js: str = PLOTLY_JS) -> P
         for output in cell.get("outputs", []):
             data = output.get("data", {})
             if PLOTLY_MIME in data and "text/html" not in data:
-                data["text/html"] = _plotly_html(data[PLOTLY_MIME], plotly_js)
+                data["text/html"] = pio.to_html(data[PLOTLY_MIME], include_plotlyjs=plotly_js, full_html=False,
+                                                validate=False)
                 plots += 1
             if WIDGET_MIME in data and "text/html" in data:   # no kernel here: the widget's saved view
                 del data[WIDGET_MIME]

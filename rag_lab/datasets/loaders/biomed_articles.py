@@ -26,7 +26,7 @@ def jats_dataset(name: str, folder: Path, articles: int | None, concepts, seed: 
 
     from ..jats import iter_jats_folder
     from ..linking import ConceptLinker
-    from ..section_questions import generate_questions
+    from ..section_questions import QuestionGenerator
     from ..structure import sections_by_role
     from ..vocabulary import load_vocabulary
 
@@ -47,7 +47,8 @@ def jats_dataset(name: str, folder: Path, articles: int | None, concepts, seed: 
     if not docs:
         raise ValueError(f"{folder}: no article left after filtering (imrad_only={imrad_only}, min_words={min_words}; "
                          f"read {sum(read.values())} by type {dict(read)})")
-    qs = generate_questions(docs, ConceptLinker(load_vocabulary(concepts)), seed, per_template) if questions else []
+    linker = ConceptLinker(load_vocabulary(concepts))
+    qs = QuestionGenerator(linker, seed, per_template).for_documents(docs) if questions else []
     meta = {"path": str(folder), "seed": seed, "per_template": per_template,
             "concepts": str(concepts) if concepts is not None else "data/biomed_concepts/concepts.jsonl",
             "articles_read": dict(read), "left_out_by_filter": dict(left_out), "abstract_only": abstract_only,

@@ -51,10 +51,6 @@ REPO = "https://github.com/google-deepmind/narrativeqa"
 SOURCES = ("summaries", "stories")
 
 
-def _root(path) -> Path:
-    return Path(path) if path is not None else dataset_dir("narrativeqa", ENV_VAR)
-
-
 def _read_csv(file: Path, required: tuple[str, ...], root: Path) -> list[dict]:
     if not file.is_file():
         raise FileNotFoundError(
@@ -114,7 +110,7 @@ def load_narrativeqa(path: str | os.PathLike | None = None, split: str = "valid"
     if source not in SOURCES:
         raise ValueError(f"NarrativeQA source must be one of {SOURCES}, got {source!r}")
     split = SPLITS[split]
-    root = _root(path)
+    root = Path(path) if path is not None else dataset_dir("narrativeqa", ENV_VAR)
     docs = [r for r in _read_csv(root / "documents.csv", ("document_id", "set", "kind", "wiki_title"), root)
             if r["set"] == split]
     if max_documents is not None:

@@ -20,7 +20,6 @@ markup; empty contexts are dropped, and a record with no text left is skipped an
 """
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -28,7 +27,9 @@ from typing import Iterable, Mapping
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
 from ...core.types import Dataset, Document, Question, Section
+from ..text_blocks import TextBlocks
 from ..text_clean import clean_text, normalise_label
+from ..upstream_files import read_json
 
 log = logging.getLogger(__name__)
 
@@ -73,18 +74,14 @@ def record_to_pair(pmid: str, rec: Mapping, where: str) -> tuple[Document, Quest
     contexts = _contexts(pmid, rec, where)
     if not contexts:
         return None
-    parts, sections, pos = [], [], 0
+    blocks, sections = TextBlocks(), []
     for i, (label, ctx) in enumerate(contexts):
-        if parts:
-            parts.append("\n\n")
-            pos += 2
-        sections.append(Section(f"{pmid}:{i + 1}", label, "section", pos, pos + len(ctx), 1))
-        parts.append(ctx)
-        pos += len(ctx)
+        start, end = blocks.add(ctx)
+        sections.append(Section(f"{pmid}:{i + 1}", label, "section", start, end, 1))
     year = clean_text(rec.get("YEAR")) or None
     meta = {"year": year, "meshes": [clean_text(m) for m in rec.get("MESHES") or [] if clean_text(m)],
             "source": "pubmedqa", "kind": "abstract"}
-    doc = Document(str(pmid), "".join(parts), f"PMID {pmid}", sections, meta)
+    doc = Document(str(pmid), blocks.text, f"PMID {pmid}", sections, meta)
     decision = normalise_label(rec.get("final_decision"), DECISIONS, f"{where}: PMID {pmid}", "final_decision")
     question = Question(f"pubmedqa-{pmid}", clean_text(rec["QUESTION"]), clean_text(rec.get("LONG_ANSWER")) or None,
                         [str(pmid)], meta={"final_decision": decision, "pmid": str(pmid)})
@@ -138,10 +135,7 @@ def load_pubmedqa(path: str | Path | None = None, source: str = "file", limit_re
         raise FileNotFoundError(
             f"pubmedqa: ori_pqal.json not found at {where}. {download_hint('pubmedqa')}; or download it from "
             f"https://github.com/pubmedqa/pubmedqa (data/ori_pqal.json) and pass path=FILE_OR_FOLDER or set {ENV}")
-    try:
-        data = json.loads(where.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{where}: invalid JSON ({e.msg} at line {e.lineno})") from None
+    data = read_json(where)
     if not isinstance(data, dict):
         raise ValueError(f"{where}: expected a JSON object PMID -> record, got {type(data).__name__}")
     return from_records(list(data.items())[:limit_records], str(where))

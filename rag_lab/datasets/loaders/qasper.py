@@ -30,7 +30,6 @@ entities and inline markup).
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -38,7 +37,9 @@ from ...core.generic_form import read_jsonl
 from ...core.types import Dataset, Document, QUESTIONS_TARGET, Question, Section
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
+from ..text_blocks import TextBlocks
 from ..text_clean import clean_text
+from ..upstream_files import parquet_rows, read_json
 
 ENV_VAR = "RAG_LAB_DATA_QASPER"
 SPLITS = {"train": "train", "dev": "dev", "validation": "dev", "test": "test"}
@@ -64,27 +65,6 @@ def _locate(path: str | os.PathLike | None, split: str) -> Path:
             f"{DOWNLOAD}, unpack the .json files into {root}/ (or set {ENV_VAR} to the folder holding them, or "
             f"pass path=...).")
     return file
-
-
-class _TextBuilder:
-    """Appends blocks separated by blank lines and remembers where each block starts and ends."""
-
-    def __init__(self):
-        self.parts: list[str] = []
-        self.length = 0
-
-    def add(self, block: str) -> tuple[int, int]:
-        if self.parts:
-            self.parts.append("\n\n")
-            self.length += 2
-        start = self.length
-        self.parts.append(block)
-        self.length += len(block)
-        return start, self.length
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
 
 
 def _clean(text) -> str:
@@ -120,13 +100,7 @@ def hf_paper(row: dict, where: str = "QASPER row") -> tuple[str, dict]:
 
 def _read_rows(file: Path) -> dict:
     """Paper id -> paper from a parquet or JSON Lines file of Hugging Face rows."""
-    if file.suffix == ".parquet":
-        import pandas as pd
-
-        from .ragbench import _plain
-        rows = [{k: _plain(v) for k, v in r.items()} for r in pd.read_parquet(file).to_dict(orient="records")]
-    else:
-        rows = [r for _, r in read_jsonl(file)]
+    rows = parquet_rows(file) if file.suffix == ".parquet" else [r for _, r in read_jsonl(file)]
     return dict(hf_paper(r, f"{file} row {n}") for n, r in enumerate(rows, 1))
 
 
@@ -135,7 +109,7 @@ def paper_document(paper_id: str, paper: dict) -> Document:
     where = f"QASPER paper {paper_id!r}"
     if not isinstance(paper, dict) or not isinstance(paper.get("full_text", []), list):
         raise ValueError(f"{where}: expected an object with a 'full_text' list of sections")
-    builder = _TextBuilder()
+    builder = TextBlocks()
     title = _clean(paper.get("title"))
     if title:
         builder.add(title)
@@ -211,11 +185,7 @@ def paper_questions(doc: Document, paper: dict) -> tuple[list[Question], int]:
                            "(local copy of the v0.3 JSON release)")
 def load_qasper(path: str | os.PathLike | None = None, split: str = "dev", max_documents: int | None = None) -> Dataset:
     file = _locate(path, split)
-    try:
-        papers = _read_rows(file) if file.suffix in (".parquet", ".jsonl") else \
-            json.loads(file.read_text(encoding="utf-8-sig"))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{file}: not valid JSON ({e.msg} at line {e.lineno})") from None
+    papers = _read_rows(file) if file.suffix in (".parquet", ".jsonl") else read_json(file)
     if not isinstance(papers, dict):
         raise ValueError(f"{file}: expected a JSON object mapping paper ids to papers, got {type(papers).__name__}")
     items = list(papers.items())[:max_documents] if max_documents is not None else list(papers.items())

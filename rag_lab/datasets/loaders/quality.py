@@ -35,6 +35,7 @@ from ...core.types import Dataset, Document, QUESTIONS_TARGET, Question
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
 from ..text_clean import clean_block, clean_text, html_page_text, looks_like_html
+from ..upstream_files import parquet_rows
 
 log = logging.getLogger(__name__)
 
@@ -62,11 +63,7 @@ def _locate(path: str | os.PathLike | None, split: str) -> Path:
 def _rows(file: Path):
     """(line number, row) from JSON Lines, or from parquet (row number) for a Hugging Face copy."""
     if file.suffix == ".parquet":
-        import pandas as pd
-
-        from .ragbench import _plain
-        for n, row in enumerate(pd.read_parquet(file).to_dict(orient="records"), 1):
-            yield n, {k: _plain(v) for k, v in row.items()}
+        yield from enumerate(parquet_rows(file), 1)
     else:
         yield from read_jsonl(file)
 

@@ -31,6 +31,7 @@ only the first rows of the split (the corpus is then only their passages).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -40,6 +41,7 @@ from pathlib import Path
 from ...core.types import Dataset, Document, Question
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
+from ..upstream_files import parquet_rows
 
 ENV_VAR = "RAG_LAB_DATA_RAGBENCH"
 HF_DATASET = "galileo-ai/ragbench"
@@ -48,10 +50,6 @@ SPLITS = ("train", "validation", "test")
 META_COLUMNS = ("relevance_score", "utilization_score", "completeness_score", "adherence_score",
                 "generation_model_name")
 _KEY_CHARS = re.compile(r"[^0-9a-z]")
-
-
-def default_root() -> Path:
-    return dataset_dir("ragbench", ENV_VAR)
 
 
 def split_files(root: Path, subset: str, split: str) -> list[Path]:
@@ -68,24 +66,10 @@ def _missing_message(root: Path, subset: str, split: str) -> str:
             f"or set {ENV_VAR} to the folder that holds {subset}/.")
 
 
-def _plain(value):
-    """Parquet gives nested numpy arrays; turn them into lists (and leave scalars alone)."""
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
-        value = value.tolist()
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
 def read_rows(path: Path) -> list[dict]:
     """Rows of one split file (parquet or JSON Lines) as plain dicts."""
     if path.suffix == ".parquet":
-        import pandas as pd
-
-        frame = pd.read_parquet(path)
-        return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+        return parquet_rows(path)
     rows = []
     with path.open(encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
@@ -182,7 +166,7 @@ def load_ragbench(subset: str, path: str | os.PathLike | None = None, split: str
         raise ValueError(f"unknown RAGBench split {split!r}; expected one of {', '.join(SPLITS)}")
     if max_rows is not None and max_rows <= 0:
         raise ValueError(f"max_rows must be positive, got {max_rows}")
-    root = Path(path) if path is not None else default_root()
+    root = Path(path) if path is not None else dataset_dir("ragbench", ENV_VAR)
     files = split_files(root, subset, split)
     if not files:
         raise FileNotFoundError(_missing_message(root, subset, split))
@@ -197,16 +181,7 @@ def load_ragbench(subset: str, path: str | os.PathLike | None = None, split: str
     return rows_to_dataset(rows, subset, split, ", ".join(f.name for f in files))
 
 
-@register_loader("ragbench_covidqa", "RAGBench COVID-QA (local copy of galileo-ai/ragbench covidqa/*.parquet)")
-def load_covidqa(path=None, split: str = "test", max_rows: int | None = None) -> Dataset:
-    return load_ragbench("covidqa", path, split, max_rows)
-
-
-@register_loader("ragbench_emanual", "RAGBench eManual (local copy of galileo-ai/ragbench emanual/*.parquet)")
-def load_emanual(path=None, split: str = "test", max_rows: int | None = None) -> Dataset:
-    return load_ragbench("emanual", path, split, max_rows)
-
-
-@register_loader("ragbench_techqa", "RAGBench TechQA (local copy of galileo-ai/ragbench techqa/*.parquet)")
-def load_techqa(path=None, split: str = "test", max_rows: int | None = None) -> Dataset:
-    return load_ragbench("techqa", path, split, max_rows)
+# one loader per subset the UnWeaver paper evaluates on
+for _subset, _title in (("covidqa", "COVID-QA"), ("emanual", "eManual"), ("techqa", "TechQA")):
+    register_loader(f"ragbench_{_subset}", f"RAGBench {_title} (local copy of galileo-ai/ragbench "
+                                           f"{_subset}/*.parquet)")(functools.partial(load_ragbench, _subset))

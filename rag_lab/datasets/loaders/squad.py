@@ -28,7 +28,6 @@ Both come from ``python -m rag_lab download squad|covidqa``.
 """
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -39,6 +38,8 @@ from ...core.chunking import sentence_spans
 from ...core.types import Dataset, Document, Question, Section
 from .. import register_loader
 from ..cache import dataset_dir, download_hint
+from ..text_blocks import TextBlocks
+from ..upstream_files import read_json
 
 log = logging.getLogger(__name__)
 
@@ -79,24 +80,20 @@ def squad_dataset(data: dict, name: str, where: str, max_documents: int | None =
         if not isinstance(article, dict) or not isinstance(article.get("paragraphs"), list):
             raise ValueError(f"{where}: data[{a}] has no 'paragraphs' list")
         doc_id = _article_id(article, a, taken)
-        parts, sections, pos = [], [], 0
+        blocks, sections = TextBlocks(), []
         for p, para in enumerate(article["paragraphs"]):
             context = para.get("context") if isinstance(para, dict) else None
             if not isinstance(context, str):
                 raise ValueError(f"{where}: data[{a}].paragraphs[{p}] has no 'context' string")
-            if parts:
-                parts.append("\n\n")
-                pos += 2
-            section = Section(f"{doc_id}:p{p}", f"Paragraph {p + 1}", "paragraph", pos, pos + len(context), 1)
+            start, end = blocks.add(context)
+            section = Section(f"{doc_id}:p{p}", f"Paragraph {p + 1}", "paragraph", start, end, 1)
             sections.append(section)
-            parts.append(context)
-            pos += len(context)
             sentences: list = []          # the paragraph's sentences, split once when a question needs them
             for qa in para.get("qas") or []:
                 questions.append(_question(qa, doc_id, section, context, sentences, spans,
                                            f"{where}: data[{a}].paragraphs[{p}]"))
         title = str(article.get("title") or doc_id)
-        documents.append(Document(doc_id, "".join(parts), title, sections, {"source": name}))
+        documents.append(Document(doc_id, blocks.text, title, sections, {"source": name}))
     if not documents:
         raise ValueError(f"{where}: no articles")
     counts = {key: spans[key] for key in ("placed", "relocated", "not_found", "duplicates")}
@@ -155,22 +152,15 @@ def _sentences_around(start: int, end: int, sentences: list) -> tuple[int, int]:
     return inside[0][0], inside[-1][1]
 
 
-def _read(file: Path) -> dict:
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{file}: not valid JSON ({e.msg} at line {e.lineno})") from None
-
-
 @register_loader("squad", "SQuAD v1.1/v2.0-format JSON (path=FILE; default: the downloaded SQuAD v2.0 dev set): "
                           "articles with paragraph sections, gold = the sentence around each answer span")
 def load_squad(path: str | os.PathLike | None = None, max_documents: int | None = None) -> Dataset:
     file = _where(path, "squad", "dev-v2.0.json")
-    return squad_dataset(_read(file), "squad" if path is None else f"squad-{file.stem}", str(file), max_documents)
+    return squad_dataset(read_json(file), "squad" if path is None else f"squad-{file.stem}", str(file), max_documents)
 
 
 @register_loader("covidqa", "COVID-QA (Möller et al. 2020): SQuAD-format questions on CORD-19 articles "
                             "(downloaded COVID-QA.json)")
 def load_covidqa(path: str | os.PathLike | None = None, max_documents: int | None = None) -> Dataset:
     file = _where(path, "covidqa", "COVID-QA.json")
-    return squad_dataset(_read(file), "covidqa", str(file), max_documents)
+    return squad_dataset(read_json(file), "covidqa", str(file), max_documents)

@@ -62,11 +62,6 @@ def slug(text: str) -> str:
     return s
 
 
-def default_folder() -> Path:
-    from ..cache import dataset_dir
-    return dataset_dir("wikipedia", ENV_VAR)
-
-
 # -- the API's response format ------------------------------------------------------------------
 def search_params(topic: str, limit: int) -> dict[str, str]:
     return {"action": "query", "list": "search", "srsearch": topic, "srlimit": str(limit), "srnamespace": "0",
@@ -164,9 +159,10 @@ class WikiEngine:
 
     def __init__(self, folder: str | Path | None = None, api_url: str = DEFAULT_API, online: bool = True,
                  timeout: float = 20.0, transport=None, limiter=None):
+        from ..cache import dataset_dir
         from ..transport import RateLimiter, Transport
 
-        self.folder = Path(folder) if folder is not None else default_folder()
+        self.folder = Path(folder) if folder is not None else dataset_dir("wikipedia", ENV_VAR)
         self.api_url = api_url
         self.online = online
         self.timeout = timeout

@@ -6,7 +6,8 @@ Why: an executed notebook is read, not watched. A warning a reader cannot act on
 bar saved mid-run is a stack of ``\\r`` fragments (or a stale widget). Library warnings are filtered
 where they arise, bars are off in headless kernels (rag_lab/core/progress.py), and our own warnings
 are kept for what a reader must act on. ``output_problems`` lists what slipped through, so every
-notebook test can fail on it (tests/conftest.py::run_notebook_smoke).
+notebook test fails on it (tests/conftest.py::run_notebook_smoke); it lives with the tests, the only code
+that reads it.
 
 Our own logged warnings (``WARNING:rag_lab...``) are allowed: each says something the reader must know
 or act on; a library's logged warning is not. What is read: stream outputs (stdout and stderr), error outputs, and the ``text/plain`` of display
