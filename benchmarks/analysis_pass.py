@@ -41,11 +41,10 @@ NOTEBOOK = "10_compare_retrieval"
 
 
 def inputs(path: Path | None):
-    """(results, runs, units, dead) as cell 3 leaves them; read from ``path`` when it exists."""
+    """(results, runs, units, dead: the sentence naming the metrics left out) as cell 3 leaves them; read from ``path`` when it exists."""
     from rag_lab.compare.comparison import compare
-    from rag_lab.compare.unscored import unscored
+    from rag_lab.compare.unscored import without_unscored
     from rag_lab.datasets import data_source
-    from rag_lab.evaluation.uncertainty import question_units
 
     if path is not None and path.exists():
         with open(path, "rb") as f:
@@ -61,9 +60,8 @@ def inputs(path: Path | None):
                 path.write_bytes(pickle.dumps((results, runs)))
             except (TypeError, pickle.PicklingError) as e:    # a built retriever may hold a lock
                 print(f"inputs not kept ({e}): each run runs compare")
-    dead = unscored(results)
-    results = {name: df[~df["metric"].isin(dead)].reset_index(drop=True) for name, df in results.items()}
-    units = {name: question_units(runs[name].dataset) for name in results}
+    results, dead = without_unscored(results)
+    units = {name: runs[name].units for name in results}
     return results, runs, units, dead
 
 
@@ -71,11 +69,10 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
     """The analysis cells as (name, callable) in notebook order; each callable fills ``kept``."""
     from rag_lab.compare.comparison import leaderboard
     from rag_lab.compare.descriptions import (alike_sentence, budget_sentence, definition_sentence,
-                                              semantic_truncation_sentence, unscored_sentence)
-    from rag_lab.compare.intervals import leaderboard_ci, leaderboard_shown, rank_metric
+                                              semantic_truncation_sentence)
+    from rag_lab.compare.intervals import leaderboard_ci, rank_metric
     from rag_lab.compare.ranks import save_rank_table
-    from rag_lab.compare.comparison import (SMALLEST, decision_budgets, decision_claims, decision_differences,
-                                            decision_flipped_questions, decision_flips)
+    from rag_lab.compare.comparison import decision_budgets, decision_claims, decision_differences, decision_flips
     from rag_lab.core.figures import save_figure, save_table
     from rag_lab.core.plots import forest_grid, interval_bars, method_metric_heatmap
     from rag_lab.evaluation.findings import finding_sentences
@@ -88,7 +85,7 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
         for name, board in boards.items():
             ranked_by = f"{rank_metric(results[name]['metric'])}@{k}"
             caption = f"{name}: leaderboard at k={k} (unequal budgets: context_budget), mean [95% interval over questions, clustered by document] ({caption_reasoners(results[name])})"
-            shown = leaderboard_shown(board, runs[name].same)
+            shown = runs[name].once(board)
             save_table(board, out, f"leaderboard_{name}", index=False, caption=caption, shown=shown)
             save_figure(interval_bars(board, ranked_by, f"{name}: {ranked_by} per method (at k={k}, unequal budgets)"), out, f"leaderboard_bars_{name}")
             print(caption); print(alike_sentence(runs[name], results[name]))
@@ -101,18 +98,17 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
         boards = kept["boards"]
         budgets = {name: decision_budgets(df, runs[name], k, baseline) for name, df in results.items()}
         for name, by_setting in budgets.items():
-            for setting, eb in by_setting.items():
-                tag = "" if setting == SMALLEST else "_mid"
+            for tag, (setting, eb) in zip(["", "_mid"], by_setting.items()):
                 caption = (f"{name}: every method's ranking at k={eb.deepest_k} cut to {eb.budget} tokens ({setting}: {eb.label}), "
                            f"mean [95% interval over questions] ({caption_reasoners(results[name])})")
                 eb.rows.to_csv(out / f"equal_budget{tag}_rows_{name}.csv", index=False)
-                shown = leaderboard_shown(eb.board, runs[name].same)
+                shown = runs[name].once(eb.board)
                 save_table(eb.board, out, f"equal_budget{tag}_{name}", index=False, caption=caption, shown=shown)
                 print(caption)
                 kept[f"equal_budget{tag}_shown_{name}"] = shown
                 kept[f"equal_budget{tag}_board_{name}"] = eb.board
                 kept[f"equal_budget{tag}_rows_{name}"] = eb.rows
-            print(budget_sentence(results[name], k, by_setting[SMALLEST], boards[name]))
+            print(budget_sentence(results[name], k, by_setting, boards[name]))
         kept["budgets"] = budgets
 
     def differences():
@@ -131,10 +127,10 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
 
     def flips():
         budgets = kept["budgets"]
-        flip_counts_table = decision_flips(results, budgets, k)
+        flip_counts_table, flipped_questions = decision_flips(results, budgets, k, runs, limit)
         save_table(flip_counts_table, out, "flip_counts", index=False, caption=f"Flipped questions at two equal budgets and at k={k} (unequal budgets) ({caption_reasoners(*results.values())})")
         for name, df in results.items():
-            flipped = decision_flipped_questions(df, budgets[name], runs[name].dataset, k, limit)
+            flipped = flipped_questions[name]
             save_table(flipped, out, f"flips_{name}", index=False, caption=f"{name}: questions that flip at two equal budgets and at k={k} ({caption_reasoners(df)})")
             kept[f"flips_{name}"] = flipped
         kept["flip_counts"] = flip_counts_table
@@ -149,7 +145,7 @@ def stages(results, runs, units, dead, out: Path, kept: dict):
             fig = method_metric_heatmap(means, cols, f"{name}: methods × metrics at k={k}, unequal budgets (means; intervals in the leaderboard)")
             save_figure(fig, out, f"heatmap_{name}")
             kept[f"heatmap_means_{name}"] = means
-        print(unscored_sentence(dead))
+        print(dead)
 
     def claims():
         budgets = kept["budgets"]

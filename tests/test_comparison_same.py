@@ -58,3 +58,18 @@ def test_same_sentence_names_each_group():
     assert same_sentence("toy", {}) == "toy: no two methods retrieve exactly alike."
     text = same_sentence("toy", {"y": "x", "w": "x", "v": "u"})
     assert text.startswith("toy: y and w retrieve exactly what x does; v retrieves exactly what u does (")
+
+
+def test_a_run_shows_a_board_once_and_knows_each_question_s_document():
+    from rag_lab.core.types import Document, Question
+
+    same = {1: {"q1": [0], "q2": [2]}}
+    r = run({"x": same, "y": same, "z": {1: {"q1": [1], "q2": [2]}}})
+    board = pd.DataFrame([(1, "x", "ctx_recall@1", 0.5, 2, 0.4, 0.6), (2, "y", "ctx_recall@1", 0.5, 2, 0.4, 0.6),
+                          (3, "z", "ctx_recall@1", 0.2, 2, 0.1, 0.3)],
+                         columns=["rank", "method", "metric", "mean", "n", "ci_low", "ci_high"])
+    # by hand: y ranks exactly as x, so it is named beside x and not shown on a row of its own
+    assert list(r.once(board).index) == ["x (= y)", "z"]
+    data = Dataset("toy", [Document("d1", "one"), Document("d2", "two")],
+                   [Question("q1", "?", gold_doc_ids=["d1"]), Question("q2", "?", gold_doc_ids=["d2"])])
+    assert Run(data, {}, {}).units == {"q1": "d1", "q2": "d2"}

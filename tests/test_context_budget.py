@@ -13,6 +13,7 @@ from rag_lab.evaluation.statistics import UNDECIDABLE
 from rag_lab.compare.budget import (HANDED, TOKENS, EqualBudget, block_tokens, budget_differences, budget_metric,
                                     context_token_rows, cut_to_budget, equal_budget_board, equal_budget_rows, mid_budget,
                                     pick_budget, with_tokens)
+from rag_lab.compare.comparison import SMALLEST
 from rag_lab.compare.descriptions import budget_sentence, semantic_truncation_sentence
 from rag_lab.core.types import Chunk, Dataset, Document, Hit, Question, Retrieval
 from rag_lab.reasoning.tokens import count_text_tokens, first_tokens
@@ -123,7 +124,7 @@ def test_budget_sentence_names_the_spread_the_budget_and_the_leaders():
                             (2, "semantic", "ctx_recall@100tok", 0.2, 1, 0.1, 0.3),
                             (2, "semantic", HANDED, 100.0, 1, 100, 100)], columns=board_k.columns)
     equal = EqualBudget(100, "ssg", 10, pd.DataFrame(), board_b, {})
-    text = budget_sentence(results, 5, equal, board_k)
+    text = budget_sentence(results, 5, {SMALLEST: equal}, board_k)
     assert "from 100 tokens of retrieved text per question (ssg) to 2000 (semantic)" in text
     assert "20 times apart" in text and "cut to 100 tokens (the smallest method's mean budget at k=5, ssg's" in text
     assert "Highest ctx_recall@5: semantic 0.900 [0.800, 1.000]" in text
@@ -131,7 +132,7 @@ def test_budget_sentence_names_the_spread_the_budget_and_the_leaders():
     assert "less than" not in text and "Not counted" not in text
     board_b.loc[board_b["method"] == "ssg", "mean"] = [0.5, 60.0]
     equal = EqualBudget(100, "ssg", 10, pd.DataFrame(), board_b, {"sketch": 42.4})
-    text = budget_sentence(results, 5, equal, board_k)
+    text = budget_sentence(results, 5, {SMALLEST: equal}, board_k)
     assert "Handing over less than 100 tokens on average (their ranking at k=10 holds less): ssg (60)." in text
     assert text.endswith("mean tokens at k=5: sketch 42.")
 
@@ -166,7 +167,7 @@ def test_document_level_gold_only_ranks_by_document_recall_and_says_what_is_miss
     board_b = pd.DataFrame([(1, "semantic", "doc_recall@100tok", 0.5, 2, 0.4, 0.6), (1, "semantic", HANDED, 100.0, 2, 100, 100),
                             (2, "ssg", "doc_recall@100tok", 0.2, 2, 0.1, 0.3), (2, "ssg", HANDED, 100.0, 2, 100, 100)],
                            columns=["rank", "method", "metric", "mean", "n", "ci_low", "ci_high"])
-    text = budget_sentence(results, 5, EqualBudget(100, "ssg", 10, pd.DataFrame(), board_b, {}), board_k)
+    text = budget_sentence(results, 5, {SMALLEST: EqualBudget(100, "ssg", 10, pd.DataFrame(), board_b, {})}, board_k)
     assert "so doc_recall@5 sets lists 20 times apart" in text and "Highest doc_recall@5: ssg 1.000" in text
     assert "highest doc_recall at 100 tokens: semantic 0.500 [0.400, 0.600] (ssg is 2 of 2 there)." in text
 

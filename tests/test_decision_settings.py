@@ -58,11 +58,15 @@ def test_decisions_are_made_at_both_budgets_with_k_beside():
     assert set(diff["verdict"]) == {"cannot be decided"}
 
     by = {"t": budgets}
-    flips = decision_flips({"t": results}, by, 5).set_index("setting")
+    counts, questions = decision_flips({"t": results}, by, 5, {"t": run()})
+    flips = counts.set_index("setting")
     # the first gold within the cut: at 6 tokens sketch wins q1, ties q2; at k=5 it loses q1
     assert flips.loc[SMALLEST, ["cut", "wins", "losses", "ties", "n"]].tolist() == ["6 tokens", 1, 0, 1, 2]
     assert flips.loc[MID, ["cut", "wins", "losses", "ties"]].tolist() == ["10 tokens", 0, 0, 2]
     assert flips.loc[unequal(5), ["cut", "wins", "losses", "ties"]].tolist() == ["k=5", 0, 1, 1]
+    # the same flips question by question: q1 is sketch's at 6 tokens, naive's at k=5; nothing flips at 10 tokens
+    flipped = questions["t"][["setting", "method", "baseline", "question_id", "winner"]].values.tolist()
+    assert flipped == [[SMALLEST, "sketch", "naive", "q1", "sketch"], [unequal(5), "sketch", "naive", "q1", "naive"]]
 
     comparisons, claims = decision_claims({"t": results}, by, 5)
     recall = comparisons[comparisons["metric"].str.startswith("ctx_recall")].set_index("setting")

@@ -158,6 +158,17 @@ def test_widget_shows_its_default_view_and_follows_its_controls(explorer):
     assert c["knob"].children[0].description == "graph hops" and "What sketch did" in c["view"].value
 
 
+def test_explore_opens_the_widget_on_a_dataset_reusing_what_is_built(embedder):
+    from rag_lab.evaluation.harness import build
+    from rag_lab.explore.widget import explore
+    from rag_lab.methods import get_retriever
+
+    naive = build(get_retriever("naive", embedder=embedder), tiny().documents)
+    box = explore(tiny(), naive, embedder=embedder, method="naive", k=1)
+    # the first question, one hit (header + 1 row), from the index built above, not built again
+    assert "Which spice colours risotto?" in box.view_html and box.view_html.count("<tr>") == 2
+    assert "index reused" in box.view_html and "tiny" in box.controls["dataset"].options
+
 
 def test_widget_first_view_is_made_without_its_output_area(explorer, monkeypatch):
     """Writing through an Output widget while the cell runs can hang papermill (explore_widget's

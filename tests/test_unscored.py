@@ -1,10 +1,9 @@
 """Metrics that are 0 only because no answer model ran are found and named (hand-made tables); notebook 10
-drops them in one line of pandas (tests/test_notebook_10.py: the heatmap leaves exact_match out)."""
+drops them with ``without_unscored`` (tests/test_notebook_10.py: the heatmap leaves exact_match out)."""
 import pandas as pd
 import pytest
 
-from rag_lab.compare.descriptions import unscored_sentence
-from rag_lab.compare.unscored import unscored
+from rag_lab.compare.unscored import unscored, unscored_sentence, without_unscored
 
 
 def table(rows, reasoner="offline"):
@@ -42,3 +41,13 @@ def test_rows_without_their_answer_reasoner_are_refused():
     bare = table([("naive", "q1", "exact_match", 0.0)]).drop(columns="answer_reasoner")
     with pytest.raises(ValueError, match="answer_reasoner"):
         unscored({"a": bare})
+
+
+def test_without_unscored_drops_the_rows_and_says_why():
+    a = table([("naive", "q1", "exact_match", 0.0), ("naive", "q1", "token_f1", 0.4)])
+    b = table([("naive", "q2", "ctx_recall", 1.0)])
+    # by hand: exact_match is 0 on its one row, answered offline: dropped from a; b has nothing to drop
+    kept, said = without_unscored({"a": a, "b": b})
+    assert kept["a"]["metric"].tolist() == ["token_f1"] and kept["b"]["metric"].tolist() == ["ctx_recall"]
+    assert said.startswith("Not shown: exact_match, which is 0 for every method and question")
+    assert without_unscored({"b": b})[1] == ""

@@ -29,12 +29,13 @@ from ..evaluation.harness import as_retrievers, evaluate, summarize
 from ..evaluation.ledger import record
 from ..evaluation.metric_specs import LEADERBOARD_SCORES as LEADERBOARD_METRICS
 from ..evaluation.retrievers import Retriever
+from ..evaluation.uncertainty import question_units
 from ..methods import available_methods, get_retriever
 from ..methods.ssg.ledgered import OWN_STOP
 from .budget import (TOKENS, EqualBudget, budget_differences, context_token_rows, equal_budget, fits_of, mid_budget,
                      tokens_per_hit, with_tokens)
 from .claims import CLAIMS, SSG_METRICS, claim_comparisons, claims_table, ssg_gathered_rows
-from .intervals import differences_table, flip_summary, flipped_questions, methods_of, rank_metric
+from .intervals import differences_table, flip_summary, flipped_questions, leaderboard_shown, methods_of, rank_metric
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,15 @@ class Run:
             if twin != name:
                 out[name] = twin
         return out
+
+    @cached_property
+    def units(self) -> dict[str, str]:
+        """question -> its document (``question_units``): every interval and test is clustered by it."""
+        return question_units(self.dataset)
+
+    def once(self, board: pd.DataFrame) -> pd.DataFrame:
+        """``board`` (``leaderboard_ci``'s long form) as a reader sees it, each method of ``same`` shown once."""
+        return leaderboard_shown(board, self.same)
 
 
 def compare(datasets: Sequence[str | DataSource], methods="all", ks=(1, 3, 5, 10), reasoner="offline", judge=None,
@@ -183,10 +193,11 @@ def decision_differences(results: pd.DataFrame, budgets: Mapping[str, EqualBudge
     return out
 
 
-def decision_flips(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, Mapping[str, EqualBudget]],
-                   k: int) -> pd.DataFrame:
-    """``flip_summary`` at each budget (is the first gold within the tokens handed) and at k, with the
-    ``setting`` and what it cuts at (``cut``: tokens or k) in columns."""
+def decision_flips(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, Mapping[str, EqualBudget]], k: int,
+                   runs: Mapping[str, Run], limit: int | None = None) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """(counts, questions): ``flip_summary`` at each budget (is the first gold within the tokens handed) and at
+    k, with the ``setting`` and what it cuts at (``cut``: tokens or k) in columns; and per dataset (``runs``
+    give the questions' text) every flipped question in each setting (``flipped_questions``), with its ``setting``."""
     frames = []
     for label in (SMALLEST, MID):
         for name, by_label in budgets.items():
@@ -196,8 +207,17 @@ def decision_flips(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, Ma
             table = flip_summary({name: as_k(eb.rows, eb.budget)}, eb.budget).drop(columns="k")
             frames.append(table.assign(setting=label, cut=f"{eb.budget} tokens"))
     frames.append(flip_summary(results, k).drop(columns="k").assign(setting=unequal(k), cut=f"k={k}"))
-    out = pd.concat(frames, ignore_index=True)
-    return out[["setting", "cut", "dataset", "method", "baseline", "wins", "losses", "ties", "n"]]
+    counts = pd.concat(frames, ignore_index=True)
+    counts = counts[["setting", "cut", "dataset", "method", "baseline", "wins", "losses", "ties", "n"]]
+    questions = {}
+    for name, df in results.items():
+        data = runs[name].dataset
+        per_setting = [flipped_questions(as_k(eb.rows, eb.budget), data, eb.budget, limit).assign(setting=label)
+                       for label, eb in budgets[name].items()]
+        per_setting.append(flipped_questions(df, data, k, limit).assign(setting=unequal(k)))
+        flipped = pd.concat(per_setting, ignore_index=True)
+        questions[name] = flipped[["setting", *[c for c in flipped.columns if c != "setting"]]]
+    return counts, questions
 
 
 def decision_claims(results: Mapping[str, pd.DataFrame], budgets: Mapping[str, Mapping[str, EqualBudget]], k: int,
@@ -280,14 +300,3 @@ def _record_claims(comps: pd.DataFrame) -> None:
     for name, rows in comps.groupby("dataset", sort=False):
         gathered = ~rows["metric"].astype(str).str.contains("@")
         record(rows.assign(setting=[OWN_STOP if g else "" for g in gathered]), str(name))
-
-
-def decision_flipped_questions(results: pd.DataFrame, budgets: Mapping[str, EqualBudget], dataset, k: int,
-                               limit: int | None = None) -> pd.DataFrame:
-    """``flipped_questions`` of one dataset (its name, or the loaded ``Dataset``) in each setting (each budget, then
-    k), with its ``setting``."""
-    frames = [flipped_questions(as_k(eb.rows, eb.budget), dataset, eb.budget, limit).assign(setting=label)
-              for label, eb in budgets.items()]
-    frames.append(flipped_questions(results, dataset, k, limit).assign(setting=unequal(k)))
-    out = pd.concat(frames, ignore_index=True)
-    return out[["setting", *[c for c in out.columns if c != "setting"]]]

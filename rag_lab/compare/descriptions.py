@@ -1,6 +1,6 @@
 """What notebook 10 says about its run besides its findings, each sentence computed from the run: the questions
 each data set scores, the methods that retrieve or score alike, the context budgets, the encoder's cut of long
-chunks, the metrics left out, and what the SSG claim's gold-sentence scores count (notebook 03 prints it too).
+chunks, and what the SSG claim's gold-sentence scores count (notebook 03 prints it too).
 The findings (decided comparisons in words) are ``evaluation.findings``'.
 """
 from __future__ import annotations
@@ -15,9 +15,9 @@ from ..evaluation.flips import without_attrs
 from ..evaluation.statistics import format_ci
 from ..methods.ssg.config import SSGConfig
 from ..methods.ssg.experiment import PAPER_MAX_SENTENCES
+from .comparison import SMALLEST
 from .budget import HANDED, TOKENS, EqualBudget, budget_metric
 from .intervals import LEADERBOARD_METRICS, RANK_METRIC, methods_of, rank_metric
-from .unscored import NEEDS_ANSWER_MODEL
 
 
 # -- the questions ----------------------------------------------------------------------------------
@@ -116,11 +116,12 @@ def _leader(board: pd.DataFrame, metric: str) -> str:
     return f"{row['method']} {format_ci(row['mean'], row['ci_low'], row['ci_high'])}"
 
 
-def budget_sentence(results: pd.DataFrame, k: int, equal: EqualBudget, board_at_k: pd.DataFrame) -> str:
-    """In words, from the run: how far apart the methods' budgets at k are, the budget every method
-    is cut to and why, who leads context recall at k and at the budget (and where the leader at k
+def budget_sentence(results: pd.DataFrame, k: int, budgets: Mapping[str, EqualBudget], board_at_k: pd.DataFrame) -> str:
+    """In words, from the run (``budgets``: setting -> ``EqualBudget``, ``comparison.decision_budgets``): how far
+    apart the methods' budgets at k are, the smallest budget every method is cut to and why, who leads context recall at k and at the budget (and where the leader at k
     lands), which methods hand over less than the budget (their ranking at the deepest k holds fewer
     tokens) and the context blocks not counted."""
+    equal = budgets[SMALLEST]
     budget, deepest_k, board = equal.budget, equal.deepest_k, equal.board
     means = _mean_tokens(results, k)
     lo, hi = means.idxmin(), means.idxmax()
@@ -176,18 +177,6 @@ def semantic_truncation_sentence(retrievers: Mapping[str, object]) -> str:
     return text + (f"\nA chunk past the limit is embedded from its opening {limit - 2} word pieces only: it is found "
                    "or missed by its opening, while the metrics credit its whole text. Read the rows of "
                    f"{' and '.join(cut)} with that in mind: they rank truncated vectors.")
-
-
-# -- the metrics left out ---------------------------------------------------------------------------
-def unscored_sentence(metrics: list[str]) -> str:
-    """Why ``metrics`` (from ``unscored.unscored``) are not shown; empty when none is left out."""
-    if not metrics:
-        return ""
-    named = " and ".join(metrics)
-    reasons = "; ".join(f"{m}: {NEEDS_ANSWER_MODEL[m]}" for m in metrics)
-    verb = "is" if len(metrics) == 1 else "are"
-    return (f"Not shown: {named}, which {verb} 0 for every method and question because no answer model ran "
-            f"({reasons}).")
 
 
 # -- what the SSG claim counts ----------------------------------------------------------------------

@@ -5,8 +5,8 @@ sentences joined together, so it never equals a reference answer word for word: 
 for every method and question, and ``answer_llm_tokens`` counts no model call. Such a column is not a
 finding about any method; a heatmap or table showing it spends a row on a constant. ``unscored``
 finds them from the run (only metrics that depend on the answering model, only when every value is 0
-and every row was answered without a model: the reason holds, not merely the zero); notebook 10 drops
-them in one line of pandas and ``descriptions.unscored_sentence`` says what is absent and why.
+and every row was answered without a model: the reason holds, not merely the zero); ``without_unscored``
+drops them for notebook 10 and says what is absent and why.
 """
 from __future__ import annotations
 
@@ -41,3 +41,22 @@ def unscored(results: Mapping[str, pd.DataFrame]) -> list[str]:
         if all((p["value"] == 0).all() and p["answer_reasoner"].isin(NO_MODEL).all() for p in parts):
             out.append(metric)
     return out
+
+
+def unscored_sentence(metrics: list[str]) -> str:
+    """Why ``metrics`` (from ``unscored``) are not shown; empty when none is left out."""
+    if not metrics:
+        return ""
+    named = " and ".join(metrics)
+    reasons = "; ".join(f"{m}: {NEEDS_ANSWER_MODEL[m]}" for m in metrics)
+    verb = "is" if len(metrics) == 1 else "are"
+    return (f"Not shown: {named}, which {verb} 0 for every method and question because no answer model ran "
+            f"({reasons}).")
+
+
+def without_unscored(results: Mapping[str, pd.DataFrame]) -> tuple[dict[str, pd.DataFrame], str]:
+    """``results`` without the rows of its ``unscored`` metrics (the CSVs written before keep them), and
+    ``unscored_sentence`` of them: what a comparison's tables leave out, and why."""
+    dead = unscored(results)
+    kept = {name: df[~df["metric"].isin(dead)].reset_index(drop=True) for name, df in results.items()}
+    return kept, unscored_sentence(dead)

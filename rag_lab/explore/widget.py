@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ipywidgets as w
 
+from ..core.types import Dataset
 from .explorer import Explorer, ExplorerView, main_knob
 
 
@@ -149,3 +150,10 @@ def explorer_widget(explorer: Explorer, dataset: str, method: str = "naive", k: 
         control.observe(refresh, names="value")
     refresh(capture=False)   # the first view, while the cell runs: no Output capture (module docstring)
     return box
+
+
+def explore(dataset: Dataset, *built, embedder=None, reasoner=None, method: str = "naive", k: int = 5) -> ExplorerBox:
+    """``explorer_widget`` over the shipped datasets and ``dataset``, first showing ``method`` on its first
+    question at ``k``; the retrievers ``built`` on ``dataset`` already (a notebook's) are reused, not built again."""
+    explorer = Explorer(embedder=embedder, reasoner=reasoner).keep(dataset, *built)
+    return explorer_widget(explorer, dataset.name, method, k)
