@@ -49,11 +49,6 @@ def strategy_params(**knobs) -> dict[str, dict]:
     return params
 
 
-def make_retrievers(strategies: Sequence[str], params: Mapping[str, dict] | None = None) -> dict[str, Retriever]:
-    params = params or strategy_params()
-    return {name: get_retriever(name, **params.get(name, {})) for name in strategies}
-
-
 @dataclass
 class Run:
     """One evaluation: tidy per-question rows, build costs, the built retrievers and their retrievals
@@ -71,7 +66,8 @@ def evaluate(strategies: Sequence[str], dataset: Dataset, ks: Sequence[int] = (1
     if not dataset.questions:
         raise ValueError(f"dataset {dataset.name!r} has no questions to evaluate")
     ks = sorted({int(k) for k in ks})
-    retrievers = make_retrievers(strategies, params)
+    params = params or strategy_params()
+    retrievers = {name: get_retriever(name, **params.get(name, {})) for name in strategies}
     for r in retrievers.values():
         build(r, dataset.documents)
     results = run_queries_at(retrievers, dataset, ks, progress)
