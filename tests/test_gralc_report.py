@@ -138,3 +138,83 @@ def test_short_texts_table1_and_the_ablation_from_one_run():
     assert any(line.startswith("The lowest MRR, 0.375 (Naive; its interval: Table 1), minus 0.95") for line in lines)
     assert lines.index("t4") < lines.index("ctx") < lines.index("t6") < lines.index("λ")
     assert lines[-len(short.said):] == short.said
+
+
+def length_rows():
+    """Two questions on two documents in the introduction and full conditions, every strategy: MRR@20 (1, 0.5)
+    but +Graph (1, 1); recall 1 at every k; SecCov 1 for content-only and 3 for structure-aware strategies in both
+    readings; CS Recall 0 in the introduction, (0, 1) in the full texts; ctx recall (0, 1) in the full texts."""
+    data = []
+    for cond in ("introduction", "full"):
+        for name in tb.ALL:
+            data += rows(name, "doc_mrr", 20, [1.0, 1.0] if name == "gralc-graph" else [1.0, 0.5], cond)
+            data += rows(name, "doc_recall", 1, [1, 1], cond) + rows(name, "doc_recall", 5, [1, 1], cond)
+            seccov = [1.0, 1.0] if name in paper.CONTENT_ONLY else [3.0, 3.0]
+            for k in (5, 20):
+                data += rows(name, tb.SECCOV, k, seccov, cond) + rows(name, tb.SOURCE_SECCOV, k, seccov, cond)
+            data += rows(name, "cs_recall", 20, [0, 0] if cond == "introduction" else [0, 1], cond)
+            if cond == "full":
+                data += rows(name, "ctx_recall", 5, [0, 1], cond) + rows(name, "ctx_recall", 20, [0, 1], cond)
+                data += rows(name, "ctx_mrr", 20, [0, 0.5], cond)
+    return pd.DataFrame(data).reindex(columns=[*COLUMNS, "condition"])
+
+
+def test_by_length_tables_4_to_5c_from_the_gradient_rows():
+    grad, data = length_rows(), Dataset("toy", [], [])
+    units = {"q0": "d0", "q1": "d1"}
+    runs = {"introduction": None, "full": None}      # only which conditions ran is read
+    lengths = report.by_length(runs, grad, data, list(tb.ALL), [1, 5, 20], ["introduction", "full"], units)
+    assert (lengths.long_conditions, lengths.longest, lengths.mrr_k) == (["introduction", "full"], "full", 20)
+    assert lengths.note.startswith("No partial condition here")
+    # MRR@20: (1 + 0.5) / 2 = 0.75, +Graph 1.0; the paper's full Naive 0.344 beside it
+    assert lengths.table4.loc[("full", "Naive"), ("MRR", "ours")] == 0.75
+    assert lengths.table4.loc[("full", "GraLC-RAG (+Graph)"), ("MRR", "ours")] == 1.0
+    assert lengths.table4.loc[("full", "Naive"), ("MRR", "paper-reported")] == 0.344
+    assert len(lengths.order) == 15 and lengths.said[0].startswith("Table 4 (full condition)")
+    # Table 5c: both readings, k 5 and 20, two conditions; structure 3 minus content 1 = +2 on every question
+    assert len(lengths.contrast) == 8 and (lengths.contrast["diff"] == 2.0).all()
+    assert lengths.said_cs.startswith("CS Recall@20, full condition: 0.500 to 0.500 (best Naive)")
+    assert lengths.coverage_printed == "\n".join(lengths.said_coverage)
+    assert set(lengths.figures) == {"fig6_mrr_by_length", "fig7_seccov_by_length"}
+    none = report.by_length({"abstract": None}, grad[grad["condition"] == "abstract"], data, list(tb.ALL), [1, 5, 20], ["abstract"], units)
+    assert none.longest is None and none.said_cs is None and none.coverage_printed == none.note
+
+
+def test_evidence_paragraphs_and_a_run_without_gold_passages():
+    grad, data = length_rows(), Dataset("toy", [], [])
+    questions = [Question("q0", "question 0?", None, ["d0"]), Question("q1", "question 1?", None, ["d1"])]
+    run = ex.Run(grad, pd.DataFrame(), {}, {5: {}}, Dataset("toy[full]", [], questions))
+    found = report.evidence({"full": run}, grad, data, list(tb.ALL), "full", {"q0": "d0", "q1": "d1"})
+    # ctx R@5 (0 + 1) / 2 = 0.5 for every strategy, n = 2
+    assert found.table.loc[("full", "Naive"), ("ctx R@5", "ours")] == 0.5 and found.table.loc[("full", "Naive"), ("ctx R@5", "n")] == 2
+    assert found.said[0].startswith("Evidence paragraphs (full condition, ours only)")
+    assert found.worked == "No question of the full condition lists gold passages: nothing to mark."
+    assert found.passages.empty and found.hits.empty
+
+
+def test_answers_lambda_ablation_and_boundary_figure_on_two_small_documents(embedder):
+    from types import SimpleNamespace
+
+    docs = [Document("kidney", "Chronic kidney disease lowers eGFR slowly. Empagliflozin slowed the decline of eGFR "
+                               "in adults with type 2 diabetes mellitus."),
+            Document("heart", "Heart failure with preserved ejection fraction limits exercise capacity. Exercise "
+                              "training improved peak oxygen uptake in heart failure.")]
+    qs = [Question("q1", "Did empagliflozin slow eGFR decline?", gold_doc_ids=["kidney"]),
+          Question("q2", "Does exercise help heart failure?", gold_doc_ids=["heart"])]
+    data, units = Dataset("toy", docs, qs), {"q1": "kidney", "q2": "heart"}
+    params = ex.strategy_params(min_tokens=4, max_tokens=16)
+    run = ex.evaluate(list(tb.ALL), Dataset("toy[full]", docs, qs, {"condition": "full"}), (1, 5, 10), params)
+    answered = report.answers({"full": run}, "offline", list(tb.ALL), data, units)
+    assert (answered.condition, answered.questions) == ("full", 2)
+    assert answered.table.loc["Naive", ("Tokens", "ours ÷ Naive")] == 1.0 and answered.said
+    # λ = 0 is gralc-structure with the same knobs: its MRR@10 is the run's Structure-Aware MRR@10 (Table 4's deepest k)
+    lengths, short = SimpleNamespace(long_conditions=["full"], mrr_k=10), SimpleNamespace(ks=[1, 5], condition="abstract")
+    sweep = report.lambda_ablation(answered, [0.0, 0.1], params, lengths, short, data, units)
+    structure = tb.metric_means(run.scores, "doc_mrr", 10)["gralc-structure"]
+    assert list(sweep.table.index) == [0.0, 0.1] and sweep.table.loc[0.0, "MRR@10"] == pytest.approx(structure)
+    assert sweep.questions == 2 and sweep.said[0].startswith("λ ablation (gralc-kg, full condition, against λ = 0")
+    assert sorted(set(sweep.differences.index.get_level_values("lambda"))) == [0.1]
+    # the trace covers the document's tokens; its chunks are gralc-structure's on that document alone
+    fig = report.boundary_figure(docs[0], params)
+    alone = ex.evaluate(["gralc-structure"], Dataset("one", docs[:1], qs[:1]), (1,), params).retrievers["gralc-structure"]
+    assert fig.layout.title.text.startswith("Boundary score over kidney (") and f"{len(alone.chunks)} chunks)" in fig.layout.title.text
