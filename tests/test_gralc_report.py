@@ -218,3 +218,11 @@ def test_answers_lambda_ablation_and_boundary_figure_on_two_small_documents(embe
     fig = report.boundary_figure(docs[0], params)
     alone = ex.evaluate(["gralc-structure"], Dataset("one", docs[:1], qs[:1]), (1,), params).retrievers["gralc-structure"]
     assert fig.layout.title.text.startswith("Boundary score over kidney (") and f"{len(alone.chunks)} chunks)" in fig.layout.title.text
+
+
+def test_ran_falls_back_to_the_first_condition_and_refuses_no_run():
+    runs = {"abstract": None, "introduction": None}
+    assert report.ran(runs, "full") == "abstract" and report.ran(runs, "introduction") == "introduction"
+    assert report.ran(runs, None) == "abstract"
+    with pytest.raises(ValueError, match="runs is empty"):
+        report.ran({}, "full")

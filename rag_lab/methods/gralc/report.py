@@ -26,6 +26,15 @@ from .sentences import coverage_sentences, lambda_sentences
 LONG_CONDITIONS = ("introduction", "partial", "full")
 
 
+def ran(runs: Mapping[str, ex.Run], wanted: str | None) -> str:
+    """``wanted`` when that condition ran, else the first that did (the worked example and Table 6 fall back
+    to the texts the data has)."""
+    if not runs:
+        raise ValueError("runs is empty: no length condition ran (experiment.length_gradient found no article "
+                         "with the sections any condition needs); expected at least one condition")
+    return wanted if wanted in runs else next(iter(runs))
+
+
 def boundary_figure(doc, params: Mapping[str, dict]):
     """The boundary-score trace of gralc-structure over one document, built on it alone."""
     tracer = ex.build(get_retriever("gralc-structure", **params["gralc-structure"]), [doc])
@@ -238,7 +247,7 @@ def evidence(runs: Mapping[str, ex.Run], grad: pd.DataFrame, data, strategies: S
         said = [s + (tail if inside else "") for s in
                 finding_sentences(order, ranking=f"Evidence paragraphs ({longest} condition, ours only)", metric="ctx R@5", means=ctx)]
 
-    condition = longest if longest in runs else next(iter(runs))
+    condition = ran(runs, longest)
     wrun = runs[condition]
     k = 5 if 5 in wrun.results else max(wrun.results)
     q = next((q for q in wrun.dataset.questions if q.gold_contexts), None)   # the first question with gold passages
@@ -270,7 +279,7 @@ def answers(runs: Mapping[str, ex.Run], reasoner: str, strategies: Sequence[str]
             limit: int | None = None) -> Answers:
     """Each strategy's top five answered by ``reasoner``: proxy F1 and its order paired by question, section
     diversity structure-aware minus content-only, tokens as ratios to Naive beside the paper's."""
-    condition = "full" if "full" in runs else next(iter(runs))
+    condition = ran(runs, "full")
     run = runs[condition]
     gen = ex.generation(run, get_reasoner(reasoner), k=5, limit=limit)
     t6 = tb.table6(gen)
