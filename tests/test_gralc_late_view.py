@@ -69,7 +69,7 @@ def test_the_focus_is_the_sentence_that_moves_most_and_its_neighbour_changes(vie
 
 
 def test_the_sentence_quotes_the_view(view):
-    text = lv.late_sentence(view)
+    text = view.sentence
     assert text.startswith("Sentence 2 of d ranks 1 of 3 for the query embedded alone (cosine 0.55) and 3 pooled late (0.05).")
     assert "alone: [0]; late: [1] (0 shared; 1 of the late ones within 1 sentences of it)" in text
 

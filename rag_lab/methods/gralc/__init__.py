@@ -6,5 +6,6 @@ cross-section question generator and the paper's structural metrics.
 
 ``config`` holds each strategy's knobs; ``method`` registers the six strategies (``gralc-naive`` …
 ``gralc-graph``) when ``rag_lab.methods`` imports it; heavy libraries (torch, networkx, scipy,
-sklearn) load only when a strategy is built.
+sklearn) load only when a strategy is built. ``report`` gives notebook 04 each section's tables,
+figures and sentences (``sentences`` writes the longer ones) from ``experiment``'s runs.
 """

@@ -13,6 +13,8 @@ from ...core.configs import drop_none
 from ...evaluation.harness import COLUMNS, build, build_costs, run_queries, run_queries_at, score_retrievals
 from ...evaluation.retrievers import Retriever, answer_contexts, get_retriever
 from ...core.types import Dataset, Retrieval
+from ...datasets import data_source
+from ...evaluation.uncertainty import question_units
 from ...reasoning.batch import run_batch
 from . import paper
 from .gradient import CONDITIONS, condition_dataset
@@ -21,6 +23,16 @@ from .metrics import answer_rows, cross_section_rows
 from .seccov import PAPER_READING, reading_rows
 from .method import STRATEGIES, strategy_config
 from .tables import DIFF_COLUMNS, SOURCE_SECCOV, TAIL, metric_means
+
+
+def load_data(dataset, data_path=None, articles: int | None = None, seed: int = 0, per_template: int = 1,
+              limit: int | None = None) -> tuple[Dataset, dict[str, str]]:
+    """The notebook's data (``dataset``: a name, a generic-form folder or {"loader": NAME, ...}; the other
+    arguments as ``paper.loader_kwargs`` reads them; the first ``limit`` questions) and each question's
+    document (``uncertainty.question_units``), so every interval and test is clustered by document."""
+    source = data_source(dataset)
+    data = source.load(paper.loader_kwargs(source.label, data_path, articles, seed, per_template), limit=limit)
+    return data, question_units(data)
 
 
 def strategy_params(**knobs) -> dict[str, dict]:
@@ -35,11 +47,6 @@ def strategy_params(**knobs) -> dict[str, dict]:
         known = sorted({k for name in STRATEGIES for k in strategy_config(name).knobs()})
         raise ValueError(f"no GraLC-RAG strategy has the knob(s) {unused}; their knobs are: {', '.join(known)}")
     return params
-
-
-def make_retrievers(strategies: Sequence[str], params: Mapping[str, dict] | None = None) -> dict[str, Retriever]:
-    params = params or strategy_params()
-    return {name: get_retriever(name, **params.get(name, {})) for name in strategies}
 
 
 @dataclass
@@ -59,7 +66,8 @@ def evaluate(strategies: Sequence[str], dataset: Dataset, ks: Sequence[int] = (1
     if not dataset.questions:
         raise ValueError(f"dataset {dataset.name!r} has no questions to evaluate")
     ks = sorted({int(k) for k in ks})
-    retrievers = make_retrievers(strategies, params)
+    params = params or strategy_params()
+    retrievers = {name: get_retriever(name, **params.get(name, {})) for name in strategies}
     for r in retrievers.values():
         build(r, dataset.documents)
     results = run_queries_at(retrievers, dataset, ks, progress)

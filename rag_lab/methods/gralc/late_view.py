@@ -70,6 +70,24 @@ class LateView:
     neighbours: pd.DataFrame
     pairwise_median: dict[str, float]
 
+    @property
+    def sentence(self) -> str:
+        """What the figure shows, in words, from the view's numbers."""
+        t, f = self.spans, self.focus
+        n = len(t)
+        alone = [int(i) for i in self.neighbours["alone: span"]]
+        late = [int(i) for i in self.neighbours["late: span"]]
+        near = sum(abs(i - f) <= len(late) for i in late)
+        spread = (f"two sentences of this document have a median cosine of {self.pairwise_median['alone']:.2f} alone "
+                  f"and {self.pairwise_median['late']:.2f} late")
+        return (f"Sentence {f} of {self.doc_id} ranks {t.loc[f, 'rank_alone']} of {n} for the query embedded alone "
+                f"(cosine {t.loc[f, 'cos_query_alone']:.2f}) and {t.loc[f, 'rank_late']} pooled late "
+                f"({t.loc[f, 'cos_query_late']:.2f}). Its {len(late)} nearest sentences alone: {alone}; late: {late} "
+                f"({len(set(alone) & set(late))} shared; {near} of the late ones within {len(late)} sentences of it). "
+                f"Late pooling mixes each sentence's context into its vector: {spread}"
+                + (" (context draws them together)." if self.pairwise_median["late"] > self.pairwise_median["alone"]
+                   else " (here context did not draw them together)."))
+
 
 def choose_focus(rank_alone: np.ndarray, rank_late: np.ndarray) -> int:
     """The span whose rank for the query moves most between the two embeddings (ties: the better late
@@ -117,22 +135,3 @@ def late_view(doc: Document, query: str, embedder, spans: Sequence[tuple[int, in
 def _preview(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= PREVIEW else text[:PREVIEW - 1] + "…"
-
-
-def late_sentence(view: LateView) -> str:
-    """What the figure shows, in words, from the view's numbers."""
-    t, f = view.spans, view.focus
-    n = len(t)
-    alone = [int(i) for i in view.neighbours["alone: span"]]
-    late = [int(i) for i in view.neighbours["late: span"]]
-    near = sum(abs(i - f) <= len(late) for i in late)
-    spread = (f"two sentences of this document have a median cosine of {view.pairwise_median['alone']:.2f} alone "
-              f"and {view.pairwise_median['late']:.2f} late")
-    return (f"Sentence {f} of {view.doc_id} ranks {t.loc[f, 'rank_alone']} of {n} for the query embedded alone "
-            f"(cosine {t.loc[f, 'cos_query_alone']:.2f}) and {t.loc[f, 'rank_late']} pooled late "
-            f"({t.loc[f, 'cos_query_late']:.2f}). Its {len(late)} nearest sentences alone: {alone}; late: {late} "
-            f"({len(set(alone) & set(late))} shared; {near} of the late ones within {len(late)} sentences of it). "
-            f"Late pooling mixes each sentence's context into its vector: {spread}"
-            + (" (context draws them together)." if view.pairwise_median["late"] > view.pairwise_median["alone"]
-               else " (here context did not draw them together)."))
-

@@ -14,7 +14,6 @@ from .gradient import CONDITIONS, is_abstract
 from .method import PAPER_LABELS
 
 ORDER = ["Naive", "Semantic", "Late Chunking", "Structure-Aware", "GraLC-RAG (KG)", "GraLC-RAG (+Graph)"]
-TITLE = "Graph-Aware Late Chunking for Retrieval-Augmented Generation in Biomedical Literature"
 
 
 def _table1() -> pd.DataFrame:
