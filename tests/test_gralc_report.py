@@ -135,7 +135,11 @@ def test_short_texts_table1_and_the_ablation_from_one_run():
     sweep = report.LambdaAblation("abstract", 4, pd.DataFrame(), pd.DataFrame(), ["λ"], None)
     lines = report.findings(short, lengths, found, answered, sweep, data, units)
     assert lines[0].endswith(" The paper reports no tests.") and lines[1] == "t5"
-    assert any(line.startswith("The lowest MRR, 0.375 (Naive; its interval: Table 1), minus 0.95") for line in lines)
+    said = "The lowest MRR, 0.375 (Naive; its interval: Table 1), minus 0.95"
+    ceiling = next(i for i, line in enumerate(lines) if line.startswith(said))
+    # the lowest strategy (Naive: gralc-naive in the ledger) decided against the paper's ceiling, said under it
+    under = lines[ceiling + 1]
+    assert under.startswith("  ") and "Naive" in under and "the 0.95 ceiling" in under
     assert lines.index("t4") < lines.index("ctx") < lines.index("t6") < lines.index("λ")
     assert lines[-len(short.said):] == short.said
 

@@ -240,21 +240,6 @@ def sweep_columns(sweep: Sweep) -> dict[str, str]:
     return out
 
 
-def boundary_markers(doc, retriever) -> pd.DataFrame:
-    """Token positions where sections and subsections start (for the boundary-trace figure)."""
-    from .encoding import encode_document
-    import numpy as np
-
-    enc = encode_document(doc.text, retriever.embedder, overlap=retriever.config.window_overlap,
-                          use_cache=retriever.config.cache_tokens)
-    rows = []
-    for s in doc.sections:
-        if s.kind in ("section", "subsection"):
-            rows.append({"token": int(np.searchsorted(enc.offsets[:, 0], s.start)), "kind": s.kind,
-                         "title": s.title or s.id})
-    return pd.DataFrame(rows)
-
-
 def short_text_dataset(dataset: Dataset) -> Dataset:
     """The paper's short-text setting (Tables 1–2): the abstracts — for PubMedQA each whole abstract
     (every context section), for JATS articles their abstract section — else the dataset as it is."""

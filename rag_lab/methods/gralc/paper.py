@@ -120,11 +120,6 @@ def strategy(paper_label: str) -> str:
     return next((name for name, said in PAPER_LABELS.items() if said == paper_label), paper_label)
 
 
-def ceiling_pairs(lowest: str) -> list[tuple[str, str]]:
-    """The strategy the paper labels ``lowest`` (the lowest MRR) against the ``CEILING``, as ``SIDES`` names it."""
-    return [(strategy(lowest), CEILING_SIDE)]
-
-
 def labelled(table: pd.DataFrame) -> pd.DataFrame:
     """A decided table (registry names, as the ledger files them) with the paper's labels in its method and
     other-side columns, as the notebook's tables show them."""
@@ -227,13 +222,6 @@ def short_text_setting(dataset: Dataset) -> str:
         return (f"abstracts of {len(docs):,} JATS articles, {n_q:,} template questions about the full articles "
                 "(gold = the article) — not the paper's PubMedQA* setting")
     return f"{len(docs):,} whole documents (none has an abstract), {n_q:,} questions — not the paper's setting"
-
-
-def table1_like_for_like(dataset: Dataset) -> bool:
-    """Tables 1-2 are like-for-like with the paper's (same kind of data, model and metric) only on whole
-    PubMedQA abstracts, the paper's PubMedQA* setting; other data sets make the paper's numbers a
-    reference, not a value our interval could contain or miss."""
-    return bool(dataset.documents) and all(is_abstract(d) for d in dataset.documents)
 
 
 def missing_conditions(runs: Mapping[str, object], wanted=CONDITIONS) -> str:

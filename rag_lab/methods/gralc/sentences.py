@@ -15,29 +15,33 @@ REPRODUCES = {True: "reproduces", False: "does not reproduce"}
 TURNED = 0.01    # below a 1 − cos of 0.01 a token vector points where it did (a size, not a test)
 
 
-def cs_sentence(t5: pd.DataFrame, ci_low: pd.DataFrame, k: int, long_conditions: Sequence[str], longest: str | None) -> str | None:
+def cs_sentence(t5: pd.DataFrame, ci_low: pd.DataFrame, k: int, long_conditions: Sequence[str],
+                longest: str | None) -> str | None:
     """CS Recall@k in the longest condition (its range, how many intervals lie above 0), against the paper's
     0.000, and in the shorter conditions, whose texts end before each template's second section."""
     col = f"CS Recall@{k}"
     if not longest:
         return None
-    cs, low = t5[f"{col} {longest}"].dropna(), ci_low[f"{col} {longest}"].reindex(t5[f"{col} {longest}"].dropna().index)
+    cs = t5[f"{col} {longest}"].dropna()
+    low = ci_low[f"{col} {longest}"].reindex(cs.index)
     if cs.empty:
         return None
     if cs.max() > 0:
-        said = (f"{cs.min():.3f} to {cs.max():.3f} (best {cs.idxmax()}); the 95% interval lies above 0 for {(low > 0).sum()} of {len(cs)} "
-                f"strategies (lowest lower bound {low.min():.3f}), against the paper-reported 0.000 for every strategy")
+        said = (f"{cs.min():.3f} to {cs.max():.3f} (best {cs.idxmax()}); the 95% interval lies above 0 for "
+                f"{(low > 0).sum()} of {len(cs)} strategies (lowest lower bound {low.min():.3f}), against the "
+                "paper-reported 0.000 for every strategy")
     else:
         said = "0.000 for every strategy, as paper-reported"
-    shorter = [c for c in long_conditions[-2::-1] if f"{col} {c}" in t5.columns]   # the conditions shorter than the longest
+    # the conditions shorter than the longest
+    shorter = [c for c in long_conditions[-2::-1] if f"{col} {c}" in t5.columns]
     if shorter:
         shorter_max = t5[[f"{col} {c}" for c in shorter]].max().max()
         if shorter_max == 0:
-            said += (f"; in the {' and '.join(shorter)} condition it is 0.000 for every strategy, as it must be: those texts end "
-                     "before Results and Discussion, where each template's second section lies")
+            said += (f"; in the {' and '.join(shorter)} condition it is 0.000 for every strategy, as it must be: "
+                     "those texts end before Results and Discussion, where each template's second section lies")
         else:
-            said += (f"; in the {' and '.join(shorter)} condition it reaches {shorter_max:.3f} although those texts end before "
-                     "Results and Discussion — check how sections were assigned roles")
+            said += (f"; in the {' and '.join(shorter)} condition it reaches {shorter_max:.3f} although those texts "
+                     "end before Results and Discussion — check how sections were assigned roles")
     return f"{col}, {longest} condition: {said}."
 
 
@@ -52,25 +56,36 @@ def contrast_sentences(contrast: pd.DataFrame, ks: Sequence[int], longest: str |
         pat, fr = contrast.loc[(pattern, k, longest)], contrast.loc[(fair, k, longest)]
         rows = contrast.xs((k, longest), level=["k", "condition"]).reset_index()
         found = finding_sentences(rows, name=lambda r: f"{r['reading'].split(':')[0]} reading")
+        by_construction = (" — there the content-only strategies score 1.00 on every question by construction (their "
+                           "chunks carry no section label, so they count as one)" if pat["content-only"] == 1.0 else "")
         said.append(
-            f"SecCov@{k}, {longest} condition, structure-aware minus content-only (each group's mean on a question, paired by question):\n  the pattern reading (section labels at any level across all retrieved articles, content-only chunks unlabelled): "
-            f"content-only {pat['content-only']:.2f} vs structure-aware {pat['structure-aware']:.2f}, paper-reported difference {pat['paper-reported diff']:+.2f}"
-            + (" — there the content-only strategies score 1.00 on every question by construction (their chunks carry no section label, so they count as one)" if pat["content-only"] == 1.0 else "")
-            + f";\n  the fair reading (the source article's sections, every chunk labelled by the section holding most of its characters): content-only {fr['content-only']:.2f} vs structure-aware {fr['structure-aware']:.2f}.\n  "
+            f"SecCov@{k}, {longest} condition, structure-aware minus content-only (each group's mean on a question, "
+            "paired by question):\n  the pattern reading (section labels at any level across all retrieved articles, "
+            "content-only chunks unlabelled): "
+            f"content-only {pat['content-only']:.2f} vs structure-aware {pat['structure-aware']:.2f}, "
+            f"paper-reported difference {pat['paper-reported diff']:+.2f}"
+            + by_construction
+            + ";\n  the fair reading (the source article's sections, every chunk labelled by the section holding most "
+            f"of its characters): content-only {fr['content-only']:.2f} vs structure-aware "
+            f"{fr['structure-aware']:.2f}.\n  "
             + "\n  ".join(found)
-            + f"\nThe paper's SecCov finding (structure-aware strategies cover more sections) {REPRODUCES[pat['verdict'] == 'supported']} on the pattern reading and {REPRODUCES[fr['verdict'] == 'supported']} on the fair reading here.")
+            + "\nThe paper's SecCov finding (structure-aware strategies cover more sections) "
+            f"{REPRODUCES[pat['verdict'] == 'supported']} on the pattern reading and "
+            f"{REPRODUCES[fr['verdict'] == 'supported']} on the fair reading here.")
     if len(contrast):
         for reading, name in ((pattern, "pattern"), (fair, "fair")):
             v = contrast.xs(reading, level="reading")["verdict"]
-            said.append(f"Over all {len(v)} condition × k cells, on the {name} reading structure-aware strategies cover more sections in {(v == 'supported').sum()}, "
-                        f"content-only ones in {(v == 'contradicted').sum()}, and {len(v) - v.map(decided).sum()} are not decided.")
+            said.append(f"Over all {len(v)} condition × k cells, on the {name} reading structure-aware strategies "
+                        f"cover more sections in {(v == 'supported').sum()}, content-only ones in "
+                        f"{(v == 'contradicted').sum()}, and {len(v) - v.map(decided).sum()} are not decided.")
     return said
 
 
 def coverage_sentences(t5: pd.DataFrame, t5_ci: dict, contrast: pd.DataFrame, ks: Sequence[int],
                        long_conditions: Sequence[str], longest: str | None) -> tuple[str | None, list[str]]:
     """Table 5's CS Recall sentence (``cs_sentence`` at the largest k) and Table 5c's (``contrast_sentences``)."""
-    return cs_sentence(t5, t5_ci["ci_low"], max(ks), long_conditions, longest), contrast_sentences(contrast, ks, longest)
+    return (cs_sentence(t5, t5_ci["ci_low"], max(ks), long_conditions, longest),
+            contrast_sentences(contrast, ks, longest))
 
 
 def lambda_sentences(sweep: Sweep, rows: pd.DataFrame, diffs: pd.DataFrame, condition: str,
@@ -91,8 +106,10 @@ def lambda_sentences(sweep: Sweep, rows: pd.DataFrame, diffs: pd.DataFrame, cond
         parts.append(f"{' and '.join(missing)} not measured in this run" + why)
     if reported and measured and measured[0].startswith("MRR@") and lams[0] == 0 and paper_lam in sw.index:
         first = measured[0]
-        parts.append(f"at the paper's λ = {paper_lam:g} our {first} changes by {sw.loc[paper_lam, first] - sw.loc[0, first]:+.3f} against no infusion, "
-                     f"paper-reported {reported[1]['GraLC-RAG (KG)'] - reported[1]['Structure-Aware']:+.4f} (GraLC-RAG (KG) minus Structure-Aware, {reported[0]}).")
+        change, paper_change = (sw.loc[paper_lam, first] - sw.loc[0, first],
+                                reported[1]["GraLC-RAG (KG)"] - reported[1]["Structure-Aware"])
+        parts.append(f"at the paper's λ = {paper_lam:g} our {first} changes by {change:+.3f} against no infusion, "
+                     f"paper-reported {paper_change:+.4f} (GraLC-RAG (KG) minus Structure-Aware, {reported[0]}).")
     changed = next(c for c in sw.columns if c.startswith("top "))
     turn = float((1 - sw[MENTION_COSINE]).max())   # the largest 1 − cos(h′, h)
     turned = turn >= TURNED
@@ -100,10 +117,17 @@ def lambda_sentences(sweep: Sweep, rows: pd.DataFrame, diffs: pd.DataFrame, cond
     if moved:
         verdict = f"the random infusion changes retrieval beyond the 95% interval ({', '.join(moved)})."
     else:
-        verdict = f"the random infusion {'turns the mention vectors, but' if turned else 'barely touches the vectors, and'} no retrieval change is decided by these questions."
-    return [f"λ ablation (gralc-kg, {condition} condition, against λ = {lams[0]:g}, paired by question):\n  " + "\n  ".join(parts),
-            f"The top {changed.split()[1]} differs from λ = {lams[0]:g}'s for " + ", ".join(f"{sw.loc[x, changed]:.0%} of questions at λ = {x:g}" for x in lams[1:])
+        how = "turns the mention vectors, but" if turned else "barely touches the vectors, and"
+        verdict = f"the random infusion {how} no retrieval change is decided by these questions."
+    top = changed.split()[1]
+    return [f"λ ablation (gralc-kg, {condition} condition, against λ = {lams[0]:g}, paired by question):\n  "
+            + "\n  ".join(parts),
+            f"The top {top} differs from λ = {lams[0]:g}'s for "
+            + ", ".join(f"{sw.loc[x, changed]:.0%} of questions at λ = {x:g}" for x in lams[1:])
             + "; chunks: " + ", ".join(f"{int(sw.loc[x, 'chunks'])} (λ = {x:g})" for x in lams) + ".",
-            "Infused mention tokens keep a mean cosine to their original vectors of " + ", ".join(f"{sw.loc[x, MENTION_COSINE]:.4f} at λ = {x:g}" for x in lams)
-            + " (all tokens: " + ", ".join(f"{sw.loc[x, ALL_COSINE]:.4f}" for x in lams) + f"); the largest 1 − cos is {turn:.4f} ({'≥' if turned else '<'} 0.01: the vectors {'turn' if turned else 'barely turn'}).",
+            "Infused mention tokens keep a mean cosine to their original vectors of "
+            + ", ".join(f"{sw.loc[x, MENTION_COSINE]:.4f} at λ = {x:g}" for x in lams)
+            + " (all tokens: " + ", ".join(f"{sw.loc[x, ALL_COSINE]:.4f}" for x in lams)
+            + f"); the largest 1 − cos is {turn:.4f} ({'≥' if turned else '<'} 0.01: the vectors "
+            f"{'turn' if turned else 'barely turn'}).",
             f"Over λ ∈ {{{lam_list}}}, " + verdict]
