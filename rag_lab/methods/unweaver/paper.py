@@ -83,25 +83,27 @@ def paper_fc_gap() -> pd.Series:
     return (t["UnWeaver"] - t["VectorRAG"]).rename("UnWeaver - VectorRAG (FC)")
 
 
-def _metric_sum(df: pd.DataFrame, method: str, metric: str) -> float:
-    d = df[(df["method"] == method) & (df["metric"] == metric)]["value"]
-    return float(d.sum()) if len(d) else 0.0
+def _by_method(dataset_label: str, rows: Mapping[str, list], columns: list[tuple]) -> pd.DataFrame:
+    """One row a method under ``dataset_label``, in the paper layout's index and ``columns``: the frame both
+    of this run's token tables share."""
+    index = pd.MultiIndex.from_tuples([(dataset_label, name) for name in rows], names=["dataset", "method"])
+    return _integer_tokens(pd.DataFrame(list(rows.values()), index=index, columns=pd.MultiIndex.from_tuples(columns)))
 
 
 def token_usage_table(retrievers: Mapping[str, object], df: pd.DataFrame, query_usage: Mapping[str, Cost],
                       dataset_label: str) -> pd.DataFrame:
     """This run in the paper's layout: rows (dataset, method), FC and token columns (tokens summed
     over all questions). FC is the mean ragas factual_correctness when the run had a judge, else NaN."""
-    rows, index = [], []
+    rows = {}
     for name, r in retrievers.items():
         b, q = r.build_cost, query_usage.get(name, Cost())
-        fc = df[(df["method"] == name) & (df["metric"] == "factual_correctness")]["value"]
-        rows.append([float(fc.mean()) if len(fc) else _NA, _NA,
-                     b.llm_prompt_tokens, q.llm_prompt_tokens, b.llm_completion_tokens, q.llm_completion_tokens,
-                     b.embedding_tokens, _metric_sum(df, name, "query_embedding_tokens")])
-        index.append((dataset_label, name))
-    return _integer_tokens(pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["dataset", "method"]),
-                                        columns=pd.MultiIndex.from_tuples(FC_COLUMNS + TOKEN_COLUMNS)))
+        own = df[df["method"] == name]
+        fc = own[own["metric"] == "factual_correctness"]["value"]
+        query_embedding = float(own[own["metric"] == "query_embedding_tokens"]["value"].sum())
+        rows[name] = [float(fc.mean()) if len(fc) else _NA, _NA,
+                      b.llm_prompt_tokens, q.llm_prompt_tokens, b.llm_completion_tokens, q.llm_completion_tokens,
+                      b.embedding_tokens, query_embedding]
+    return _by_method(dataset_label, rows, FC_COLUMNS + TOKEN_COLUMNS)
 
 
 def estimated_llm_tokens(retrievers: Mapping[str, object], dataset: Dataset, answer_k: int = 5,
@@ -115,20 +117,17 @@ def estimated_llm_tokens(retrievers: Mapping[str, object], dataset: Dataset, ans
     from ...reasoning.prompts import ANSWER
     from ...reasoning.tokens import count_message_tokens
 
-    label = dataset_label or dataset.name
     results = run_queries(dict(retrievers), dataset, answer_k, progress=False)
-    rows, index = [], []
+    rows = {}
     for name, r in retrievers.items():
         planned = estimate_calls(planned_llm_calls(r, dataset.documents))
         prompt_q = sum(count_message_tokens(ANSWER.messages(question=q.question,
                                                             contexts=answer_contexts(r, results[name][q.id])))
                        for q in dataset.questions)
-        rows.append([sum(p["prompt_tokens"] for p in planned), prompt_q,
-                     sum(p["est_completion_tokens"] for p in planned),
-                     ANSWER.completion_allowance * len(dataset.questions)])
-        index.append((label, name))
-    return _integer_tokens(pd.DataFrame(rows, index=pd.MultiIndex.from_tuples(index, names=["dataset", "method"]),
-                                        columns=pd.MultiIndex.from_tuples(TOKEN_COLUMNS[:4])))
+        rows[name] = [sum(p["prompt_tokens"] for p in planned), prompt_q,
+                      sum(p["est_completion_tokens"] for p in planned),
+                      ANSWER.completion_allowance * len(dataset.questions)]
+    return _by_method(dataset_label or dataset.name, rows, TOKEN_COLUMNS[:4])
 
 
 def beside_paper(ours: pd.DataFrame, ours_label: str) -> pd.DataFrame:
