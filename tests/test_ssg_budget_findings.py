@@ -55,14 +55,16 @@ def test_results_summary_gives_every_mean_its_interval_clustered_by_document():
     # the means are the hand means: basic precision (.8 + .6) / 2 = .7, query recall (.6 + .7) / 2 = .65
     own = scores_frame([("basic_retrieval", "a", 0.8, 0.4, 5), ("basic_retrieval", "b", 0.6, 0.6, 8),
                          ("query_traversal", "a", 0.5, 0.6, 9), ("query_traversal", "b", 0.4, 0.7, 7)]).assign(unit="doc")
-    summary = experiment.results_summary(own).set_index(["method", "metric"])
+    data = Dataset("hand", main_graph()[1], [Question("a", "?", gold_doc_ids=["A"]), Question("b", "?", gold_doc_ids=["A"])])
+    found = paper.results(own, None, 0.5, data, "the definition").summary
+    summary = found.set_index(["method", "metric"])
     assert summary.loc[("basic_retrieval", "gold_sentence_precision"), "mean"] == pytest.approx(0.7)
     assert summary.loc[("query_traversal", "gold_sentence_recall"), "mean"] == pytest.approx(0.65)
     assert (summary["n"] == 2).all() and len(summary) == 4
     from rag_lab.evaluation.uncertainty import summary_with_ci
     rows = experiment.tidy(own)
-    assert experiment.results_summary(own).equals(summary_with_ci(rows, ["gold_sentence_precision", "gold_sentence_recall"],
-                                                                  units={"a": "doc", "b": "doc"}))
+    assert found.equals(summary_with_ci(rows, ["gold_sentence_precision", "gold_sentence_recall"],
+                                        units={"a": "doc", "b": "doc"}))
 
 
 def test_the_leader_is_said_against_every_other_algorithm_as_the_paired_test_decides():
@@ -127,14 +129,16 @@ def test_reported_beats_reads_the_paper_tables():
 
 
 def test_shown_comparison_narrows_the_paper_table():
+    from rag_lab.evaluation.uncertainty import interval_frames
     from rag_lab.methods.ssg.paper import compare_with_paper, shown_comparison
 
     # two algorithms, no judge: precision/recall ours, the judged columns empty
     scores = scores_frame([("basic_retrieval", "a", 0.8, 0.4, 5), ("basic_retrieval", "b", 0.6, 0.6, 8),
                             ("query_traversal", "a", 0.5, 0.6, 9), ("query_traversal", "b", 0.4, 0.7, 7)])
     ours = experiment.results_table(scores)
-    wide = compare_with_paper(ours, "20q theme_based (paper-reported)", False, {},
-                              experiment.results_intervals(scores))
+    rows = experiment.tidy(scores)
+    intervals = interval_frames(rows, {c: c for c in dict.fromkeys(rows["metric"])}, units=experiment.units_of(scores))
+    wide = compare_with_paper(ours, "20q theme_based (paper-reported)", False, {}, intervals)
     shown, note = shown_comparison(wide)
     assert list(shown.columns) == ["n", "precision: ours [95% interval]", "precision: paper", "precision: difference",
                                    "recall: ours [95% interval]", "recall: paper", "recall: difference",

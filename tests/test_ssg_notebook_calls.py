@@ -71,7 +71,10 @@ def test_results_say_what_they_measure_and_what_was_not_computed():
     assert res.table.equals(experiment.results_table(scores, None, 0.5))
     # basic's precision (.8 + .6) / 2 = .7; query's recall (.6 + .7) / 2 = .65
     assert res.table.loc["basic_retrieval", "gold_sentence_precision"] == pytest.approx(0.7)
-    assert res.summary.equals(experiment.results_summary(scores, None))
+    from rag_lab.evaluation.uncertainty import summary_with_ci
+    rows = experiment.tidy(scores)      # every mean of the table with n and its interval, clustered by document
+    assert res.summary.equals(summary_with_ci(rows, list(dict.fromkeys(rows["metric"])),
+                                              units=experiment.units_of(scores)))
     from rag_lab.evaluation.uncertainty import formatted_summary
     assert res.shown_summary.equals(formatted_summary(res.summary))
     empty = [c for c in res.table.columns if res.table[c].isna().all()]

@@ -22,7 +22,7 @@ import pandas as pd
 
 from ...evaluation.harness import answer_rows, retrieve
 from ...evaluation.metrics import context_matches, locate_contexts
-from ...evaluation.uncertainty import Units, interval_frames, question_units, summary_with_ci
+from ...evaluation.uncertainty import Units, question_units
 from ...core import ties
 from ...reasoning.judge import get_judge
 from ...core.types import Dataset, Question, Retrieval
@@ -218,22 +218,6 @@ def units_of(scores: pd.DataFrame) -> Units | None:
     if "unit" not in scores.columns:
         return None
     return dict(zip(scores["question_id"].astype(str), scores["unit"].astype(str)))
-
-
-
-def results_summary(scores: pd.DataFrame, judged: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Every ``results_table`` mean with n and its 95% interval (``uncertainty.summary_with_ci``'s rows), clustered
-    by document (``units_of``)."""
-    rows = tidy(scores, judged)
-    return summary_with_ci(rows, list(dict.fromkeys(rows["metric"])), units=units_of(scores))
-
-
-def results_intervals(scores: pd.DataFrame, judged: pd.DataFrame | None = None,
-                      strategy: str | None = None) -> dict[str, pd.DataFrame]:
-    """n and the 95% interval of every mean of ``results_table`` (rows: algorithms), clustered by document
-    (``units_of``): the interval notebook 10 gives the same mean."""
-    rows = tidy(scores, judged, strategy)
-    return interval_frames(rows, {c: c for c in dict.fromkeys(rows["metric"])}, units=units_of(scores))
 
 
 def spread_limit(dataset: Dataset, n: int | None) -> Dataset:

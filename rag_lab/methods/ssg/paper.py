@@ -18,8 +18,8 @@ import pandas as pd
 
 from ...core.types import Dataset
 from ...evaluation.decisions import estimand_of
-from ...evaluation.uncertainty import formatted_summary
-from .experiment import results_intervals, results_summary, results_table
+from ...evaluation.uncertainty import formatted_summary, interval_frames, summary_with_ci
+from .experiment import results_table, tidy, units_of
 
 _PAPER_COLUMNS = ["precision", "recall", "answer_relevancy", "faithfulness", "passed", "total"]
 
@@ -262,8 +262,10 @@ def paper_comparisons(scores: pd.DataFrame, judged: pd.DataFrame | None, thresho
     for name, strategy in PAPER_STRATEGY.items():
         if not (scores["strategy"] == strategy).any():
             continue
+        rows = tidy(scores, judged, strategy)     # n and the 95% interval of every mean, clustered by document
+        intervals = interval_frames(rows, {c: c for c in dict.fromkeys(rows["metric"])}, units=units_of(scores))
         table = compare_with_paper(results_table(scores, judged, threshold, strategy), name, judged is not None,
-                                   choosers, results_intervals(scores, judged, strategy))
+                                   choosers, intervals)
         setting = RunSetting(dataset.name, sum(q.meta.get("strategy") == strategy for q in dataset.questions),
                              embedder_id, reasoner_name, judge)
         out.append(PaperComparison(name, table, *shown_comparison(table), like_for_like(name, setting),
@@ -302,10 +304,10 @@ class Results:
 
 def results(scores: pd.DataFrame, judged: pd.DataFrame | None, threshold: float, dataset: Dataset,
             definition: str) -> Results:
-    """``results_table`` and ``results_summary`` of one run, with what they speak of (``estimand_of``), how they
-    differ from the paper's tables, the ``definition`` of their context columns (``compare.descriptions``, which
-    notebook 10 shares; this layer cannot import it) and which columns this run did not compute (all empty
-    without a judge)."""
+    """``results_table`` of one run and every mean of it with n and its 95% interval (clustered by document), with
+    what they speak of (``estimand_of``), how they differ from the paper's tables, the ``definition`` of their
+    context columns (``compare.descriptions``, which notebook 10 shares; this layer cannot import it) and which
+    columns this run did not compute (all empty without a judge)."""
     table = results_table(scores, judged, threshold)
     n = len(dataset.questions)
     measured = ("ragas' LLM-judged context precision/recall (DeepEval is not installed)." if judged is not None
@@ -316,5 +318,6 @@ def results(scores: pd.DataFrame, judged: pd.DataFrame | None, threshold: float,
     empty = [c for c in table.columns if table[c].isna().all()]
     if empty:
         said.append("Not computed in this run (no judge): " + ", ".join(empty) + ".")
-    summary = results_summary(scores, judged)
+    rows = tidy(scores, judged)
+    summary = summary_with_ci(rows, list(dict.fromkeys(rows["metric"])), units=units_of(scores))
     return Results(table, summary, formatted_summary(summary), said)
