@@ -5,7 +5,7 @@ import pandas as pd
 
 from rag_lab.evaluation.statistics import INCONCLUSIVE, SUPPORTED, UNDECIDABLE
 from rag_lab.evaluation.uncertainty import TEST_COLUMNS, decided_pairs
-from rag_lab.methods.sketch.paper import caveats, long_chunk_methods, named_beside_paper
+from rag_lab.methods.sketch.paper import caveats, named_beside_paper
 from rag_lab.methods.sketch.graph_reading import (answer_sentence, answer_sources, example_relation, graph_sentence,
                                                   head_word, triple_profile)
 from rag_lab.methods.sketch.graph_stores import Edge, Node
@@ -58,7 +58,6 @@ HAND = pd.DataFrame([
 
 def test_caveats_name_the_string_match_columns_the_setting_and_the_span_count():
     sizes = {"sketch": 80.0, "naive": 125.0, "semantic": 531.0}
-    assert long_chunk_methods(sizes) == ["semantic"]                  # 531 >= 2 x 80; 125 is not
     text = "\n".join(caveats(HAND, span="ctx_recall@5", reasoner="offline", judged=False, chunk_tokens=sizes,
                              string_columns=("context_precision", "context_recall"), extra=["semantic: 10 of 12 cut."]))
     assert max(map(len, text.split("\n"))) <= 400
@@ -81,6 +80,11 @@ def test_caveats_flag_a_string_metric_lead_over_long_chunks_the_span_metric_does
             "(there: inconclusive) — it measures chunk length more than retrieval.") in text
     assert "openai:gpt-4o-mini extracted the triples" in text
     assert "were not measured" not in text
+    # chunks are long at a mean size of at least twice SKETCH's (LONG_FACTOR): 160 = 2 x 80 is, 159 is not
+    for size, flagged in ((160.0, True), (159.0, False)):
+        said = "\n".join(caveats(table, span="ctx_recall@5", reasoner="offline", judged=True,
+                                 chunk_tokens={"sketch": 80.0, "naive": 125.0, "semantic": size}))
+        assert ("over semantic, whose chunks are long" in said) == flagged
     assert caveats(HAND.iloc[:0], span="ctx_recall@5", reasoner="offline", judged=False, chunk_tokens={}) == []
 
 

@@ -67,15 +67,6 @@ def table_number_for(dataset_name: str) -> int | None:
     return None
 
 
-def context_scope(judged: bool) -> str:
-    """Which contexts our context precision/recall columns scored (for captions)."""
-    if judged:
-        return ("context P/R judged on the handed-over contexts (SKETCH's and KG-only's facts block included, "
-                "as the paper's judge saw the merged context)")
-    return ("context P/R scored on the retrieved chunks of every approach (the facts block SKETCH and KG-only hand "
-            "the answering model is not matched against the gold passages)")
-
-
 def setting_note(dataset_name: str, n_documents: int, n_questions: int, reasoner: str, judge: str | None,
                  retrieval_table: bool = False) -> str:
     """One sentence saying how this run's setting differs from the paper's, for the data, the
@@ -160,12 +151,6 @@ def verdict_table(pairs: pd.DataFrame, method: str = "sketch") -> pd.DataFrame:
     return table.rename_axis(f"{method} minus (intervals unadjusted; verdicts Holm within the family)")
 
 
-def long_chunk_methods(chunk_tokens: Mapping[str, float], method: str = "sketch") -> list[str]:
-    """Methods whose mean chunk size is at least ``LONG_FACTOR`` times ``method``'s."""
-    own = chunk_tokens.get(method, math.nan)
-    return [m for m, t in chunk_tokens.items() if m != method and not math.isnan(own) and t >= LONG_FACTOR * own]
-
-
 def caveats(table: pd.DataFrame, *, span: str, reasoner: str, judged: bool, chunk_tokens: Mapping[str, float],
             method: str = "sketch", string_columns: Sequence[str] = STRING_COLUMNS, extra: Sequence[str] = ()) -> list[str]:
     """What SKETCH minus each baseline (said by ``evaluation.findings``) can and cannot show beside the paper, a
@@ -176,7 +161,8 @@ def caveats(table: pd.DataFrame, *, span: str, reasoner: str, judged: bool, chun
     if table.empty:
         return []
     span_rows = table[table["column"] == span]
-    long = long_chunk_methods(chunk_tokens, method)
+    own = chunk_tokens.get(method, math.nan)     # long chunks: a mean size at least LONG_FACTOR times ``method``'s
+    long = [m for m, t in chunk_tokens.items() if m != method and not math.isnan(own) and t >= LONG_FACTOR * own]
     out, lead_unmatched = [], []
     for col in [c for c in string_columns if c in set(table["column"])]:
         for _, r in table[(table["column"] == col) & (table["verdict"] == SUPPORTED)].iterrows():

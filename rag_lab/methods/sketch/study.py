@@ -24,8 +24,8 @@ from ...evaluation.uncertainty import decided_pairs, formatted_summary, interval
 from ...evaluation.worked import answer_prompt, worked_answer, worked_hits
 from .graph_stores import render_cypher
 from .graph_reading import answer_sentence
-from .paper import (TABLE_DATASETS, caveats, context_scope, named_beside_paper, paper_table, ragas_metric_note,
-                    setting_note, table_number_for, truncation_sentence, verdict_table)
+from .paper import (TABLE_DATASETS, caveats, named_beside_paper, paper_table, ragas_metric_note, setting_note,
+                    table_number_for, truncation_sentence, verdict_table)
 
 NO_CYPHER = "(networkx: a breadth-first search in memory, no Cypher)"
 
@@ -178,8 +178,14 @@ def beside_paper(ours: pd.DataFrame, columns: Mapping[str, str], results: pd.Dat
     this dataset (saved, with every paper table as transcribed, into ``out``): what to print and show."""
     number = table_number_for(dataset_name)
     ragas = "llm" if judge is not None else "nonllm"
+    if judge is not None:      # which contexts our context precision/recall columns scored
+        scope = ("context P/R judged on the handed-over contexts (SKETCH's and KG-only's facts block included, "
+                 "as the paper's judge saw the merged context)")
+    else:
+        scope = ("context P/R scored on the retrieved chunks of every approach (the facts block SKETCH and KG-only "
+                 "hand the answering model is not matched against the gold passages)")
     source = (f"our context P/R = {ragas}_context_precision/{ragas}_context_recall, "
-              f"{context_scope(judge is not None)}; {caption_reasoners(results)}; {note}")
+              f"{scope}; {caption_reasoners(results)}; {note}")
     for n in (1, 2, 3, 4):
         save_table(paper_table(n), out, f"paper_table{n}",
                    caption=f"Table {n} ({TABLE_DATASETS[n]}), paper-reported (RAGAS, GPT-3.5 judge)")
