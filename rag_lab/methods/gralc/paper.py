@@ -2,7 +2,7 @@
 "paper-reported" (``reported``). Rows use the paper's strategy labels; ``PAPER_LABELS`` maps our names. Also
 the paper's comparisons as data for ``uncertainty.decided_pairs`` (the ablation's pairs, the two groups of
 strategies and the ceiling as sides), and the paper's setting against the run's: what data each table ran on
-(for captions), whether Tables 1–2 are like-for-like, and the loader arguments that choose the data."""
+(for captions) and the loader arguments that choose the data."""
 from __future__ import annotations
 
 from typing import Mapping, Sequence
@@ -177,14 +177,6 @@ def by_condition(side: pd.DataFrame, conditions: Sequence[str] = CONDITION_ORDER
     parts = ["ours", "n", "ci_low", "ci_high", "paper-reported", "difference"]
     cols = sorted(out.columns, key=lambda c: (order.index(c[0]), parts.index(c[1]) if c[1] in parts else len(parts)))
     return out[cols].rename_axis(columns=["condition", ""])
-
-
-def ablation_intervals(intervals: dict[str, pd.DataFrame], column: str = "MRR") -> dict[str, pd.Series]:
-    """Table 1's intervals (``tables.summary``) of one column re-indexed by the ablation's
-    row labels (``ABLATION``), for the ablation figure."""
-    rows = dict(zip(ABLATION, [label(n) for n in ABLATION_STRATEGIES]))
-    return {part: pd.Series({step: intervals[part][column].get(name, float("nan")) for step, name in rows.items()})
-            for part in ("ci_low", "ci_high")}
 
 
 # What data each table runs on, said for captions. The paper runs Tables 1–2 on PubMedQA* (1,000 abstracts,

@@ -117,7 +117,10 @@ def short_texts(runs: Mapping[str, ex.Run], data, strategies: Sequence[str], ks:
                    f"{rows['verdict'].map(decided).sum()} of {len(rows)} components change MRR by a decided difference "
                    "(Holm p < 0.05 across the steps)."]
 
-    t2_ci = paper.ablation_intervals(ci)
+    # Table 1's MRR intervals under the ablation's row labels (``paper.ABLATION``), for Figure 4
+    step_labels = dict(zip(paper.ABLATION, [paper.label(n) for n in paper.ABLATION_STRATEGIES]))
+    t2_ci = {part: pd.Series({step: ci[part]["MRR"].get(name, float("nan")) for step, name in step_labels.items()})
+             for part in ("ci_low", "ci_high")}
     figures = {
         "fig2_mrr": pg.ours_vs_paper_bars(t1["MRR"], reported["MRR"], f"Figure 2 — MRR by strategy ({short})", "MRR",
                                           note="paper-reported: PubMedQA*", low=ci["ci_low"]["MRR"],
