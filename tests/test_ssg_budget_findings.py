@@ -50,7 +50,7 @@ def test_equal_budget_scores_rerun_every_algorithm_at_the_fewest_sentences():
     assert list(ran.results) == algorithms and len(ran.results["query_traversal"]["q"].hits) == 8
 
 
-def test_results_summary_gives_every_mean_its_interval_clustered_by_document():
+def test_results_give_every_mean_its_interval_clustered_by_document():
     # two questions of one document: one unit, so n = 2 questions but no interval can be drawn from one unit;
     # the means are the hand means: basic precision (.8 + .6) / 2 = .7, query recall (.6 + .7) / 2 = .65
     own = scores_frame([("basic_retrieval", "a", 0.8, 0.4, 5), ("basic_retrieval", "b", 0.6, 0.6, 8),

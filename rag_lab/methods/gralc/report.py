@@ -24,7 +24,7 @@ from . import plots as pg
 from . import tables as tb
 from .encoding import encode_document
 from .gradient import is_abstract
-from .sentences import coverage_sentences, lambda_sentences
+from .sentences import contrast_sentences, cs_sentence, lambda_sentences
 
 LONG_CONDITIONS = ("introduction", "partial", "full")
 
@@ -224,7 +224,8 @@ def by_length(runs: Mapping[str, ex.Run], grad: pd.DataFrame, data, strategies: 
                                 "structure-aware minus content-only SecCov, both readings, every k and condition",
                                 units, paper.SIDES, by="condition", ledger=(data.name, ""))
     contrast = tb.table5c(seccov_rows, grad)
-    said_cs, said_coverage = coverage_sentences(t5, t5_ci, contrast, t5_ks, long_conditions, longest)
+    said_cs = cs_sentence(t5, t5_ci["ci_low"], max(t5_ks), long_conditions, longest)
+    said_coverage = contrast_sentences(contrast, t5_ks, longest)
 
     fair5 = paper.source_seccov_label(5)
     fig7 = tb.summary(grad, {fair5: f"{tb.READINGS[list(tb.READINGS)[1]]}@5"}, by="condition", units=units)

@@ -81,13 +81,6 @@ def contrast_sentences(contrast: pd.DataFrame, ks: Sequence[int], longest: str |
     return said
 
 
-def coverage_sentences(t5: pd.DataFrame, t5_ci: dict, contrast: pd.DataFrame, ks: Sequence[int],
-                       long_conditions: Sequence[str], longest: str | None) -> tuple[str | None, list[str]]:
-    """Table 5's CS Recall sentence (``cs_sentence`` at the largest k) and Table 5c's (``contrast_sentences``)."""
-    return (cs_sentence(t5, t5_ci["ci_low"], max(ks), long_conditions, longest),
-            contrast_sentences(contrast, ks, longest))
-
-
 def lambda_sentences(sweep: Sweep, rows: pd.DataFrame, diffs: pd.DataFrame, condition: str,
                      reported: tuple[str, pd.Series] | None, paper_lam: float) -> list[str]:
     """The λ ablation said: each column's findings against the first λ, what was not measured, the change at
