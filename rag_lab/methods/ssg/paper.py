@@ -83,16 +83,6 @@ def our_column(paper_metric: str, judged: bool) -> str:
     return paper_metric
 
 
-def chooser_label(algorithm: str, chooser: str | None) -> str:
-    """The row label of an algorithm beside the paper: ``llm_guided_traversal`` run by the offline
-    reasoner says its choices were an offline rule, not an LLM's (the paper's row used GPT-4o-mini /
-    GPT-5-nano)."""
-    if not chooser:
-        return algorithm
-    who = "offline rule, no LLM" if chooser == "offline" else f"choices by {chooser}"
-    return f"{algorithm} (ours: {who})"
-
-
 def compare_with_paper(ours: pd.DataFrame, paper_name: str, judged: bool = False,
                        choosers: dict[str, str] | None = None,
                        intervals: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
@@ -114,7 +104,11 @@ def compare_with_paper(ours: pd.DataFrame, paper_name: str, judged: bool = False
     table[("test_cases", "paper-reported")] = paper["test_cases"]
     table.columns = [f"{metric} (ours: {sources[metric]})" if who == "ours" and metric in sources
                      else f"{metric} ({who})" for metric, who in table.columns]
-    return table.rename(index=lambda a: chooser_label(a, (choosers or {}).get(a)))
+    # a row whose choices were ours says who made them: the offline reasoner's are a rule, not an LLM's (the
+    # paper's row used GPT-4o-mini / GPT-5-nano)
+    chosen_by = {a: "offline rule, no LLM" if c == "offline" else f"choices by {c}"
+                 for a, c in (choosers or {}).items() if c}
+    return table.rename(index=lambda a: f"{a} (ours: {chosen_by[a]})" if a in chosen_by else a)
 
 
 @dataclass(frozen=True)
