@@ -79,8 +79,9 @@ def test_table2_needs_the_late_chunking_base_and_labels_by_strategy():
     assert tb.table2(t1.drop(index="Late Chunking")).empty
 
 
-def test_lambda_sweep_on_the_same_questions(embedder):
-    from rag_lab.core.types import Dataset, Document, Question
+def two_small_documents():
+    """Two short biomedical abstracts and a question on each (the λ sweep's and the report tests' corpus)."""
+    from rag_lab.core.types import Document, Question
 
     docs = [Document("kidney", "Chronic kidney disease lowers eGFR slowly. Empagliflozin slowed the decline of eGFR "
                                "in adults with type 2 diabetes mellitus."),
@@ -88,6 +89,13 @@ def test_lambda_sweep_on_the_same_questions(embedder):
                               "training improved peak oxygen uptake in heart failure.")]
     qs = [Question("q1", "Did empagliflozin slow eGFR decline?", gold_doc_ids=["kidney"]),
           Question("q2", "Does exercise help heart failure?", gold_doc_ids=["heart"])]
+    return docs, qs
+
+
+def test_lambda_sweep_on_the_same_questions(embedder):
+    from rag_lab.core.types import Dataset
+
+    docs, qs = two_small_documents()
     params = ex.strategy_params(min_tokens=4, max_tokens=16)
     result = ex.lambda_sweep(Dataset("toy", docs, qs), [0.0, 0.1, 0.5], 5, params, mrr_k=10)
     sweep, fair = result.table, paper.source_seccov_label(5)

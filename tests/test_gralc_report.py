@@ -12,7 +12,7 @@ from rag_lab.methods.gralc import report
 from rag_lab.methods.gralc import sentences as said
 from rag_lab.methods.gralc import tables as tb
 from test_gralc_decided_tables import seccov_rows
-from test_gralc_experiment import rows
+from test_gralc_experiment import rows, two_small_documents
 
 CS, CS_INTRO = "CS Recall@20 full", "CS Recall@20 introduction"
 
@@ -199,12 +199,7 @@ def test_evidence_paragraphs_and_a_run_without_gold_passages():
 def test_answers_lambda_ablation_and_boundary_figure_on_two_small_documents(embedder):
     from types import SimpleNamespace
 
-    docs = [Document("kidney", "Chronic kidney disease lowers eGFR slowly. Empagliflozin slowed the decline of eGFR "
-                               "in adults with type 2 diabetes mellitus."),
-            Document("heart", "Heart failure with preserved ejection fraction limits exercise capacity. Exercise "
-                              "training improved peak oxygen uptake in heart failure.")]
-    qs = [Question("q1", "Did empagliflozin slow eGFR decline?", gold_doc_ids=["kidney"]),
-          Question("q2", "Does exercise help heart failure?", gold_doc_ids=["heart"])]
+    docs, qs = two_small_documents()
     data, units = Dataset("toy", docs, qs), {"q1": "kidney", "q2": "heart"}
     params = ex.strategy_params(min_tokens=4, max_tokens=16)
     run = ex.evaluate(list(tb.ALL), Dataset("toy[full]", docs, qs, {"condition": "full"}), (1, 5, 10), params)

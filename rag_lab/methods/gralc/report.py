@@ -14,7 +14,7 @@ from ...core.plots import per_metric
 from ...evaluation.decisions import HOW_DECIDED, estimand_of
 from ...evaluation.findings import finding_sentences, inside_said
 from ...evaluation.retrievers import get_retriever
-from ...evaluation.statistics import decided
+from ...evaluation.statistics import SUPPORTED, decided
 from ...evaluation.uncertainty import decided_pairs, pairwise_differences
 from ...evaluation.worked import worked_comparison
 from ...reasoning import get_reasoner
@@ -264,7 +264,7 @@ def evidence(runs: Mapping[str, ex.Run], grad: pd.DataFrame, data, strategies: S
     if ctx is not None:
         inside = (ctx.index[0] == "GraLC-RAG (+Graph)" and len(ctx) > 1
                   and ((order["method"] == ctx.index[0]) & (order["below"] == ctx.index[1])
-                       & (order["verdict"] == "supported")).any())
+                       & (order["verdict"] == SUPPORTED)).any())
         tail = (" Its concept-proximity score matches the template slots, which are vocabulary concepts: an inside "
                 "advantage on these questions.")
         said = [s + (tail if inside else "") for s in

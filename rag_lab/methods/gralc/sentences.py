@@ -7,7 +7,7 @@ from typing import Sequence
 import pandas as pd
 
 from ...evaluation.findings import finding_sentences
-from ...evaluation.statistics import decided
+from ...evaluation.statistics import SUPPORTED, decided
 from .experiment import ALL_COSINE, MENTION_COSINE, Sweep
 from .tables import READINGS
 
@@ -70,13 +70,13 @@ def contrast_sentences(contrast: pd.DataFrame, ks: Sequence[int], longest: str |
             f"{fr['structure-aware']:.2f}.\n  "
             + "\n  ".join(found)
             + "\nThe paper's SecCov finding (structure-aware strategies cover more sections) "
-            f"{REPRODUCES[pat['verdict'] == 'supported']} on the pattern reading and "
-            f"{REPRODUCES[fr['verdict'] == 'supported']} on the fair reading here.")
+            f"{REPRODUCES[pat['verdict'] == SUPPORTED]} on the pattern reading and "
+            f"{REPRODUCES[fr['verdict'] == SUPPORTED]} on the fair reading here.")
     if len(contrast):
         for reading, name in ((pattern, "pattern"), (fair, "fair")):
             v = contrast.xs(reading, level="reading")["verdict"]
             said.append(f"Over all {len(v)} condition × k cells, on the {name} reading structure-aware strategies "
-                        f"cover more sections in {(v == 'supported').sum()}, content-only ones in "
+                        f"cover more sections in {(v == SUPPORTED).sum()}, content-only ones in "
                         f"{(v == 'contradicted').sum()}, and {len(v) - v.map(decided).sum()} are not decided.")
     return said
 
